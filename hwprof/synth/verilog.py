@@ -1,0 +1,34 @@
+"""Verilog generation with Amaranth's backend."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from amaranth.back import verilog
+
+__all__ = ["to_verilog", "write_atomically"]
+
+
+def to_verilog(component, name: str) -> str:
+    """Verilog text of ``component`` with top module ``name``.
+
+    Ports are the component's signature members (flattened with ``_``), plus
+    ``clk`` and ``rst`` (synchronous, active high) when it has sequential logic.
+    """
+    return verilog.convert(component, name=name, emit_src=False)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
