@@ -6,7 +6,9 @@ validation is the constructor's own (``TypeError``/``ValueError`` with a clear
 message). ``variants`` are the parameter sets that ``hwprof report`` synthesizes
 and sets against the paper's budget.
 
-Adding a block: write its RTL component, then append one ``Top`` to ``TOPS``.
+Adding a block: write its RTL component, then a module ``hwprof/tops/<block>.py``
+whose ``TOPS`` list holds its ``Top`` entries; the catalog collects every module
+of that package (sorted by module name), so blocks never edit a shared list.
 """
 
 from __future__ import annotations
@@ -107,36 +109,21 @@ def parse_params(top: Top, assignments: list[str]) -> dict:
     return result
 
 
-def _brr_tops() -> list[Top]:
-    from .rtl.brr import Brr
-
-    return [
-        Top(
-            name="brr",
-            description="branch-on-random unit: LFSR, AND chain, 16:1 freq mux (Lee & Zilles)",
-            build=Brr,
-            params=(
-                Param("width", 20, "int", "LFSR width, 16..32"),
-                Param("seed", 1, "int", "LFSR reset state, non-zero"),
-                Param("pipelined", False, "bool", "latch the AND terms a cycle ahead"),
-                Param("lockup_escape", True, "bool", "leave the all-zero state"),
-                Param("positions", None, "ints", "16 outcome stages (default: derived)"),
-                Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
-            ),
-            budget={
-                "flops": 20,
-                "gates": 100,
-                "source": "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates",
-            },
-            variants=({}, {"lockup_escape": False}, {"pipelined": True}),
-            cocotb_module="test_brr",
-        ),
-    ]
-
-
 def _all_tops() -> dict[str, Top]:
-    tops = _brr_tops()
-    return {top.name: top for top in tops}
+    """Collect ``TOPS`` from every module of :mod:`hwprof.tops` (one module per block)."""
+    import importlib
+    import pkgutil
+
+    from . import tops as package
+
+    found: dict[str, Top] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for top in module.TOPS:
+            if top.name in found:
+                raise RuntimeError(f"two catalog entries named {top.name!r}")
+            found[top.name] = top
+    return found
 
 
 TOPS: dict[str, Top] = _all_tops()

@@ -1,0 +1,1 @@
+"""One module per block; each defines ``TOPS``, a list of :class:`hwprof.catalog.Top`."""
