@@ -80,6 +80,22 @@ def cmd_regress(args) -> int:
     return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
 
 
+def cmd_experiment(args) -> int:
+    from .experiments import all_experiments
+
+    experiments = all_experiments()
+    if args.name is None:
+        for experiment in experiments.values():
+            print(f"{experiment.name}: {experiment.description}")
+        return 0
+    if args.name not in experiments:
+        known = ", ".join(sorted(experiments)) or "none"
+        raise UsageError(f"unknown experiment {args.name!r} (known: {known})")
+    summary = experiments[args.name].run(Path(args.output), args.seed, args.quick)
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hwprof", description="RTL, golden models and area for hardware profiling blocks."
@@ -107,6 +123,12 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     reg.set_defaults(func=cmd_regress)
+    exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
+    exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")
+    exp.add_argument("-o", "--output", default="docs/results", help="output directory")
+    exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
+    exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.set_defaults(func=cmd_experiment)
     return parser
 
 

@@ -1,0 +1,40 @@
+"""Paper reproductions: ``hwprof experiment NAME`` writes its results to docs/results/.
+
+Each module of this package defines ``EXPERIMENTS``, a list of :class:`Experiment`;
+the registry collects them all (no shared list to edit).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Experiment", "all_experiments"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One paper reproduction.
+
+    ``run(output_dir: Path, seed: int, quick: bool) -> dict`` writes its tables,
+    figures and a Markdown summary into ``output_dir`` and returns the headline
+    numbers. ``quick`` selects a reduced size for the test suite.
+    """
+
+    name: str
+    description: str
+    run: Callable[[Path, int, bool], dict]
+
+
+def all_experiments() -> dict[str, Experiment]:
+    found: dict[str, Experiment] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for experiment in getattr(module, "EXPERIMENTS", []):
+            if experiment.name in found:
+                raise RuntimeError(f"two experiments named {experiment.name!r}")
+            found[experiment.name] = experiment
+    return found
