@@ -23,7 +23,7 @@ set of ``r`` linearly independent functionals is all-ones in exactly
     P(taken_t+L | taken_t)       = 2^(f + 1 - r_L(f))
 
 where ``r_L(f)`` is the GF(2) rank of the ``2(f + 1)`` functionals read by the two
-brr. Lag-``L`` outcomes are independent exactly when ``r_L(f) = 2(f + 1)``, which
+brr (or exactly 0 when the affine system "all of them are 1" has no solution). Lag-``L`` outcomes are independent exactly when ``r_L(f) = 2(f + 1)``, which
 needs ``2(f + 1) <= W``. Two adjacent positions ``p, p + 1`` make ``r_1`` drop
 (stage ``p`` of the next state *is* stage ``p + 1`` now): the paper's warning.
 
@@ -90,9 +90,13 @@ def lag_functionals(width: int, taps: tuple[int, ...], lag: int) -> tuple[int, .
     return tuple(rows)
 
 
-def _lag_rank(width, taps, positions, lag) -> int:
+def _lag_functionals_of(width, taps, positions, lag) -> list[int]:
     later = lag_functionals(width, taps, lag)
-    return gf2_rank([1 << p for p in positions] + [later[p] for p in positions])
+    return [1 << p for p in positions] + [later[p] for p in positions]
+
+
+def _lag_rank(width, taps, positions, lag) -> int:
+    return gf2_rank(_lag_functionals_of(width, taps, positions, lag))
 
 
 @lru_cache(maxsize=None)
@@ -129,7 +133,12 @@ def conditional_taken_probability(
 ) -> float:
     """Exact ``P(taken_{t+lag} | taken_t)`` over a full period, both at ``freq``."""
     taps = TAPS[width] if taps is None else taps
-    rank = _lag_rank(width, taps, list(positions[: freq + 1]), lag)
+    functionals = _lag_functionals_of(width, taps, list(positions[: freq + 1]), lag)
+    rank = gf2_rank(functionals)
+    # "all functionals = 1" is an affine system; with dependent functionals it can
+    # be inconsistent (no state has both brr taken): append the right-hand side.
+    if gf2_rank(f | (1 << width) for f in functionals) > rank:
+        return 0.0
     return 2.0 ** (freq + 1 - rank)
 
 

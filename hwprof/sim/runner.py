@@ -105,7 +105,9 @@ def run_cocotb(
 
     verilator_environment()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
-    build_dir = build_dir_for(toplevel, {"verilog": verilog, **(build_key or {})}, build_root)
+    build_dir = build_dir_for(
+        toplevel, {"verilog": verilog, **(build_key or {})}, build_root
+    ).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{toplevel}.v"
     if not source.exists() or source.read_text() != verilog:
@@ -135,6 +137,10 @@ def run_cocotb(
     try:
         _run_tests(runner, test_module, toplevel, testcase, seed, extra_env, build_dir,
                    results, waves, log)  # fmt: skip
+    except SystemExit:
+        # Under pytest the cocotb runner exits on a failing test; the results file
+        # (read below) carries the verdict, which the caller judges.
+        pass
     finally:
         sys.path[:] = saved_path
     if not results.exists():

@@ -1,0 +1,192 @@
+"""Golden brr model: exact full-period counts, the dependence analysis, statistics."""
+
+import random
+
+import numpy as np
+import pytest
+
+from hwprof.golden.brr import (
+    FREQS,
+    Brr,
+    BrrConfig,
+    conditional_taken_probability,
+    dependence_table,
+    outcome_positions,
+    taken_probability,
+)
+from hwprof.golden.stats import DEFAULT_ALPHA, binomial_acceptance
+
+
+def full_period_states(width):
+    model = Brr(width=width)
+    states = model.states(2**width - 1)
+    assert model.state == model.config.seed  # back to the start: one whole period
+    return states
+
+
+@pytest.fixture(scope="module")
+def period16():
+    return full_period_states(16)
+
+
+@pytest.fixture(scope="module")
+def period20():
+    return full_period_states(20)
+
+
+def taken_matrix(states, config):
+    masks = np.array(config.outcome_masks, dtype=np.uint64)
+    return (states[:, None] & masks[None, :]) == masks[None, :]
+
+
+@pytest.mark.parametrize("width", [16, 20])
+def test_exact_taken_count_over_a_full_period(width, period16, period20):
+    """Paper sec. 3.3: freq f is taken in exactly 2^(W-f-1) of the 2^W-1 states."""
+    states = period16 if width == 16 else period20
+    assert len(np.unique(states)) == 2**width - 1 and 0 not in states
+    taken = taken_matrix(states, BrrConfig(width=width)).sum(axis=0)
+    for freq in range(FREQS):
+        assert taken[freq] == 2 ** (width - freq - 1), freq
+
+
+def test_rank_analysis_matches_full_period_counts(period16):
+    """The exact conditional probabilities of dependence_table are what the LFSR does."""
+    config = BrrConfig(width=16)
+    taken = taken_matrix(period16, config)
+    for lag in (1, 2, 3, 5):
+        later = np.roll(taken, -lag, axis=0)  # the period is a cycle
+        for freq in range(FREQS):
+            both = int((taken[:, freq] & later[:, freq]).sum())
+            predicted = conditional_taken_probability(16, config.positions, freq, lag)
+            assert both == predicted * 2 ** (16 - freq - 1), (lag, freq)
+
+
+@pytest.mark.parametrize("width", range(16, 33))
+def test_positions_give_lag1_independence_up_to_the_width_limit(width):
+    """Consecutive brr are exactly independent whenever 2(freq+1) <= width."""
+    positions = outcome_positions(width)
+    assert len(set(positions)) == FREQS and all(0 <= p < width for p in positions)
+    for freq in range(FREQS):
+        conditional = conditional_taken_probability(width, positions, freq, 1)
+        if 2 * (freq + 1) <= width:
+            assert conditional == taken_probability(freq), freq
+
+
+def test_default_width_documented_dependence():
+    """The figures quoted in docs/brr.md for the 20-bit default."""
+    rows = {row["freq"]: row for row in dependence_table(20, lags=[1])}
+    independent = [f for f in range(FREQS) if rows[f]["conditional"][1] == rows[f]["p_taken"]]
+    assert independent == list(range(10))
+
+
+def consecutive_pair_check(outcomes, p, alpha):
+    """(ok, n_prev_taken, n_both, interval) for P(taken | previous taken) == p."""
+    prev, cur = outcomes[:-1], outcomes[1:]
+    n_prev = int(prev.sum())
+    n_both = int((prev & cur).sum())
+    lo, hi = binomial_acceptance(n_prev, p, alpha)
+    return lo <= n_both <= hi, n_prev, n_both, (lo, hi)
+
+
+SAMPLE = 2**18
+
+
+def random_window(width, seed, positions=None):
+    """Outcomes of SAMPLE consecutive brr at every freq, from a random start state."""
+    start = random.Random(seed).randrange(1, 2**width)
+    model = Brr(width=width, seed=start, positions=positions)
+    states = model.states(SAMPLE)
+    return taken_matrix(states, model.config)
+
+
+@pytest.mark.parametrize("width", [16, 20, 32])
+def test_taken_rate_every_freq(width, seed):
+    outcomes = random_window(width, seed)
+    alpha = DEFAULT_ALPHA / FREQS
+    for freq in range(FREQS):
+        lo, hi = binomial_acceptance(SAMPLE, taken_probability(freq), alpha)
+        count = int(outcomes[:, freq].sum())
+        assert lo <= count <= hi, f"freq {freq}: {count} not in [{lo}, {hi}], seed {seed}"
+
+
+@pytest.mark.parametrize("width", [20, 32])
+def test_consecutive_outcomes_independent(width, seed):
+    """P(taken | previous brr taken) == P(taken) for every freq the width allows."""
+    outcomes = random_window(width, seed)
+    freqs = [f for f in range(FREQS) if 2 * (f + 1) <= width]
+    assert width != 32 or freqs == list(range(FREQS))
+    for freq in freqs:
+        ok, n_prev, n_both, bounds = consecutive_pair_check(
+            outcomes[:, freq], taken_probability(freq), DEFAULT_ALPHA / len(freqs)
+        )
+        assert ok, f"freq {freq}: {n_both}/{n_prev} both taken, bounds {bounds}, seed {seed}"
+
+
+def test_default_width_high_freqs_follow_the_exact_prediction(seed):
+    """For freq >= 10 a 20-bit state cannot be independent; the measured dependence is
+    the one the rank analysis predicts (and documented), not something worse."""
+    outcomes = random_window(20, seed)
+    positions = outcome_positions(20)
+    for freq in range(10, FREQS):
+        p = conditional_taken_probability(20, positions, freq, 1)
+        assert p > taken_probability(freq)
+        ok, n_prev, n_both, bounds = consecutive_pair_check(
+            outcomes[:, freq], p, DEFAULT_ALPHA / 6
+        )
+        assert ok, f"freq {freq}: {n_both}/{n_prev}, bounds {bounds}, seed {seed}"
+
+
+def test_contiguous_bits_fail_the_independence_test(seed):
+    """The paper's warning: ANDing adjacent bits makes P(taken | taken) = 1/2 at 25%."""
+    contiguous = tuple(range(FREQS))
+    outcomes = random_window(20, seed, positions=contiguous)
+    ok, n_prev, n_both, bounds = consecutive_pair_check(
+        outcomes[:, 1], taken_probability(1), DEFAULT_ALPHA
+    )
+    assert not ok
+    assert n_both / n_prev == pytest.approx(0.5, abs=0.02)
+
+
+def test_model_step_priorities_and_outputs():
+    model = Brr(width=16, seed=0xFFFF)
+    out = model.step(decode_valid=1, freq=15)
+    assert (out.taken, out.redirect, out.state) == (1, 1, 0xFFFF)
+    out = model.step(decode_valid=0, freq=0)
+    assert out.redirect == 0 and out.state == model.state
+    model.step(load_valid=1, load_data=0, decode_valid=1)
+    assert model.state == 0
+    out = model.step(decode_valid=1, freq=0)
+    assert out.taken == 0 and model.state == 1  # lock-up escape
+    model.step(reset=1, load_valid=1, load_data=5)
+    assert model.state == 0xFFFF
+
+
+def test_fast_path_matches_step():
+    a, b = Brr(seed=12345), Brr(seed=12345)
+    freqs = np.arange(500) % FREQS
+    fast = a.outcomes(freqs)
+    slow = [b.step(decode_valid=1, freq=int(f)).taken for f in freqs]
+    assert list(fast.astype(int)) == slow
+    assert a.state == b.state
+
+
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        ({"width": 15}, ValueError, "width must be between 16 and 32, not 15"),
+        ({"width": 33}, ValueError, "width must be between 16 and 32, not 33"),
+        ({"width": 20.0}, TypeError, "width must be an integer, not 20.0"),
+        ({"seed": 0}, ValueError, "seed must be non-zero"),
+        ({"pipelined": "yes"}, TypeError, "pipelined must be a bool, not 'yes'"),
+        ({"positions": (0, 1)}, ValueError, "positions must be 16 distinct stages"),
+        ({"positions": tuple(range(15)) + (20,)}, ValueError, "between 0 and 19"),
+    ],
+)
+def test_config_errors(params, error, message):
+    with pytest.raises(error, match=message):
+        BrrConfig(**params)
+
+
+def test_freq_out_of_range():
+    with pytest.raises(ValueError, match="freq must be between 0 and 15, not 16"):
+        Brr().outcome(1, 16)
