@@ -48,7 +48,11 @@ CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("params", CONFIGS, ids=lambda p: ",".join(map(str, p.items())) or "default")
+def config_id(params):
+    return ",".join(f"{k}={v}" for k, v in params.items()) or "default"
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=config_id)
 def test_random_stimulus(params, seed):
     rng = random.Random(seed)
     width = params.get("width", 20)

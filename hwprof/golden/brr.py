@@ -23,7 +23,8 @@ set of ``r`` linearly independent functionals is all-ones in exactly
     P(taken_t+L | taken_t)       = 2^(f + 1 - r_L(f))
 
 where ``r_L(f)`` is the GF(2) rank of the ``2(f + 1)`` functionals read by the two
-brr (or exactly 0 when the affine system "all of them are 1" has no solution). Lag-``L`` outcomes are independent exactly when ``r_L(f) = 2(f + 1)``, which
+brr (or exactly 0 when the affine system "all of them are 1" has no solution).
+Lag-``L`` outcomes are independent exactly when ``r_L(f) = 2(f + 1)``, which
 needs ``2(f + 1) <= W``. Two adjacent positions ``p, p + 1`` make ``r_1`` drop
 (stage ``p`` of the next state *is* stage ``p + 1`` now): the paper's warning.
 
@@ -32,16 +33,19 @@ time. The first ``ceil(W/2)`` come from the even stages (no two adjacent), so
 consecutive brr are exactly independent for every ``freq`` with
 ``2(freq + 1) <= W``: for ``W = 20`` that is ``freq <= 9``, the most any 20-bit
 state allows, and for ``W = 32`` every frequency. Among the candidates each pick
-maximises the lag-1 rank, then the smallest and the summed ranks at lags 2..8
-(weak dependence of nearby brr: what "varied spacing" buys), then prefers the
-smaller index; :func:`dependence_table` gives the
+maximises the rank at lag 1, then at lag 2, and so on to lag 8 (nearer brr
+matter more; "varied spacing" is what keeps the low-frequency prefixes
+independent at small lags too), then prefers the smaller index. Even positions
+shifted by an odd lag never meet even positions, so odd lags stay independent
+as far as lag 1 does; even lags cannot (all differences are even) and
+are the price of lag-1 independence; :func:`dependence_table` gives the
 exact conditional probabilities for the rest, and docs/brr.md lists them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -65,7 +69,7 @@ __all__ = [
 FREQS = 16  # a 4-bit frequency field
 MIN_WIDTH = 16  # freq = 15 ANDs 16 distinct stages
 MAX_WIDTH = 32
-_LAGS_WEIGHED = range(2, 9)
+_LAGS_PRIORITISED = range(1, 9)
 
 
 def taken_probability(freq: int) -> float:
@@ -73,7 +77,7 @@ def taken_probability(freq: int) -> float:
     return 2.0 ** -(freq + 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def lag_functionals(width: int, taps: tuple[int, ...], lag: int) -> tuple[int, ...]:
     """Stage ``i`` of the Fibonacci state ``lag`` steps on, as a mask over today's stages.
 
@@ -99,15 +103,15 @@ def _lag_rank(width, taps, positions, lag) -> int:
     return gf2_rank(_lag_functionals_of(width, taps, positions, lag))
 
 
-@lru_cache(maxsize=None)
+@cache
 def outcome_positions(width: int, taps: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """The 16 LFSR stages ANDed by the brr, in order (``freq`` uses the first freq+1).
 
     Deterministic greedy choice (module docstring): the first ``ceil(W/2)`` picks
     come from the even stages, which contain no adjacent pair, so consecutive brr
     are exactly independent for every ``freq`` with ``2(freq+1) <= W``; each pick
-    maximises (lag-1 rank, smallest rank over lags 2..8, summed rank over lags
-    2..8, smaller stage index).
+    maximises the ranks at lags 1, 2, ..., 8 in that order of priority, then
+    prefers the smaller stage index.
     """
     taps = TAPS[width] if taps is None else taps
     evens = range(0, width, 2)
@@ -119,8 +123,8 @@ def outcome_positions(width: int, taps: tuple[int, ...] | None = None) -> tuple[
             if candidate in chosen:
                 continue
             trial = chosen + [candidate]
-            later = [_lag_rank(width, taps, trial, lag) for lag in _LAGS_WEIGHED]
-            key = (_lag_rank(width, taps, trial, 1), min(later), sum(later), -candidate)
+            ranks = tuple(_lag_rank(width, taps, trial, lag) for lag in _LAGS_PRIORITISED)
+            key = (*ranks, -candidate)
             if best is None or key > best[0]:
                 best = (key, candidate)
         chosen.append(best[1])

@@ -7,7 +7,7 @@ A polynomial ``p(x) = sum c_i x^i`` over GF(2) is the integer whose bit ``i`` is
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 __all__ = [
     "poly_mulmod",
@@ -99,7 +99,7 @@ def _pollard_rho(n: int) -> int:
     raise ArithmeticError(f"no factor found for {n}")  # pragma: no cover
 
 
-@lru_cache(maxsize=None)
+@cache
 def prime_factors(n: int) -> tuple[int, ...]:
     """Return the distinct prime factors of ``n >= 1`` in increasing order."""
     if n < 1:

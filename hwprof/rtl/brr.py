@@ -110,7 +110,8 @@ class Brr(wiring.Component):
             for f, mask in enumerate(cfg.outcome_masks):
                 seed_terms |= int(cfg.seed & mask == mask) << f
             terms = Signal(FREQS, init=seed_terms)
-            m.d.sync += terms.eq(and_chain(lfsr.next_state, cfg.positions))
+            with m.If(self.load_valid | self.decode_valid):
+                m.d.sync += terms.eq(and_chain(lfsr.next_state, cfg.positions))
         else:
             terms = and_chain(lfsr.state, cfg.positions)
         m.d.comb += [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import reduce
 from operator import xor
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -66,8 +66,9 @@ class Lfsr(wiring.Component):
     state : Out(width)
         The register (the state a consumer uses this cycle).
     next_state : Out(width)
-        What the register takes at the next edge unless reset: for consumers that
-        precompute functions of the state (pipelined brr).
+        What the register takes at the next edge when ``load`` or ``enable`` is set
+        (``load_data`` or the advanced state), for consumers that precompute
+        functions of the state (pipelined brr); it holds otherwise.
 
     Latency: ``state`` changes one cycle after ``enable``/``load``; reset
     (synchronous, the ``sync`` domain's) returns it to ``seed``.
@@ -105,12 +106,8 @@ class Lfsr(wiring.Component):
             stages[0] = stages[0] | ~register.any()
         advanced = Signal(cfg.width)
         m.d.comb += advanced.eq(Cat(*stages))
-        with m.If(self.load):
-            m.d.comb += self.next_state.eq(self.load_data)
-        with m.Elif(self.enable):
-            m.d.comb += self.next_state.eq(advanced)
-        with m.Else():
-            m.d.comb += self.next_state.eq(register)
-        m.d.sync += register.eq(self.next_state)
+        m.d.comb += self.next_state.eq(Mux(self.load, self.load_data, advanced))
+        with m.If(self.load | self.enable):
+            m.d.sync += register.eq(self.next_state)
         m.d.comb += self.state.eq(register)
         return m

@@ -98,7 +98,9 @@ def _flop_transistors(cell_type: str) -> int:
 
 
 def synthesize(verilog: str, top: str, keep_dir: Path | None = None) -> dict:
-    """Synthesize ``verilog`` (module ``top``); return flops, gates, transistors, depth, memory_bits.
+    """Synthesize ``verilog`` (module ``top``) and return its area figures.
+
+    Keys: flops, gates, transistors, depth, memory_bits, cells (count by type).
 
     ``keep_dir``: where to leave the script, log and JSON (a temporary directory
     otherwise).
