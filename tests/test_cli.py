@@ -78,3 +78,19 @@ def test_synth_json_record(capsys):
 def test_unknown_experiment(capsys):
     assert main(["experiment", "nosuch"]) == 2
     assert "unknown experiment 'nosuch'" in capsys.readouterr().err
+
+
+def test_report_writes_json_list_and_table(tmp_path, monkeypatch, capsys):
+    import hwprof.report as report
+
+    monkeypatch.setattr(report, "TOPS", {"brr": TOPS["brr"]})
+    assert main(["report", "-o", str(tmp_path)]) == 0
+    records = json.loads((tmp_path / "area.json").read_text())
+    assert isinstance(records, list) and len(records) == len(TOPS["brr"].variants)
+    assert [r["params"] for r in records] == [TOPS["brr"].resolve(v) for v in TOPS["brr"].variants]
+    table = (tmp_path / "area.md").read_text()
+    assert table.count("| brr |") == len(records)
+    assert "| brr |" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "verilog").iterdir()) == [
+        "brr-lockup_escape_False.v", "brr-pipelined_True.v", "brr.v",
+    ]  # fmt: skip

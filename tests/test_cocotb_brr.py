@@ -59,3 +59,12 @@ def test_lfsr_library_at_every_brr_width(seed):
         test_module="test_lfsr_bank", env={"bank": bank, "cycles": 20_000}, seed=seed,
     )  # fmt: skip
     assert result.passed, describe(result)
+
+
+def test_regress_command(seed, capsys):
+    """``hwprof regress brr`` runs the same regression and reports PASS with its seed."""
+    from hwprof.cli import main
+
+    assert main(["regress", "brr", "--seed", str(seed), "--cycles", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert f"brr: PASS (1 tests, 0 failed, seed {seed};" in out
