@@ -14,6 +14,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge
 
 CLOCK_PERIOD_NS = 10
 
@@ -22,6 +23,14 @@ def param(name: str, default=None):
     """The JSON value of ``HWPROF_<NAME>``, or ``default``."""
     raw = os.environ.get(f"HWPROF_{name.upper()}")
     return default if raw is None else json.loads(raw)
+
+
+def golden_params() -> dict:
+    """The top's parameters (``HWPROF_PARAMS``) as golden-model keyword arguments.
+
+    JSON has no tuples; list values (tap or position lists) become tuples again.
+    """
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in param("params", {}).items()}
 
 
 def seed() -> int:
@@ -34,6 +43,20 @@ def rng() -> random.Random:
 
 def start_clock(dut) -> None:
     cocotb.start_soon(Clock(dut.clk, CLOCK_PERIOD_NS, unit="ns").start())
+
+
+async def start_in_reset(dut, inputs: dict) -> None:
+    """Start the clock, hold ``rst`` for two cycles with ``inputs`` driven, release it.
+
+    Returns just after a falling edge, so the caller drives the first cycle.
+    """
+    start_clock(dut)
+    dut.rst.value = 1
+    for name, value in inputs.items():
+        getattr(dut, name).value = value
+    await FallingEdge(dut.clk)
+    await FallingEdge(dut.clk)
+    dut.rst.value = 0
 
 
 class Mismatch(AssertionError):

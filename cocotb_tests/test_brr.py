@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
-from harness import check_equal, param, rng, start_clock
+from harness import check_equal, golden_params, param, rng, start_in_reset
 
 from hwprof.golden.brr import Brr
 
@@ -17,20 +17,13 @@ from hwprof.golden.brr import Brr
 @cocotb.test()
 async def brr_matches_golden(dut):
     """Cycle-by-cycle equality with ``hwprof.golden.brr.Brr``."""
-    params = param("params", {})
     cycles = param("cycles", 100_000)
-    golden = Brr(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+    golden = Brr(**golden_params())
     width = golden.config.width
     r = rng()
-    start_clock(dut)
     # Start from reset so the register and the model agree on cycle 0.
-    dut.rst.value = 1
-    dut.decode_valid.value = 0
-    dut.load_valid.value = 0
-    dut.load_data.value = 0
-    dut.freq.value = 0
-    await FallingEdge(dut.clk)
-    await FallingEdge(dut.clk)
+    idle = {"decode_valid": 0, "load_valid": 0, "load_data": 0, "freq": 0}
+    await start_in_reset(dut, idle)
     golden.step(reset=1)
     taken_count = 0
     for cycle in range(cycles):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
-from harness import check_equal, param, rng, start_clock
+from harness import check_equal, param, rng, start_in_reset
 
 from hwprof.golden.lfsr import Lfsr
 
@@ -15,14 +15,7 @@ async def lfsr_bank_matches_golden(dut):
     cycles = param("cycles", 20_000)
     models = {(form, width): Lfsr(**params) for form, width, params in bank}
     r = rng()
-    start_clock(dut)
-    dut.rst.value = 1
-    dut.enable.value = 0
-    dut.load.value = 0
-    dut.load_data.value = 0
-    await FallingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    await start_in_reset(dut, {"enable": 0, "load": 0, "load_data": 0})
     for cycle in range(cycles):
         enable = int(r.random() < 0.8)
         load = int(r.random() < 0.01)
