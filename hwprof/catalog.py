@@ -44,7 +44,7 @@ def _parse_int_tuple(text: str) -> tuple[int, ...]:
 class Param:
     """One user-settable parameter of a top.
 
-    ``kind`` is ``"int"``, ``"bool"`` or ``"ints"`` (a comma-separated list).
+    ``kind`` is ``"int"``, ``"bool"``, ``"str"`` or ``"ints"`` (a comma-separated list).
     """
 
     name: str
@@ -53,7 +53,8 @@ class Param:
     help: str
 
     def parse(self, text: str):
-        parser = {"int": _parse_int, "bool": _parse_bool, "ints": _parse_int_tuple}[self.kind]
+        parser = {"int": _parse_int, "bool": _parse_bool, "ints": _parse_int_tuple,
+                  "str": str.strip}[self.kind]  # fmt: skip
         try:
             return parser(text)
         except ValueError as exc:

@@ -52,6 +52,12 @@ def test_mutant_is_caught(mutation, seed):
     assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
 
 
+def test_lfsr_top_wide_galois_multi_step(seed):
+    result = run_top_regression(get_top("lfsr"), {"width": 64, "form": "galois", "steps": 3},
+                                seed=seed, cycles=30_000)  # fmt: skip
+    assert result.passed, describe(result)
+
+
 def test_lfsr_library_at_every_brr_width(seed):
     bank = [[form, width, bank_params(form, width)] for form, width in BANK]
     result = run_cocotb(

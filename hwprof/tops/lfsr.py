@@ -1,0 +1,23 @@
+"""Catalog entry of the stand-alone LFSR (the library the brr units build on)."""
+
+from ..catalog import Param, Top
+from ..rtl.lfsr import Lfsr
+
+TOPS = [
+    Top(
+        name="lfsr",
+        description="maximal-length LFSR: Fibonacci/Galois, 3..64 bits, k steps per cycle, load",
+        build=Lfsr,
+        params=(
+            Param("width", 20, "int", "stages, 3..64"),
+            Param("seed", 1, "int", "reset state, non-zero"),
+            Param("steps", 1, "int", "LFSR steps per enabled cycle, >= 1"),
+            Param("form", "fibonacci", "str", "fibonacci or galois"),
+            Param("taps", None, "ints", "feedback taps, width first (default: XAPP052)"),
+            Param("lockup_escape", True, "bool", "leave the all-zero state"),
+        ),
+        budget=None,
+        variants=({}, {"lockup_escape": False}, {"width": 32, "steps": 4}),
+        cocotb_module="test_lfsr",
+    ),
+]
