@@ -1,0 +1,107 @@
+"""Combinational profiler hash unit (Narayanasamy et al., sec. 5.3; Sastry et al.).
+
+``Hash(index_bits, key_bits, table_seed, pc_bits=0)`` computes, in logic,
+``index = xor_fold(flip(randomize(pc)) ^ randomize(value), index_bits)`` for
+``key = (pc << value_bits) | value``. The randomize tables come from
+:func:`hwprof.golden.hashing.make_tables` (same seed, same tables); the rest
+(byte placement, flip, xor-fold) is wiring and XOR gates built here. See
+:mod:`hwprof.golden.hashing` for the algorithm and the golden twin
+``HashFunction`` with the same parameters.
+
+Usage::
+
+    from hwprof.rtl.hashing import Hash
+    m.submodules.h0 = h0 = Hash(index_bits=9, key_bits=64, table_seed=1, pc_bits=32)
+    m.d.comb += h0.key.eq(Cat(value, pc))
+    ... h0.index ...   # same cycle
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..golden.hashing import HashConfig, make_tables
+from ._params import checked_config
+
+__all__ = ["Hash", "rom_lookup"]
+
+
+def rom_lookup(m, table, address, name):
+    """``table[address]`` (8-bit entries) as constant logic, one ``bit_select`` per bit.
+
+    Each output bit is a 256-bit constant indexed by the byte, so yosys sees a
+    shift of a constant (logic), not a process that ``proc_rom`` would turn into
+    a memory: the tables are hardwired, as the paper intends.
+    """
+    out = Signal(8, name=name)
+    for bit in range(8):
+        column = sum(((entry >> bit) & 1) << k for k, entry in enumerate(table))
+        m.d.comb += out[bit].eq(Const(column, 256).bit_select(address, 1))
+    return out
+
+
+class Hash(wiring.Component):
+    """One hash function of the profiler family, as combinational logic.
+
+    Parameters
+    ----------
+    index_bits : int
+        Width of ``index``, 1..32.
+    key_bits : int
+        Width of ``key`` (``pc`` in the top ``pc_bits`` bits, ``value`` below), 1..128.
+    table_seed : int
+        Seed of the randomize tables (``numpy.random.default_rng(table_seed)``).
+    pc_bits : int
+        Width of the pc field, 0..key_bits-1 (0: the key is a single value).
+    tables : tuple, optional
+        Override ``(value_tables, pc_tables)`` (default: ``make_tables(table_seed,
+        ...)``); used by tests to build a mutant.
+
+    Attributes
+    ----------
+    key : In(key_bits)
+        ``(pc << (key_bits - pc_bits)) | value``.
+    index : Out(index_bits)
+        The hash index (combinational, latency 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On parameters out of range (see :class:`hwprof.golden.hashing.HashConfig`).
+    """
+
+    def __init__(self, index_bits, key_bits, table_seed, pc_bits=0, *, tables=None):
+        self.config = checked_config(
+            self, lambda: HashConfig(index_bits, key_bits, table_seed, pc_bits)
+        )
+        c = self.config
+        self.tables = (
+            tables if tables is not None else make_tables(c.table_seed, c.value_bits, c.pc_bits)
+        )
+        super().__init__({"key": In(c.key_bits), "index": Out(c.index_bits)})
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        width = c.width_bytes
+        value_tables, pc_tables = self.tables
+        value = self.key[: c.value_bits]
+        nv = [Const(0, 8)] * width
+        for i, table in enumerate(value_tables):
+            nv[i] = rom_lookup(m, table, value[8 * i : 8 * i + 8], f"nv{i}")
+        npc = [Const(0, 8)] * width
+        if c.pc_bits:
+            pc = self.key[c.value_bits :]
+            for i, table in enumerate(pc_tables):
+                # flip: randomized pc byte i goes to byte W-1-i
+                npc[width - 1 - i] = rom_lookup(m, table, pc[8 * i : 8 * i + 8], f"npc{i}")
+        mixed = Signal(8 * width)
+        m.d.comb += mixed.eq(Cat(*nv) ^ Cat(*npc))
+        folded = Const(0, c.index_bits)
+        for lo in range(0, 8 * width, c.index_bits):
+            chunk = mixed[lo : lo + c.index_bits]
+            folded = folded ^ chunk  # a short last chunk is zero-extended
+        m.d.comb += self.index.eq(folded)
+        return m
