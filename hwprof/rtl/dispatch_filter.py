@@ -1,0 +1,216 @@
+"""Decode-stage selective-dispatch filter (Vaswani, Srikant & Thazhuthaveetil, sec. III-B, V)."""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.data import ArrayLayout
+from amaranth.lib.wiring import In, Out
+
+from ..golden.dispatch import DispatchConfig
+from ..golden.isa_profile import CUSTOM1, CUSTOM2, MAX_FLAGS, PCI_MASK, PI_OPS
+from ._params import checked_config
+
+__all__ = ["DispatchFilter", "decode_fields"]
+
+_CTI = [PI_OPS.index(op) for op in ("jalr", "beq", "bne")]
+
+
+def decode_fields(m: Module, word, name: str):
+    """Decode a 32-bit word (docs/isa-profile.md): ``(is_pci, pci_op, is_pi, is_cti, k)``."""
+    is_pci = Signal(name=f"{name}_is_pci")
+    is_pi = Signal(name=f"{name}_is_pi")
+    is_cti = Signal(name=f"{name}_is_cti")
+    k = Signal(3, name=f"{name}_k")
+    funct3 = word[12:15]
+    m.d.comb += [
+        is_pci.eq((word & PCI_MASK) == CUSTOM1),
+        # add/b with bits 28:25 set is not a PI (reserved)
+        is_pi.eq((word[0:7] == CUSTOM2) & ~((funct3 == 0) & word[25:29].any())),
+        is_cti.eq(is_pi & ((funct3 == _CTI[0]) | (funct3 == _CTI[1]) | (funct3 == _CTI[2]))),
+        k.eq(Mux(is_pci, word[15:18], word[29:32])),
+    ]
+    return is_pci, word[12:14], is_pi, is_cti, k
+
+
+class DispatchFilter(wiring.Component):
+    """Profile flag register, flag stack and the selective-dispatch decision of W lanes.
+
+    Each cycle the filter sees the ``lanes`` oldest fetch-queue entries (valid as a
+    prefix) and decides, in program order, which are decoded (``take``; the queue
+    pops them), which are dispatched and which profile instructions are dropped.
+    The rules are those of :mod:`hwprof.golden.dispatch` (paper sec. III-B): setpf/
+    resetpf/pushpf/poppf act here and are not dispatched; a PI of type ``k`` is
+    dispatched only when flag ``k`` is set; a dropped, predicted-taken PI branch is
+    a profile mis-fetch (``redirect`` to its ``pc + 4``, the queue is squashed); a
+    PI marked ``skipped`` by the profile-flag predictor whose flag is on is a
+    profile-flag mis-prediction (appendix A.1, ``redirect`` to ``pc + 4``); a flag
+    reader after a ``poppf`` of the same flag in the same cycle waits a cycle
+    (``stall``, sec. III-B.3).
+
+    Parameters
+    ----------
+    lanes : int
+        Decode width W, 1..4.
+    n_flags : int
+        Number of profile flags (profile types), 1..8.
+    stack_depth : int
+        Entries of the one-bit flag stack, 1..64.
+    addr_width : int
+        Instruction address width, 8..64 (4-byte instructions).
+
+    Attributes
+    ----------
+    valid, pred_taken, skipped : In(lanes)
+        Per lane: an entry is present; fetch predicted it taken; the profile-flag
+        predictor skipped the block it leads.
+    insn : In(ArrayLayout(32, lanes))
+        Instruction words.
+    pc : In(ArrayLayout(addr_width, lanes))
+        Their addresses.
+    squash : In(1)
+        Mis-prediction squash: decode nothing, load ``restore`` into the flag state.
+    restore : In(n_flags + stack_depth + sp_width)
+        The checkpoint to restore (``ckpt`` of the mispredicted branch).
+    take, dispatch, drop : Out(lanes)
+        Lanes decoded / dispatched / dropped this cycle.
+    stall : Out(1)
+        A poppf RAW hazard ended decode before a valid lane.
+    redirect, misfetch, flag_mispredict : Out(1)
+        Squash the fetch queue and fetch from ``redirect_pc``; the cause.
+    redirect_pc : Out(addr_width)
+        Fall-through of the redirecting lane (0 without a redirect).
+    overflow, underflow : Out(1)
+        A pushpf on a full stack was discarded / a poppf on an empty stack reset its flag.
+    flags : Out(n_flags)
+        The profile flag register.
+    ckpt : Out(ArrayLayout(n_flags + stack_depth + sp_width, lanes))
+        Flag state after each lane (``flags | stack << n | sp << (n + depth)``).
+
+    Latency: all outputs are combinational from the inputs and the state (0
+    cycles); the state is updated at the clock edge. Reset is synchronous.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On parameters out of range (see :class:`hwprof.golden.dispatch.DispatchConfig`).
+    """
+
+    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32):
+        config = checked_config(self, lambda: DispatchConfig(
+            lanes=lanes, n_flags=n_flags, stack_depth=stack_depth, addr_width=addr_width))
+        self.config = config
+        w = config.lanes
+        super().__init__({
+            "valid": In(w),
+            "pred_taken": In(w),
+            "skipped": In(w),
+            "insn": In(ArrayLayout(32, w)),
+            "pc": In(ArrayLayout(config.addr_width, w)),
+            "squash": In(1),
+            "restore": In(config.ckpt_width),
+            "take": Out(w),
+            "dispatch": Out(w),
+            "drop": Out(w),
+            "stall": Out(1),
+            "redirect": Out(1),
+            "misfetch": Out(1),
+            "flag_mispredict": Out(1),
+            "redirect_pc": Out(config.addr_width),
+            "overflow": Out(1),
+            "underflow": Out(1),
+            "flags": Out(config.n_flags),
+            "ckpt": Out(ArrayLayout(config.ckpt_width, w)),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        c = self.config
+        n, depth = c.n_flags, c.stack_depth
+        m = Module()
+        flags = Signal(n)
+        stack = Signal(depth)
+        sp = Signal(c.sp_width)
+        m.d.comb += self.flags.eq(flags)
+
+        # Chain start: the registers, or the restored checkpoint on a squash.
+        r_sp = self.restore[n + depth:]
+        cur_flags = Mux(self.squash, self.restore[:n], flags)
+        cur_stack = Mux(self.squash, self.restore[n:n + depth], stack)
+        cur_sp = Mux(self.squash, Mux(r_sp > depth, depth, r_sp), sp)
+        stopped = self.squash
+        popped = Const(0, MAX_FLAGS)
+        for i in range(c.lanes):
+            word = self.insn[i]
+            is_pci, op, is_pi, is_cti, k = decode_fields(m, word, f"lane{i}")
+            onehot = Signal(MAX_FLAGS, name=f"lane{i}_onehot")
+            m.d.comb += onehot.eq(Const(1, MAX_FLAGS) << k)
+            fbit = Cat(cur_flags, Const(0, MAX_FLAGS - n)).bit_select(k, 1) if n < MAX_FLAGS \
+                else cur_flags.bit_select(k, 1)
+            reads = is_pi | (is_pci & (op == 2))
+            hazard = reads & (popped & onehot).any()
+            fl, st, sp_o = Signal(n, name=f"lane{i}_flags"), Signal(depth, name=f"lane{i}_stack"), \
+                Signal(c.sp_width, name=f"lane{i}_sp")
+            pop_o, stop_o = Signal(MAX_FLAGS, name=f"lane{i}_popped"), Signal(name=f"lane{i}_stop")
+            m.d.comb += [fl.eq(cur_flags), st.eq(cur_stack), sp_o.eq(cur_sp),
+                         pop_o.eq(popped), stop_o.eq(stopped)]  # fmt: skip
+            fall_through = (self.pc[i] + 4)[:c.addr_width]
+            sp_mask = (Const(1, depth) << cur_sp)[:depth]
+            top = Signal(c.sp_width, name=f"lane{i}_top")
+            m.d.comb += top.eq(cur_sp - 1)
+            exists = k < n
+            mask_n = onehot[:n]
+            with m.If(~stopped):
+                with m.If(~self.valid[i]):
+                    m.d.comb += stop_o.eq(1)
+                with m.Elif(hazard):
+                    m.d.comb += [stop_o.eq(1), self.stall.eq(1)]
+                with m.Else():
+                    m.d.comb += self.take[i].eq(1)
+                    with m.If(is_pci):
+                        with m.Switch(op):
+                            with m.Case(0):
+                                m.d.comb += fl.eq(cur_flags | mask_n)
+                            with m.Case(1):
+                                m.d.comb += fl.eq(cur_flags & ~mask_n)
+                            with m.Case(2):
+                                with m.If(exists):
+                                    with m.If(cur_sp == depth):
+                                        m.d.comb += self.overflow.eq(1)
+                                    with m.Else():
+                                        m.d.comb += [
+                                            st.eq(Mux(fbit, cur_stack | sp_mask,
+                                                      cur_stack & ~sp_mask)),
+                                            sp_o.eq(cur_sp + 1),
+                                        ]  # fmt: skip
+                            with m.Case(3):
+                                m.d.comb += pop_o.eq(popped | onehot)
+                                with m.If(exists):
+                                    with m.If(cur_sp == 0):
+                                        m.d.comb += [self.underflow.eq(1),
+                                                     fl.eq(cur_flags & ~mask_n)]  # fmt: skip
+                                    with m.Else():
+                                        bit = cur_stack.bit_select(top, 1)
+                                        m.d.comb += [
+                                            sp_o.eq(top),
+                                            fl.eq(Mux(bit, cur_flags | mask_n,
+                                                      cur_flags & ~mask_n)),
+                                        ]  # fmt: skip
+                    with m.Elif(is_pi):
+                        with m.If(fbit):
+                            m.d.comb += self.dispatch[i].eq(1)
+                            with m.If(self.skipped[i]):
+                                m.d.comb += [self.redirect.eq(1), self.flag_mispredict.eq(1),
+                                             self.redirect_pc.eq(fall_through),
+                                             stop_o.eq(1)]  # fmt: skip
+                        with m.Else():
+                            m.d.comb += self.drop[i].eq(1)
+                            with m.If(is_cti & self.pred_taken[i]):
+                                m.d.comb += [self.redirect.eq(1), self.misfetch.eq(1),
+                                             self.redirect_pc.eq(fall_through),
+                                             stop_o.eq(1)]  # fmt: skip
+                    with m.Else():
+                        m.d.comb += self.dispatch[i].eq(1)
+            m.d.comb += self.ckpt[i].eq(Cat(fl, st, sp_o))
+            cur_flags, cur_stack, cur_sp, popped, stopped = fl, st, sp_o, pop_o, stop_o
+        m.d.sync += [flags.eq(cur_flags), stack.eq(cur_stack), sp.eq(cur_sp)]
+        return m
