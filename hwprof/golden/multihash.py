@@ -1,0 +1,502 @@
+"""Interval-based single- and multi-hash profilers (Narayanasamy et al., sections 5-6).
+
+Written from the paper. One *tuple* ``<pc, value>`` is one key
+``(pc << value_bits) | value`` (:func:`hwprof.golden.hashing.pack_key`).
+
+Per tuple (:meth:`MultiHashProfiler.step`), with threshold ``T``:
+
+1. **Accumulator lookup** (fully associative, tags). On a hit the entry's count
+   is incremented and the hash tables are not touched (*shielding*). A
+   *replaceable* (retained) entry whose count reaches ``T`` becomes
+   non-replaceable.
+2. On a miss, hash function ``i`` (table seed ``hash_seed + i``) selects counter
+   ``c_i`` in table ``i`` (``counters / tables`` counters each). C0: every ``c_i``
+   is incremented. C1 (*conservative update*): only the counters equal to
+   ``min(c_i)`` are incremented (all of them on a tie).
+3. **Promotion** when *all* updated counters reach ``T``: ``min(c_i) >= T``. The
+   tuple gets an accumulator entry, the lowest-numbered *empty* entry first,
+   else the lowest-numbered *replaceable* one (evicting the retained tuple), else
+   none ("the event is not put into the accumulator table"). The new entry is
+   non-replaceable and starts at ``min(c_i)`` (the hash tables' estimate of the
+   tuple's occurrences so far; the paper's neutral *positive* errors need the
+   hash-table count to be carried over). R1 (*resetting*): the tuple's ``n``
+   counters are set to 0 when it is promoted.
+4. After ``interval_length`` tuples the interval ends: the **profile** is every
+   valid non-replaceable entry ``(key, count)`` in entry order (exactly the
+   entries with ``count >= T``). Then P1 (*retaining*) keeps those entries as
+   replaceable with count 0 and empties the others; P0 empties every entry. All
+   hash-table counters are flushed to 0. Configuration written with
+   :meth:`configure` takes effect here.
+
+``interval_length <= 2**counter_bits - 1``, so no counter (hash table or
+accumulator, both ``counter_bits`` wide) can overflow within an interval.
+
+Also here: :func:`perfect_profile` (exact per-interval counts), :func:`error_rate`
+(formula (1), split into false positive/negative, neutral positive/negative,
+averaged over intervals), :func:`false_positive_bound` (section 6.1), and
+:func:`run_fast`, a compiled (numba) path bit-identical to the cycle model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hashing import HashFunction
+
+__all__ = [
+    "MultiHashConfig",
+    "MultiHashProfiler",
+    "PRESETS",
+    "threshold_for",
+    "perfect_profile",
+    "error_rate",
+    "ErrorRate",
+    "false_positive_bound",
+    "run_fast",
+    "run_plain",
+]
+
+
+def threshold_for(interval_length: int, percent: float) -> int:
+    """Candidate threshold in occurrences: ``ceil(interval_length * percent / 100)``."""
+    return max(1, math.ceil(interval_length * percent / 100 - 1e-9))
+
+
+#: The paper's two configurations (section 5.2): 10,000 / 1% and 1,000,000 / 0.1%.
+PRESETS = {
+    "10k": {"interval_length": 10_000, "threshold": 100, "accumulator": 100},
+    "1m": {"interval_length": 1_000_000, "threshold": 1000, "accumulator": 1000},
+}
+
+
+def _check_int(name, value, lo, hi=None):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise ValueError(f"{name} must be {bound}, not {value}")
+
+
+@dataclass(frozen=True)
+class MultiHashConfig:
+    """Parameters of the profiler (RTL constructor and catalog use the same names).
+
+    tables : number of hash tables ``n`` (1 = the single-hash profiler), 1..16.
+    counters : total counters, split evenly; ``counters / tables`` must be a power of two.
+    counter_bits : width of every counter (hash tables and accumulator), 8..32.
+    accumulator : accumulator entries, 1..4096.
+    interval_length, threshold : reset values of the two configuration registers.
+    pc_bits, value_bits : tuple field widths (key = pc:value).
+    retain, reset, conservative : P1/P0, R1/R0, C1/C0.
+    hash_seed : table seed of hash function 0 (function ``i`` uses ``hash_seed + i``).
+    """
+
+    tables: int = 4
+    counters: int = 2048
+    counter_bits: int = 24
+    accumulator: int = 100
+    interval_length: int = 10_000
+    threshold: int = 100
+    pc_bits: int = 32
+    value_bits: int = 32
+    retain: bool = True
+    reset: bool = False
+    conservative: bool = True
+    hash_seed: int = 1
+
+    def __post_init__(self):
+        _check_int("tables", self.tables, 1, 16)
+        _check_int("counters", self.counters, 2, 1 << 20)
+        if self.counters % self.tables or (self.counters // self.tables) & (
+            self.counters // self.tables - 1
+        ):
+            raise ValueError(
+                f"counters / tables must be a power of two, not {self.counters} / {self.tables}"
+            )
+        if self.counters // self.tables < 2:
+            raise ValueError(f"each table needs at least 2 counters, not {self.counters} / "
+                             f"{self.tables}")  # fmt: skip
+        _check_int("counter_bits", self.counter_bits, 8, 32)
+        _check_int("accumulator", self.accumulator, 1, 4096)
+        _check_int("pc_bits", self.pc_bits, 0, 64)
+        _check_int("value_bits", self.value_bits, 1, 64)
+        if self.pc_bits + self.value_bits > 64:
+            raise ValueError(
+                f"pc_bits + value_bits must be at most 64, not {self.pc_bits + self.value_bits}"
+            )
+        _check_int("hash_seed", self.hash_seed, 0)
+        for name in ("retain", "reset", "conservative"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, not {getattr(self, name)!r}")
+        self.check_registers(self.interval_length, self.threshold)
+
+    def check_registers(self, interval_length, threshold):
+        _check_int("interval_length", interval_length, 1, (1 << self.counter_bits) - 1)
+        _check_int("threshold", threshold, 1, interval_length)
+
+    @property
+    def table_size(self) -> int:
+        return self.counters // self.tables
+
+    @property
+    def index_bits(self) -> int:
+        return self.table_size.bit_length() - 1
+
+    @property
+    def key_bits(self) -> int:
+        return self.pc_bits + self.value_bits
+
+    def hashes(self):
+        return HashFunction.family(
+            self.tables, self.index_bits, self.key_bits, self.hash_seed, self.pc_bits
+        )
+
+
+class MultiHashProfiler:
+    """Cycle model: one tuple per :meth:`step` (see the module docstring for the rules).
+
+    Parameters are those of :class:`MultiHashConfig`.
+
+    Attributes
+    ----------
+    counts : list of list of int
+        The hash tables, ``counts[i][index]``.
+    valid, tag, count, replaceable : list
+        The accumulator entries.
+    position : int
+        Tuples seen in the current interval.
+    """
+
+    def __init__(self, **params):
+        self.config = c = MultiHashConfig(**params)
+        self.hashes = c.hashes()
+        self.interval_length = c.interval_length
+        self.threshold = c.threshold
+        self._pending = None
+        self.counts = [[0] * c.table_size for _ in range(c.tables)]
+        self.valid = [False] * c.accumulator
+        self.tag = [0] * c.accumulator
+        self.count = [0] * c.accumulator
+        self.replaceable = [False] * c.accumulator
+        self.position = 0
+
+    def configure(self, interval_length: int, threshold: int) -> None:
+        """Write the configuration registers; they take effect at the next interval start."""
+        self.config.check_registers(interval_length, threshold)
+        self._pending = (interval_length, threshold)
+
+    def lookup(self, key: int):
+        for slot in range(self.config.accumulator):
+            if self.valid[slot] and self.tag[slot] == key:
+                return slot
+        return None
+
+    def _free_slot(self):
+        for slot in range(self.config.accumulator):
+            if not self.valid[slot]:
+                return slot
+        for slot in range(self.config.accumulator):
+            if self.replaceable[slot]:
+                return slot
+        return None
+
+    def step(self, key: int):
+        """Profile one tuple; returns the interval's profile if it ends here, else None."""
+        c, t = self.config, self.threshold
+        slot = self.lookup(key)
+        if slot is not None:  # shielded
+            self.count[slot] += 1
+            if self.replaceable[slot] and self.count[slot] >= t:
+                self.replaceable[slot] = False
+        else:
+            index = [h(key) for h in self.hashes]
+            old = [self.counts[i][index[i]] for i in range(c.tables)]
+            low = min(old)
+            new = [v + 1 if (v == low or not c.conservative) else v for v in old]
+            estimate = min(new)
+            if estimate >= t:
+                target = self._free_slot()
+                if target is not None:
+                    self.valid[target], self.tag[target] = True, key
+                    self.count[target], self.replaceable[target] = estimate, False
+                    if c.reset:
+                        new = [0] * c.tables
+            for i in range(c.tables):
+                self.counts[i][index[i]] = new[i]
+        self.position += 1
+        if self.position == self.interval_length:
+            return self.end_interval()
+        return None
+
+    def end_interval(self):
+        """Read out the profile and start the next interval (called by :meth:`step`)."""
+        c = self.config
+        profile = []
+        for slot in range(c.accumulator):
+            candidate = self.valid[slot] and not self.replaceable[slot]
+            if candidate:
+                profile.append((self.tag[slot], self.count[slot]))
+            if candidate and c.retain:
+                self.replaceable[slot], self.count[slot] = True, 0
+            else:
+                self.valid[slot] = False
+        for table in self.counts:
+            table[:] = [0] * c.table_size
+        self.position = 0
+        if self._pending is not None:
+            self.interval_length, self.threshold = self._pending
+            self._pending = None
+        return profile
+
+    def run(self, keys):
+        """Step every key; the list of completed interval profiles."""
+        profiles = []
+        for key in keys:
+            profile = self.step(int(key))
+            if profile is not None:
+                profiles.append(profile)
+        return profiles
+
+
+def run_plain(keys, **params):
+    """The cycle model over ``keys``: list of per-interval profiles."""
+    return MultiHashProfiler(**params).run(keys)
+
+
+# --- fast path ----------------------------------------------------------------------------
+
+_KERNEL = None
+
+
+def _kernel():
+    """The compiled per-tuple loop (numba), the same rules as :meth:`MultiHashProfiler.step`."""
+    global _KERNEL
+    if _KERNEL is not None:
+        return _KERNEL
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def kernel(ids, index, slot_of_id, acc_id, counts, valid, tag, count, repl, keys_u,
+               state, params, out_key, out_count, out_len):  # fmt: skip
+        # state: [position, n_records]; params: [L, T, conservative, reset, retain]
+        n_tables = counts.shape[0]
+        accumulator = valid.shape[0]
+        length, thr = params[0], params[1]
+        conservative, reset, retain = params[2], params[3], params[4]
+        position = state[0]
+        n_out = state[1]
+        n_profiles = state[2]
+        old = np.zeros(n_tables, np.int64)
+        for j in range(ids.shape[0]):
+            kid = ids[j]
+            s = slot_of_id[kid]
+            if s >= 0:
+                count[s] += 1
+                if repl[s] and count[s] >= thr:
+                    repl[s] = False
+            else:
+                low = counts[0, index[0, j]]
+                for i in range(n_tables):
+                    old[i] = counts[i, index[i, j]]
+                    if old[i] < low:
+                        low = old[i]
+                estimate = -1
+                for i in range(n_tables):
+                    v = old[i]
+                    if v == low or not conservative:
+                        v += 1
+                    old[i] = v
+                    if estimate < 0 or v < estimate:
+                        estimate = v
+                if estimate >= thr:
+                    target = -1
+                    for a in range(accumulator):
+                        if not valid[a]:
+                            target = a
+                            break
+                    if target < 0:
+                        for a in range(accumulator):
+                            if repl[a]:
+                                target = a
+                                break
+                    if target >= 0:
+                        if valid[target] and acc_id[target] >= 0:
+                            slot_of_id[acc_id[target]] = -1
+                        valid[target] = True
+                        tag[target] = keys_u[kid]
+                        acc_id[target] = kid
+                        slot_of_id[kid] = target
+                        count[target] = estimate
+                        repl[target] = False
+                        if reset:
+                            for i in range(n_tables):
+                                old[i] = 0
+                for i in range(n_tables):
+                    counts[i, index[i, j]] = old[i]
+            position += 1
+            if position == length:
+                for a in range(accumulator):
+                    candidate = valid[a] and not repl[a]
+                    if candidate:
+                        out_key[n_out] = tag[a]
+                        out_count[n_out] = count[a]
+                        n_out += 1
+                    if candidate and retain:
+                        repl[a] = True
+                        count[a] = 0
+                    elif valid[a]:
+                        valid[a] = False
+                        if acc_id[a] >= 0:
+                            slot_of_id[acc_id[a]] = -1
+                out_len[n_profiles] = n_out
+                n_profiles += 1
+                counts[:, :] = 0
+                position = 0
+        state[0] = position
+        state[1] = n_out
+        state[2] = n_profiles
+
+    _KERNEL = kernel
+    return kernel
+
+
+def run_fast(keys, chunk: int = 1 << 20, **params):
+    """Same profiles as :func:`run_plain` (tested bit-identical), compiled.
+
+    Keys are processed in chunks: each chunk's keys are hashed with
+    :meth:`HashFunction.many` and renumbered densely (``np.unique``), so the
+    accumulator lookup is an array access; the per-tuple loop runs in numba.
+    """
+    c = MultiHashConfig(**params)
+    kernel = _kernel()
+    keys = np.asarray(keys, dtype=np.uint64)
+    hashes = c.hashes()
+    counts = np.zeros((c.tables, c.table_size), np.int64)
+    valid = np.zeros(c.accumulator, np.bool_)
+    repl = np.zeros(c.accumulator, np.bool_)
+    tag = np.zeros(c.accumulator, np.uint64)
+    count = np.zeros(c.accumulator, np.int64)
+    params_arr = np.array(
+        [c.interval_length, c.threshold, c.conservative, c.reset, c.retain], np.int64
+    )
+    profiles = []
+    state = np.zeros(3, np.int64)
+    for start in range(0, len(keys), chunk):
+        part = keys[start : start + chunk]
+        unique, ids = np.unique(part, return_inverse=True)
+        ids = ids.astype(np.int64).reshape(-1)
+        index = np.stack([h.many(part) for h in hashes])
+        slot_of_id = np.full(len(unique), -1, np.int64)
+        acc_id = np.full(c.accumulator, -1, np.int64)
+        live = np.flatnonzero(valid)
+        pos = np.searchsorted(unique, tag[live])
+        found = (pos < len(unique)) & (unique[np.minimum(pos, len(unique) - 1)] == tag[live])
+        slot_of_id[pos[found]] = live[found]
+        acc_id[live[found]] = pos[found]
+        max_profiles = (int(state[0]) + len(part)) // c.interval_length + 1
+        out_key = np.zeros(max_profiles * c.accumulator, np.uint64)
+        out_count = np.zeros(max_profiles * c.accumulator, np.int64)
+        out_len = np.zeros(max_profiles, np.int64)
+        state[1] = state[2] = 0
+        kernel(ids, index, slot_of_id, acc_id, counts, valid, tag, count, repl, unique,
+               state, params_arr, out_key, out_count, out_len)  # fmt: skip
+        begin = 0
+        for end in out_len[: state[2]]:
+            profiles.append(
+                list(zip(out_key[begin:end].tolist(), out_count[begin:end].tolist(), strict=True))
+            )
+            begin = end
+    return profiles
+
+
+# --- perfect profile and error metric ---------------------------------------------------
+
+
+def perfect_profile(keys, interval_length: int, threshold: int):
+    """Exact profile of every complete interval: ``{key: count}`` of keys with count >= T."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    profiles = []
+    for start in range(0, len(keys) - interval_length + 1, interval_length):
+        unique, counts = np.unique(keys[start : start + interval_length], return_counts=True)
+        keep = counts >= threshold
+        profiles.append(dict(zip(unique[keep].tolist(), counts[keep].tolist(), strict=True)))
+    return profiles
+
+
+def interval_counts(keys, interval_length: int):
+    """Exact counts of every key in every complete interval (``{key: count}`` per interval)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    out = []
+    for start in range(0, len(keys) - interval_length + 1, interval_length):
+        unique, counts = np.unique(keys[start : start + interval_length], return_counts=True)
+        out.append(dict(zip(unique.tolist(), counts.tolist(), strict=True)))
+    return out
+
+
+@dataclass(frozen=True)
+class ErrorRate:
+    """Formula (1), averaged over intervals, split by category (they sum to ``total``)."""
+
+    false_positive: float
+    false_negative: float
+    neutral_positive: float
+    neutral_negative: float
+    intervals: int
+
+    @property
+    def total(self) -> float:
+        return (
+            self.false_positive
+            + self.false_negative
+            + self.neutral_positive
+            + self.neutral_negative
+        )
+
+
+def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) -> ErrorRate:
+    """The paper's error, formula (1): per interval ``sum |f_p - f_h| / sum f_p``.
+
+    The sums run over every tuple that is a candidate of the perfect profiler
+    (``f_p >= T``) or of the hardware profile (an entry of the readout, ``f_h >=
+    T``); a tuple missing from the hardware profile has ``f_h = 0``. Each tuple's
+    term goes to one category: false positive (hardware only), false negative
+    (perfect only), neutral positive (both, ``f_h > f_p``), neutral negative
+    (both, ``f_h < f_p``). An interval with no candidate at all has error 0.
+    The net error is the simple average over the intervals.
+    """
+    counts = interval_counts(keys, interval_length)
+    if len(hardware_profiles) != len(counts):
+        raise ValueError(f"{len(hardware_profiles)} hardware profiles for {len(counts)} intervals")
+    sums = np.zeros(4)
+    for exact, hardware in zip(counts, hardware_profiles, strict=True):
+        hw = dict(hardware)
+        perfect = {k for k, v in exact.items() if v >= threshold}
+        part = np.zeros(4)
+        total = 0
+        for key in perfect | set(hw):
+            fp, fh = exact.get(key, 0), hw.get(key, 0)
+            total += fp
+            if key not in hw:
+                part[1] += fp
+            elif key not in perfect:
+                part[0] += abs(fp - fh)
+            elif fh > fp:
+                part[2] += fh - fp
+            else:
+                part[3] += fp - fh
+        if total:
+            sums += part / total
+    n = max(len(counts), 1)
+    return ErrorRate(*(sums / n).tolist(), intervals=len(counts))
+
+
+def false_positive_bound(tables: int, threshold_percent: float, counters: int) -> float:
+    """Section 6.1: the false-positive probability bound ``(100 n / (t Z))^n``.
+
+    ``Z`` is the total number of counters, split over ``n`` tables; ``t`` the
+    candidate threshold in percent. (Values above 1 mean "no bound".)
+    """
+    return (100 * tables / (threshold_percent * counters)) ** tables

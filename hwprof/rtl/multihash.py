@@ -1,0 +1,329 @@
+"""Multi-hash interval profiler with conservative update, one tuple per cycle.
+
+Narayanasamy et al., sections 5-6; the rules are those of
+:mod:`hwprof.golden.multihash`. See docs/multihash.md for the block diagram,
+the pipeline and its hazards.
+
+Pipeline (two stages, one tuple per cycle):
+
+* **S0** (the input handshake cycle): the ``n`` hash units compute the indices
+  of the incoming tuple combinationally and present them to the synchronous read
+  ports of the ``n`` counter memories.
+* **S1**: the read data arrive. Each counter value is taken from, in order:
+  the *bypass register* of its table if the previous tuple wrote the same index
+  (a read issued in S0 while that write happened returns the old word), else
+  0 if the counter's *valid bit* is clear (flushed this interval), else the
+  memory word. In the same cycle: the accumulator CAM lookup (so an allocation
+  made by the previous tuple already shields this one), conservative update,
+  promotion (``min + 1 >= threshold``), allocation, the counter write-back, the
+  accumulator update and, on the interval's last tuple, the boundary.
+
+Interval boundary without stopping the input: the counter tables are flushed by
+clearing per-counter valid bits (flops, cleared in one cycle) instead of
+writing the SRAMs; the accumulator's candidate entries are snapshotted in one
+cycle (``pending`` bit and count per entry; the key stays in the entry's tag,
+which no allocation may overwrite until it is read out) and drained through the
+``records`` stream while the next interval runs.
+
+Stalls (``tuples.ready`` low) happen only while the previous readout is
+incomplete and either (a) a promotion wants an entry whose record is not yet
+read out, or (b) the next interval ends. With an always-ready consumer neither
+happens when ``interval_length >= accumulator + 2`` (a promotion needs
+``threshold`` tuples after the boundary, and the k-th allocation of an interval
+takes the k-th lowest free entry, which the in-order readout has already sent);
+otherwise a stall lasts as long as the consumer withholds ``ready``.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..golden.multihash import MultiHashConfig
+from ._params import checked_config
+from .hashing import Hash
+
+__all__ = ["MultiHash", "tuple_layout", "record_layout"]
+
+
+def tuple_layout(pc_bits, value_bits):
+    """Input payload: ``value`` in the low bits, ``pc`` above (= the golden key)."""
+    fields = {"value": value_bits}
+    if pc_bits:
+        fields["pc"] = pc_bits
+    return data.StructLayout(fields)
+
+
+def record_layout(key_bits, counter_bits):
+    """Output payload: one profile record, or the end-of-interval marker (``end = 1``)."""
+    return data.StructLayout({"key": key_bits, "count": counter_bits, "end": 1})
+
+
+def _lowest_one(bits):
+    """One-hot of the lowest set bit of ``bits`` (``x & -x``)."""
+    return bits & (~bits + 1)[: len(bits)]
+
+
+def _or_mux(onehot, values, width):
+    """``values[i]`` for the one set bit of ``onehot`` (0 if none): AND-OR."""
+    terms = [Mux(onehot[i], v, 0) for i, v in enumerate(values)]
+    return reduce(lambda a, b: a | b, terms, Const(0, width))
+
+
+def _minimum(values):
+    level = list(values)
+    while len(level) > 1:
+        nxt = [Mux(a < b, a, b) for a, b in zip(level[0::2], level[1::2], strict=False)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0]
+
+
+class MultiHash(wiring.Component):
+    """Interval-based multi-hash profiler (C/R/P options), 1 tuple/cycle.
+
+    Parameters
+    ----------
+    tables : int
+        Number of hash tables ``n`` (1 = single-hash profiler).
+    counters : int
+        Total counters, ``counters / tables`` per table (a power of two).
+    counter_bits : int
+        Width of every counter (tables, accumulator, configuration registers).
+    accumulator : int
+        Accumulator (CAM) entries.
+    interval_length, threshold : int
+        Reset values of the two configuration registers.
+    pc_bits, value_bits : int
+        Tuple field widths.
+    retain, reset, conservative : bool
+        P1, R1, C1 of the paper.
+    hash_seed : int
+        Table seed of hash function 0 (function ``i``: ``hash_seed + i``).
+    bypass : bool
+        Forward the previous tuple's counter writes (default). ``False`` builds a
+        broken design for the checker's mutant test only.
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(tuple_layout(pc_bits, value_bits)))
+        Input tuples ``<pc, value>``; ``ready`` is low only during the stalls
+        described in the module docstring.
+    records : Out(stream.Signature(record_layout(pc_bits + value_bits, counter_bits)))
+        At every interval end: the candidate entries ``(key, count)`` in entry
+        order, then one marker with ``end = 1`` (key and count 0).
+    cfg_we : In(1)
+        Write ``cfg_interval``/``cfg_threshold``; they take effect at the next
+        interval boundary (software writes 1 <= threshold <= interval).
+    cfg_interval, cfg_threshold : In(counter_bits)
+
+    Latency: a tuple is accepted in S0 and updates the tables/accumulator at the
+    end of S1 (the next cycle). The first record of an interval is valid the
+    cycle after the interval's last tuple leaves S1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On parameters out of range (see :class:`hwprof.golden.multihash.MultiHashConfig`).
+    """
+
+    def __init__(self, tables=4, counters=2048, counter_bits=24, accumulator=100,
+                 interval_length=10_000, threshold=100, pc_bits=32, value_bits=32,
+                 retain=True, reset=False, conservative=True, hash_seed=1, *,
+                 bypass=True):  # fmt: skip
+        self.config = checked_config(self, lambda: MultiHashConfig(
+            tables=tables, counters=counters, counter_bits=counter_bits,
+            accumulator=accumulator, interval_length=interval_length, threshold=threshold,
+            pc_bits=pc_bits, value_bits=value_bits, retain=retain, reset=reset,
+            conservative=conservative, hash_seed=hash_seed))  # fmt: skip
+        self.bypass = bool(bypass)
+        c = self.config
+        super().__init__({
+            "tuples": In(stream.Signature(tuple_layout(c.pc_bits, c.value_bits))),
+            "records": Out(stream.Signature(record_layout(c.key_bits, c.counter_bits))),
+            "cfg_we": In(1),
+            "cfg_interval": In(c.counter_bits),
+            "cfg_threshold": In(c.counter_bits),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        c = self.config
+        m = Module()
+        n, z, w, acc, kb = c.tables, c.table_size, c.counter_bits, c.accumulator, c.key_bits
+
+        # --- configuration registers ---------------------------------------------------
+        interval = Signal(w, init=c.interval_length)
+        threshold = Signal(w, init=c.threshold)
+        pend = Signal()
+        pend_interval = Signal(w)
+        pend_threshold = Signal(w)
+        position = Signal(w)
+
+        # --- S0: hash, read address -------------------------------------------------------
+        key_in = Signal(kb)
+        m.d.comb += key_in.eq(self.tuples.payload.as_value())
+        stall = Signal()
+        accept = Signal()
+        m.d.comb += [
+            self.tuples.ready.eq(~stall),
+            accept.eq(self.tuples.valid & ~stall),
+        ]
+        s1_valid = Signal()
+        s1_key = Signal(kb)
+        s1_index = [Signal(c.index_bits, name=f"s1_index{i}") for i in range(n)]
+        read_ports, write_ports, flags = [], [], []
+        for i in range(n):
+            m.submodules[f"hash{i}"] = h = Hash(c.index_bits, kb, c.hash_seed + i, c.pc_bits)
+            m.submodules[f"table{i}"] = mem = Memory(shape=w, depth=z, init=[])
+            rp = mem.read_port(domain="sync")
+            wp = mem.write_port()
+            m.d.comb += [h.key.eq(key_in), rp.addr.eq(h.index), rp.en.eq(~stall)]
+            with m.If(~stall):
+                m.d.sync += s1_index[i].eq(h.index)
+            read_ports.append(rp)
+            write_ports.append(wp)
+            flags.append(Signal(z, name=f"counter_valid{i}"))
+        with m.If(~stall):
+            m.d.sync += [s1_valid.eq(self.tuples.valid), s1_key.eq(key_in)]
+
+        # --- S1: counters with forwarding -----------------------------------------------
+        byp_valid = [Signal(name=f"bypass_valid{i}") for i in range(n)]
+        byp_index = [Signal(c.index_bits, name=f"bypass_index{i}") for i in range(n)]
+        byp_value = [Signal(w, name=f"bypass_value{i}") for i in range(n)]
+        old = []
+        for i in range(n):
+            v = Signal(w, name=f"counter{i}")
+            fresh = Mux(flags[i].bit_select(s1_index[i], 1), read_ports[i].data, 0)
+            if self.bypass:
+                forward = byp_valid[i] & (byp_index[i] == s1_index[i])
+                m.d.comb += v.eq(Mux(forward, byp_value[i], fresh))
+            else:
+                m.d.comb += v.eq(fresh)
+            old.append(v)
+        low = Signal(w)
+        m.d.comb += low.eq(_minimum(old))
+        estimate = Signal(w)  # min of the updated counters: low + 1 under C0 and C1 alike
+        m.d.comb += estimate.eq(low + 1)
+        new = []
+        for i in range(n):
+            step = (old[i] == low) if c.conservative else Const(1, 1)
+            new.append((old[i] + step)[:w])
+
+        # --- S1: accumulator CAM ----------------------------------------------------------
+        valid = Signal(acc)
+        repl = Signal(acc)
+        tags = [Signal(kb, name=f"tag{a}") for a in range(acc)]
+        counts = [Signal(w, name=f"count{a}") for a in range(acc)]
+        pending = Signal(acc)
+        ro_counts = [Signal(w, name=f"readout_count{a}") for a in range(acc)]
+        ro_end = Signal()
+
+        match = Signal(acc)
+        m.d.comb += match.eq(Cat(*[valid[a] & (tags[a] == s1_key) for a in range(acc)]))
+        hit = Signal()
+        m.d.comb += hit.eq(s1_valid & match.any())
+        hit_count = Signal(w)
+        m.d.comb += hit_count.eq(_or_mux(match, counts, w) + 1)
+        requalify = Signal()
+        m.d.comb += requalify.eq((match & repl).any() & (hit_count >= threshold))
+
+        promote = Signal()
+        m.d.comb += promote.eq(s1_valid & ~hit & (estimate >= threshold))
+        empty = Signal(acc)
+        m.d.comb += empty.eq(~valid)
+        target = Signal(acc)
+        m.d.comb += target.eq(Mux(empty.any(), _lowest_one(empty), _lowest_one(repl)))
+        alloc = Signal()
+        m.d.comb += alloc.eq(promote & target.any())
+        last = Signal()
+        m.d.comb += last.eq(position == interval - 1)
+        busy = Signal()
+        m.d.comb += busy.eq(pending.any() | ro_end)
+        m.d.comb += stall.eq(s1_valid & ((alloc & (target & pending).any()) | (last & busy)))
+        commit = Signal()
+        m.d.comb += commit.eq(s1_valid & ~stall)
+        boundary = Signal()
+        m.d.comb += boundary.eq(commit & last)
+
+        # counter write-back, valid bits, bypass registers
+        zero_them = alloc if c.reset else Const(0, 1)
+        for i in range(n):
+            value = Signal(w, name=f"counter_new{i}")
+            m.d.comb += value.eq(Mux(zero_them, 0, new[i]))
+            write = commit & ~hit
+            m.d.comb += [
+                write_ports[i].addr.eq(s1_index[i]),
+                write_ports[i].data.eq(value),
+                write_ports[i].en.eq(write),
+            ]
+            with m.If(~stall):
+                m.d.sync += [
+                    byp_valid[i].eq(write & ~boundary),
+                    byp_index[i].eq(s1_index[i]),
+                    byp_value[i].eq(value),
+                ]
+            with m.If(boundary):
+                m.d.sync += flags[i].eq(0)
+            with m.Elif(write):
+                m.d.sync += flags[i].bit_select(s1_index[i], 1).eq(1)
+
+        # accumulator entries: update, then the boundary transform
+        for a in range(acc):
+            hit_a = commit & match[a]
+            alloc_a = commit & alloc & target[a]
+            nv = Mux(alloc_a, 1, valid[a])
+            nr = Mux(alloc_a, 0, Mux(hit_a & requalify, 0, repl[a]))
+            nc = Mux(alloc_a, estimate, Mux(hit_a, hit_count, counts[a]))
+            with m.If(alloc_a):
+                m.d.sync += tags[a].eq(s1_key)
+            with m.If(boundary):
+                candidate = nv & ~nr
+                m.d.sync += [
+                    pending[a].eq(candidate),
+                    ro_counts[a].eq(nc),
+                ]
+                if c.retain:
+                    m.d.sync += [valid[a].eq(candidate), repl[a].eq(1), counts[a].eq(0)]
+                else:
+                    m.d.sync += [valid[a].eq(0), repl[a].eq(nr), counts[a].eq(nc)]
+            with m.Else():
+                m.d.sync += [valid[a].eq(nv), repl[a].eq(nr), counts[a].eq(nc)]
+
+        # --- position and configuration ---------------------------------------------------
+        with m.If(commit):
+            m.d.sync += position.eq(Mux(last, 0, position + 1))
+        with m.If(self.cfg_we):
+            m.d.sync += [
+                pend.eq(1),
+                pend_interval.eq(self.cfg_interval),
+                pend_threshold.eq(self.cfg_threshold),
+            ]
+        with m.If(boundary & pend):
+            m.d.sync += [interval.eq(pend_interval), threshold.eq(pend_threshold)]
+            with m.If(~self.cfg_we):
+                m.d.sync += pend.eq(0)
+
+        # --- readout -------------------------------------------------------------------------
+        select = Signal(acc)
+        m.d.comb += select.eq(_lowest_one(pending))
+        more = Signal()
+        m.d.comb += more.eq(pending.any())
+        m.d.comb += [
+            self.records.valid.eq(busy),
+            self.records.payload.key.eq(_or_mux(select, tags, kb)),
+            self.records.payload.count.eq(_or_mux(select, ro_counts, w)),
+            self.records.payload.end.eq(~more),
+        ]
+        with m.If(self.records.valid & self.records.ready):
+            with m.If(more):
+                m.d.sync += pending.eq(pending & ~select)
+            with m.Else():
+                m.d.sync += ro_end.eq(0)
+        with m.If(boundary):
+            m.d.sync += ro_end.eq(1)
+        return m
