@@ -123,6 +123,10 @@ class DispatchFilter(wiring.Component):
             "ckpt": Out(ArrayLayout(config.ckpt_width, w)),
         })  # fmt: skip
 
+    def _hazard(self, reads, popped, onehot):
+        """The poppf RAW hazard of sec. III-B.3: a reader of a flag popped this cycle."""
+        return reads & (popped & onehot).any()
+
     def elaborate(self, platform):
         c = self.config
         n, depth = c.n_flags, c.stack_depth
@@ -147,7 +151,7 @@ class DispatchFilter(wiring.Component):
             fbit = Cat(cur_flags, Const(0, MAX_FLAGS - n)).bit_select(k, 1) if n < MAX_FLAGS \
                 else cur_flags.bit_select(k, 1)
             reads = is_pi | (is_pci & (op == 2))
-            hazard = reads & (popped & onehot).any()
+            hazard = self._hazard(reads, popped, onehot)
             fl, st, sp_o = Signal(n, name=f"lane{i}_flags"), Signal(depth, name=f"lane{i}_stack"), \
                 Signal(c.sp_width, name=f"lane{i}_sp")
             pop_o, stop_o = Signal(MAX_FLAGS, name=f"lane{i}_popped"), Signal(name=f"lane{i}_stop")
@@ -167,34 +171,33 @@ class DispatchFilter(wiring.Component):
                 with m.Else():
                     m.d.comb += self.take[i].eq(1)
                     with m.If(is_pci):
-                        with m.Switch(op):
-                            with m.Case(0):
-                                m.d.comb += fl.eq(cur_flags | mask_n)
-                            with m.Case(1):
-                                m.d.comb += fl.eq(cur_flags & ~mask_n)
-                            with m.Case(2):
-                                with m.If(exists):
-                                    with m.If(cur_sp == depth):
-                                        m.d.comb += self.overflow.eq(1)
-                                    with m.Else():
-                                        m.d.comb += [
-                                            st.eq(Mux(fbit, cur_stack | sp_mask,
-                                                      cur_stack & ~sp_mask)),
-                                            sp_o.eq(cur_sp + 1),
-                                        ]  # fmt: skip
-                            with m.Case(3):
-                                m.d.comb += pop_o.eq(popped | onehot)
-                                with m.If(exists):
-                                    with m.If(cur_sp == 0):
-                                        m.d.comb += [self.underflow.eq(1),
-                                                     fl.eq(cur_flags & ~mask_n)]  # fmt: skip
-                                    with m.Else():
-                                        bit = cur_stack.bit_select(top, 1)
-                                        m.d.comb += [
-                                            sp_o.eq(top),
-                                            fl.eq(Mux(bit, cur_flags | mask_n,
-                                                      cur_flags & ~mask_n)),
-                                        ]  # fmt: skip
+                        with m.If(op == 0):
+                            m.d.comb += fl.eq(cur_flags | mask_n)
+                        with m.Elif(op == 1):
+                            m.d.comb += fl.eq(cur_flags & ~mask_n)
+                        with m.Elif(op == 2):
+                            with m.If(exists):
+                                with m.If(cur_sp == depth):
+                                    m.d.comb += self.overflow.eq(1)
+                                with m.Else():
+                                    m.d.comb += [
+                                        st.eq(Mux(fbit, cur_stack | sp_mask,
+                                                  cur_stack & ~sp_mask)),
+                                        sp_o.eq(cur_sp + 1),
+                                    ]  # fmt: skip
+                        with m.Else():
+                            m.d.comb += pop_o.eq(popped | onehot)
+                            with m.If(exists):
+                                with m.If(cur_sp == 0):
+                                    m.d.comb += [self.underflow.eq(1),
+                                                 fl.eq(cur_flags & ~mask_n)]  # fmt: skip
+                                with m.Else():
+                                    bit = cur_stack.bit_select(top, 1)
+                                    m.d.comb += [
+                                        sp_o.eq(top),
+                                        fl.eq(Mux(bit, cur_flags | mask_n,
+                                                  cur_flags & ~mask_n)),
+                                    ]  # fmt: skip
                     with m.Elif(is_pi):
                         with m.If(fbit):
                             m.d.comb += self.dispatch[i].eq(1)

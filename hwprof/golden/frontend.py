@@ -1,0 +1,429 @@
+"""Golden front-end pipeline model: fetch -> fetch queue -> decode/selective dispatch.
+
+The model is driven by a :class:`Program`: instruction words at addresses, the
+target and taken probability of every control transfer, and a branch
+mis-prediction rate. It answers, cycle by cycle, what was fetched, dispatched,
+dropped, squashed and where fetch was redirected (:class:`CycleRecord`), and
+it records the decode-stage filter's inputs and outputs, which the RTL
+``dispatch_filter`` must reproduce (cocotb_tests/test_dispatch_filter.py).
+
+Pipeline (paper sec. III-B, Table I for the shape):
+
+* **Oracle.** The architectural execution of the program along the correct path:
+  flags and flag stack as in :mod:`hwprof.golden.dispatch`, branch directions
+  drawn from a seeded generator (a dropped PI branch falls through).
+* **Fetch.** Up to ``lanes`` sequential instructions per cycle into the fetch
+  queue (``queue_size`` entries), stopping after a predicted-taken transfer.
+  Direction prediction: on the correct path the true direction, flipped with
+  probability ``mispredict_rate``; on a wrong path a fair coin. (For a PI branch
+  the "true direction" is the direction it would take if executed: the branch
+  predictor does not know the flag.) Fetch leaves the correct path when it follows
+  a prediction that disagrees with the oracle.
+* **Decode.** :class:`hwprof.golden.dispatch.DispatchFilter` on the queue head.
+  Its redirects (profile mis-fetch, profile-flag mis-prediction) flush the queue
+  and restart fetch at the fall-through the next cycle.
+* **Resolution.** A dispatched, correct-path control transfer whose fetched
+  successor was wrong resolves ``resolve_latency`` cycles after dispatch: the
+  queue is flushed, the filter gets ``squash`` with the branch's checkpoint, and
+  fetch restarts on the correct path the next cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from .dispatch import DispatchFilter, Lane
+from .isa_profile import NOP, Insn, decode, encode
+
+__all__ = [
+    "Program", "FrontEnd", "CycleRecord", "FilterStep", "BRANCH", "basic_block_program",
+    "fig3_basic_block", "fig4_call_graph", "nested_push_pop", "overflow_program",
+    "directed_programs",
+]
+
+BRANCH = 0x00000063  # an ordinary conditional branch word (beq x0, x0, 0)
+
+
+@dataclass
+class Program:
+    """Instruction words by address, transfer targets and taken probabilities.
+
+    ``words[pc]``; ``targets[pc]`` for every control transfer (ordinary ones are
+    the addresses listed here; PI branches are recognised by decode and must be
+    listed too); ``taken[pc]`` the probability it is taken when executed.
+    """
+
+    words: dict[int, int]
+    targets: dict[int, int] = field(default_factory=dict)
+    taken: dict[int, float] = field(default_factory=dict)
+    entry: int = 0
+
+    def word(self, pc: int) -> int:
+        return self.words.get(pc, NOP)
+
+
+@dataclass
+class FilterStep:
+    """One cycle of the decode-stage filter: its inputs and the golden outputs."""
+
+    lanes: list[Lane]
+    squash: int
+    restore: int
+    out: object  # DispatchOutputs
+
+
+@dataclass
+class CycleRecord:
+    fetched: list[int] = field(default_factory=list)  # pcs
+    dispatched: list[int] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+    squashed: int = 0  # fetch-queue entries flushed
+    redirect: int | None = None  # next fetch pc after a redirect or squash
+    cause: str = ""  # "misfetch", "flag_mispredict" or "branch"
+
+
+@dataclass
+class _Entry:
+    pc: int
+    word: int
+    pred_taken: int
+    on_path: bool
+    wrong_next: bool  # on the correct path, but fetch continued at the wrong successor
+    next_pc: int  # the correct successor (on the correct path only)
+
+
+class _Oracle:
+    def __init__(self, program: Program, params: dict, rng: random.Random):
+        self.program = program
+        self.state = DispatchFilter(**params)
+        self.rng = rng
+        self.pc = program.entry
+        self.retired = 0
+
+    def execute(self) -> tuple[int, int, bool]:
+        """Execute the instruction at ``pc``: ``(pc, direction, executed_transfer)``."""
+        pc = self.pc
+        word = self.program.word(pc)
+        out = self.state.step([Lane(1, word, pc)])
+        direction = 0
+        if pc in self.program.targets:
+            direction = int(self.rng.random() < self.program.taken.get(pc, 1.0))
+        transfer = bool(out.dispatch) and pc in self.program.targets
+        self.pc = self.program.targets[pc] if transfer and direction else pc + 4
+        self.retired += 1
+        return pc, direction, transfer
+
+
+class FrontEnd:
+    """Cycle model. ``run(instructions)`` until that many correct-path instructions.
+
+    Parameters: those of :class:`~hwprof.golden.dispatch.DispatchConfig` plus
+    ``queue_size`` (fetch queue entries), ``resolve_latency`` (dispatch to branch
+    resolution, cycles), ``mispredict_rate`` and ``seed``.
+    """
+
+    def __init__(self, program: Program, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32,
+                 queue_size=8, resolve_latency=3, mispredict_rate=0.05, seed=0):
+        params = dict(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
+                      addr_width=addr_width)  # fmt: skip
+        self.filter = DispatchFilter(**params)
+        self.lanes = lanes
+        self.queue_size = queue_size
+        self.resolve_latency = resolve_latency
+        self.mispredict_rate = mispredict_rate
+        self.program = program
+        self.rng = random.Random(seed)
+        self.oracle = _Oracle(program, params, random.Random(seed + 1))
+        self.queue: deque[_Entry] = deque()
+        self.fetch_pc = program.entry
+        self.on_path = True
+        self.inflight: deque[tuple[int, int, int]] = deque()  # (resolve cycle, ckpt, next pc)
+        self.cycle = 0
+        self.trace: list[FilterStep] = []
+        self.records: list[CycleRecord] = []
+        self.counts = {"fetched": 0, "pi_fetched": 0, "decoded": 0, "pi_decoded": 0,
+                       "dispatched": 0, "pi_dispatched": 0, "dropped": 0, "squashed": 0,
+                       "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0}  # fmt: skip
+
+    # ------------------------------------------------------------------ fetch
+    def _fetch(self, rec: CycleRecord) -> None:
+        for _ in range(self.lanes):
+            if len(self.queue) >= self.queue_size:
+                return
+            pc = self.fetch_pc
+            word = self.program.word(pc)
+            transfer = pc in self.program.targets
+            if self.on_path:
+                _, direction, _ = self.oracle.execute()
+                pred = direction ^ int(transfer and self.rng.random() < self.mispredict_rate)
+                next_pc = self.oracle.pc
+            else:
+                pred, next_pc = int(self.rng.random() < 0.5), 0
+            pred &= int(transfer)
+            fetched_next = self.program.targets[pc] if pred else pc + 4
+            wrong = self.on_path and fetched_next != next_pc
+            self.queue.append(_Entry(pc, word, pred, self.on_path, wrong, next_pc))
+            rec.fetched.append(pc)
+            self.counts["fetched"] += 1
+            self.counts["pi_fetched"] += decode(word).is_pi
+            self.on_path = self.on_path and not wrong
+            self.fetch_pc = fetched_next
+            if pred:
+                return
+
+    # ----------------------------------------------------------------- cycle
+    def step(self) -> CycleRecord:
+        rec = CycleRecord()
+        squash, restore, squash_pc = 0, 0, 0
+        if self.inflight and self.inflight[0][0] == self.cycle:
+            _, restore, squash_pc = self.inflight.popleft()
+            squash = 1
+        head = list(self.queue)[: self.lanes]
+        lanes = [Lane(1, e.word, e.pc, e.pred_taken) for e in head]
+        out = self.filter.step(lanes, squash=squash, restore=restore)
+        self.trace.append(FilterStep(lanes, squash, restore, out))
+        redirect = None
+        if squash:
+            self.inflight.clear()
+            redirect, rec.cause, self.on_path = squash_pc, "branch", True
+            self.counts["branch_mispredict"] += 1
+        else:
+            for i, e in enumerate(head):
+                if not out.take >> i & 1:
+                    continue
+                self.queue.popleft()
+                is_pi = decode(e.word).is_pi
+                self.counts["decoded"] += 1
+                self.counts["pi_decoded"] += is_pi
+                if out.dispatch >> i & 1:
+                    rec.dispatched.append(e.pc)
+                    self.counts["dispatched"] += 1
+                    self.counts["pi_dispatched"] += is_pi
+                    if e.wrong_next and e.pc in self.program.targets:
+                        self.inflight.append(
+                            (self.cycle + self.resolve_latency, out.ckpt[i], e.next_pc))
+                if out.drop >> i & 1:
+                    rec.dropped.append(e.pc)
+                    self.counts["dropped"] += 1
+                if out.redirect and i == max(j for j in range(self.lanes) if out.take >> j & 1):
+                    redirect = out.redirect_pc
+                    rec.cause = "misfetch" if out.misfetch else "flag_mispredict"
+                    self.counts[rec.cause] += 1
+                    self.on_path = e.on_path
+        if redirect is not None:
+            rec.squashed = len(self.queue)
+            self.counts["squashed"] += rec.squashed
+            self.queue.clear()
+            rec.redirect = self.fetch_pc = redirect
+        else:
+            self._fetch(rec)
+        self.records.append(rec)
+        self.cycle += 1
+        return rec
+
+    def run(self, instructions: int, max_cycles: int | None = None) -> None:
+        """Step until ``instructions`` correct-path instructions were fetched."""
+        limit = max_cycles or 20 * instructions + 100
+        while self.oracle.retired < instructions and self.cycle < limit:
+            self.step()
+
+
+def _pi(op, k, **fields) -> int:
+    return encode(Insn("pi", op, k, **fields))
+
+
+def _pci(op, k) -> int:
+    return encode(Insn("pci", op, k=k))
+
+
+def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_rate=0.1,
+                        push_rate=0.3, toggle_rate=0.3, base=0x1000) -> Program:
+    """A random loop of basic blocks with basic-block instrumentation (paper Fig. 3).
+
+    Each block: optionally ``pushpf k; setpf|resetpf k`` (scope) or a bare
+    ``setpf|resetpf k`` (toggle); a profile block of 1..8 PIs of type ``k`` (lw/b,
+    addi/b, sw/b, lui/b; sometimes a ``beq/b`` over the next PI); ``poppf k`` if
+    pushed; 1..6 ordinary instructions; a conditional branch to a random block
+    (the last block jumps back to the first).
+    """
+    words, targets, taken = {}, {}, {}
+    starts = [0] * blocks
+    layouts = []
+    for _ in range(blocks):
+        k = rng.randrange(n_flags)
+        body = []
+        pushed = rng.random() < push_rate
+        if pushed:
+            body.append(_pci("pushpf", k))
+        if pushed or rng.random() < toggle_rate:
+            body.append(_pci(rng.choice(("setpf", "resetpf")), k))
+        length = rng.randint(1, 8)
+        pis = []
+        for j in range(length):
+            if j + 1 < length and rng.random() < pi_branch_rate:
+                pis.append(("pibranch", k))
+            else:
+                op = rng.choice(("lw", "addi", "sw", "lui"))
+                pis.append(_pi(op, k, rd=26 if op != "sw" else 0, rs1=26 if op != "lui" else 0,
+                               rs2=26 if op == "sw" else 0, imm=4 * j))  # fmt: skip
+        body += pis
+        if pushed:
+            body.append(_pci("poppf", k))
+        body += [NOP] * rng.randint(1, 6)
+        body.append("branch")
+        layouts.append(body)
+    pc = base
+    for b, body in enumerate(layouts):
+        starts[b] = pc
+        pc += 4 * len(body)
+    for b, body in enumerate(layouts):
+        pc = starts[b]
+        for item in body:
+            if item == "branch":
+                words[pc] = BRANCH
+                if b == blocks - 1:
+                    targets[pc], taken[pc] = starts[0], 1.0
+                else:
+                    targets[pc], taken[pc] = starts[rng.randrange(blocks)], rng.random() * 0.6
+            elif isinstance(item, tuple):
+                words[pc] = _pi("beq", item[1], rs1=26, rs2=0, imm=8)
+                targets[pc], taken[pc] = pc + 8, rng.random()
+            else:
+                words[pc] = item
+            pc += 4
+    return Program(words, targets, taken, entry=base)
+
+
+class _Asm:
+    """A tiny assembler for the directed programs: labels, words, transfers."""
+
+    def __init__(self, base=0x1000):
+        self.base = base
+        self.items: list[tuple] = []
+        self.labels: dict[str, int] = {}
+
+    def label(self, name):
+        self.labels[name] = self.base + 4 * len(self.items)
+
+    def emit(self, word, target=None, taken=1.0):
+        self.items.append((word, target, taken))
+
+    def program(self) -> Program:
+        words, targets, taken = {}, {}, {}
+        for i, (word, target, p) in enumerate(self.items):
+            pc = self.base + 4 * i
+            words[pc] = word
+            if target is not None:
+                targets[pc] = self.labels[target] if isinstance(target, str) else target
+                taken[pc] = p
+        return Program(words, targets, taken, entry=self.base)
+
+
+def _block_counter(asm: _Asm, k: int) -> None:
+    """Paper Fig. 3 block instrumentation: lw/b, add/b, sw/b with the lui/b halves."""
+    asm.emit(_pi("lui", k, rd=26, imm=0x10))
+    asm.emit(_pi("lw", k, rd=26, rs1=26, imm=8))
+    asm.emit(_pi("addi", k, rd=26, rs1=26, imm=1))
+    asm.emit(_pi("lui", k, rd=27, imm=0x10))
+    asm.emit(_pi("sw", k, rs1=27, rs2=26, imm=8))
+
+
+def fig3_basic_block(profiling_on: bool, k: int = 0) -> Program:
+    """Paper Fig. 3: a method instrumented for basic-block profiling, called in a loop."""
+    a = _Asm()
+    a.label("main")
+    a.emit(NOP)
+    a.emit(BRANCH, "function_entry")  # call
+    a.label("return_site")
+    a.emit(NOP)
+    a.emit(BRANCH, "main")
+    a.label("function_entry")
+    a.emit(NOP)  # prologue
+    a.emit(NOP)
+    a.emit(_pci("pushpf", k))
+    a.emit(_pci("setpf" if profiling_on else "resetpf", k))  # patched by the runtime
+    a.label("LPBX1")
+    _block_counter(a, k)
+    a.emit(NOP)
+    a.emit(NOP)
+    a.emit(BRANCH, "LPBX1", taken=0.7)  # loop back-edge
+    a.label("LPBX2")
+    _block_counter(a, k)
+    a.emit(NOP)
+    a.emit(_pci("poppf", k))
+    a.emit(NOP)  # epilogue
+    a.emit(BRANCH, "return_site")  # return
+    return a.program()
+
+
+def fig4_call_graph(profiling_on: bool, k: int = 0) -> Program:
+    """Paper Fig. 4: call-graph instrumentation, ``jal/b _mcount`` is a PI transfer."""
+    a = _Asm()
+    a.label("main")
+    a.emit(NOP)
+    a.emit(BRANCH, "function_entry")
+    a.label("return_site")
+    a.emit(BRANCH, "main")
+    a.label("function_entry")
+    a.emit(NOP)
+    a.emit(_pci("pushpf", k))
+    a.emit(_pci("setpf" if profiling_on else "resetpf", k))
+    a.emit(_pi("addi", k, rd=1, rs1=31, imm=0))  # mov/b $1, $31
+    a.emit(_pi("jalr", k, rd=31, rs1=0, imm=0), "_mcount")  # jal/b _mcount
+    a.label("after_mcount")
+    a.emit(_pi("addi", k, rd=31, rs1=1, imm=0))  # mov/b $31, $1
+    a.emit(NOP)
+    a.emit(_pci("poppf", k))
+    a.emit(BRANCH, "return_site")
+    a.label("_mcount")
+    for _ in range(6):
+        a.emit(NOP)
+    a.emit(BRANCH, "after_mcount")
+    return a.program()
+
+
+def nested_push_pop(k: int = 0) -> Program:
+    """pushpf/poppf nested three deep with set/reset at each level and PIs between."""
+    a = _Asm()
+    a.label("top")
+    a.emit(_pci("setpf", k))
+    for level, op in enumerate(("resetpf", "setpf", "resetpf")):
+        a.emit(_pci("pushpf", k))
+        a.emit(_pci(op, k))
+        a.emit(_pi("addi", k, rd=5, rs1=5, imm=level))
+    for level in range(3):
+        a.emit(_pci("poppf", k))
+        a.emit(_pi("addi", k, rd=6, rs1=6, imm=level))  # reads the popped flag: hazard
+    a.emit(_pci("poppf", k))  # one pop too many: underflow
+    a.emit(_pi("beq", k, rs1=0, rs2=0, imm=8), "top", taken=0.5)
+    a.emit(BRANCH, "top")
+    return a.program()
+
+
+def overflow_program(depth: int, k: int = 0) -> Program:
+    """``depth + 1`` pushes then as many pops, in a loop: one overflow, one underflow."""
+    a = _Asm()
+    a.label("top")
+    a.emit(_pci("setpf", k))
+    for _ in range(depth + 1):
+        a.emit(_pci("pushpf", k))
+    for _ in range(depth + 1):
+        a.emit(_pci("poppf", k))
+        a.emit(_pi("lw", k, rd=5, rs1=5, imm=0))
+    a.emit(BRANCH, "top")
+    return a.program()
+
+
+def directed_programs(stack_depth: int = 8) -> dict[str, tuple[Program, float]]:
+    """The directed programs and the branch mis-prediction rate to run each with."""
+    return {
+        "fig3_off": (fig3_basic_block(False), 0.05),
+        "fig3_on": (fig3_basic_block(True), 0.05),
+        "fig3_mispredict_in_block": (fig3_basic_block(True), 0.4),
+        "fig4_off_misfetch": (fig4_call_graph(False), 0.3),
+        "fig4_on": (fig4_call_graph(True), 0.1),
+        "nested_push_pop": (nested_push_pop(), 0.2),
+        "overflow": (overflow_program(stack_depth), 0.0),
+    }
