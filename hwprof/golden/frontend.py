@@ -101,6 +101,7 @@ class _Oracle:
         self.rng = rng
         self.pc = program.entry
         self.retired = 0
+        self.log: list[tuple[int, bool]] = []  # (pc, dispatched) in program order
 
     def execute(self) -> tuple[int, int, bool]:
         """Execute the instruction at ``pc``: ``(pc, direction, executed_transfer)``."""
@@ -113,6 +114,7 @@ class _Oracle:
         transfer = bool(out.dispatch) and pc in self.program.targets
         self.pc = self.program.targets[pc] if transfer and direction else pc + 4
         self.retired += 1
+        self.log.append((pc, bool(out.dispatch)))
         return pc, direction, transfer
 
 
@@ -143,6 +145,9 @@ class FrontEnd:
         self.cycle = 0
         self.trace: list[FilterStep] = []
         self.records: list[CycleRecord] = []
+        #: (pc, dispatched) of every correct-path instruction decoded, in order; it
+        #: must equal the oracle's log (a pipelined filter changes nothing architectural).
+        self.path_log: list[tuple[int, bool]] = []
         self.counts = {"fetched": 0, "pi_fetched": 0, "decoded": 0, "pi_decoded": 0,
                        "dispatched": 0, "pi_dispatched": 0, "dropped": 0, "squashed": 0,
                        "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0}  # fmt: skip
@@ -195,6 +200,8 @@ class FrontEnd:
                     continue
                 self.queue.popleft()
                 is_pi = decode(e.word).is_pi
+                if e.on_path:
+                    self.path_log.append((e.pc, bool(out.dispatch >> i & 1)))
                 self.counts["decoded"] += 1
                 self.counts["pi_decoded"] += is_pi
                 if out.dispatch >> i & 1:

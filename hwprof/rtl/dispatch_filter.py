@@ -140,7 +140,9 @@ class DispatchFilter(wiring.Component):
         r_sp = self.restore[n + depth:]
         cur_flags = Mux(self.squash, self.restore[:n], flags)
         cur_stack = Mux(self.squash, self.restore[n:n + depth], stack)
-        cur_sp = Mux(self.squash, Mux(r_sp > depth, depth, r_sp), sp)
+        if (1 << c.sp_width) - 1 > depth:  # an out-of-range restored pointer is clamped
+            r_sp = Mux(r_sp > depth, depth, r_sp)
+        cur_sp = Mux(self.squash, r_sp, sp)
         stopped = self.squash
         popped = Const(0, MAX_FLAGS)
         for i in range(c.lanes):
@@ -161,7 +163,7 @@ class DispatchFilter(wiring.Component):
             sp_mask = (Const(1, depth) << cur_sp)[:depth]
             top = Signal(c.sp_width, name=f"lane{i}_top")
             m.d.comb += top.eq(cur_sp - 1)
-            exists = k < n
+            exists = (k < n) if n < MAX_FLAGS else Const(1)
             mask_n = onehot[:n]
             with m.If(~stopped):
                 with m.If(~self.valid[i]):
