@@ -241,7 +241,8 @@ def test_pipeline_preserves_counts_under_backpressure(seed):
         accepted += valid and shown["in_ready"]
         drained += shown["out_count"] if shown["out_valid"] and ready else 0
         held = sum(s.residual() for s in stages) + sum(
-            s.out_count for s in stages[:2] if s.out_valid)
+            s.out_count for s in stages[:2] if s.out_valid
+        )
         assert drained + held == accepted, f"seed {seed}"
 
 

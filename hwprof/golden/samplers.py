@@ -92,7 +92,7 @@ MAX_KEY_BITS = 128
 
 
 def check_int(name: str, value, low: int, high: int | None = None) -> int:
-    """Validate an integer parameter; messages like ``"rate must be between 2 and 65536, not 1"``."""
+    """Validate an integer; message like ``"rate must be between 2 and 65536, not 1"``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, not {value!r}")
     if value < low or (high is not None and value > high):

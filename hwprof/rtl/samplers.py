@@ -1,0 +1,536 @@
+"""Sampling stream compressors of Sastry et al. (sec. 3): ``R_r``, countdown, ``P_r``,
+``C``, ``CR_r``, ``H[P_r]_n``, and the ``H[P_r]_n A_k`` + message buffer pipeline.
+
+Every component is a ``wiring.Component`` with a tuple stream in
+(``amaranth.lib.stream``, payload = the ``key_bits`` key) and a message stream
+out (payload :func:`message_layout`: ``key``, ``count``). The rules are those of
+:mod:`hwprof.golden.samplers` (which the RTL does not import, apart from its
+configs and constants).
+
+Timing, common to every stage (:func:`output_register`): one tuple per cycle;
+``tuples.ready = ~messages.valid | messages.ready``; an accepted tuple updates
+the sampler at the clock edge and its message (if any) is valid from the next
+cycle (latency 1) until the consumer takes it. The only stall: a message waits
+in the output register and the consumer holds ``ready`` low.
+
+``H[P_r]_n`` keeps its ``n`` counters in an ``amaranth.lib.memory.Memory`` with
+an asynchronous (``comb``) read port and a write port: read-modify-write of one
+counter per cycle, as ``amaranth.lib.fifo.SyncFIFO`` does. (An SRAM macro with a
+registered read would need a second pipeline stage with a bypass for
+back-to-back tuples on the same counter.)
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..golden.samplers import (
+    LFSR_WIDTH,
+    RAND_BITS,
+    SamplerConfig,
+    StratifiedConfig,
+    check_int,
+    random_threshold,
+)
+from ..golden.tagged import AssocConfig
+from ._params import checked_config
+from .hashing import Hash
+from .lfsr import Lfsr
+
+__all__ = [
+    "message_layout",
+    "output_register",
+    "RandomSampler",
+    "CountdownSampler",
+    "PeriodicSampler",
+    "Counter",
+    "CountingRandomSampler",
+    "Stratified",
+    "AssocTable",
+    "MessageBuffer",
+    "StratifiedPipeline",
+]
+
+
+def message_layout(key_bits, count_bits):
+    """A message ``(key, count)``: ``count`` occurrences of ``key``."""
+    return data.StructLayout({"key": key_bits, "count": count_bits})
+
+
+def output_register(m, sink, source, emit, key, count):
+    """The one-message output register shared by every stage.
+
+    ``sink`` is the input stream, ``source`` the message stream; ``emit`` says the
+    tuple being accepted produces the message ``(key, count)``. Returns ``accept``.
+    """
+    accept = Signal()
+    m.d.comb += [
+        sink.ready.eq(~source.valid | source.ready),
+        accept.eq(sink.valid & sink.ready),
+    ]
+    with m.If(source.ready):
+        m.d.sync += source.valid.eq(0)
+    with m.If(accept & emit):
+        m.d.sync += [
+            source.valid.eq(1),
+            source.payload.key.eq(key),
+            source.payload.count.eq(count),
+        ]
+    return accept
+
+
+class _Sampler(wiring.Component):
+    """Common ports: ``tuples`` (In stream of keys), ``messages`` (Out stream)."""
+
+    def __init__(self, key_bits, count_bits, in_layout=None, extra=None):
+        members = {
+            "tuples": In(stream.Signature(in_layout if in_layout is not None else key_bits)),
+            "messages": Out(stream.Signature(message_layout(key_bits, count_bits))),
+        }
+        members.update(extra or {})
+        super().__init__(members)
+
+    def _random(self, m, seed):
+        """The 32-bit LFSR, 16 steps per advance, and its 16 fresh random bits."""
+        m.submodules.lfsr = lfsr = Lfsr(width=LFSR_WIDTH, seed=seed, steps=RAND_BITS)
+        return lfsr, lfsr.state[:RAND_BITS]
+
+
+_STREAM_DOC = """
+    Attributes
+    ----------
+    tuples : In(stream.Signature(key_bits))
+        Input tuples; ``ready = ~messages.valid | messages.ready``.
+    messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
+        Messages ``(key, count)``, valid the cycle after the tuple is accepted.
+
+    Latency: 1 cycle. Raises ``TypeError``/``ValueError`` on bad parameters.
+"""
+
+
+class RandomSampler(_Sampler):
+    __doc__ = (
+        """``R_r``: each tuple selected with probability ``round(2**16 / r) / 2**16``.
+
+    Parameters
+    ----------
+    rate : int
+        ``r``, 2..65536; messages carry ``count = r``.
+    key_bits : int
+        Tuple width.
+    seed : int
+        Reset state of the 32-bit LFSR (16 steps per accepted tuple).
+    """
+        + _STREAM_DOC
+    )
+
+    def __init__(self, rate=256, key_bits=64, seed=1):
+        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits, seed))
+        super().__init__(key_bits, self.config.rate_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        lfsr, u = self._random(m, c.seed)
+        selected = u < random_threshold(c.rate)
+        accept = output_register(m, self.tuples, self.messages, selected, self.tuples.payload,
+                                 c.rate)  # fmt: skip
+        m.d.comb += lfsr.enable.eq(accept)
+        return m
+
+
+class CountdownSampler(_Sampler):
+    __doc__ = (
+        """Countdown random sampler: reloaded with ``1 + ((u * 2r) >> 16)`` in ``<1, 2r>``.
+
+    Parameters
+    ----------
+    rate : int
+        ``r``, 2..65536; the countdown starts at ``r`` after reset.
+    key_bits, seed : int
+        Tuple width; LFSR reset state (the LFSR advances on a reload only).
+    """
+        + _STREAM_DOC
+    )
+
+    def __init__(self, rate=256, key_bits=64, seed=1):
+        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits, seed))
+        super().__init__(key_bits, self.config.rate_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        lfsr, u = self._random(m, c.seed)
+        countdown = Signal(range(2 * c.rate + 1), init=c.rate)
+        fire = countdown == 1
+        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
+                                 c.rate)  # fmt: skip
+        reload = Signal.like(countdown)
+        m.d.comb += reload.eq(1 + ((u * (2 * c.rate)) >> RAND_BITS))
+        m.d.comb += lfsr.enable.eq(accept & fire)
+        with m.If(accept):
+            m.d.sync += countdown.eq(Mux(fire, reload, countdown - 1))
+        return m
+
+
+class PeriodicSampler(_Sampler):
+    __doc__ = (
+        """``P_r``: every ``r``-th tuple, message ``(key, r)``.
+
+    Parameters
+    ----------
+    rate : int
+        ``r``, 2..65536.
+    key_bits : int
+        Tuple width.
+    """
+        + _STREAM_DOC
+    )
+
+    def __init__(self, rate=256, key_bits=64):
+        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits))
+        super().__init__(key_bits, self.config.rate_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        counter = Signal(range(c.rate))
+        fire = counter == c.rate - 1
+        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
+                                 c.rate)  # fmt: skip
+        with m.If(accept):
+            m.d.sync += counter.eq(Mux(fire, 0, counter + 1))
+        return m
+
+
+class Counter(_Sampler):
+    __doc__ = (
+        """``C``: counts tuples; reports ``(key, 2**count_bits - 1)`` on saturation.
+
+    Parameters
+    ----------
+    count_bits : int
+        Counter width, 2..32.
+    key_bits : int
+        Tuple width.
+    """
+        + _STREAM_DOC
+    )
+
+    def __init__(self, count_bits=16, key_bits=64):
+        self.config = checked_config(
+            self, lambda: SamplerConfig(key_bits=key_bits, count_bits=count_bits)
+        )
+        super().__init__(key_bits, count_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        top = (1 << self.config.count_bits) - 1
+        counter = Signal(self.config.count_bits)
+        fire = counter == top - 1
+        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload, top)
+        with m.If(accept):
+            m.d.sync += counter.eq(Mux(fire, 0, counter + 1))
+        return m
+
+
+class CountingRandomSampler(_Sampler):
+    __doc__ = (
+        """``CR_r``: ``R_r`` with a counter; messages carry the count since the last one.
+
+    Parameters
+    ----------
+    rate : int
+        ``r``, 2..65536.
+    count_bits : int
+        Counter width; a saturating counter also sends a message.
+    key_bits, seed : int
+        Tuple width, LFSR reset state.
+    """
+        + _STREAM_DOC
+    )
+
+    def __init__(self, rate=256, count_bits=16, key_bits=64, seed=1):
+        def make():
+            config = SamplerConfig(rate, key_bits, seed, count_bits)
+            if (1 << count_bits) - 1 < rate:
+                raise ValueError(f"count_bits must hold the rate {rate}, not {count_bits}")
+            return config
+
+        self.config = checked_config(self, make)
+        super().__init__(key_bits, count_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        lfsr, u = self._random(m, c.seed)
+        counter = Signal(c.count_bits)
+        plus = Signal(c.count_bits)
+        m.d.comb += plus.eq(counter + 1)
+        fire = (u < random_threshold(c.rate)) | (plus == (1 << c.count_bits) - 1)
+        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload, plus)
+        m.d.comb += lfsr.enable.eq(accept)
+        with m.If(accept):
+            m.d.sync += counter.eq(Mux(fire, 0, plus))
+        return m
+
+
+class Stratified(_Sampler):
+    """``H[P_r]_n``: hash-split into ``n`` substreams, a periodic counter for each.
+
+    Parameters
+    ----------
+    rate : int
+        ``r``, 2..65536 (messages ``(key, r)``).
+    entries : int
+        ``n`` counters (a power of two), in an ``amaranth.lib.memory.Memory`` of
+        ``n x ceil(log2 r)`` bits.
+    key_bits, pc_bits, hash_seed : int
+        Tuple width, its pc field, table seed of the shared hash
+        (:class:`hwprof.rtl.hashing.Hash`).
+    wrap_at : int, optional
+        Mutant hook for the checker's own test: report when a counter reaches
+        ``wrap_at`` instead of ``r`` (default ``r``).
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(key_bits))
+    messages : Out(stream.Signature(message_layout(key_bits, bits(r))))
+
+    Latency: 1 cycle (hash, counter read, compare and write-back in the accept
+    cycle). Stalls only when a message waits and ``messages.ready`` is low.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :class:`hwprof.golden.samplers.StratifiedConfig`.
+    """
+
+    def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1, *,
+                 wrap_at=None):  # fmt: skip
+        self.config = checked_config(
+            self, lambda: StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed)
+        )
+        self.wrap_at = rate if wrap_at is None else wrap_at
+        super().__init__(key_bits, self.config.rate.bit_length())
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        m.submodules.hash = h = Hash(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
+        m.submodules.counters = mem = Memory(shape=max(1, c.counter_bits), depth=c.entries,
+                                             init=[])  # fmt: skip
+        rp = mem.read_port(domain="comb")
+        wp = mem.write_port()
+        fire = rp.data == self.wrap_at - 1
+        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
+                                 c.rate)  # fmt: skip
+        m.d.comb += [
+            h.key.eq(self.tuples.payload),
+            rp.addr.eq(h.index),
+            wp.addr.eq(h.index),
+            wp.en.eq(accept),
+            wp.data.eq(Mux(fire, 0, rp.data + 1)),
+        ]
+        return m
+
+
+def _lowest_one(bits):
+    return bits & (~bits + 1)[: len(bits)]
+
+
+class AssocTable(_Sampler):
+    """``A_k``: associative table of ``k`` counters, a lossless second level (sec. 3.4).
+
+    Parameters
+    ----------
+    entries : int
+        ``k``, 1..64 (flops: ``k * (1 + key_bits + count_bits)``).
+    key_bits, in_count_bits, count_bits : int
+        Key width, input message count width, entry/output count width.
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(message_layout(key_bits, in_count_bits)))
+        Messages from the first-level compressor.
+    messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
+
+    Rules: :class:`hwprof.golden.tagged.AssocTable` (hit accumulates, or reports
+    the old count when it would overflow; miss fills the lowest free entry, else
+    reports and replaces the round-robin victim). Latency 1, one message per cycle.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :class:`hwprof.golden.tagged.AssocConfig`.
+    """
+
+    def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16):
+        self.config = checked_config(
+            self, lambda: AssocConfig(entries, key_bits, in_count_bits, count_bits)
+        )
+        super().__init__(key_bits, count_bits,
+                         in_layout=message_layout(key_bits, in_count_bits))  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        k = c.entries
+        valid = Signal(k)
+        keys = [Signal(c.key_bits, name=f"key{i}") for i in range(k)]
+        counts = [Signal(c.count_bits, name=f"count{i}") for i in range(k)]
+        pointer = Signal(range(k))
+        key = self.tuples.payload.key
+        inc = self.tuples.payload.count
+        match = Signal(k)
+        m.d.comb += match.eq(Cat(*[(keys[i] == key) & valid[i] for i in range(k)]))
+        free = Signal(k)
+        m.d.comb += free.eq(_lowest_one(~valid))
+        hit_count = Signal(c.count_bits)
+        for i in range(k):
+            with m.If(match[i]):
+                m.d.comb += hit_count.eq(counts[i])
+        total = Signal(c.count_bits + 1)
+        m.d.comb += total.eq(hit_count + inc)
+        overflow = total > (1 << c.count_bits) - 1
+        victim_key = Signal(c.key_bits)
+        victim_count = Signal(c.count_bits)
+        for i in range(k):
+            with m.If(pointer == i):
+                m.d.comb += [victim_key.eq(keys[i]), victim_count.eq(counts[i])]
+        hit = match.any()
+        full = valid.all()
+        emit = Mux(hit, overflow, full)
+        out_key = Mux(hit, key, victim_key)
+        out_count = Mux(hit, hit_count, victim_count)
+        accept = output_register(m, self.tuples, self.messages, emit, out_key, out_count)
+        with m.If(accept):
+            for i in range(k):
+                with m.If(hit):
+                    with m.If(match[i]):
+                        m.d.sync += counts[i].eq(Mux(overflow, inc, total))
+                with m.Elif(~full):
+                    with m.If(free[i]):
+                        m.d.sync += [valid[i].eq(1), keys[i].eq(key), counts[i].eq(inc)]
+                with m.Elif(pointer == i):
+                    m.d.sync += [keys[i].eq(key), counts[i].eq(inc)]
+            with m.If(~hit & full):
+                m.d.sync += pointer.eq(Mux(pointer == k - 1, 0, pointer + 1))
+        return m
+
+
+class MessageBuffer(wiring.Component):
+    """Interrupt message buffer (sec. 2.2): a FIFO of ``depth`` messages.
+
+    Parameters
+    ----------
+    depth : int
+        Messages, 1..4096 (default 100), an ``amaranth.lib.fifo.SyncFIFO``.
+    key_bits, count_bits : int
+        Message layout.
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(message_layout(key_bits, count_bits)))
+        Messages in; ``ready = level < depth``.
+    messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
+        The head message for software (``valid = level > 0``; combinational).
+    interrupt : Out(1)
+        ``level == depth``: the buffer is full, software must drain it.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a bad ``depth``.
+    """
+
+    @staticmethod
+    def check(depth, key_bits, count_bits):
+        check_int("depth", depth, 1, 4096)
+        check_int("key_bits", key_bits, 1, 128)
+        check_int("count_bits", count_bits, 1, 32)
+        return depth
+
+    def __init__(self, depth=100, key_bits=64, count_bits=16):
+        self.depth = checked_config(self, lambda: self.check(depth, key_bits, count_bits))
+        layout = message_layout(key_bits, count_bits)
+        super().__init__({
+            "tuples": In(stream.Signature(layout)),
+            "messages": Out(stream.Signature(layout)),
+            "interrupt": Out(1),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = fifo = SyncFIFO(width=len(self.tuples.payload.as_value()),
+                                            depth=self.depth)  # fmt: skip
+        m.d.comb += [
+            fifo.w_data.eq(self.tuples.payload.as_value()),
+            fifo.w_en.eq(self.tuples.valid),
+            self.tuples.ready.eq(fifo.w_rdy),
+            self.messages.valid.eq(fifo.r_rdy),
+            self.messages.payload.as_value().eq(fifo.r_data),
+            fifo.r_en.eq(self.messages.ready),
+            self.interrupt.eq(fifo.level == self.depth),
+        ]
+        return m
+
+
+class StratifiedPipeline(wiring.Component):
+    """``H[P_r]_n A_k`` followed by the message buffer: three chained components.
+
+    Parameters
+    ----------
+    rate, entries, key_bits, pc_bits, hash_seed : int
+        Of the stratified sampler (:class:`Stratified`).
+    assoc_entries, count_bits : int
+        ``k`` and the count width of ``A_k`` (its input count is ``bits(r)``).
+    depth : int
+        Message buffer depth (default 100).
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(key_bits))
+    messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
+        Software's side of the buffer.
+    interrupt : Out(1)
+        The buffer is full.
+
+    Latency: a message leaves ``H[P]`` one cycle after its tuple, ``A_k`` one
+    cycle later, and is at the buffer head the cycle after that. ``ready`` is
+    combinational from the buffer back to ``tuples``: the input stalls when a
+    stage's output register holds a message that the next stage cannot take,
+    i.e. only once the buffer is full (interrupt pending) and the registers
+    behind it have filled.
+    """
+
+    def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
+                 assoc_entries=16, count_bits=16, depth=100):  # fmt: skip
+        checked_config(self, lambda: (
+            StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed),
+            AssocConfig(assoc_entries, key_bits, rate.bit_length(), count_bits),
+            MessageBuffer.check(depth, key_bits, count_bits)))  # fmt: skip
+        self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed)
+        self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits)
+        self.buffer = MessageBuffer(depth, key_bits, count_bits)
+        super().__init__({
+            "tuples": In(stream.Signature(key_bits)),
+            "messages": Out(stream.Signature(message_layout(key_bits, count_bits))),
+            "interrupt": Out(1),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.stratified = s = self.stratified
+        m.submodules.assoc = a = self.assoc
+        m.submodules.buffer = b = self.buffer
+        wiring.connect(m, wiring.flipped(self.tuples), s.tuples)
+        wiring.connect(m, s.messages, a.tuples)
+        wiring.connect(m, a.messages, b.tuples)
+        wiring.connect(m, b.messages, wiring.flipped(self.messages))
+        m.d.comb += self.interrupt.eq(b.interrupt)
+        return m

@@ -1,0 +1,167 @@
+"""Tagged compressor of Sastry et al., sec. 4 (Figure 6), one tuple per cycle.
+
+Rules: :mod:`hwprof.golden.tagged` (E1-E6, the count-preserving E5/E6, the
+set-associative way choice). Structure: the shared hash
+(:class:`hwprof.rtl.hashing.Hash`) gives the set index; the partial tag is the
+xor-fold of ``pc ^ value``; each way is an ``amaranth.lib.memory.Memory`` of
+``sets`` entries ``{valid, tag, hit, miss}`` (``1 + tag_bits + hit_bits +
+miss_bits`` bits; Evict = valid with a non-zero miss counter, as in sec. 4.2)
+with an asynchronous read port and a write port. In the accept cycle all ways
+are read, the way is chosen, the FSM transition computed and the chosen way
+written back; a message goes to the one-message output register
+(:func:`hwprof.rtl.samplers.output_register`).
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data
+from amaranth.lib.memory import Memory
+
+from ..golden.tagged import TaggedConfig
+from ._params import checked_config
+from .hashing import Hash
+from .samplers import _lowest_one, _Sampler, output_register
+
+__all__ = ["TaggedCompressor", "entry_layout"]
+
+
+def entry_layout(tag_bits, hit_bits, miss_bits):
+    return data.StructLayout({"valid": 1, "tag": tag_bits, "hit": hit_bits, "miss": miss_bits})
+
+
+def _xor_fold(value, bits):
+    out = value[:bits]
+    for lo in range(bits, len(value), bits):
+        out = out ^ value[lo : lo + bits]
+    return out
+
+
+class TaggedCompressor(_Sampler):
+    """Tagged compressor (Figure 6): partial tags, hit and miss counters, E1-E6.
+
+    Parameters
+    ----------
+    entries, ways, tag_bits, hit_bits, miss_bits : int
+        Table geometry (default 2048 entries, 2-way, 2-bit tags, 8-bit hit and
+        3-bit miss counters).
+    evict_hits : int
+        *ShouldEvict* threshold (hits needed to report an Evict entry).
+    replace_misses : int
+        *ShouldReplace* threshold (misses after which an Evict entry is replaced).
+    key_bits, pc_bits, hash_seed : int
+        Tuple width, pc field width, table seed of the shared hash.
+    keep_counts : bool
+        ``True`` (the paper's E5/E6). ``False`` builds the mutant that resets
+        the counters on E5/E6 instead, for the checker's own test.
+
+    Attributes
+    ----------
+    tuples : In(stream.Signature(key_bits))
+    messages : Out(stream.Signature(message_layout(key_bits, hit_bits + 1)))
+
+    Latency: 1 cycle; stalls only while a message waits for ``messages.ready``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :class:`hwprof.golden.tagged.TaggedConfig`.
+    """
+
+    def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
+                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, *,
+                 keep_counts=True):  # fmt: skip
+        self.config = checked_config(self, lambda: TaggedConfig(
+            entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
+            key_bits, pc_bits, hash_seed))  # fmt: skip
+        self.keep_counts = keep_counts
+        super().__init__(key_bits, self.config.count_bits)
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self.config
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
+        key = self.tuples.payload
+        m.submodules.hash = h = Hash(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
+        m.d.comb += h.key.eq(key)
+        value_bits = c.key_bits - c.pc_bits
+        width = max(c.pc_bits, value_bits)
+        mixed = Signal(width)
+        m.d.comb += mixed.eq(key[:value_bits] ^ (key[value_bits:] if c.pc_bits else 0))
+        tag = Signal(c.tag_bits)
+        m.d.comb += tag.eq(_xor_fold(mixed, c.tag_bits))
+
+        entries, write_ports = [], []
+        for w in range(c.ways):
+            mem = Memory(shape=layout, depth=c.sets, init=[])
+            m.submodules[f"way{w}"] = mem
+            rp = mem.read_port(domain="comb")
+            wp = mem.write_port()
+            m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
+            entries.append(rp.data)
+            write_ports.append(wp)
+
+        # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
+        hits = Cat(*[e.valid & (e.tag == tag) for e in entries])
+        empty = Cat(*[~e.valid for e in entries])
+        evict = Cat(*[e.valid & (e.miss != 0) for e in entries])
+        smallest = [Signal(name=f"smallest{w}") for w in range(c.ways)]
+        for w, e in enumerate(entries):
+            lower = [e.hit < o.hit for o in entries[:w]]  # strictly below earlier ways
+            not_higher = [e.hit <= o.hit for o in entries[w + 1 :]]
+            cond = 1
+            for term in lower + not_higher:
+                cond = cond & term
+            m.d.comb += smallest[w].eq(cond)
+        onehot = Signal(c.ways)
+        m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
+            empty.any(), _lowest_one(empty), Mux(
+                evict.any(), _lowest_one(evict), _lowest_one(Cat(*smallest))))))  # fmt: skip
+        is_hit = hits.any()
+        cur = Signal(layout)
+        for w in range(c.ways):
+            with m.If(onehot[w]):
+                m.d.comb += cur.eq(entries[w])
+
+        hit_max = c.hit_max
+        plus = Signal(c.hit_bits + 1)
+        m.d.comb += plus.eq(cur.hit + 1)
+        miss_plus = Signal(c.miss_bits + 1)
+        m.d.comb += miss_plus.eq(cur.miss + 1)
+        total = Signal(c.hit_bits + 1)
+        m.d.comb += total.eq(cur.hit + miss_plus)
+        new = Signal(layout)
+        emit = Signal()
+        count = Signal(c.hit_bits + 1)
+        keep = self.keep_counts
+        with m.If(~cur.valid):  # Empty: E1
+            m.d.comb += [new.valid.eq(1), new.tag.eq(tag), new.hit.eq(plus), new.miss.eq(0)]
+        with m.Elif(cur.miss == 0):  # Valid
+            with m.If(is_hit):  # E3, E2 on saturation
+                with m.If(plus == hit_max):
+                    m.d.comb += [emit.eq(1), count.eq(hit_max), new.eq(0)]
+                with m.Else():
+                    m.d.comb += [new.eq(cur), new.hit.eq(plus)]
+            with m.Else():  # E4
+                m.d.comb += [new.eq(cur), new.miss.eq(1)]
+        with m.Else():  # Evict
+            with m.If(is_hit):  # E6a, E6 on ShouldEvict
+                with m.If((plus >= c.evict_hits) | (plus == hit_max)):
+                    m.d.comb += [emit.eq(1), count.eq(plus), new.valid.eq(0), new.tag.eq(0),
+                                 new.hit.eq(cur.miss if keep else 0), new.miss.eq(0)]  # fmt: skip
+                with m.Else():
+                    m.d.comb += [new.eq(cur), new.hit.eq(plus)]
+            with m.Else():  # E5a, E5 on ShouldReplace
+                with m.If(miss_plus >= c.replace_misses):
+                    with m.If(total >= hit_max):
+                        m.d.comb += [emit.eq(1), count.eq(total), new.eq(0)]
+                    with m.Else():
+                        m.d.comb += [new.valid.eq(1), new.tag.eq(tag),
+                                     new.hit.eq(total if keep else 1), new.miss.eq(0)]  # fmt: skip
+                with m.Else():
+                    m.d.comb += [new.eq(cur), new.miss.eq(miss_plus)]
+
+        accept = output_register(m, self.tuples, self.messages, emit, key, count)
+        for w, wp in enumerate(write_ports):
+            m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
+        return m
