@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from .dispatch import DispatchFilter, Lane
 from .isa_profile import NOP, Insn, decode, encode
+from .predictor import PredictorOutputs, ProfileFlagPredictor
 
 __all__ = [
     "Program", "FrontEnd", "CycleRecord", "FilterStep", "BRANCH", "basic_block_program",
@@ -92,6 +93,17 @@ class _Entry:
     on_path: bool
     wrong_next: bool  # on the correct path, but fetch continued at the wrong successor
     next_pc: int  # the correct successor (on the correct path only)
+    skipped: int = 0  # the profile-flag predictor skipped the block this PI leads
+
+
+@dataclass
+class PredictorStep:
+    """One cycle of the profile-flag predictor: its inputs and the golden outputs."""
+
+    fetch: list[tuple[int, int]]  # (insn, pc) of the fetched lanes
+    update: list[tuple[int, int, int]]  # (insn, pc, flag) of the decoded lanes
+    squash: int
+    out: object  # PredictorOutputs
 
 
 class _Oracle:
@@ -117,17 +129,34 @@ class _Oracle:
         self.log.append((pc, bool(out.dispatch)))
         return pc, direction, transfer
 
+    def skip_to(self, follow: int) -> tuple[int, int]:
+        """Fetch skipped ``pc .. follow``: ``(profile instructions, genuine ones)`` skipped.
+
+        A skipped instruction is *genuine* when the architecture would have
+        executed it (not a PI, or a PI whose flag is on): a stale block (A.2).
+        """
+        pis = genuine = 0
+        for pc in range(self.pc, follow, 4):
+            d = decode(self.program.word(pc))
+            pis += d.is_pi
+            genuine += not d.is_pi or bool(self.state.flag(d.k))
+        self.pc = follow
+        return pis, genuine
+
 
 class FrontEnd:
     """Cycle model. ``run(instructions)`` until that many correct-path instructions.
 
     Parameters: those of :class:`~hwprof.golden.dispatch.DispatchConfig` plus
     ``queue_size`` (fetch queue entries), ``resolve_latency`` (dispatch to branch
-    resolution, cycles), ``mispredict_rate`` and ``seed``.
+    resolution, cycles), ``mispredict_rate``, ``seed``, and ``predictor``: None (no
+    profile-flag predictor) or a dict of :class:`~hwprof.golden.predictor.
+    PredictorConfig` parameters (``{}`` for the defaults) to fetch with one.
     """
 
     def __init__(self, program: Program, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32,
-                 queue_size=8, resolve_latency=3, mispredict_rate=0.05, seed=0):
+                 queue_size=8, resolve_latency=3, mispredict_rate=0.05, seed=0,
+                 predictor=None):
         params = dict(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
                       addr_width=addr_width)  # fmt: skip
         self.filter = DispatchFilter(**params)
@@ -144,13 +173,22 @@ class FrontEnd:
         self.inflight: deque[tuple[int, int, int]] = deque()  # (resolve cycle, ckpt, next pc)
         self.cycle = 0
         self.trace: list[FilterStep] = []
+        self.predictor = None
+        self.predictor_trace: list[PredictorStep] = []
+        if predictor is not None:
+            self.predictor = ProfileFlagPredictor(lanes=lanes, n_flags=n_flags,
+                                                  addr_width=addr_width, **predictor)  # fmt: skip
+        self._fetch_log: list[tuple[int, int]] = []
+        self._lookups: list = []
         self.records: list[CycleRecord] = []
         #: (pc, dispatched) of every correct-path instruction decoded, in order; it
         #: must equal the oracle's log (a pipelined filter changes nothing architectural).
         self.path_log: list[tuple[int, bool]] = []
         self.counts = {"fetched": 0, "pi_fetched": 0, "decoded": 0, "pi_decoded": 0,
                        "dispatched": 0, "pi_dispatched": 0, "dropped": 0, "squashed": 0,
-                       "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0}  # fmt: skip
+                       "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0,
+                       "skips": 0, "skipped": 0, "pi_skipped": 0, "genuine_skipped": 0,
+                       "path_pi": 0}  # fmt: skip
 
     # ------------------------------------------------------------------ fetch
     def _fetch(self, rec: CycleRecord) -> None:
@@ -160,22 +198,42 @@ class FrontEnd:
             pc = self.fetch_pc
             word = self.program.word(pc)
             transfer = pc in self.program.targets
+            lookup = None
+            if self.predictor is not None:
+                lookup = self.predictor.fetch_lane(word, pc)
+                self._fetch_log.append((word, pc))
+                self._lookups.append(lookup)
             if self.on_path:
                 _, direction, _ = self.oracle.execute()
                 pred = direction ^ int(transfer and self.rng.random() < self.mispredict_rate)
                 next_pc = self.oracle.pc
+                self.counts["path_pi"] += decode(word).is_pi
             else:
                 pred, next_pc = int(self.rng.random() < 0.5), 0
             pred &= int(transfer)
-            fetched_next = self.program.targets[pc] if pred else pc + 4
+            skip = bool(lookup and lookup.skip)
+            if lookup and (lookup.not_taken or skip):
+                pred = 0  # prediction-bit rule; a skip overrides branch prediction
+            fetched_next = lookup.follow if skip else self.program.targets[pc] if pred else pc + 4
+            if skip:
+                self.counts["skips"] += 1
+                leader_dropped = self.on_path and not self.oracle.log[-1][1]
+                if leader_dropped and next_pc == pc + 4:
+                    # a correct skip: the oracle walks over the block
+                    pis, genuine = self.oracle.skip_to(fetched_next)
+                    next_pc = fetched_next
+                    self.counts["skipped"] += (fetched_next - pc - 4) // 4
+                    self.counts["pi_skipped"] += pis
+                    self.counts["path_pi"] += pis
+                    self.counts["genuine_skipped"] += genuine
             wrong = self.on_path and fetched_next != next_pc
-            self.queue.append(_Entry(pc, word, pred, self.on_path, wrong, next_pc))
+            self.queue.append(_Entry(pc, word, pred, self.on_path, wrong, next_pc, int(skip)))
             rec.fetched.append(pc)
             self.counts["fetched"] += 1
             self.counts["pi_fetched"] += decode(word).is_pi
             self.on_path = self.on_path and not wrong
             self.fetch_pc = fetched_next
-            if pred:
+            if pred or skip:
                 return
 
     # ----------------------------------------------------------------- cycle
@@ -186,19 +244,22 @@ class FrontEnd:
             _, restore, squash_pc = self.inflight.popleft()
             squash = 1
         head = list(self.queue)[: self.lanes]
-        lanes = [Lane(1, e.word, e.pc, e.pred_taken) for e in head]
+        lanes = [Lane(1, e.word, e.pc, e.pred_taken, e.skipped) for e in head]
         out = self.filter.step(lanes, squash=squash, restore=restore)
         self.trace.append(FilterStep(lanes, squash, restore, out))
         redirect = None
+        update = []
         if squash:
             self.inflight.clear()
             redirect, rec.cause, self.on_path = squash_pc, "branch", True
             self.counts["branch_mispredict"] += 1
         else:
+            last = out.take.bit_length() - 1  # the redirecting lane, if any
             for i, e in enumerate(head):
                 if not out.take >> i & 1:
                     continue
                 self.queue.popleft()
+                update.append((e.word, e.pc, out.dispatch >> i & 1))
                 is_pi = decode(e.word).is_pi
                 if e.on_path:
                     self.path_log.append((e.pc, bool(out.dispatch >> i & 1)))
@@ -208,17 +269,25 @@ class FrontEnd:
                     rec.dispatched.append(e.pc)
                     self.counts["dispatched"] += 1
                     self.counts["pi_dispatched"] += is_pi
-                    if e.wrong_next and e.pc in self.program.targets:
+                    # A flag mis-prediction redirect makes pc + 4 the leader's
+                    # predicted successor; the branch unit checks that one.
+                    wrong = e.wrong_next
+                    if out.redirect and i == last:
+                        wrong = e.on_path and out.redirect_pc != e.next_pc
+                    if wrong and e.pc in self.program.targets:
                         self.inflight.append(
                             (self.cycle + self.resolve_latency, out.ckpt[i], e.next_pc))
                 if out.drop >> i & 1:
                     rec.dropped.append(e.pc)
                     self.counts["dropped"] += 1
-                if out.redirect and i == max(j for j in range(self.lanes) if out.take >> j & 1):
+                if out.redirect and i == last:
                     redirect = out.redirect_pc
                     rec.cause = "misfetch" if out.misfetch else "flag_mispredict"
                     self.counts[rec.cause] += 1
-                    self.on_path = e.on_path
+                    self.on_path = e.on_path and redirect == e.next_pc
+        if self.predictor is not None:
+            self.predictor.begin()
+            self._fetch_log, self._lookups = [], []
         if redirect is not None:
             rec.squashed = len(self.queue)
             self.counts["squashed"] += rec.squashed
@@ -226,9 +295,24 @@ class FrontEnd:
             rec.redirect = self.fetch_pc = redirect
         else:
             self._fetch(rec)
+        if self.predictor is not None:
+            bits = self.predictor.bits
+            self.predictor.end(update, squash)
+            self.predictor_trace.append(PredictorStep(
+                self._fetch_log, update, squash, self._predictor_outputs(bits)))
         self.records.append(rec)
         self.cycle += 1
         return rec
+
+    def _predictor_outputs(self, bits):
+        # The lookups of this cycle used the table as it was before end().
+        out = PredictorOutputs(bits=bits)
+        out.follow = [0] * self.lanes
+        for i, lookup in enumerate(self._lookups):
+            out.skip |= lookup.skip << i
+            out.not_taken |= lookup.not_taken << i
+            out.follow[i] = lookup.follow
+        return out
 
     def run(self, instructions: int, max_cycles: int | None = None) -> None:
         """Step until ``instructions`` correct-path instructions were fetched."""

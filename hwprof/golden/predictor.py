@@ -1,0 +1,234 @@
+"""Golden model of the profile-flag predictor (Vaswani et al., sec. III-B.2, IV, appendix A.1).
+
+Fetch side, per fetched instruction (lanes in program order):
+
+* **Prediction bits** (sec. III-B.2, *prediction bit based branch prediction*): one
+  bit per profile flag, set/reset by *fetched* ``setpf``/``resetpf`` (speculatively;
+  never restored). A PI transfer of type ``k`` whose bit is off is predicted not
+  taken (``not_taken``); otherwise the ordinary branch predictor decides.
+* **Lookup** (sec. IV-A): a PI whose address hits a block-descriptor entry whose
+  prediction bit is 0 (predicted ignored) and whose lock bit is 0 is the leader of
+  a block to skip: ``skip`` with the entry's block ``follow`` address, but only for
+  blocks of at least ``min_block`` instructions (``follow - leader >= 4 *
+  min_block``; sec. VII-C: skipping pays from 4). Fetch then continues at
+  ``follow``; the leader itself still goes to the fetch queue, marked skipped.
+
+Decode side, per decoded instruction (``update`` lanes, in order):
+
+* The **leader address register**: an instruction that is not a PI clears it; a
+  PI that finds it clear becomes the leader.
+* For every PI, the table is indexed with the leader address. No entry: create
+  one only if the flag is off (tag, ``follow = leader + 4``, prediction 0, lock 1).
+  Entry found: while locked, ``follow := pc + 4`` if that is larger; the lock is
+  cleared when ``pc`` is the leader itself (the leader is seen again, so the whole
+  block has been seen once); the prediction bit := the flag.
+* Table: ``sets`` x ``ways`` (``ways`` 1 or 2), index = word address bits, tag = the
+  rest; a new entry goes to an invalid way, else to the least recently updated one
+  (one LRU bit per set).
+* One table row is written per cycle: the updates of a decode group that belong
+  to the first leader of the group are applied; PIs of a second profile block in
+  the same group only move the leader register (hwprof's choice: one
+  read-modify-write port).
+* ``squash`` (branch mis-prediction) clears the leader register.
+* Mis-prediction recovery (appendix A.1) is the decode filter's job
+  (:mod:`hwprof.golden.dispatch`, ``skipped`` lanes); the update of the leader then
+  sets the entry's prediction bit to 1.
+
+Addresses are byte addresses of 4-byte instructions, modulo ``2**addr_width``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dispatch import MAX_LANES, _int_in
+from .isa_profile import MAX_FLAGS, decode
+
+__all__ = ["PredictorConfig", "FetchOut", "PredictorOutputs", "ProfileFlagPredictor"]
+
+
+@dataclass(frozen=True)
+class PredictorConfig:
+    """``lanes`` 1..4, ``n_flags`` 1..8, ``sets`` a power of two 1..1024, ``ways`` 1..2,
+    ``min_block`` 1..64 instructions, ``addr_width`` 8..64."""
+
+    lanes: int = 4
+    n_flags: int = 1
+    sets: int = 64
+    ways: int = 2
+    min_block: int = 4
+    addr_width: int = 32
+
+    def __post_init__(self):
+        _int_in("lanes", self.lanes, 1, MAX_LANES)
+        _int_in("n_flags", self.n_flags, 1, MAX_FLAGS)
+        _int_in("sets", self.sets, 1, 1024)
+        if self.sets & (self.sets - 1):
+            raise ValueError(f"sets must be a power of two, not {self.sets!r}")
+        _int_in("ways", self.ways, 1, 2)
+        _int_in("min_block", self.min_block, 1, 64)
+        _int_in("addr_width", self.addr_width, 8, 64)
+        if self.addr_width - 2 - self.index_bits < 1:
+            raise ValueError(
+                f"addr_width {self.addr_width} leaves no tag bits for {self.sets} sets")
+
+    @property
+    def index_bits(self) -> int:
+        return (self.sets - 1).bit_length()
+
+    @property
+    def word_bits(self) -> int:
+        return self.addr_width - 2
+
+    @property
+    def tag_bits(self) -> int:
+        return self.word_bits - self.index_bits
+
+    @property
+    def entry_bits(self) -> int:
+        """Tag, follow (word address), prediction bit, lock bit (in the memory)."""
+        return self.tag_bits + self.word_bits + 2
+
+    @property
+    def memory_bits(self) -> int:
+        return self.sets * self.ways * self.entry_bits
+
+    @property
+    def flop_bits(self) -> int:
+        """Valid bits and LRU bits (flops, so that reset clears them)."""
+        return self.sets * self.ways + (self.sets if self.ways == 2 else 0)
+
+
+@dataclass
+class _Entry:
+    valid: int = 0
+    tag: int = 0
+    follow: int = 0  # word address
+    pred: int = 0
+    lock: int = 0
+
+
+@dataclass
+class FetchOut:
+    skip: int = 0
+    follow: int = 0  # byte address
+    not_taken: int = 0
+
+
+@dataclass
+class PredictorOutputs:
+    """Per cycle; lane sets are bit masks."""
+
+    skip: int = 0
+    not_taken: int = 0
+    follow: list[int] = field(default_factory=list)  # per fetch lane, 0 unless skip
+    bits: int = 0  # prediction bits at the start of the cycle
+
+
+class ProfileFlagPredictor:
+    """Cycle model: ``step(fetch=[(insn, pc)...], update=[(insn, pc, flag)...], squash=0)``.
+
+    ``fetch`` are the instructions fetched this cycle, ``update`` those decoded
+    this cycle with the flag value each saw (dispatched PI: 1, dropped: 0).
+    For the front-end model, ``begin()``, ``fetch_lane()`` and ``end()`` do the
+    same one fetch lane at a time.
+    """
+
+    def __init__(self, **params):
+        self.config = PredictorConfig(**params)
+        c = self.config
+        self.table = [[_Entry() for _ in range(c.ways)] for _ in range(c.sets)]
+        self.mru = [0] * c.sets
+        self.bits = 0
+        self.leader = 0
+        self.leader_valid = 0
+        self._bits = 0
+
+    # ---------------------------------------------------------------- address
+    def _split(self, pc: int) -> tuple[int, int, int]:
+        c = self.config
+        word = pc >> 2 & ((1 << c.word_bits) - 1)
+        return word, word & (c.sets - 1), word >> c.index_bits
+
+    def _find(self, index: int, tag: int):
+        for way, entry in enumerate(self.table[index]):
+            if entry.valid and entry.tag == tag:
+                return way
+        return None
+
+    # ------------------------------------------------------------------ fetch
+    def begin(self) -> None:
+        self._bits = self.bits
+
+    def fetch_lane(self, insn: int, pc: int) -> FetchOut:
+        c = self.config
+        d = decode(insn)
+        out = FetchOut()
+        bit = self._bits >> d.k & 1 if d.k < c.n_flags else 0
+        if d.is_cti and not bit:
+            out.not_taken = 1
+        if d.kind == "pci" and d.op in ("setpf", "resetpf") and d.k < c.n_flags:
+            self._bits = self._bits & ~(1 << d.k) | int(d.op == "setpf") << d.k
+        if d.is_pi:
+            word, index, tag = self._split(pc)
+            way = self._find(index, tag)
+            if way is not None:
+                entry = self.table[index][way]
+                length = (entry.follow - word) & ((1 << c.word_bits) - 1)
+                if not entry.pred and not entry.lock and length >= c.min_block:
+                    out.skip = 1
+                    out.follow = entry.follow << 2
+        return out
+
+    # ----------------------------------------------------------------- update
+    def end(self, update=(), squash=0) -> None:
+        self.bits = self._bits
+        if squash:
+            self.leader_valid = 0
+            return
+        row_leader = None
+        for insn, pc, flag in update:
+            if not decode(insn).is_pi:
+                self.leader_valid = 0
+                continue
+            if not self.leader_valid:
+                self.leader, self.leader_valid = pc, 1
+            if row_leader is None:
+                row_leader = self.leader
+            if self.leader == row_leader:
+                self._update(pc, self.leader, flag)
+
+    def _update(self, pc: int, leader: int, flag: int) -> None:
+        c = self.config
+        mask = (1 << c.word_bits) - 1
+        word = pc >> 2 & mask
+        lword, index, tag = self._split(leader)
+        way = self._find(index, tag)
+        if way is None:
+            if flag:
+                return
+            row = self.table[index]
+            invalid = [w for w in range(c.ways) if not row[w].valid]
+            way = invalid[0] if invalid else (1 - self.mru[index] if c.ways == 2 else 0)
+            row[way] = _Entry(1, tag, (lword + 1) & mask, 0, 1)
+            self.mru[index] = way
+            return
+        entry = self.table[index][way]
+        if entry.lock and (word + 1) & mask > entry.follow:
+            entry.follow = (word + 1) & mask
+        if word == lword:
+            entry.lock = 0
+        entry.pred = flag
+        self.mru[index] = way
+
+    def step(self, fetch=(), update=(), squash=0) -> PredictorOutputs:
+        out = PredictorOutputs(bits=self.bits)
+        self.begin()
+        for i, (insn, pc) in enumerate(fetch):
+            lane = self.fetch_lane(insn, pc)
+            out.skip |= lane.skip << i
+            out.not_taken |= lane.not_taken << i
+            out.follow.append(lane.follow)
+        out.follow += [0] * (self.config.lanes - len(out.follow))
+        self.end(update, squash)
+        return out

@@ -1,0 +1,143 @@
+"""Golden profile-flag predictor on cases worked out from the paper (sec. III-B.2, IV)."""
+
+import random
+
+import pytest
+
+from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
+from hwprof.golden.isa_profile import NOP, Insn, encode
+from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
+
+
+def pi(op="lw", k=0):
+    return encode(Insn("pi", op, k, imm=8 if op in ("beq", "bne") else 0))
+
+
+def pci(op, k=0):
+    return encode(Insn("pci", op, k=k))
+
+
+LEADER = 0x400
+
+
+def visit(p, length, flag, leader=LEADER, lanes=1):
+    """Decode one visit of a block of ``length`` PIs at ``leader``, then an ordinary insn."""
+    insns = [(pi(), leader + 4 * j, flag) for j in range(length)] + [(NOP, leader + 4 * length, 0)]
+    for i in range(0, len(insns), lanes):
+        p.step(update=insns[i:i + lanes])
+
+
+def lookup(p, pc=LEADER, word=None):
+    return p.step(fetch=[(pi() if word is None else word, pc)])
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"sets": 48}, "sets must be a power of two, not 48"),
+    ({"ways": 3}, "ways must be between 1 and 2, not 3"),
+    ({"min_block": 0}, "min_block must be between 1 and 64, not 0"),
+    ({"sets": 1024, "addr_width": 12}, "addr_width 12 leaves no tag bits for 1024 sets"),
+])  # fmt: skip
+def test_config_validation(params, message):
+    with pytest.raises(ValueError, match=message):
+        PredictorConfig(**params)
+
+
+def test_default_table_is_about_1kb():
+    c = PredictorConfig()
+    # 2 ways x 64 sets of tag (24) + follow (30) + prediction + lock = 56 bits
+    assert (c.tag_bits, c.entry_bits, c.memory_bits) == (24, 56, 7168)
+    assert c.memory_bits + c.flop_bits < 8 * 1024
+
+
+def test_block_is_skipped_only_after_a_full_visit_and_the_lock_clears():
+    p = ProfileFlagPredictor(lanes=1)
+    visit(p, 5, flag=0)  # creates the entry, locked
+    assert lookup(p).skip == 0
+    visit(p, 5, flag=0)  # leader seen again: lock cleared
+    out = lookup(p)
+    assert (out.skip, out.follow) == (1, [LEADER + 20])
+
+
+def test_no_entry_is_created_while_the_flag_is_on():
+    p = ProfileFlagPredictor(lanes=1)
+    visit(p, 5, flag=1)
+    visit(p, 5, flag=1)
+    assert lookup(p).skip == 0
+    assert not any(e.valid for row in p.table for e in row)
+
+
+def test_prediction_bit_follows_the_flag():
+    p = ProfileFlagPredictor(lanes=2)
+    visit(p, 6, flag=0, lanes=2)
+    visit(p, 6, flag=0, lanes=2)
+    assert lookup(p).skip == 1
+    visit(p, 6, flag=1, lanes=2)  # profiling turned on: predicted dispatched
+    assert lookup(p).skip == 0
+    visit(p, 6, flag=0, lanes=2)
+    assert lookup(p).skip == 1
+
+
+@pytest.mark.parametrize("min_block", [1, 4, 6])
+def test_short_blocks_are_not_skipped(min_block):
+    for length in range(1, 8):
+        p = ProfileFlagPredictor(lanes=1, min_block=min_block)
+        visit(p, length, flag=0)
+        visit(p, length, flag=0)
+        assert lookup(p).skip == int(length >= min_block), (length, min_block)
+
+
+def test_only_pis_are_looked_up():
+    p = ProfileFlagPredictor(lanes=1)
+    visit(p, 5, flag=0)
+    visit(p, 5, flag=0)
+    assert lookup(p, word=NOP).skip == 0
+
+
+def test_lru_replacement_within_a_set():
+    p = ProfileFlagPredictor(lanes=1, sets=4)
+    stride = 4 * 4  # same set every 4 words
+    a, b, c = 0x1000, 0x1000 + 16 * stride, 0x1000 + 32 * stride
+    for leader in (a, b, a, b):
+        visit(p, 4, 0, leader)
+    visit(p, 4, 0, a)  # a most recently updated: b is the victim
+    visit(p, 4, 0, c)
+    visit(p, 4, 0, c)
+    assert [lookup(p, x).skip for x in (a, b, c)] == [1, 0, 1]
+
+
+def test_prediction_bits_make_pi_branches_not_taken():
+    p = ProfileFlagPredictor(lanes=4, n_flags=2)
+    out = p.step(fetch=[(pi("beq", 1), 0), (pci("setpf", 1), 4), (pi("beq", 1), 8),
+                        (pi("bne", 0), 12)])  # fmt: skip
+    assert out.not_taken == 0b1001
+    assert p.step(fetch=[(pci("resetpf", 1), 0), (pi("beq", 1), 4)]).not_taken == 0b10
+
+
+def test_squash_clears_the_leader_register():
+    p = ProfileFlagPredictor(lanes=1)
+    p.step(update=[(pi(), LEADER, 0)])
+    p.step(squash=1)
+    p.step(update=[(pi(), LEADER + 4, 0)])  # now a leader itself
+    assert p.leader == LEADER + 4
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4])
+def test_front_end_with_predictor_follows_the_oracle(lanes, seed):
+    program = basic_block_program(random.Random(seed), n_flags=2, toggle_rate=0.5)
+    frontend = FrontEnd(program, lanes=lanes, n_flags=2, seed=seed, predictor={})
+    frontend.run(6000)
+    n = len(frontend.path_log)
+    assert n > 5000 and frontend.path_log == frontend.oracle.log[:n], f"seed {seed}"
+    assert frontend.counts["genuine_skipped"] == 0
+
+
+def test_predictor_skips_basic_block_counters_when_profiling_is_off(seed):
+    """Fig. 3 with profiling off: after warm-up the 5-PI counters are skipped."""
+    program, _ = directed_programs()["fig3_off"]
+    without = FrontEnd(program, lanes=4, seed=seed)
+    without.run(3000)
+    frontend = FrontEnd(program, lanes=4, seed=seed, predictor={})
+    frontend.run(3000)
+    c = frontend.counts
+    assert c["pi_skipped"] > 0.5 * c["path_pi"] and c["genuine_skipped"] == 0
+    assert c["pi_fetched"] < without.counts["pi_fetched"] / 2
