@@ -23,8 +23,13 @@ def key_stream(rng, kind, n, key_bits=64, aliases=None):
 
 
 def cycles(rng, keys, valid_p=0.9, ready_p=0.7, max_count=None):
-    """Per cycle: (in_valid, key, count, out_ready); a key is held until accepted."""
+    """Per cycle: (in_valid, key, count, out_ready); a key is held until accepted.
+
+    Stream rule: once ``valid`` is raised it stays up with the same payload until
+    the tuple is accepted.
+    """
     pending = None
+    holding = False
     keys = iter(keys)
     while True:
         if pending is None:
@@ -32,7 +37,8 @@ def cycles(rng, keys, valid_p=0.9, ready_p=0.7, max_count=None):
                 pending = (next(keys), rng.randrange(1, max_count + 1) if max_count else 1)
             except StopIteration:
                 return
-        valid = int(rng.random() < valid_p)
+        valid = int(holding or rng.random() < valid_p)
         accepted = yield (valid, pending[0], pending[1], int(rng.random() < ready_p))
+        holding = bool(valid and not accepted)
         if accepted:
             pending = None

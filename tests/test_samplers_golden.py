@@ -22,7 +22,13 @@ from hwprof.golden.samplers import (
     random_threshold,
 )
 from hwprof.golden.stats import binomial_acceptance
-from hwprof.golden.tagged import AssocTable, MessageBuffer, TaggedCompressor, tag_of
+from hwprof.golden.tagged import (
+    AssocTable,
+    MessageBuffer,
+    TaggedCompressor,
+    aliasing_keys,
+    tag_of,
+)
 
 
 def streams(rng, n, key_bits=64):
@@ -136,21 +142,8 @@ def test_stratified_counts_per_hash_index():
             assert m == (k, 3)
 
 
-def keys_in_one_set(model, count, distinct_tags=True):
-    """``count`` keys with the same set index and pairwise different tags."""
-    c = model.config
-    found, tags, target = [], set(), None
-    for k in range(1, 1 << 20):
-        index = model.hash(k)
-        tag = tag_of(k, c.tag_bits, c.key_bits, c.pc_bits)
-        if target is None:
-            target = index
-        if index == target and (tag not in tags or not distinct_tags):
-            found.append(k)
-            tags.add(tag)
-            if len(found) == count:
-                return found
-    raise AssertionError("no keys")
+def keys_in_one_set(model, count):
+    return aliasing_keys(model, count)
 
 
 def test_tagged_transitions_e1_e3_e4_e5a_e6():
@@ -223,7 +216,7 @@ def test_message_buffer_interrupt_when_full():
     buf = MessageBuffer(depth=3)
     shown = [buf.step(in_valid=1, in_key=i, in_count=1, out_ready=0) for i in range(5)]
     assert [s["in_ready"] for s in shown] == [1, 1, 1, 0, 0]
-    assert [s["interrupt"] for s in shown] == [0, 0, 0, 1, 1]
+    assert [s["irq"] for s in shown] == [0, 0, 0, 1, 1]
     out = buf.step(out_ready=1)
     assert (out["out_valid"], out["out_key"]) == (1, 0)
 

@@ -8,6 +8,7 @@ from amaranth.sim import Simulator
 
 from hwprof.golden import samplers as gs
 from hwprof.golden import tagged as gt
+from hwprof.golden.tagged import aliasing_keys
 from hwprof.rtl import samplers as rs
 from hwprof.rtl import tagged as rt
 from tests.samplers_stim import cycles, key_stream
@@ -46,8 +47,8 @@ def run(dut, model, rng, keys, *, structured_input=False, max_count=None, limit=
                 if value != want[name]:
                     failures.append((cycle, name, value, want[name]))
                     return
-            if "interrupt" in want and ctx.get(dut.interrupt) != want["interrupt"]:
-                failures.append((cycle, "interrupt", ctx.get(dut.interrupt), want["interrupt"]))
+            if "irq" in want and ctx.get(dut.irq) != want["irq"]:
+                failures.append((cycle, "irq", ctx.get(dut.irq), want["irq"]))
                 return
             accepted = valid and want["in_ready"]
             cycle += 1
@@ -90,12 +91,6 @@ def test_sampler_matches_golden(name, kind, seed):
 def tagged_params():
     return {"entries": 8, "ways": 2, "hit_bits": 4, "miss_bits": 2, "evict_hits": 3,
             "replace_misses": 2}  # fmt: skip
-
-
-def aliasing_keys(model, count):
-    from tests.test_samplers_golden import keys_in_one_set
-
-    return keys_in_one_set(model, count)
 
 
 @pytest.mark.parametrize("kind", KINDS + ["alias"])

@@ -46,7 +46,7 @@ pointer is reported and replaced, and the pointer advances. Lossless.
 Message buffer
 --------------
 A FIFO of ``depth`` messages (Amaranth ``SyncFIFO`` timing: level changes at the
-edge; ``in_ready = level < depth``; ``interrupt = level == depth``; the head is
+edge; ``in_ready = level < depth``; ``irq = level == depth`` (the interrupt line); the head is
 shown while ``level > 0``).
 """
 
@@ -66,6 +66,7 @@ __all__ = [
     "MessageBuffer",
     "tag_of",
     "space_bits",
+    "aliasing_keys",
 ]
 
 EMPTY, VALID, EVICT = "Empty", "Valid", "Evict"
@@ -316,7 +317,7 @@ class MessageBuffer:
             "out_valid": int(bool(self.fifo)),
             "out_key": head[0],
             "out_count": head[1],
-            "interrupt": int(len(self.fifo) == self.depth),
+            "irq": int(len(self.fifo) == self.depth),
         }
 
     def step(self, in_valid=0, in_key=0, in_count=1, out_ready=1) -> dict:
@@ -329,3 +330,24 @@ class MessageBuffer:
 
     def residual(self):
         return sum(n for _, n in self.fifo)
+
+
+def aliasing_keys(model: TaggedCompressor, count: int, start: int = 1) -> list[int]:
+    """``count`` keys (searched upward from ``start``) that index the same set of
+    ``model`` with pairwise different partial tags: the adversarial stream that makes
+    tuples fight over one set."""
+    c = model.config
+    if count > 1 << c.tag_bits:
+        raise ValueError(f"count must be at most 2**tag_bits = {1 << c.tag_bits}, not {count}")
+    found, tags, target = [], set(), None
+    key = start
+    while len(found) < count:
+        index = model.hash(key)
+        tag = tag_of(key, c.tag_bits, c.key_bits, c.pc_bits)
+        if target is None:
+            target = index
+        if index == target and tag not in tags:
+            found.append(key)
+            tags.add(tag)
+        key += 1
+    return found

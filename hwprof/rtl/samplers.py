@@ -439,8 +439,9 @@ class MessageBuffer(wiring.Component):
         Messages in; ``ready = level < depth``.
     messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
         The head message for software (``valid = level > 0``; combinational).
-    interrupt : Out(1)
-        ``level == depth``: the buffer is full, software must drain it.
+    irq : Out(1)
+        Interrupt line (``irq``; "interrupt" is reserved in Verilator's C++): ``level ==
+        depth``, the buffer is full and software must drain it.
 
     Raises
     ------
@@ -461,7 +462,7 @@ class MessageBuffer(wiring.Component):
         super().__init__({
             "tuples": In(stream.Signature(layout)),
             "messages": Out(stream.Signature(layout)),
-            "interrupt": Out(1),
+            "irq": Out(1),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -475,7 +476,7 @@ class MessageBuffer(wiring.Component):
             self.messages.valid.eq(fifo.r_rdy),
             self.messages.payload.as_value().eq(fifo.r_data),
             fifo.r_en.eq(self.messages.ready),
-            self.interrupt.eq(fifo.level == self.depth),
+            self.irq.eq(fifo.level == self.depth),
         ]
         return m
 
@@ -497,7 +498,7 @@ class StratifiedPipeline(wiring.Component):
     tuples : In(stream.Signature(key_bits))
     messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
         Software's side of the buffer.
-    interrupt : Out(1)
+    irq : Out(1)
         The buffer is full.
 
     Latency: a message leaves ``H[P]`` one cycle after its tuple, ``A_k`` one
@@ -520,7 +521,7 @@ class StratifiedPipeline(wiring.Component):
         super().__init__({
             "tuples": In(stream.Signature(key_bits)),
             "messages": Out(stream.Signature(message_layout(key_bits, count_bits))),
-            "interrupt": Out(1),
+            "irq": Out(1),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -532,5 +533,5 @@ class StratifiedPipeline(wiring.Component):
         wiring.connect(m, s.messages, a.tuples)
         wiring.connect(m, a.messages, b.tuples)
         wiring.connect(m, b.messages, wiring.flipped(self.messages))
-        m.d.comb += self.interrupt.eq(b.interrupt)
+        m.d.comb += self.irq.eq(b.irq)
         return m

@@ -1,0 +1,163 @@
+"""Stratified-sampling compressors on Verilator against the golden models, every cycle.
+
+One module for every top of hwprof/tops/samplers.py (the golden model is chosen
+by the toplevel's name) and for the test-only ``sampler_bank`` wrapper that holds
+several samplers side by side (one Verilator build for all of them). Streams, in
+phases: random keys, one key (every tuple aliases to one entry; saturates the
+counters), a ping-pong pair of keys that share a set (drives an entry through
+Evict again and again), keys aliasing to one set, a hot/cold mix; each phase
+with a different random output backpressure.
+"""
+
+from __future__ import annotations
+
+import cocotb
+from cocotb.triggers import FallingEdge, ReadOnly
+from harness import check_equal, golden_params, param, rng, start_in_reset
+
+from hwprof.golden import samplers as gs
+from hwprof.golden import tagged as gt
+
+SIMPLE = {
+    "sampler_random": gs.RandomSampler,
+    "sampler_countdown": gs.CountdownSampler,
+    "sampler_periodic": gs.PeriodicSampler,
+    "sampler_counter": gs.Counter,
+    "sampler_cr": gs.CountingRandomSampler,
+    "stratified": gs.Stratified,
+    "tagged_compressor": gt.TaggedCompressor,
+    "assoc_table": gt.AssocTable,
+}
+
+#: The bank (tests/sampler_bank.py): channel prefix -> (golden class, parameters).
+BANK = param("bank", {})
+
+
+def golden_for(name, params):
+    if name == "stratified_pipeline":
+        p = params
+        return gs.Pipeline([
+            gs.Stratified(p["rate"], p["entries"], p["key_bits"], p["pc_bits"], p["hash_seed"]),
+            gt.AssocTable(p["assoc_entries"], p["key_bits"], p["rate"].bit_length(),
+                          p["count_bits"]),
+            gt.MessageBuffer(p["depth"]),
+        ])  # fmt: skip
+    return SIMPLE[name](**params)
+
+
+def colliding_keys(model, r, count=4):
+    """Keys that share one table entry/set of ``model`` (if it hashes), else random."""
+    inner = model.stages[0] if isinstance(model, gs.Pipeline) else model
+    if isinstance(inner, gt.TaggedCompressor):
+        return gt.aliasing_keys(inner, min(count, 1 << inner.config.tag_bits), r.getrandbits(20))
+    if hasattr(inner, "hash"):
+        first = r.getrandbits(32)
+        target, keys, key = inner.hash(first), [first], first + 1
+        while len(keys) < count:
+            if inner.hash(key) == target:
+                keys.append(key)
+            key += 1
+        return keys
+    return [r.getrandbits(32) for _ in range(count)]
+
+
+class Channel:
+    """One stream-in/stream-out port pair of the DUT and its golden model."""
+
+    def __init__(self, dut, prefix, model, r, structured, key_bits, in_count_bits):
+        self.dut, self.model, self.r = dut, model, r
+        self.port = lambda name: getattr(dut, f"{prefix}{name}")
+        self.structured = structured
+        self.key_bits, self.in_count_bits = key_bits, in_count_bits
+        self.aliases = colliding_keys(model, r)
+        self.hot = [r.getrandbits(key_bits) for _ in range(6)]
+        self.pending = None
+        self.holding = False
+        self.tuples = 0
+        self.name = prefix or "top"
+
+    def next_key(self, phase, i):
+        r = self.r
+        if phase == "random":
+            return r.getrandbits(self.key_bits)
+        if phase == "one-key":
+            return self.aliases[0]
+        if phase == "ping-pong":
+            return self.aliases[i % 2]
+        if phase == "alias":
+            return r.choice(self.aliases)
+        return r.choice(self.hot) if r.random() < 0.8 else r.getrandbits(self.key_bits)
+
+    def drive(self, phase, i, ready_p):
+        r = self.r
+        if self.pending is None:
+            count = r.randrange(1, 1 << self.in_count_bits) if self.structured else 1
+            self.pending = (self.next_key(phase, i), count)
+        self.valid = int(self.holding or r.random() < 0.9)
+        self.ready = int(r.random() < ready_p)
+        key, count = self.pending
+        payload = key | (count << self.key_bits) if self.structured else key
+        self.port("tuples__valid").value = self.valid
+        self.port("tuples__payload").value = payload
+        self.port("messages__ready").value = self.ready
+
+    def check(self, cycle):
+        key, count = self.pending
+        want = self.model.step(in_valid=self.valid, in_key=key, in_count=count,
+                               out_ready=self.ready)  # fmt: skip
+        ctx = f"{self.name}, tuple {self.tuples}"
+        check_equal(cycle, f"{self.name} tuples.ready", int(self.port("tuples__ready").value),
+                    want["in_ready"], ctx)  # fmt: skip
+        check_equal(cycle, f"{self.name} messages.valid",
+                    int(self.port("messages__valid").value), want["out_valid"], ctx)  # fmt: skip
+        if want["out_valid"]:
+            payload = int(self.port("messages__payload").value)
+            mask = (1 << self.key_bits) - 1
+            check_equal(cycle, f"{self.name} message key", payload & mask, want["out_key"], ctx)
+            check_equal(cycle, f"{self.name} message count", payload >> self.key_bits,
+                        want["out_count"], ctx)  # fmt: skip
+        if "irq" in want:
+            check_equal(cycle, "irq", int(self.dut.irq.value), want["irq"], ctx)
+        accepted = self.valid and want["in_ready"]
+        self.holding = bool(self.valid and not accepted)
+        if accepted:
+            self.pending = None
+            self.tuples += 1
+
+
+PHASES = [("random", 0.7), ("one-key", 1.0), ("ping-pong", 0.5), ("alias", 0.9),
+          ("mix", 0.2), ("one-key", 0.05), ("alias", 1.0)]  # fmt: skip
+
+
+@cocotb.test()
+async def compressor_matches_golden(dut):
+    cycles = param("cycles", 20_000)
+    r = rng()
+    name = dut._name
+    channels = []
+    if name == "sampler_bank":
+        for prefix, (kind, params) in BANK.items():
+            model = golden_for(kind, {k: v for k, v in params.items()})
+            channels.append(Channel(dut, f"{prefix}_", model, r, False, params.get("key_bits", 64),
+                                    0))  # fmt: skip
+    else:
+        params = golden_params()
+        model = golden_for(name, params)
+        structured = name == "assoc_table"
+        channels.append(Channel(dut, "", model, r, structured, params["key_bits"],
+                                params.get("in_count_bits", 0)))  # fmt: skip
+    inputs = {}
+    for ch in channels:
+        prefix = "" if ch.name == "top" else f"{ch.name}"
+        inputs.update({f"{prefix}tuples__valid": 0, f"{prefix}messages__ready": 0})
+    await start_in_reset(dut, inputs)
+    per_phase = max(1, cycles // len(PHASES))
+    for cycle in range(cycles):
+        phase, ready_p = PHASES[min(cycle // per_phase, len(PHASES) - 1)]
+        for ch in channels:
+            ch.drive(phase, cycle, ready_p)
+        await ReadOnly()
+        for ch in channels:
+            ch.check(cycle)
+        await FallingEdge(dut.clk)
+    dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
