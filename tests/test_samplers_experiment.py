@@ -1,0 +1,32 @@
+"""``hwprof experiment sampler-montecarlo --quick``: runs, writes its files, and the
+helpers (4% crossing, classes) compute what they claim on hand-made curves."""
+
+import json
+
+from hwprof.cli import main
+from hwprof.experiments.sampler_montecarlo import classes, crossing
+
+
+def test_quick_run_writes_plot_and_summary(tmp_path, capsys):
+    assert main(["experiment", "sampler-montecarlo", "--quick", "-o", str(tmp_path)]) == 0
+    for ext in ("png", "md", "json"):
+        assert (tmp_path / f"sampler-montecarlo-quick.{ext}").stat().st_size > 0
+    data = json.loads((tmp_path / "sampler-montecarlo-quick.json").read_text())
+    assert set(data["curves"]) == {"R", "P", "CR", "H[R]", "H[P]", "H[CR]", "CR-gaps"}
+    # H[P] is the most accurate sampler at every length, even at 150 runs per point
+    for i in range(len(data["lengths"])):
+        assert data["curves"]["H[P]"][i] < min(data["curves"][s][i] for s in ("R", "P", "CR"))
+    assert "crossing_4pct" in capsys.readouterr().out
+
+
+def test_crossing_interpolates():
+    assert crossing([1000, 2000, 3000], [8.0, 6.0, 2.0]) == 2500.0
+    assert crossing([1000, 2000], [3.0, 2.0]) == 1000.0
+    assert crossing([1000, 2000], [9.0, 5.0]) is None
+
+
+def test_classes_split_on_gaps():
+    curves = {"R": [10, 10], "H[R]": [10, 10.2], "P": [8, 8], "CR": [8.1, 8], "H[P]": [5, 5],
+              "H[CR]": [5, 5.1]}  # fmt: skip
+    groups, _ = classes(curves)
+    assert sorted(map(sorted, groups)) == [["CR", "P"], ["H[CR]", "H[P]"], ["H[R]", "R"]]
