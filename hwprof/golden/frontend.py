@@ -41,7 +41,7 @@ from .predictor import PredictorOutputs, ProfileFlagPredictor
 __all__ = [
     "Program", "FrontEnd", "CycleRecord", "FilterStep", "BRANCH", "basic_block_program",
     "fig3_basic_block", "fig4_call_graph", "nested_push_pop", "overflow_program",
-    "directed_programs",
+    "directed_programs", "stale_block_patches",
 ]
 
 BRANCH = 0x00000063  # an ordinary conditional branch word (beq x0, x0, 0)
@@ -314,10 +314,19 @@ class FrontEnd:
             out.follow[i] = lookup.follow
         return out
 
-    def run(self, instructions: int, max_cycles: int | None = None) -> None:
-        """Step until ``instructions`` correct-path instructions were fetched."""
+    def run(self, instructions: int, max_cycles: int | None = None, patches=()) -> None:
+        """Step until ``instructions`` correct-path instructions were fetched.
+
+        ``patches``: ``(count, address, word)``: once ``count`` correct-path
+        instructions were fetched, the program word at ``address`` changes (the
+        runtime patching code, sec. III-C; in-flight copies are not updated).
+        """
         limit = max_cycles or 20 * instructions + 100
+        pending = sorted(patches)
         while self.oracle.retired < instructions and self.cycle < limit:
+            while pending and self.oracle.retired >= pending[0][0]:
+                _, address, word = pending.pop(0)
+                self.program.words[address] = word
             self.step()
 
 
@@ -505,6 +514,17 @@ def overflow_program(depth: int, k: int = 0) -> Program:
         a.emit(_pi("lw", k, rd=5, rs1=5, imm=0))
     a.emit(BRANCH, "top")
     return a.program()
+
+
+def stale_block_patches(program: Program, at: int) -> list[tuple[int, int, int]]:
+    """Fig. 3's second counter block (LPBX2) recompiled shorter at the same address.
+
+    After ``at`` instructions the last two of its five PIs become ordinary
+    instructions: a predictor entry learnt before still skips all five (A.2).
+    """
+    counters = sorted(pc for pc, w in program.words.items() if decode(w).is_pi)
+    block = counters[5:10]
+    return [(at, block[3], NOP), (at, block[4], NOP)]
 
 
 def directed_programs(stack_depth: int = 8) -> dict[str, tuple[Program, float]]:

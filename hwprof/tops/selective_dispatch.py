@@ -3,6 +3,7 @@
 from ..catalog import Param, Top
 from ..golden.dispatch import DispatchConfig
 from ..rtl.dispatch_filter import DispatchFilter
+from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 
 
 def _filter_budget(params):
@@ -11,6 +12,14 @@ def _filter_budget(params):
         "flops": config.ckpt_width,
         "source": "Vaswani et al., sec. III-B, V: n profile flags (the paper gives no gate "
                   "count; hwprof adds the flag stack and its pointer)",
+    }
+
+
+def _predictor_budget(params):
+    return {
+        "memory_bits": 8 * 1024,
+        "source": "Vaswani et al., sec. VII-C: 2-way x 64-set block descriptor table, "
+                  "about 1 KB",
     }
 
 
@@ -29,5 +38,22 @@ TOPS = [
         budget=_filter_budget,
         variants=({}, {"lanes": 1}, {"lanes": 2, "n_flags": 8}),
         cocotb_module="test_dispatch_filter",
+    ),
+    Top(
+        name="profile_flag_predictor",
+        description="fetch-stage profile-flag predictor: block descriptor table, prediction "
+                    "bits, leader register (Vaswani et al.)",
+        build=ProfileFlagPredictor,
+        params=(
+            Param("lanes", 4, "int", "fetch/decode lanes, 1..4"),
+            Param("n_flags", 1, "int", "profile flags (prediction bits), 1..8"),
+            Param("sets", 64, "int", "table sets, power of two"),
+            Param("ways", 2, "int", "table ways, 1..2 (LRU)"),
+            Param("min_block", 4, "int", "smallest block skipped, instructions"),
+            Param("addr_width", 32, "int", "instruction address width, 8..64"),
+        ),
+        budget=_predictor_budget,
+        variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}),
+        cocotb_module="test_profile_flag_predictor",
     ),
 ]

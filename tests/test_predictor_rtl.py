@@ -1,0 +1,105 @@
+"""profile_flag_predictor RTL (Amaranth simulator) against the golden front end's predictor."""
+
+import random
+
+import pytest
+from amaranth.sim import Simulator
+
+from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
+from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
+from hwprof.synth import to_verilog
+
+TABLE = ("sets", "ways", "min_block")
+
+
+class LockIgnored(ProfileFlagPredictor):
+    """Mutant: entries are read while still locked."""
+
+    def _readable(self, entry):
+        return ~entry.pred
+
+
+def trace(params, program, seed, instructions=3000, rate=0.05):
+    frontend = FrontEnd(program, lanes=params["lanes"], n_flags=params["n_flags"],
+                        mispredict_rate=rate, seed=seed,
+                        predictor={k: params[k] for k in TABLE if k in params})  # fmt: skip
+    frontend.run(instructions)
+    return frontend
+
+
+def compare(dut, lanes, steps):
+    """Drive the recorded predictor steps; return the first mismatch or None."""
+    result = []
+
+    async def bench(ctx):
+        for cycle, st in enumerate(steps):
+            fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
+            update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
+            ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
+            ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
+            ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
+            ctx.set(dut.squash, st.squash)
+            for i in range(lanes):
+                ctx.set(dut.fetch_insn[i], fetch[i][0])
+                ctx.set(dut.fetch_pc[i], fetch[i][1])
+                ctx.set(dut.upd_insn[i], update[i][0])
+                ctx.set(dut.upd_pc[i], update[i][1])
+            got = (ctx.get(dut.skip), ctx.get(dut.not_taken),
+                   [ctx.get(dut.follow[i]) for i in range(lanes)], ctx.get(dut.bits))
+            want = (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
+            if got != want:
+                result.append((cycle, got, want))
+                return
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return result[0] if result else None
+
+
+@pytest.mark.parametrize("params", [
+    {"lanes": 2, "n_flags": 2, "sets": 8, "ways": 2, "min_block": 2},
+    {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
+    {"lanes": 1, "n_flags": 3, "sets": 4, "ways": 1, "min_block": 1},
+    {"lanes": 3, "n_flags": 8, "sets": 16, "ways": 2, "min_block": 3},
+])  # fmt: skip
+def test_rtl_matches_golden_on_random_programs(params, seed):
+    program = basic_block_program(random.Random(seed), n_flags=params["n_flags"],
+                                  toggle_rate=0.5)  # fmt: skip
+    frontend = trace(params, program, seed)
+    assert frontend.counts["skips"] > 0, f"seed {seed}: nothing skipped"
+    dut = ProfileFlagPredictor(**params)
+    assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
+
+
+@pytest.mark.parametrize("name", ["fig3_off", "fig4_off_misfetch", "nested_push_pop"])
+def test_rtl_matches_golden_on_directed_programs(name, seed):
+    params = {"lanes": 4, "n_flags": 1}
+    program, rate = directed_programs()[name]
+    frontend = trace(params, program, seed, rate=rate)
+    assert compare(ProfileFlagPredictor(**params), 4, frontend.predictor_trace) is None
+
+
+def test_checker_catches_a_predictor_that_ignores_the_lock(seed):
+    params = {"lanes": 2, "n_flags": 1, "sets": 8}
+    program = basic_block_program(random.Random(seed), toggle_rate=0.5)
+    frontend = trace(params, program, seed)
+    mismatch = compare(LockIgnored(**params), 2, frontend.predictor_trace)
+    assert mismatch is not None and mismatch[1][0] != mismatch[2][0], f"seed {seed}"
+
+
+@pytest.mark.parametrize("params, error, message", [
+    ({"sets": 48}, ValueError, "sets must be a power of two, not 48"),
+    ({"ways": 4}, ValueError, "ways must be between 1 and 2, not 4"),
+    ({"min_block": "4"}, TypeError, "min_block must be an integer, not '4'"),
+])  # fmt: skip
+def test_rtl_parameter_errors(params, error, message):
+    with pytest.raises(error, match=message):
+        ProfileFlagPredictor(**params)
+
+
+def test_generates_verilog():
+    text = to_verilog(ProfileFlagPredictor(), "profile_flag_predictor")
+    assert "module profile_flag_predictor" in text
