@@ -17,6 +17,8 @@ BANK = {
     "cr": ("sampler_cr", {"rate": 6, "count_bits": 4, "key_bits": 40, "seed": 3}),
     "strat": ("stratified", {"rate": 5, "entries": 16, "key_bits": 40, "pc_bits": 8,
                              "hash_seed": 4}),
+    "hcr": ("stratified", {"rate": 4, "entries": 8, "key_bits": 40, "pc_bits": 8,
+                           "hash_seed": 2, "sampler": "cr", "seed": 9, "count_bits": 4}),
 }  # fmt: skip
 
 _RTL = {

@@ -77,6 +77,10 @@ SIMPLE = {
            lambda: gs.CountingRandomSampler(rate=6, count_bits=4, seed=3)),
     "stratified": (lambda: rs.Stratified(rate=4, entries=8),
                    lambda: gs.Stratified(rate=4, entries=8)),
+    "h-cr": (lambda: rs.Stratified(rate=3, entries=4, sampler="cr", count_bits=3, seed=11),
+             lambda: gs.Stratified(rate=3, entries=4, sampler="cr", count_bits=3, seed=11)),
+    "h-random": (lambda: rs.Stratified(rate=3, entries=4, sampler="random", seed=5),
+                 lambda: gs.Stratified(rate=3, entries=4, sampler="random", seed=5)),
 }  # fmt: skip
 
 

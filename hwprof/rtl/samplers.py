@@ -280,26 +280,38 @@ class CountingRandomSampler(_Sampler):
 
 
 class Stratified(_Sampler):
-    """``H[P_r]_n``: hash-split into ``n`` substreams, a periodic counter for each.
+    """``H[X_r]_n``: hash-split into ``n`` substreams, one sampler ``X`` each.
+
+    ``X = P_r`` (default, ``H[P_r]_n``, sec. 3.5): a table of ``n`` counters; the
+    tuple that brings its counter to ``r`` is sent as ``(key, r)`` and the counter
+    resets. ``X = CR_r``: one LFSR (as in ``CR_r``) and ``n`` counters of
+    ``count_bits``; a selected (or saturating) tuple is sent with its substream's
+    count. ``X = R_r``: stateless, so one ``R_r`` serves every substream (no table,
+    no hash: the paper's ``H[R_r]_n = R_r``).
 
     Parameters
     ----------
     rate : int
-        ``r``, 2..65536 (messages ``(key, r)``).
+        ``r``, 2..65536.
     entries : int
         ``n`` counters (a power of two), in an ``amaranth.lib.memory.Memory`` of
-        ``n x ceil(log2 r)`` bits.
+        ``n x ceil(log2 r)`` bits (``n x count_bits`` for ``cr``).
     key_bits, pc_bits, hash_seed : int
         Tuple width, its pc field, table seed of the shared hash
         (:class:`hwprof.rtl.hashing.Hash`).
+    sampler : str
+        ``"periodic"`` (default), ``"cr"`` or ``"random"``.
+    seed, count_bits : int
+        LFSR reset state (``cr``, ``random``), counter width (``cr``).
     wrap_at : int, optional
-        Mutant hook for the checker's own test: report when a counter reaches
-        ``wrap_at`` instead of ``r`` (default ``r``).
+        Mutant hook for the checker's own test: a periodic counter reports when it
+        reaches ``wrap_at`` instead of ``r`` (default ``r``).
 
     Attributes
     ----------
     tuples : In(stream.Signature(key_bits))
-    messages : Out(stream.Signature(message_layout(key_bits, bits(r))))
+    messages : Out(stream.Signature(message_layout(key_bits, count)))
+        ``count`` is ``bits(r)`` wide (``count_bits`` for ``cr``).
 
     Latency: 1 cycle (hash, counter read, compare and write-back in the accept
     cycle). Stalls only when a message waits and ``messages.ready`` is low.
@@ -310,31 +322,45 @@ class Stratified(_Sampler):
         See :class:`hwprof.golden.samplers.StratifiedConfig`.
     """
 
-    def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1, *,
-                 wrap_at=None):  # fmt: skip
-        self.config = checked_config(
-            self, lambda: StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed)
-        )
+    def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
+                 sampler="periodic", seed=1, count_bits=16, *, wrap_at=None):  # fmt: skip
+        self.config = checked_config(self, lambda: StratifiedConfig(
+            rate, entries, key_bits, pc_bits, hash_seed, sampler, seed, count_bits))  # fmt: skip
         self.wrap_at = rate if wrap_at is None else wrap_at
-        super().__init__(key_bits, self.config.rate.bit_length())
+        width = count_bits if sampler == "cr" else self.config.rate.bit_length()
+        super().__init__(key_bits, width)
 
     def elaborate(self, platform):
         m = Module()
         c = self.config
+        key = self.tuples.payload
+        if c.sampler != "periodic":
+            lfsr, u = self._random(m, c.seed)
+            selected = u < random_threshold(c.rate)
+        if c.sampler == "random":
+            accept = output_register(m, self.tuples, self.messages, selected, key, c.rate)
+            m.d.comb += lfsr.enable.eq(accept)
+            return m
         m.submodules.hash = h = Hash(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
-        m.submodules.counters = mem = Memory(shape=max(1, c.counter_bits), depth=c.entries,
-                                             init=[])  # fmt: skip
+        width = c.count_bits if c.sampler == "cr" else max(1, c.counter_bits)
+        m.submodules.counters = mem = Memory(shape=width, depth=c.entries, init=[])
         rp = mem.read_port(domain="comb")
         wp = mem.write_port()
-        fire = rp.data == self.wrap_at - 1
-        accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
-                                 c.rate)  # fmt: skip
+        if c.sampler == "periodic":
+            fire = rp.data == self.wrap_at - 1
+            accept = output_register(m, self.tuples, self.messages, fire, key, c.rate)
+            m.d.comb += wp.data.eq(Mux(fire, 0, rp.data + 1))
+        else:
+            plus = Signal(c.count_bits)
+            m.d.comb += plus.eq(rp.data + 1)
+            fire = selected | (plus == (1 << c.count_bits) - 1)
+            accept = output_register(m, self.tuples, self.messages, fire, key, plus)
+            m.d.comb += [wp.data.eq(Mux(fire, 0, plus)), lfsr.enable.eq(accept)]
         m.d.comb += [
-            h.key.eq(self.tuples.payload),
+            h.key.eq(key),
             rp.addr.eq(h.index),
             wp.addr.eq(h.index),
             wp.en.eq(accept),
-            wp.data.eq(Mux(fire, 0, rp.data + 1)),
         ]
         return m
 

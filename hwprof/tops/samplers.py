@@ -23,6 +23,8 @@ COUNT = Param("count_bits", 16, "int", "counter / message count width")
 
 
 def stratified_budget(params):
+    if params["sampler"] != "periodic":
+        return None
     counter_bits = (params["rate"] - 1).bit_length()
     return {
         "memory_bits": params["entries"] * counter_bits,
@@ -85,7 +87,7 @@ TOPS = [
     ),
     Top(
         name="stratified",
-        description="H[P_r]_n stratified periodic sampler on the shared hash (Sastry et al.)",
+        description="H[X_r]_n stratified sampler, default H[P_256]_2048, shared hash (Sastry)",
         build=Stratified,
         params=(
             RATE,
@@ -93,9 +95,12 @@ TOPS = [
             KEY,
             PC,
             HASH,
-        ),  # fmt: skip
+            Param("sampler", "periodic", "str", "X of H[X]_n: periodic, cr or random"),
+            SEED,
+            COUNT,
+        ),
         budget=stratified_budget,
-        variants=({}, {"rate": 512}),
+        variants=({}, {"rate": 512}, {"sampler": "cr"}),
         cocotb_module="test_samplers",
     ),
     Top(
