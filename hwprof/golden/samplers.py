@@ -64,7 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hashing import HashFunction
-from .lfsr import Lfsr
+from .lfsr import Lfsr, _check_int
 
 __all__ = [
     "RAND_BITS",
@@ -91,14 +91,9 @@ LFSR_WIDTH = 32
 MAX_KEY_BITS = 128
 
 
-def check_int(name: str, value, low: int, high: int | None = None) -> int:
-    """Validate an integer; message like ``"rate must be between 2 and 65536, not 1"``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValueError(f"{name} must be {bound}, not {value!r}")
-    return value
+#: Integer validation with the project's message text ("rate must be between 2 and
+#: 65536, not 1"), shared with the LFSR's configuration.
+check_int = _check_int
 
 
 def check_power_of_two(name: str, value, low: int, high: int) -> int:
