@@ -131,7 +131,7 @@ def _one(seed, fraction, predictor, size):
         "profiling": fraction,
         "predictor": predictor is not None,
         # program instructions on the correct path: executed or skipped by fetch
-        "instructions": frontend.oracle.retired + c["skipped"],
+        "instructions": frontend.oracle.retired,
         "cycles": frontend.cycle,
         "pi_on_path": c["path_pi"],
         "pi_fetched": c["pi_fetched"] / path,

@@ -140,6 +140,7 @@ class _Oracle:
             d = decode(self.program.word(pc))
             pis += d.is_pi
             genuine += not d.is_pi or bool(self.state.flag(d.k))
+        self.retired += (follow - self.pc) // 4  # program instructions passed over
         self.pc = follow
         return pis, genuine
 
@@ -315,7 +316,7 @@ class FrontEnd:
         return out
 
     def run(self, instructions: int, max_cycles: int | None = None, patches=()) -> None:
-        """Step until ``instructions`` correct-path instructions were fetched.
+        """Step until ``instructions`` correct-path instructions were fetched or skipped.
 
         ``patches``: ``(count, address, word)``: once ``count`` correct-path
         instructions were fetched, the program word at ``address`` changes (the
