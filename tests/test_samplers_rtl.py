@@ -14,10 +14,15 @@ from hwprof.rtl import tagged as rt
 from tests.samplers_stim import cycles, key_stream
 
 
-def run(dut, model, rng, keys, *, structured_input=False, max_count=None, limit=None):
-    """Drive ``dut`` and ``model`` together; return the first mismatch or None."""
+def run(dut, model, rng, keys, *, structured_input=False, max_count=None, ready_p=None,
+        valid_p=0.9, stats=None):  # fmt: skip
+    """Drive ``dut`` and ``model`` together; return the first mismatch or None.
+
+    ``stats`` (a dict) receives the number of cycles and of accepted tuples.
+    """
     failures = []
-    gen = cycles(rng, keys, ready_p=rng.choice([0.3, 0.7, 1.0]), max_count=max_count)
+    ready_p = rng.choice([0.3, 0.7, 1.0]) if ready_p is None else ready_p
+    gen = cycles(rng, keys, valid_p=valid_p, ready_p=ready_p, max_count=max_count)
     key_mask = (1 << model_key_bits(dut)) - 1
 
     async def bench(ctx):
@@ -51,6 +56,9 @@ def run(dut, model, rng, keys, *, structured_input=False, max_count=None, limit=
                 failures.append((cycle, "irq", ctx.get(dut.irq), want["irq"]))
                 return
             accepted = valid and want["in_ready"]
+            if stats is not None:
+                stats["cycles"] = cycle + 1
+                stats["accepted"] = stats.get("accepted", 0) + int(bool(accepted))
             cycle += 1
             await ctx.tick()
 
@@ -90,6 +98,20 @@ def test_sampler_matches_golden(name, kind, seed):
     rng = random.Random(seed)
     dut, model = SIMPLE[name][0](), SIMPLE[name][1]()
     assert run(dut, model, rng, key_stream(rng, kind, 300)) is None, f"seed {seed}"
+
+
+@pytest.mark.parametrize("name", sorted(SIMPLE) + ["tagged"])
+def test_one_tuple_per_cycle_without_backpressure(name, seed):
+    """Valid every cycle, consumer always ready: every cycle accepts a tuple (no stall)."""
+    rng = random.Random(seed)
+    if name == "tagged":
+        dut, model = rt.TaggedCompressor(**tagged_params()), gt.TaggedCompressor(**tagged_params())
+    else:
+        dut, model = SIMPLE[name][0](), SIMPLE[name][1]()
+    stats = {}
+    keys = key_stream(rng, "mix", 200)
+    assert run(dut, model, rng, keys, ready_p=1.0, valid_p=1.0, stats=stats) is None
+    assert stats == {"cycles": 200, "accepted": 200}
 
 
 def tagged_params():
