@@ -11,20 +11,15 @@ seeded random basic-block programs of ``HWPROF_INSTRUCTIONS`` instructions each.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
+from frontend_programs import pack, replay_random_programs
 from harness import check_equal, golden_params, param, seed, start_in_reset
 
-from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
+from hwprof.golden.frontend import FrontEnd, directed_programs
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
            "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
-
-
-def _pack(values, width):
-    return sum(v << (i * width) for i, v in enumerate(values))
 
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:
@@ -35,11 +30,11 @@ async def replay(dut, frontend: FrontEnd, name: str) -> int:
     await start_in_reset(dut, {"valid": 0, "squash": 0})
     for cycle, step in enumerate(frontend.trace):
         ls = step.lanes + [None] * (lanes - len(step.lanes))
-        dut.valid.value = _pack([1 if lane else 0 for lane in ls], 1)
-        dut.pred_taken.value = _pack([lane.pred_taken if lane else 0 for lane in ls], 1)
-        dut.skipped.value = _pack([lane.skipped if lane else 0 for lane in ls], 1)
-        dut.insn.value = _pack([lane.insn if lane else 0 for lane in ls], 32)
-        dut.pc.value = _pack([lane.pc if lane else 0 for lane in ls], addr)
+        dut.valid.value = pack([1 if lane else 0 for lane in ls], 1)
+        dut.pred_taken.value = pack([lane.pred_taken if lane else 0 for lane in ls], 1)
+        dut.skipped.value = pack([lane.skipped if lane else 0 for lane in ls], 1)
+        dut.insn.value = pack([lane.insn if lane else 0 for lane in ls], 32)
+        dut.pc.value = pack([lane.pc if lane else 0 for lane in ls], addr)
         dut.squash.value = step.squash
         dut.restore.value = step.restore
         await ReadOnly()
@@ -47,7 +42,7 @@ async def replay(dut, frontend: FrontEnd, name: str) -> int:
         for signal in SCALARS:
             check_equal(cycle, signal, int(getattr(dut, signal).value),
                         getattr(step.out, signal), context)  # fmt: skip
-        check_equal(cycle, "ckpt", int(dut.ckpt.value), _pack(step.out.ckpt, ckpt_width), context)
+        check_equal(cycle, "ckpt", int(dut.ckpt.value), pack(step.out.ckpt, ckpt_width), context)
         await FallingEdge(dut.clk)
     return len(frontend.trace)
 
@@ -71,11 +66,4 @@ async def directed_programs_match(dut):
 @cocotb.test()
 async def random_programs_match(dut):
     """Seeded random basic-block programs, ``instructions`` correct-path instructions each."""
-    params = golden_params()
-    instructions = param("instructions", 50_000)
-    for index in range(param("programs", 2)):
-        program_seed = seed() * 1000 + index
-        program = basic_block_program(random.Random(program_seed), n_flags=params["n_flags"])
-        frontend = _frontend(program, 0.05, program_seed, instructions)
-        cycles = await replay(dut, frontend, f"random #{index} (seed {program_seed})")
-        dut._log.info("random #%d: %d cycles equal, counts %s", index, cycles, frontend.counts)
+    await replay_random_programs(dut, _frontend, replay)

@@ -11,24 +11,14 @@ basic-block programs of ``HWPROF_INSTRUCTIONS`` instructions each.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
+from frontend_programs import pack, replay_random_programs
 from harness import check_equal, golden_params, param, seed, start_in_reset
 
-from hwprof.golden.frontend import (
-    FrontEnd,
-    basic_block_program,
-    directed_programs,
-    stale_block_patches,
-)  # fmt: skip
+from hwprof.golden.frontend import FrontEnd, directed_programs, stale_block_patches
 
 TABLE = ("sets", "ways", "min_block")
-
-
-def _pack(values, width):
-    return sum(v << (i * width) for i, v in enumerate(values))
 
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:
@@ -39,17 +29,17 @@ async def replay(dut, frontend: FrontEnd, name: str) -> int:
         fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
         update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
         dut.fetch_valid.value = (1 << len(st.fetch)) - 1
-        dut.fetch_insn.value = _pack([f[0] for f in fetch], 32)
-        dut.fetch_pc.value = _pack([f[1] for f in fetch], addr)
+        dut.fetch_insn.value = pack([f[0] for f in fetch], 32)
+        dut.fetch_pc.value = pack([f[1] for f in fetch], addr)
         dut.upd_valid.value = (1 << len(st.update)) - 1
-        dut.upd_insn.value = _pack([u[0] for u in update], 32)
-        dut.upd_pc.value = _pack([u[1] for u in update], addr)
-        dut.upd_flag.value = _pack([u[2] for u in update], 1)
+        dut.upd_insn.value = pack([u[0] for u in update], 32)
+        dut.upd_pc.value = pack([u[1] for u in update], addr)
+        dut.upd_flag.value = pack([u[2] for u in update], 1)
         dut.squash.value = st.squash
         await ReadOnly()
         context = f"program {name}"
         check_equal(cycle, "skip", int(dut.skip.value), st.out.skip, context)
-        check_equal(cycle, "follow", int(dut.follow.value), _pack(st.out.follow, addr), context)
+        check_equal(cycle, "follow", int(dut.follow.value), pack(st.out.follow, addr), context)
         check_equal(cycle, "not_taken", int(dut.not_taken.value), st.out.not_taken, context)
         check_equal(cycle, "bits", int(dut.bits.value), st.out.bits, context)
         await FallingEdge(dut.clk)
@@ -84,12 +74,4 @@ async def directed_programs_match(dut):
 @cocotb.test()
 async def random_programs_match(dut):
     """Seeded random basic-block programs with frequent flag toggles."""
-    params = golden_params()
-    instructions = param("instructions", 50_000)
-    for index in range(param("programs", 2)):
-        program_seed = seed() * 1000 + index
-        program = basic_block_program(random.Random(program_seed), n_flags=params["n_flags"],
-                                      toggle_rate=0.5)  # fmt: skip
-        frontend = _frontend(program, 0.05, program_seed, instructions)
-        cycles = await replay(dut, frontend, f"random #{index} (seed {program_seed})")
-        dut._log.info("random #%d: %d cycles equal, counts %s", index, cycles, frontend.counts)
+    await replay_random_programs(dut, _frontend, replay, toggle_rate=0.5)

@@ -3,33 +3,17 @@
 import pytest
 
 from hwprof.catalog import get_top
-from hwprof.rtl.dispatch_filter import DispatchFilter
-from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
+from tests.frontend_replay import describe, run_cocotb_frontend
+from tests.selective_dispatch_mutants import NoPopHazard
 
 pytestmark = pytest.mark.cocotb
 
 TOP = get_top("dispatch_filter")
 
 
-def describe(result):
-    return f"{result.failed}/{result.tests} failed, seed {result.seed}, log {result.log}"
-
-
-class NoPopHazard(DispatchFilter):
-    """Mutant: a flag reader after a poppf in the same cycle does not stall."""
-
-    def _hazard(self, reads, popped, onehot):
-        return 0
-
-
-def run(overrides, seed, *, verilog=None, instructions=50_000, programs=2, directed=3000):
-    params = TOP.resolve(overrides)
-    verilog = verilog or to_verilog(TOP.construct(overrides), TOP.name)
-    env = {"params": params, "instructions": instructions, "programs": programs,
-           "directed_instructions": directed}  # fmt: skip
-    return run_cocotb(verilog=verilog, toplevel=TOP.name, test_module=TOP.cocotb_module,
-                      env=env, seed=seed)  # fmt: skip
+def run(overrides, seed, **sizes):
+    return run_cocotb_frontend(TOP, overrides, seed, **sizes)
 
 
 @pytest.mark.parametrize("overrides", [{}, {"lanes": 1, "stack_depth": 3}],

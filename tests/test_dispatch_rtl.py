@@ -3,7 +3,6 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hwprof.golden.dispatch import DispatchFilter as Golden
 from hwprof.golden.dispatch import Lane
@@ -11,14 +10,11 @@ from hwprof.golden.frontend import FrontEnd, directed_programs
 from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode
 from hwprof.rtl.dispatch_filter import DispatchFilter
 from hwprof.synth import to_verilog
+from tests.frontend_replay import replay
+from tests.selective_dispatch_mutants import NoPopHazard
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
            "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
-
-
-class NoPopHazard(DispatchFilter):
-    def _hazard(self, reads, popped, onehot):
-        return 0
 
 
 def random_steps(rng, config, cycles):
@@ -44,34 +40,27 @@ def random_steps(rng, config, cycles):
 def compare(dut, params, steps):
     """Drive ``steps`` (lanes, squash, restore); return the first mismatch or None."""
     golden = Golden(**params)
-    lanes_n = golden.config.lanes
-    result = []
+    n = golden.config.lanes
 
-    async def bench(ctx):
-        for cycle, (lanes, squash, restore) in enumerate(steps):
-            padded = list(lanes) + [Lane()] * (lanes_n - len(lanes))
-            for name in ("valid", "pred_taken", "skipped"):
-                ctx.set(getattr(dut, name), sum(getattr(x, name) << i
-                                                for i, x in enumerate(padded)))  # fmt: skip
-            for i, lane in enumerate(padded):
-                ctx.set(dut.insn[i], lane.insn)
-                ctx.set(dut.pc[i], lane.pc)
-            ctx.set(dut.squash, squash)
-            ctx.set(dut.restore, restore)
-            out = golden.step(lanes, squash=squash, restore=restore)
-            got = {n: ctx.get(getattr(dut, n)) for n in SCALARS}
-            got["ckpt"] = [ctx.get(dut.ckpt[i]) for i in range(lanes_n)]
-            want = {n: getattr(out, n) for n in (*SCALARS, "ckpt")}
-            if got != want:
-                result.append((cycle, got, want))
-                return
-            await ctx.tick()
+    def drive(ctx, step):
+        lanes, squash, restore = step
+        padded = list(lanes) + [Lane()] * (n - len(lanes))
+        for name in ("valid", "pred_taken", "skipped"):
+            ctx.set(getattr(dut, name), sum(getattr(x, name) << i for i, x in enumerate(padded)))
+        for i, lane in enumerate(padded):
+            ctx.set(dut.insn[i], lane.insn)
+            ctx.set(dut.pc[i], lane.pc)
+        ctx.set(dut.squash, squash)
+        ctx.set(dut.restore, restore)
+        out = golden.step(lanes, squash=squash, restore=restore)
+        return {name: getattr(out, name) for name in (*SCALARS, "ckpt")}
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return result[0] if result else None
+    def observe(ctx):
+        got = {name: ctx.get(getattr(dut, name)) for name in SCALARS}
+        got["ckpt"] = [ctx.get(dut.ckpt[i]) for i in range(n)]
+        return got
+
+    return replay(dut, steps, drive, observe)
 
 
 @pytest.mark.parametrize("params", [

@@ -3,33 +3,17 @@
 import pytest
 
 from hwprof.catalog import get_top
-from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
-from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
+from tests.frontend_replay import describe, run_cocotb_frontend
+from tests.selective_dispatch_mutants import LockIgnored
 
 pytestmark = pytest.mark.cocotb
 
 TOP = get_top("profile_flag_predictor")
 
 
-def describe(result):
-    return f"{result.failed}/{result.tests} failed, seed {result.seed}, log {result.log}"
-
-
-class LockIgnored(ProfileFlagPredictor):
-    """Mutant: entries are read while still locked."""
-
-    def _readable(self, entry):
-        return ~entry.pred
-
-
-def run(overrides, seed, *, verilog=None, instructions=50_000, programs=2, directed=3000):
-    params = TOP.resolve(overrides)
-    verilog = verilog or to_verilog(TOP.construct(overrides), TOP.name)
-    env = {"params": params, "instructions": instructions, "programs": programs,
-           "directed_instructions": directed}  # fmt: skip
-    return run_cocotb(verilog=verilog, toplevel=TOP.name, test_module=TOP.cocotb_module,
-                      env=env, seed=seed)  # fmt: skip
+def run(overrides, seed, **sizes):
+    return run_cocotb_frontend(TOP, overrides, seed, **sizes)
 
 
 @pytest.mark.parametrize("overrides", [{}, {"lanes": 2, "n_flags": 2, "sets": 8}],

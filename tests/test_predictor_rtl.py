@@ -3,20 +3,14 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 from hwprof.synth import to_verilog
+from tests.frontend_replay import replay
+from tests.selective_dispatch_mutants import LockIgnored
 
 TABLE = ("sets", "ways", "min_block")
-
-
-class LockIgnored(ProfileFlagPredictor):
-    """Mutant: entries are read while still locked."""
-
-    def _readable(self, entry):
-        return ~entry.pred
 
 
 def trace(params, program, seed, instructions=3000, rate=0.05):
@@ -29,34 +23,26 @@ def trace(params, program, seed, instructions=3000, rate=0.05):
 
 def compare(dut, lanes, steps):
     """Drive the recorded predictor steps; return the first mismatch or None."""
-    result = []
 
-    async def bench(ctx):
-        for cycle, st in enumerate(steps):
-            fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
-            update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
-            ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
-            ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
-            ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
-            ctx.set(dut.squash, st.squash)
-            for i in range(lanes):
-                ctx.set(dut.fetch_insn[i], fetch[i][0])
-                ctx.set(dut.fetch_pc[i], fetch[i][1])
-                ctx.set(dut.upd_insn[i], update[i][0])
-                ctx.set(dut.upd_pc[i], update[i][1])
-            got = (ctx.get(dut.skip), ctx.get(dut.not_taken),
-                   [ctx.get(dut.follow[i]) for i in range(lanes)], ctx.get(dut.bits))
-            want = (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
-            if got != want:
-                result.append((cycle, got, want))
-                return
-            await ctx.tick()
+    def drive(ctx, st):
+        fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
+        update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
+        ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
+        ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
+        ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
+        ctx.set(dut.squash, st.squash)
+        for i in range(lanes):
+            ctx.set(dut.fetch_insn[i], fetch[i][0])
+            ctx.set(dut.fetch_pc[i], fetch[i][1])
+            ctx.set(dut.upd_insn[i], update[i][0])
+            ctx.set(dut.upd_pc[i], update[i][1])
+        return (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return result[0] if result else None
+    def observe(ctx):
+        return (ctx.get(dut.skip), ctx.get(dut.not_taken),
+                [ctx.get(dut.follow[i]) for i in range(lanes)], ctx.get(dut.bits))
+
+    return replay(dut, steps, drive, observe)
 
 
 @pytest.mark.parametrize("params", [

@@ -1,0 +1,31 @@
+"""Shared by the selective-dispatch cocotb modules: golden front-end programs to replay."""
+
+from __future__ import annotations
+
+import random
+
+from harness import golden_params, param, seed
+
+from hwprof.golden.frontend import basic_block_program
+
+
+def pack(values, width: int) -> int:
+    """Lane values into one ArrayLayout port value (lane 0 in the low bits)."""
+    return sum(v << (i * width) for i, v in enumerate(values))
+
+
+async def replay_random_programs(dut, make_frontend, replay, toggle_rate=0.3) -> None:
+    """``programs`` seeded random basic-block programs of ``instructions`` each.
+
+    ``make_frontend(program, rate, seed, instructions)`` runs the golden front end;
+    ``replay(dut, frontend, name)`` drives its trace into the RTL.
+    """
+    instructions = param("instructions", 50_000)
+    n_flags = golden_params()["n_flags"]
+    for index in range(param("programs", 2)):
+        program_seed = seed() * 1000 + index
+        program = basic_block_program(random.Random(program_seed), n_flags=n_flags,
+                                      toggle_rate=toggle_rate)  # fmt: skip
+        frontend = make_frontend(program, 0.05, program_seed, instructions)
+        cycles = await replay(dut, frontend, f"random #{index} (seed {program_seed})")
+        dut._log.info("random #%d: %d cycles equal, counts %s", index, cycles, frontend.counts)

@@ -1,0 +1,18 @@
+"""Mutants of the selective-dispatch RTL that the pysim and cocotb checks must catch."""
+
+from hwprof.rtl.dispatch_filter import DispatchFilter
+from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
+
+
+class NoPopHazard(DispatchFilter):
+    """A flag reader after a poppf in the same cycle does not stall."""
+
+    def _hazard(self, reads, popped, onehot):
+        return 0
+
+
+class LockIgnored(ProfileFlagPredictor):
+    """Entries are read (skipped) while still locked."""
+
+    def _readable(self, entry):
+        return ~entry.pred
