@@ -5,7 +5,7 @@ import random
 import pytest
 
 from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
-from hwprof.golden.isa_profile import NOP, Insn, encode
+from hwprof.golden.isa_profile import NOP, Insn, decode, decode_pflen, encode, encode_pflen
 from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
 
 
@@ -127,7 +127,7 @@ def test_front_end_with_predictor_follows_the_oracle(lanes, seed):
     frontend = FrontEnd(program, lanes=lanes, n_flags=2, seed=seed, predictor={})
     frontend.run(6000)
     n = len(frontend.path_log)
-    assert n > 5000 and frontend.path_log == frontend.oracle.log[:n], f"seed {seed}"
+    assert n > 3000 and frontend.path_log == frontend.oracle.log[:n], f"seed {seed}"
     assert frontend.counts["genuine_skipped"] == 0
 
 
@@ -141,3 +141,42 @@ def test_predictor_skips_basic_block_counters_when_profiling_is_off(seed):
     c = frontend.counts
     assert c["pi_skipped"] > 0.5 * c["path_pi"] and c["genuine_skipped"] == 0
     assert c["pi_fetched"] < without.counts["pi_fetched"] / 2
+
+
+def test_pflen_encoding():
+    for n in (0, 5, 4095):
+        word = encode_pflen(n)
+        assert decode_pflen(word) == n and decode(word).kind == "other"
+    assert decode_pflen(NOP) is None and decode_pflen(pci("setpf")) is None
+    with pytest.raises(ValueError, match="length must be between 0 and 4095, not 4096"):
+        encode_pflen(4096)
+
+
+def test_length_check_skips_only_blocks_of_the_declared_length():
+    """Appendix A.2: fetch compares the entry with the pflen fetched just before."""
+    p = ProfileFlagPredictor(lanes=2, length_check=True)
+    for _ in range(2):
+        p.step(update=[(encode_pflen(5), LEADER - 4, 0)])
+        visit(p, 5, flag=0)
+    assert p.step(fetch=[(encode_pflen(5), LEADER - 4), (pi(), LEADER)]).skip == 0b10
+    assert p.step(fetch=[(encode_pflen(3), LEADER - 4), (pi(), LEADER)]).skip == 0
+    assert p.step(fetch=[(NOP, LEADER - 4), (pi(), LEADER)]).skip == 0  # no hint: no skip
+    # the hint may come in the previous fetch cycle
+    p.step(fetch=[(encode_pflen(5), LEADER - 4)])
+    assert lookup(p).skip == 1
+
+
+def test_length_check_relearns_a_stale_entry():
+    p = ProfileFlagPredictor(lanes=1, length_check=True, min_block=3)
+    for _ in range(2):
+        p.step(update=[(encode_pflen(5), LEADER - 4, 0)])
+        visit(p, 5, flag=0)
+    # the block is recompiled to 3 PIs: the decoded leader sees pflen 3
+    p.step(update=[(encode_pflen(3), LEADER - 4, 0)])
+    visit(p, 3, flag=0)
+    entry = next(e for row in p.table for e in row if e.valid)
+    assert (entry.lock, entry.follow << 2) == (1, LEADER + 4 + 8)  # relearning, locked
+    p.step(update=[(encode_pflen(3), LEADER - 4, 0)])
+    visit(p, 3, flag=0)
+    p.step(fetch=[(encode_pflen(3), LEADER - 4)])
+    assert lookup(p).follow == [LEADER + 12]

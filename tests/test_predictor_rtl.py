@@ -4,13 +4,19 @@ import random
 
 import pytest
 
-from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
+from hwprof.golden.frontend import (
+    FrontEnd,
+    basic_block_program,
+    directed_programs,
+    fig3_basic_block,
+    stale_block_patches,
+)  # fmt: skip
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 from hwprof.synth import to_verilog
 from tests.frontend_replay import replay
 from tests.selective_dispatch_mutants import LockIgnored
 
-TABLE = ("sets", "ways", "min_block")
+TABLE = ("sets", "ways", "min_block", "length_check")
 
 
 def trace(params, program, seed, instructions=3000, rate=0.05):
@@ -50,10 +56,11 @@ def compare(dut, lanes, steps):
     {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
     {"lanes": 1, "n_flags": 3, "sets": 4, "ways": 1, "min_block": 1},
     {"lanes": 3, "n_flags": 8, "sets": 16, "ways": 2, "min_block": 3},
+    {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ])  # fmt: skip
 def test_rtl_matches_golden_on_random_programs(params, seed):
     program = basic_block_program(random.Random(seed), n_flags=params["n_flags"],
-                                  toggle_rate=0.5)  # fmt: skip
+                                  toggle_rate=0.5, pflen=params.get("length_check", False))
     frontend = trace(params, program, seed)
     assert frontend.counts["skips"] > 0, f"seed {seed}: nothing skipped"
     dut = ProfileFlagPredictor(**params)
@@ -66,6 +73,18 @@ def test_rtl_matches_golden_on_directed_programs(name, seed):
     program, rate = directed_programs()[name]
     frontend = trace(params, program, seed, rate=rate)
     assert compare(ProfileFlagPredictor(**params), 4, frontend.predictor_trace) is None
+
+
+@pytest.mark.parametrize("length_check", [False, True])
+def test_rtl_matches_golden_on_a_stale_block(length_check, seed):
+    """Fig. 3 with pflen hints, its second counter recompiled shorter (appendix A.2)."""
+    params = {"lanes": 4, "n_flags": 1, "length_check": length_check}
+    program = fig3_basic_block(False, pflen=True)
+    frontend = FrontEnd(program, lanes=4, seed=seed, predictor={"length_check": length_check})
+    frontend.run(4000, patches=stale_block_patches(program, 1500))
+    assert (frontend.counts["genuine_skipped"] > 0) != length_check, f"seed {seed}"
+    steps = frontend.predictor_trace
+    assert compare(ProfileFlagPredictor(**params), 4, steps) is None, f"seed {seed}"
 
 
 def test_checker_catches_a_predictor_that_ignores_the_lock(seed):

@@ -35,7 +35,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .dispatch import DispatchFilter, Lane
-from .isa_profile import NOP, Insn, decode, encode
+from .isa_profile import NOP, Insn, decode, decode_pflen, encode, encode_pflen
 from .predictor import PredictorOutputs, ProfileFlagPredictor
 
 __all__ = [
@@ -340,14 +340,15 @@ def _pci(op, k) -> int:
 
 
 def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_rate=0.1,
-                        push_rate=0.3, toggle_rate=0.3, base=0x1000) -> Program:
+                        push_rate=0.3, toggle_rate=0.3, base=0x1000, pflen=False) -> Program:
     """A random loop of basic blocks with basic-block instrumentation (paper Fig. 3).
 
     Each block: optionally ``pushpf k; setpf|resetpf k`` (scope) or a bare
     ``setpf|resetpf k`` (toggle); a profile block of 1..8 PIs of type ``k`` (lw/b,
     addi/b, sw/b, lui/b; sometimes a ``beq/b`` over the next PI); ``poppf k`` if
     pushed; 1..6 ordinary instructions; a conditional branch to a random block
-    (the last block jumps back to the first).
+    (the last block jumps back to the first). ``pflen``: each profile block is
+    preceded by its appendix A.2 length hint.
     """
     words, targets, taken = {}, {}, {}
     starts = [0] * blocks
@@ -369,6 +370,8 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
                 op = rng.choice(("lw", "addi", "sw", "lui"))
                 pis.append(_pi(op, k, rd=26 if op != "sw" else 0, rs1=26 if op != "lui" else 0,
                                rs2=26 if op == "sw" else 0, imm=4 * j))  # fmt: skip
+        if pflen:
+            body.append(encode_pflen(length))
         body += pis
         if pushed:
             body.append(_pci("poppf", k))
@@ -422,8 +425,13 @@ class _Asm:
         return Program(words, targets, taken, entry=self.base)
 
 
-def _block_counter(asm: _Asm, k: int) -> None:
-    """Paper Fig. 3 block instrumentation: lw/b, add/b, sw/b with the lui/b halves."""
+def _block_counter(asm: _Asm, k: int, pflen: bool = False) -> None:
+    """Paper Fig. 3 block instrumentation: lw/b, add/b, sw/b with the lui/b halves.
+
+    ``pflen``: precede it with the appendix A.2 length hint ``pflen 5``.
+    """
+    if pflen:
+        asm.emit(encode_pflen(5))
     asm.emit(_pi("lui", k, rd=26, imm=0x10))
     asm.emit(_pi("lw", k, rd=26, rs1=26, imm=8))
     asm.emit(_pi("addi", k, rd=26, rs1=26, imm=1))
@@ -431,8 +439,11 @@ def _block_counter(asm: _Asm, k: int) -> None:
     asm.emit(_pi("sw", k, rs1=27, rs2=26, imm=8))
 
 
-def fig3_basic_block(profiling_on: bool, k: int = 0) -> Program:
-    """Paper Fig. 3: a method instrumented for basic-block profiling, called in a loop."""
+def fig3_basic_block(profiling_on: bool, k: int = 0, pflen: bool = False) -> Program:
+    """Paper Fig. 3: a method instrumented for basic-block profiling, called in a loop.
+
+    ``pflen``: every counter block is preceded by its length hint (appendix A.2).
+    """
     a = _Asm()
     a.label("main")
     a.emit(NOP)
@@ -446,12 +457,12 @@ def fig3_basic_block(profiling_on: bool, k: int = 0) -> Program:
     a.emit(_pci("pushpf", k))
     a.emit(_pci("setpf" if profiling_on else "resetpf", k))  # patched by the runtime
     a.label("LPBX1")
-    _block_counter(a, k)
+    _block_counter(a, k, pflen)
     a.emit(NOP)
     a.emit(NOP)
     a.emit(BRANCH, "LPBX1", taken=0.7)  # loop back-edge
     a.label("LPBX2")
-    _block_counter(a, k)
+    _block_counter(a, k, pflen)
     a.emit(NOP)
     a.emit(_pci("poppf", k))
     a.emit(NOP)  # epilogue
@@ -522,10 +533,14 @@ def stale_block_patches(program: Program, at: int) -> list[tuple[int, int, int]]
 
     After ``at`` instructions the last two of its five PIs become ordinary
     instructions: a predictor entry learnt before still skips all five (A.2).
+    A ``pflen`` hint before the block is patched to the new length, 3.
     """
     counters = sorted(pc for pc, w in program.words.items() if decode(w).is_pi)
     block = counters[5:10]
-    return [(at, block[3], NOP), (at, block[4], NOP)]
+    patches = [(at, block[3], NOP), (at, block[4], NOP)]
+    if decode_pflen(program.word(block[0] - 4)) is not None:
+        patches.append((at, block[0] - 4, encode_pflen(3)))
+    return patches
 
 
 def directed_programs(stack_depth: int = 8) -> dict[str, tuple[Program, float]]:

@@ -59,6 +59,10 @@ __all__ = [
     "decode",
     "ordinary",
     "NOP",
+    "PFLEN_MASK",
+    "PFLEN_MATCH",
+    "encode_pflen",
+    "decode_pflen",
 ]
 
 CUSTOM1 = 0b0101011
@@ -70,6 +74,10 @@ CTI_OPS = ("jalr", "beq", "bne")
 NOP = 0x00000013  # addi x0, x0, 0
 #: A PCI: these bits must equal ``CUSTOM1 | op << 12`` with op < 4.
 PCI_MASK = 0xFFFC0000 | (0x1F << 7) | (1 << 14) | 0x7F
+#: ``pflen n`` (appendix A.2 block-length hint): custom-1, funct3 100, rd = rs1 = 0,
+#: the length ``n`` (instructions, 0..4095) in bits 31:20.
+PFLEN_MASK = 0x000FFFFF
+PFLEN_MATCH = CUSTOM1 | 0b100 << 12
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,22 @@ def encode(insn: Insn) -> int:
         _check("imm", insn.imm, -512, 510)
         imm = (insn.imm >> 1) & 0x1FF
     return word | insn.rs2 << 20 | (imm & 0x1F) << 7 | (imm >> 5) << 25
+
+
+def encode_pflen(length: int) -> int:
+    """``pflen length``: the profile block that follows has ``length`` instructions."""
+    _check("length", length, 0, 4095)
+    return PFLEN_MATCH | length << 20
+
+
+def decode_pflen(word: int) -> int | None:
+    """The length of a ``pflen`` word, or None.
+
+    ``pflen`` is a hint: decode and selective dispatch treat it as an ordinary
+    instruction (:func:`decode` says ``"other"``); only a profile-flag predictor
+    with the appendix A.2 block-length check reads it.
+    """
+    return word >> 20 if word & PFLEN_MASK == PFLEN_MATCH else None
 
 
 def decode(word: int) -> Insn:

@@ -30,6 +30,13 @@ Decode side, per decoded instruction (``update`` lanes, in order):
   the same group only move the leader register (hwprof's choice: one
   read-modify-write port).
 * ``squash`` (branch mis-prediction) clears the leader register.
+* Option ``length_check`` (appendix A.2): the compiler puts ``pflen n``
+  (:func:`hwprof.golden.isa_profile.encode_pflen`) right before every profile
+  block. Fetch skips only when the instruction fetched just before the leader is
+  a ``pflen`` whose length equals the entry's ``follow - leader``; at decode, a
+  leader found in the table whose entry length differs from the preceding
+  ``pflen`` has a stale entry: it is reset (``follow = leader + 4``, locked) and
+  learnt again.
 * Mis-prediction recovery (appendix A.1) is the decode filter's job
   (:mod:`hwprof.golden.dispatch`, ``skipped`` lanes); the update of the leader then
   sets the entry's prediction bit to 1.
@@ -42,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .dispatch import MAX_LANES, _int_in
-from .isa_profile import MAX_FLAGS, decode
+from .isa_profile import MAX_FLAGS, decode, decode_pflen
 
 __all__ = ["PredictorConfig", "FetchOut", "PredictorOutputs", "ProfileFlagPredictor"]
 
@@ -50,7 +57,8 @@ __all__ = ["PredictorConfig", "FetchOut", "PredictorOutputs", "ProfileFlagPredic
 @dataclass(frozen=True)
 class PredictorConfig:
     """``lanes`` 1..4, ``n_flags`` 1..8, ``sets`` a power of two 1..1024, ``ways`` 1..2,
-    ``min_block`` 1..64 instructions, ``addr_width`` 8..64."""
+    ``min_block`` 1..64 instructions, ``addr_width`` 8..64, ``length_check``
+    (appendix A.2, off by default)."""
 
     lanes: int = 4
     n_flags: int = 1
@@ -58,8 +66,11 @@ class PredictorConfig:
     ways: int = 2
     min_block: int = 4
     addr_width: int = 32
+    length_check: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.length_check, bool):
+            raise TypeError(f"length_check must be a bool, not {self.length_check!r}")
         _int_in("lanes", self.lanes, 1, MAX_LANES)
         _int_in("n_flags", self.n_flags, 1, MAX_FLAGS)
         _int_in("sets", self.sets, 1, 1024)
@@ -143,6 +154,9 @@ class ProfileFlagPredictor:
         self.leader = 0
         self.leader_valid = 0
         self._bits = 0
+        self.fetch_declared = None  # pflen length of the last fetched instruction
+        self.decode_declared = None  # ... of the last decoded instruction
+        self._fetch_declared = None
 
     # ---------------------------------------------------------------- address
     def _split(self, pc: int) -> tuple[int, int, int]:
@@ -159,11 +173,13 @@ class ProfileFlagPredictor:
     # ------------------------------------------------------------------ fetch
     def begin(self) -> None:
         self._bits = self.bits
+        self._fetch_declared = self.fetch_declared
 
     def fetch_lane(self, insn: int, pc: int) -> FetchOut:
         c = self.config
         d = decode(insn)
         out = FetchOut()
+        declared, self._fetch_declared = self._fetch_declared, decode_pflen(insn)
         bit = self._bits >> d.k & 1 if d.k < c.n_flags else 0
         if d.is_cti and not bit:
             out.not_taken = 1
@@ -175,7 +191,8 @@ class ProfileFlagPredictor:
             if way is not None:
                 entry = self.table[index][way]
                 length = (entry.follow - word) & ((1 << c.word_bits) - 1)
-                if not entry.pred and not entry.lock and length >= c.min_block:
+                checked = not c.length_check or declared == length
+                if not entry.pred and not entry.lock and length >= c.min_block and checked:
                     out.skip = 1
                     out.follow = entry.follow << 2
         return out
@@ -183,11 +200,14 @@ class ProfileFlagPredictor:
     # ----------------------------------------------------------------- update
     def end(self, update=(), squash=0) -> None:
         self.bits = self._bits
+        self.fetch_declared = self._fetch_declared
         if squash:
             self.leader_valid = 0
+            self.decode_declared = None
             return
         row_leader = None
         for insn, pc, flag in update:
+            declared, self.decode_declared = self.decode_declared, decode_pflen(insn)
             if not decode(insn).is_pi:
                 self.leader_valid = 0
                 continue
@@ -196,9 +216,9 @@ class ProfileFlagPredictor:
             if row_leader is None:
                 row_leader = self.leader
             if self.leader == row_leader:
-                self._update(pc, self.leader, flag)
+                self._update(pc, self.leader, flag, declared)
 
-    def _update(self, pc: int, leader: int, flag: int) -> None:
+    def _update(self, pc: int, leader: int, flag: int, declared=None) -> None:
         c = self.config
         mask = (1 << c.word_bits) - 1
         word = pc >> 2 & mask
@@ -217,7 +237,12 @@ class ProfileFlagPredictor:
         if entry.lock and (word + 1) & mask > entry.follow:
             entry.follow = (word + 1) & mask
         if word == lword:
-            entry.lock = 0
+            stale = (c.length_check and declared is not None
+                     and (entry.follow - lword) & mask != declared)  # fmt: skip
+            if stale:  # appendix A.2: learn the block again
+                entry.follow, entry.lock = (lword + 1) & mask, 1
+            else:
+                entry.lock = 0
         entry.pred = flag
         self.mru[index] = way
 

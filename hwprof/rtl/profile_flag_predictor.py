@@ -8,6 +8,7 @@ from amaranth.lib.data import ArrayLayout, StructLayout
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..golden.isa_profile import PFLEN_MASK, PFLEN_MATCH
 from ..golden.predictor import PredictorConfig
 from ._params import checked_config
 from .dispatch_filter import decode_fields
@@ -39,6 +40,8 @@ class ProfileFlagPredictor(wiring.Component):
         Smallest block skipped, in instructions (default 4).
     addr_width : int
         Instruction address width, 8..64.
+    length_check : bool
+        Appendix A.2 block-length check against ``pflen`` hints (default off).
 
     Attributes
     ----------
@@ -73,10 +76,11 @@ class ProfileFlagPredictor(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.predictor.PredictorConfig`).
     """
 
-    def __init__(self, *, lanes=4, n_flags=1, sets=64, ways=2, min_block=4, addr_width=32):
+    def __init__(self, *, lanes=4, n_flags=1, sets=64, ways=2, min_block=4, addr_width=32,
+                 length_check=False):
         config = checked_config(self, lambda: PredictorConfig(
             lanes=lanes, n_flags=n_flags, sets=sets, ways=ways, min_block=min_block,
-            addr_width=addr_width))
+            addr_width=addr_width, length_check=length_check))
         self.config = config
         w, a = config.lanes, config.addr_width
         super().__init__({
@@ -101,6 +105,12 @@ class ProfileFlagPredictor(wiring.Component):
         word = pc[2:]
         return word, word[:c.index_bits] if c.index_bits else Const(0, 1), word[c.index_bits:]
 
+    def _checked(self, length, declared, declared_valid):
+        """Appendix A.2: the entry's length matches the preceding ``pflen`` (if enabled)."""
+        if not self.config.length_check:
+            return Const(1)
+        return declared_valid & (length == declared)
+
     def _readable(self, entry):
         """A hit may skip: predicted ignored and unlocked (sec. IV-A)."""
         return ~entry.pred & ~entry.lock
@@ -120,6 +130,10 @@ class ProfileFlagPredictor(wiring.Component):
 
         # ------------------------------------------------------------- fetch
         cur_bits = bits
+        # appendix A.2: the pflen length of the previous fetched / decoded instruction
+        fetch_decl, fetch_decl_valid = Signal(12), Signal()
+        decode_decl, decode_decl_valid = Signal(12), Signal()
+        cur_decl, cur_decl_valid = fetch_decl, fetch_decl_valid
         for i in range(c.lanes):
             pc, insn, lane_valid = self.fetch_pc[i], self.fetch_insn[i], self.fetch_valid[i]
             is_pci, op, is_pi, is_cti, k = decode_fields(m, insn, f"fetch{i}")
@@ -135,6 +149,13 @@ class ProfileFlagPredictor(wiring.Component):
             with m.If(lane_valid & is_pci & (op == 1)):
                 m.d.comb += nxt.eq(cur_bits & ~onehot)
             cur_bits = nxt
+            lane_decl, lane_decl_valid = cur_decl, cur_decl_valid
+            is_pflen = (insn & PFLEN_MASK) == PFLEN_MATCH
+            nxt_decl, nxt_decl_valid = Signal(12, name=f"fetch{i}_decl"), Signal(
+                name=f"fetch{i}_decl_valid")
+            m.d.comb += [nxt_decl.eq(Mux(lane_valid, insn[20:32], cur_decl)),
+                         nxt_decl_valid.eq(Mux(lane_valid, is_pflen, cur_decl_valid))]
+            cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
 
             port = table.read_port(domain="comb")
             word, index, tag = self._split(pc)
@@ -149,13 +170,16 @@ class ProfileFlagPredictor(wiring.Component):
             length = Signal(c.word_bits, name=f"fetch{i}_length")
             m.d.comb += length.eq(entry.follow - word)
             with m.If(lane_valid & is_pi & hit & self._readable(entry)
-                      & (length >= c.min_block)):
+                      & (length >= c.min_block) & self._checked(
+                          length, lane_decl, lane_decl_valid)):
                 m.d.comb += [self.skip[i].eq(1), self.follow[i].eq(entry.follow << 2)]
         m.d.sync += bits.eq(cur_bits)
 
         # ------------------------------------------------------------ update
         # Leader register chain; the row of the group's first leader is updated.
+        m.d.sync += [fetch_decl.eq(cur_decl), fetch_decl_valid.eq(cur_decl_valid)]
         cur_leader, cur_lv = leader, leader_valid
+        cur_decl, cur_decl_valid = decode_decl, decode_decl_valid
         row_leader, row_found = Signal(c.addr_width), Signal()
         found = Const(0)
         lanes = []
@@ -175,12 +199,23 @@ class ProfileFlagPredictor(wiring.Component):
             with m.If(applies & ~found):
                 m.d.comb += [row_leader.eq(new_leader), row_found.eq(1)]
             found = found | applies
-            lanes.append((applies, new_leader, self.upd_pc[i], self.upd_flag[i]))
+            lanes.append((applies, new_leader, self.upd_pc[i], self.upd_flag[i], cur_decl,
+                          cur_decl_valid))  # fmt: skip
+            upd_insn = self.upd_insn[i]
+            nxt_decl, nxt_decl_valid = Signal(12, name=f"upd{i}_decl"), Signal(
+                name=f"upd{i}_decl_valid")
+            m.d.comb += [
+                nxt_decl.eq(Mux(lane_on, upd_insn[20:32], cur_decl)),
+                nxt_decl_valid.eq(Mux(lane_on, (upd_insn & PFLEN_MASK) == PFLEN_MATCH,
+                                      cur_decl_valid)),
+            ]  # fmt: skip
             cur_leader, cur_lv = new_leader, new_lv
+            cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
         with m.If(self.squash):
-            m.d.sync += leader_valid.eq(0)
+            m.d.sync += [leader_valid.eq(0), decode_decl_valid.eq(0)]
         with m.Else():
-            m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv)]
+            m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv),
+                         decode_decl.eq(cur_decl), decode_decl_valid.eq(cur_decl_valid)]
 
         rport = table.read_port(domain="comb")
         lword, lindex, ltag = self._split(row_leader)
@@ -188,7 +223,7 @@ class ProfileFlagPredictor(wiring.Component):
         row = rport.data
         row_valid = valid[lindex] if c.sets > 1 else valid[0]
         row_mru = mru.bit_select(lindex, 1) if c.sets > 1 else mru[0]
-        for i, (applies, lane_leader, pc, flag) in enumerate(lanes):
+        for i, (applies, lane_leader, pc, flag, decl, decl_valid) in enumerate(lanes):
             new_row = Signal(row_layout, name=f"upd{i}_row")
             new_valid = Signal(c.ways, name=f"upd{i}_valid")
             new_mru = Signal(name=f"upd{i}_mru")
@@ -224,7 +259,14 @@ class ProfileFlagPredictor(wiring.Component):
                             with m.If(e.lock & (nxt_word > e.follow)):
                                 m.d.comb += ne.follow.eq(nxt_word)
                             with m.If(word == lword):
-                                m.d.comb += ne.lock.eq(0)
+                                entry_length = (e.follow - lword)[:c.word_bits]
+                                stale = ~self._checked(entry_length, decl, decl_valid) \
+                                    & decl_valid
+                                with m.If(stale):  # appendix A.2: learn it again
+                                    m.d.comb += [ne.follow.eq((lword + 1) & word_mask),
+                                                 ne.lock.eq(1)]  # fmt: skip
+                                with m.Else():
+                                    m.d.comb += ne.lock.eq(0)
                             m.d.comb += ne.pred.eq(flag)
                     m.d.comb += new_mru.eq(hit_way)
             row, row_valid, row_mru = new_row, new_valid, new_mru

@@ -51,9 +51,10 @@ TOPS = [
             Param("ways", 2, "int", "table ways, 1..2 (LRU)"),
             Param("min_block", 4, "int", "smallest block skipped, instructions"),
             Param("addr_width", 32, "int", "instruction address width, 8..64"),
+            Param("length_check", False, "bool", "appendix A.2 block-length check (pflen)"),
         ),
         budget=_predictor_budget,
-        variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}),
+        variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}, {"length_check": True}),
         cocotb_module="test_profile_flag_predictor",
     ),
 ]
