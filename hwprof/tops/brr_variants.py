@@ -1,0 +1,100 @@
+"""Catalog entries of brr in a real core: decode, superscalar, deterministic (issue 4)."""
+
+from ..catalog import Param, Top
+from ..golden.brr_deterministic import count_bits
+from ..rtl.brr_decode import BrrDecode
+from ..rtl.brr_deterministic import BrrDeterministic
+from ..rtl.brr_superscalar import BrrReplicated, BrrShared
+
+_SINGLE = {"flops": 20, "gates": 100}
+_SINGLE_SOURCE = "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates (single-issue)"
+_ADDER_NOTE = (
+    "none: the paper reuses the core's branch-target adder; this variant includes a "
+    "32-bit pc adder per lane (see target_adder=0 for the budgeted configuration)"
+)
+
+_BRR_PARAMS = (
+    Param("width", 20, "int", "LFSR width, 16..32"),
+    Param("seed", 1, "int", "LFSR reset state, non-zero"),
+)
+_TARGET = Param("target_adder", True, "bool", "compute pc + offset here (else the core's adder)")
+_LAYOUT = (
+    Param("positions", None, "ints", "16 outcome stages (default: derived)"),
+    Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
+)
+_ESCAPE = Param("lockup_escape", False, "bool", "leave the all-zero state (unreachable here)")
+_LANES = Param("lanes", 4, "int", "decode width, 1..16")
+
+
+def _lane_budget(params: dict) -> dict | None:
+    """The paper's budget: 4-wide <100 bits/<400 gates; linear in the decode width."""
+    if params["target_adder"]:
+        return None
+    lanes = params.get("lanes", 1)
+    if lanes == 1:
+        return dict(_SINGLE, source=_SINGLE_SOURCE)
+    if lanes <= 4:
+        return {"flops": 100, "gates": 400,
+                "source": "Lee & Zilles 2008, sec. 3.3: 4-wide <100 bits of state, <400 gates"}
+    return {"flops": 25 * lanes, "gates": 100 * lanes,
+            "source": f"4-wide budget scaled linearly to {lanes} lanes (sec. 3.3: "
+                      "'this logic scales linearly with the decode width')"}  # fmt: skip
+
+
+def _deterministic_budget(params: dict) -> dict:
+    flops = params["width"] + params["max_inflight"] + count_bits(params["max_inflight"])
+    return {"flops": flops,
+            "source": "Lee & Zilles 2008, sec. 3.4: the LFSR + one bit per in-flight brr "
+                      "+ an in-flight counter (no gate count stated)"}  # fmt: skip
+
+
+_SUPERSCALAR_VARIANTS = tuple({"lanes": w, "target_adder": False} for w in (1, 2, 4, 8))
+
+TOPS = [
+    Top(
+        name="brr_decode",
+        description="decode-stage brr: recognition, LFSR step, redirect, BTB inhibit",
+        build=BrrDecode,
+        params=(*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
+        budget=_lane_budget,
+        variants=({}, {"target_adder": False}),
+        cocotb_module="test_brr_decode",
+    ),
+    Top(
+        name="brr_replicated",
+        description="superscalar brr, one decoupled LFSR per decode lane",
+        build=BrrReplicated,
+        params=(_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
+        budget=_lane_budget,
+        variants=({}, *_SUPERSCALAR_VARIANTS),
+        cocotb_module="test_brr_replicated",
+    ),
+    Top(
+        name="brr_shared",
+        description="superscalar brr, one LFSR shared in program order (split or multi-step)",
+        build=BrrShared,
+        params=(_LANES, Param("steps", 1, "int", "brr served per cycle, 1..lanes"),
+                *_BRR_PARAMS, _TARGET, *_LAYOUT),  # fmt: skip
+        budget=_lane_budget,
+        variants=(
+            {},
+            *_SUPERSCALAR_VARIANTS,
+            *({"lanes": w, "steps": w, "target_adder": False} for w in (2, 4, 8)),
+        ),
+        cocotb_module="test_brr_shared",
+    ),
+    Top(
+        name="brr_deterministic",
+        description="deterministic brr: shift-back history, squash recovery, CSR and scan access",
+        build=BrrDeterministic,
+        params=(
+            *_BRR_PARAMS,
+            Param("max_inflight", 8, "int", "brr in flight (history bits), 1..64"),
+            Param("rob_walk", False, "bool", "shift back one brr per cycle (ROB walk)"),
+            *_LAYOUT,
+        ),
+        budget=_deterministic_budget,
+        variants=({}, {"rob_walk": True}, {"max_inflight": 32}),
+        cocotb_module="test_brr_deterministic",
+    ),
+]
