@@ -18,7 +18,7 @@ from harness import check_equal, golden_params, param, seed, start_in_reset
 
 from hwprof.golden.frontend import FrontEnd, directed_programs, stale_block_patches
 
-TABLE = ("sets", "ways", "min_block")
+TABLE = ("sets", "ways", "min_block", "length_check")
 
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:
