@@ -47,10 +47,16 @@ async def replay(dut, frontend: FrontEnd, name: str) -> int:
     return len(frontend.trace)
 
 
-def _frontend(program, rate, run_seed, instructions):
-    frontend = FrontEnd(program, mispredict_rate=rate, seed=run_seed, **golden_params())
+def _frontend(program, rate, run_seed, instructions, predictor=None):
+    frontend = FrontEnd(program, mispredict_rate=rate, seed=run_seed, predictor=predictor,
+                        **golden_params())  # fmt: skip
     frontend.run(instructions)
     return frontend
+
+
+def _frontend_with_predictor(program, rate, run_seed, instructions):
+    """Fetch with the profile-flag predictor: ``skipped`` lanes and flag mis-predictions."""
+    return _frontend(program, rate, run_seed, instructions, predictor={})
 
 
 @cocotb.test()
@@ -65,5 +71,9 @@ async def directed_programs_match(dut):
 
 @cocotb.test()
 async def random_programs_match(dut):
-    """Seeded random basic-block programs, ``instructions`` correct-path instructions each."""
-    await replay_random_programs(dut, _frontend, replay)
+    """Seeded random basic-block programs, ``instructions`` correct-path instructions each.
+
+    Fetch uses the profile-flag predictor, so the trace has skipped leaders and
+    profile-flag mis-predictions as well as mis-fetches and branch squashes.
+    """
+    await replay_random_programs(dut, _frontend_with_predictor, replay, toggle_rate=0.5)
