@@ -18,7 +18,7 @@ Usage::
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -29,16 +29,32 @@ __all__ = ["Hash", "rom_lookup"]
 
 
 def rom_lookup(m, table, address, name):
-    """``table[address]`` (8-bit entries) as constant logic, one ``bit_select`` per bit.
+    """``table[address]`` (8-bit entries) as constant logic: a Shannon mux tree per bit.
 
-    Each output bit is a 256-bit constant indexed by the byte, so yosys sees a
-    shift of a constant (logic), not a process that ``proc_rom`` would turn into
-    a memory: the tables are hardwired, as the paper intends.
+    Each output bit is decomposed on the address bits, most significant first;
+    constant sub-functions fold away and identical sub-functions (same truth
+    table) are shared across the 8 bits. The tables are hardwired, as the paper
+    intends, and the netlist stays small for the synthesis flow (no process
+    that ``proc_rom`` would turn into a memory, no constant shifter to techmap).
     """
+    cache = {}
+
+    def build(truth, level):
+        if all(bit == truth[0] for bit in truth):
+            return Const(truth[0], 1)
+        if truth not in cache:
+            half = len(truth) // 2
+            low, high = build(truth[:half], level - 1), build(truth[half:], level - 1)
+            node = Signal(name=f"{name}_t{len(cache)}")
+            m.d.comb += node.eq(Mux(address[level - 1], high, low))
+            cache[truth] = node
+        return cache[truth]
+
+    levels = len(address)  # a short top byte reaches only the first 2**levels entries
     out = Signal(8, name=name)
     for bit in range(8):
-        column = sum(((entry >> bit) & 1) << k for k, entry in enumerate(table))
-        m.d.comb += out[bit].eq(Const(column, 256).bit_select(address, 1))
+        truth = tuple((entry >> bit) & 1 for entry in table[: 1 << levels])
+        m.d.comb += out[bit].eq(build(truth, levels))
     return out
 
 
