@@ -27,9 +27,9 @@ Cycle semantics (one :meth:`BrrDeterministic.step` = one clock):
   brr (they must have committed or been squashed first; the counter clears).
 * ``decode_valid`` with ``freq``: the brr is *accepted* unless the unit is
   ``full`` (``max_inflight`` brr in flight), a write or scan shift happens in
-  the same cycle, or a squash is signalled in the same cycle (the decode-stage brr is younger than the squashed ones and is
-  flushed with them). Refused for capacity:
-  ``overflow`` is set (the core must stall decode); the LFSR does not move.
+  the same cycle, or a squash is signalled in the same cycle (the decode-stage
+  brr is younger than the squashed ones and is flushed with them). Refused for
+  capacity: ``overflow`` is set (the core must stall decode); the LFSR does not move.
 * ``commit`` = n: the n oldest in-flight brr retire (``n <= in flight``).
 * ``squash`` = n: the n youngest in-flight brr (after this cycle's commits) are
   squashed; the state is back at the first squashed brr's position at the next

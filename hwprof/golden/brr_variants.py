@@ -35,9 +35,11 @@ foundation unit's escape to each LFSR of ``brr_decode``/``brr_replicated``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
-from .brr import Brr, BrrConfig
+from .brr import Brr, BrrConfig, outcome_positions
 from .brr_isa import b_immediate, decode_brr
+from .gf2 import gf2_rank
 from .lfsr import LfsrConfig
 
 __all__ = [
@@ -46,6 +48,8 @@ __all__ = [
     "jump_matrix",
     "jump",
     "lane_seeds",
+    "lane_spacing",
+    "lanes_independent",
     "pack",
     "unpack",
     "BrrDecodeConfig",
@@ -95,10 +99,41 @@ def jump(config: LfsrConfig, state: int, distance: int) -> int:
     return sum((bin(row & state).count("1") & 1) << i for i, row in enumerate(rows))
 
 
-def lane_seeds(width: int, seed: int, lanes: int, taps=None) -> tuple[int, ...]:
-    """Seeds of the replicated lanes: ``seed`` jumped ``i * floor((2^W-1)/lanes)`` steps."""
-    config = LfsrConfig(width=width, seed=seed, taps=taps)
+def lanes_independent(config: LfsrConfig, positions, distance: int) -> bool:
+    """Whether two brr reading states ``distance`` steps apart are exactly independent.
+
+    The GF(2) rank test of :mod:`hwprof.golden.brr` at lag ``distance``, for every
+    freq with ``2(freq+1) <= width`` (no larger freq can be independent).
+    """
+    rows = jump_matrix(config, distance)
+    for freq in range(min(len(positions), config.width // 2)):
+        chosen = positions[: freq + 1]
+        if gf2_rank([1 << p for p in chosen] + [rows[p] for p in chosen]) < 2 * len(chosen):
+            return False
+    return True
+
+
+@cache
+def lane_spacing(width: int, lanes: int, taps=None, positions=None) -> int:
+    """Steps between the seeds of adjacent replicated lanes.
+
+    The first spacing from ``floor((2^W-1)/lanes)`` down whose every lane
+    distance ``d * spacing`` passes :func:`lanes_independent`. (The even
+    split is not always safe: for W=20 and 4 lanes, lanes 0 and 2 sit
+    ``2^19 - 2`` steps apart, where two freq-1 brr are never both taken.)
+    """
+    config = LfsrConfig(width=width, taps=taps)
+    positions = outcome_positions(width, config.taps) if positions is None else positions
     spacing = ((1 << width) - 1) // lanes
+    while not all(lanes_independent(config, positions, d * spacing) for d in range(1, lanes)):
+        spacing -= 1
+    return spacing
+
+
+def lane_seeds(width: int, seed: int, lanes: int, taps=None, positions=None) -> tuple[int, ...]:
+    """Seeds of the replicated lanes: ``seed`` jumped ``i * lane_spacing(...)`` steps."""
+    config = LfsrConfig(width=width, seed=seed, taps=taps)
+    spacing = lane_spacing(width, lanes, config.taps, positions)
     return tuple(jump(config, seed, i * spacing) for i in range(lanes))
 
 
@@ -206,7 +241,7 @@ class BrrReplicatedConfig(BrrDecodeConfig):
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        return lane_seeds(self.width, self.seed, self.lanes, self.taps)
+        return lane_seeds(self.width, self.seed, self.lanes, self.taps, self.positions)
 
 
 def _multi_lane(step_lane, lanes, insn, pc, valid, target_adder) -> dict:

@@ -12,7 +12,15 @@ from .brr import and_chain, mux_tree
 from .brr_superscalar import advanced_by
 from .lfsr import step_masks
 
-__all__ = ["BrrDeterministic"]
+__all__ = ["BrrDeterministic", "shift_back"]
+
+
+def shift_back(chain, count):
+    """The LFSR+history register shifted back ``count`` brr: their shifted-off bits return.
+
+    A log-depth barrel shifter toward the top (one stage when ``count`` is 1 bit).
+    """
+    return (chain << count)[:len(chain)]
 
 
 class BrrDeterministic(wiring.Component):
@@ -132,9 +140,7 @@ class BrrDeterministic(wiring.Component):
         with m.Else():
             m.d.sync += inflight.eq(inflight - self.commit - self.squash + accept)
             with m.If(self.squash.any()):
-                # Shift back: the squashed brr's shifted-off bits return (a
-                # log-depth barrel shifter; one stage with rob_walk).
-                m.d.sync += chain.eq((chain << self.squash)[:w + h])
+                m.d.sync += chain.eq(shift_back(chain, self.squash))
             with m.Elif(accept):
                 m.d.sync += chain.eq(forward)
         return m

@@ -71,8 +71,9 @@ class BrrReplicated(wiring.Component):
 
     Paper: "replicate the hardware at each instruction decoder ... multiple,
     completely decoupled LFSRs". Lane ``i``'s LFSR starts at ``seed`` jumped
-    ``i * floor((2^width - 1) / lanes)`` steps (equally spaced on the cycle)
-    and steps only when its lane decodes a brr. Every lane's brr is served.
+    ``i * spacing`` steps (about equally spaced on the cycle, spacing chosen by
+    :func:`hwprof.golden.brr_variants.lane_spacing` so that lanes in lockstep
+    are exactly independent) and steps only when its lane decodes a brr. Every lane's brr is served.
 
     Parameters
     ----------

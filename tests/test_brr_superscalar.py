@@ -1,0 +1,225 @@
+"""brr_replicated and brr_shared: golden semantics, statistics, RTL in the Amaranth simulator."""
+
+import random
+
+import pytest
+
+from cocotb_tests.brr_stimulus import random_packet
+from hwprof.golden.brr import Brr as PlainBrr
+from hwprof.golden.brr import BrrConfig, conditional_taken_probability, taken_probability
+from hwprof.golden.brr_isa import encode_brr
+from hwprof.golden.brr_variants import (
+    XLEN,
+    BrrReplicated,
+    BrrShared,
+    jump,
+    lane_seeds,
+    lane_spacing,
+    lanes_independent,
+    pack,
+    unpack,
+)
+from hwprof.golden.lfsr import LfsrConfig
+from hwprof.golden.stats import DEFAULT_ALPHA, binomial_acceptance
+from hwprof.rtl.brr_superscalar import BrrReplicated as ReplicatedRtl
+from hwprof.rtl.brr_superscalar import BrrShared as SharedRtl
+from tests.pysim import compare
+
+LANE_OUTPUTS = ["is_brr", "request", "redirect_valid", "redirect_target", "btb_inhibit", "state"]
+
+
+def test_jump_equals_stepping(seed):
+    rng = random.Random(seed)
+    config = LfsrConfig(width=20)
+    state = rng.randrange(1, 1 << 20)
+    stepped = state
+    for distance in range(1, 300):
+        stepped = config.step(stepped)
+        assert jump(config, state, distance) == stepped, f"seed {seed}"
+
+
+def test_lane_seeds_are_distinct_and_equally_spaced():
+    seeds = lane_seeds(20, 1, 4)
+    assert len(set(seeds)) == 4 and seeds[0] == 1
+    config, spacing = LfsrConfig(width=20), lane_spacing(20, 4)
+    assert abs(spacing - (2**20 - 1) // 4) < 100
+    for a, b in zip(seeds, seeds[1:], strict=False):
+        assert jump(config, a, spacing) == b
+
+
+@pytest.mark.parametrize("lanes", [2, 4, 8])
+def test_lane_distances_pass_the_exact_independence_test(lanes):
+    config, positions = LfsrConfig(width=20), BrrConfig().positions
+    spacing = lane_spacing(20, lanes)
+    for d in range(1, lanes):
+        assert lanes_independent(config, positions, d * spacing)
+
+
+def test_the_even_split_is_not_independent():
+    """2^19 - 2 steps apart (lanes 0 and 2 of an even 4-way split), two freq-1 brr are
+    never both taken: found by the pairwise statistical test, confirmed exactly here."""
+    config, positions = LfsrConfig(width=20), BrrConfig().positions
+    distance = 2 * ((2**20 - 1) // 4)
+    assert not lanes_independent(config, positions, distance)
+    assert conditional_taken_probability(20, positions, 1, lag=distance) == 0.0
+
+
+def all_brr_packet(rng, lanes, freq):
+    return {"insn": [encode_brr(freq, 8) for _ in range(lanes)], "pc": [0] * lanes,
+            "valid": [1] * lanes}  # fmt: skip
+
+
+def joint_counts(model, lanes, freq, cycles, rng):
+    """Per-lane and pairwise taken counts with a brr in every lane every cycle."""
+    single = [0] * lanes
+    pair = {(i, j): 0 for i in range(lanes) for j in range(i + 1, lanes)}
+    for _ in range(cycles):
+        taken = unpack(model.step(**all_brr_packet(rng, lanes, freq))["redirect_valid"], 1, lanes)
+        for i in range(lanes):
+            single[i] += taken[i]
+        for i, j in pair:
+            pair[i, j] += taken[i] & taken[j]
+    return single, pair
+
+
+@pytest.mark.parametrize("freq", [0, 1, 3])
+def test_replicated_lanes_pairwise_independent(freq, seed):
+    """Joint taken counts of every lane pair within the binomial bounds of p^2."""
+    rng, lanes, cycles = random.Random(seed), 4, 40_000
+    single, pair = joint_counts(BrrReplicated(lanes=lanes), lanes, freq, cycles, rng)
+    p = taken_probability(freq)
+    checks = lanes + len(pair)
+    lo, hi = binomial_acceptance(cycles, p, DEFAULT_ALPHA / checks)
+    assert all(lo <= c <= hi for c in single), (single, lo, hi)
+    lo, hi = binomial_acceptance(cycles, p * p, DEFAULT_ALPHA / checks)
+    assert all(lo <= c <= hi for c in pair.values()), (pair, lo, hi)
+
+
+@pytest.mark.parametrize("freq", [0, 1, 3])
+def test_shared_multi_step_same_distribution_and_independent_in_packet(freq, seed):
+    """steps=lanes: every lane's rate is 2^-(f+1); lanes i<j of one packet read states
+    j-i steps apart, so their joint rate is the exact lag-(j-i) one (independent where
+    the GF(2) analysis says so: all lags here for freq 0 and 1)."""
+    rng, lanes, cycles = random.Random(seed), 4, 40_000
+    model = BrrShared(lanes=lanes, steps=lanes)
+    single, pair = joint_counts(model, lanes, freq, cycles, rng)
+    p = taken_probability(freq)
+    checks = lanes + len(pair)
+    lo, hi = binomial_acceptance(cycles, p, DEFAULT_ALPHA / checks)
+    assert all(lo <= c <= hi for c in single), (single, lo, hi)
+    config = BrrConfig()
+    for (i, j), count in pair.items():
+        conditional = conditional_taken_probability(20, config.positions, freq, lag=j - i)
+        if freq <= 1:
+            assert conditional == p  # exactly independent
+        lo, hi = binomial_acceptance(cycles, p * conditional, DEFAULT_ALPHA / checks)
+        assert lo <= count <= hi, ((i, j), count, lo, hi, f"seed {seed}")
+
+
+def test_shared_single_step_every_lane_same_distribution(seed):
+    """steps=1, one brr per packet in a random lane: every lane sees the same rate."""
+    lanes, freq, per_lane = 4, 1, 12_000
+    model = BrrShared(lanes=lanes)
+    taken = [0] * lanes
+    for cycle in range(per_lane * lanes):
+        lane = cycle % lanes
+        packet = {"insn": [0] * lanes, "pc": [0] * lanes, "valid": [1] * lanes}
+        packet["insn"][lane] = encode_brr(freq, 8)
+        taken[lane] += model.step(**packet)["redirect_valid"] >> lane & 1
+    lo, hi = binomial_acceptance(per_lane, taken_probability(freq), DEFAULT_ALPHA / lanes)
+    assert all(lo <= t <= hi for t in taken), (taken, lo, hi, f"seed {seed}")
+
+
+def test_shared_multi_step_sequence_is_the_single_issue_sequence(seed):
+    """steps=lanes serves the brr of a packet in program order, one LFSR step each."""
+    rng, lanes = random.Random(seed), 4
+    model, plain = BrrShared(lanes=lanes, steps=lanes), PlainBrr(lockup_escape=False)
+    for _ in range(2000):
+        packet = random_packet(rng, lanes, 0.5)
+        out = model.step(**packet)
+        assert out["split"] == 0
+        for i in range(lanes):
+            if out["request"] >> i & 1:
+                freq = (packet["insn"][i] >> 20) & 0xF
+                assert out["redirect_valid"] >> i & 1 == plain.step(
+                    decode_valid=1, freq=freq).redirect  # fmt: skip
+
+
+def test_shared_split_leaves_the_rest_for_the_next_cycle():
+    lanes = 4
+    model = BrrShared(lanes=lanes, steps=1)
+    packet = {"insn": [0x13, encode_brr(0, 8), 0x13, encode_brr(0, 8)], "pc": [0] * 4,
+              "valid": [1] * 4}  # fmt: skip
+    out = model.step(**packet)
+    assert (out["split"], out["split_at"], out["request"], out["is_brr"]) == (1, 3, 0b0010, 0b1010)
+    # Re-presented from the split lane on: served now.
+    rest = {"insn": [encode_brr(0, 8), 0x13, 0x13, 0x13], "pc": [0] * 4, "valid": [1, 0, 0, 0]}
+    out = model.step(**rest)
+    assert (out["split"], out["request"]) == (0, 0b0001)
+
+
+def lanes_run(dut, model, stimulus, outputs):
+    def step(**packed):
+        lanes = model.config.lanes
+        packet = {"insn": unpack(packed["insn"], XLEN, lanes), "valid": unpack(packed["valid"], 1,
+                  lanes), "pc": unpack(packed.get("pc", 0), XLEN, lanes)}  # fmt: skip
+        return model.step(**packet)
+
+    return compare(dut, step, stimulus, outputs)
+
+
+def packed_stimulus(rng, lanes, cycles, p_brr, target_adder=True):
+    result = []
+    for _ in range(cycles):
+        packet = random_packet(rng, lanes, p_brr)
+        item = {"insn": pack(packet["insn"], XLEN), "valid": pack(packet["valid"], 1)}
+        if target_adder:
+            item["pc"] = pack(packet["pc"], XLEN)
+        result.append(item)
+    return result
+
+
+@pytest.mark.parametrize(
+    "params", [{"lanes": 1}, {"lanes": 3}, {"lanes": 4, "target_adder": False}],
+    ids=["1", "3", "4-noadder"],
+)
+def test_replicated_rtl_matches_golden(params, seed):
+    rng = random.Random(seed)
+    adder = params.get("target_adder", True)
+    outputs = [o for o in LANE_OUTPUTS if adder or o != "redirect_target"]
+    stim = packed_stimulus(rng, params["lanes"], 600, 0.4, adder)
+    assert lanes_run(ReplicatedRtl(**params), BrrReplicated(**params), stim, outputs) == []
+
+
+@pytest.mark.parametrize("lanes, steps", [(1, 1), (4, 1), (4, 2), (4, 4), (5, 3)])
+def test_shared_rtl_matches_golden(lanes, steps, seed):
+    rng = random.Random(seed)
+    stim = packed_stimulus(rng, lanes, 600, 0.45)
+    dut, model = SharedRtl(lanes=lanes, steps=steps), BrrShared(lanes=lanes, steps=steps)
+    outputs = LANE_OUTPUTS + ["split", "split_at"]
+    assert lanes_run(dut, model, stim, outputs) == [], f"seed {seed}"
+
+
+def test_shared_rtl_mutant_is_caught(seed):
+    """Built with other outcome stages, the same comparison mismatches."""
+    rng = random.Random(seed)
+    positions = list(BrrConfig().positions)
+    positions[0], positions[1] = positions[1], positions[0]
+    stim = packed_stimulus(rng, 4, 600, 0.45)
+    dut = SharedRtl(lanes=4, steps=2, positions=tuple(positions))
+    assert lanes_run(dut, BrrShared(lanes=4, steps=2), stim, LANE_OUTPUTS) != []
+
+
+@pytest.mark.parametrize(
+    "cls, params, error, message",
+    [
+        (SharedRtl, {"lanes": 2, "steps": 3}, ValueError,
+         "steps must be between 1 and lanes=2, not 3"),
+        (SharedRtl, {"lanes": 0}, ValueError, "lanes must be between 1 and 16, not 0"),
+        (ReplicatedRtl, {"lanes": "4"}, TypeError, "lanes must be an integer, not '4'"),
+        (ReplicatedRtl, {"target_adder": None}, TypeError, "target_adder must be a bool, not None"),
+    ],
+)  # fmt: skip
+def test_parameter_errors(cls, params, error, message):
+    with pytest.raises(error, match=message):
+        cls(**params)
