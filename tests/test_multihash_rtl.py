@@ -1,0 +1,196 @@
+"""Multi-hash RTL in the Amaranth simulator against the golden model, with backpressure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from cocotb_tests.multihash_streams import (
+    at_threshold_stream,
+    collision_stream,
+    random_keys,
+    repeated_stream,
+    zipf_keys,
+)
+from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
+from hwprof.rtl.multihash import MultiHash
+
+SMALL = {"tables": 4, "counters": 64, "accumulator": 8, "interval_length": 100,
+         "threshold": 5, "pc_bits": 8, "value_bits": 8}  # fmt: skip
+
+
+def simulate(dut, keys, rng, ready_p=1.0, configure=None, drain=None):
+    """Drive ``keys`` (one offered per cycle), random ``records.ready``.
+
+    ``configure``: {tuple_index: (interval, threshold)}, written in an idle cycle
+    before that tuple. Returns (profiles, stall_cycles, cycles).
+    """
+    configure = configure or {}
+    records, stats = [], {"stalls": 0, "cycles": 0}
+    drain = drain if drain is not None else 12 * dut.config.accumulator + 20
+
+    async def testbench(ctx):
+        i, idle = 0, 0
+        while i < len(keys) or idle < drain:
+            if i in configure:
+                ctx.set(dut.tuples.valid, 0)
+                ctx.set(dut.records.ready, 0)
+                ctx.set(dut.cfg_we, 1)
+                ctx.set(dut.cfg_interval, configure[i][0])
+                ctx.set(dut.cfg_threshold, configure[i][1])
+                await ctx.tick()
+                ctx.set(dut.cfg_we, 0)
+                del configure[i]
+                continue
+            offer = i < len(keys)
+            ctx.set(dut.tuples.valid, offer)
+            if offer:
+                ctx.set(dut.tuples.payload.as_value(), keys[i])
+            else:
+                idle += 1
+            ctx.set(dut.records.ready, int(rng.random() < ready_p))
+            await ctx.delay(1e-9)
+            if ctx.get(dut.records.valid) and ctx.get(dut.records.ready):
+                payload = ctx.get(dut.records.payload)
+                records.append((payload.key, payload.count, payload.end))
+            if offer:
+                if ctx.get(dut.tuples.ready):
+                    i += 1
+                else:
+                    stats["stalls"] += 1
+            stats["cycles"] += 1
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    profiles, current = [], []
+    for key, count, end in records:
+        if end:
+            profiles.append(current)
+            current = []
+        else:
+            current.append((key, count))
+    assert current == [], "records after the last end marker"
+    return profiles, stats["stalls"], stats["cycles"]
+
+
+def golden_profiles(params, keys, configure=None):
+    model = MultiHashProfiler(**params)
+    profiles = []
+    for i, key in enumerate(keys):
+        if configure and i in configure:
+            model.configure(*configure[i])
+        profile = model.step(key)
+        if profile is not None:
+            profiles.append(profile)
+    return profiles
+
+
+def stream(kind, config, rng, n):
+    kb = config.key_bits
+    if kind == "random":
+        return random_keys(rng, n, kb, distinct=30)
+    if kind == "zipf":
+        return zipf_keys(rng, n, kb, distinct=500)
+    if kind == "collide":
+        return collision_stream(config, rng, n)
+    if kind == "at_threshold":
+        return at_threshold_stream(config, rng, n // config.interval_length)
+    return repeated_stream(config, rng, n)
+
+
+KINDS = ["random", "zipf", "collide", "at_threshold", "repeated"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rtl_matches_golden_with_backpressure(kind, seed):
+    rng = np.random.default_rng(seed)
+    keys = stream(kind, MultiHashConfig(**SMALL), rng, 600)
+    want = golden_profiles(SMALL, keys)
+    assert len(want) == 6 and sum(map(len, want)) > 0
+    got, _, _ = simulate(MultiHash(**SMALL), keys, rng, ready_p=0.4)
+    assert got == want, f"seed {seed}"
+
+
+OPTIONS = [
+    {"conservative": False},
+    {"reset": True},
+    {"retain": False},
+    {"tables": 1, "counters": 32, "reset": True},
+    {"tables": 2, "accumulator": 3},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in
+                                                                 o.items()))  # fmt: skip
+def test_rtl_options_match_golden(options, seed):
+    params = SMALL | options
+    rng = np.random.default_rng(seed)
+    keys = stream("zipf", MultiHashConfig(**params), rng, 300) + stream(
+        "collide", MultiHashConfig(**params), rng, 300
+    )
+    got, _, _ = simulate(MultiHash(**params), keys, rng, ready_p=0.5)
+    assert got == golden_profiles(params, keys), f"seed {seed}"
+
+
+@pytest.mark.parametrize("retain", [True, False])
+def test_short_intervals_stall_only_for_the_readout(retain, seed):
+    """Intervals shorter than the readout, threshold 1-2: the input must stall, results exact."""
+    params = SMALL | {"interval_length": 9, "threshold": 1 + seed % 2, "retain": retain}
+    rng = np.random.default_rng(seed)
+    keys = random_keys(rng, 270, 16, distinct=12)
+    for ready_p in (1.0, 0.25):
+        got, stalls, _ = simulate(MultiHash(**params), keys, rng, ready_p=ready_p)
+        assert got == golden_profiles(params, keys), f"seed {seed}, ready {ready_p}"
+        if ready_p < 1:
+            assert stalls > 0  # the scenario exercises the stall path
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_full_rate_with_a_ready_consumer(kind, seed):
+    """interval_length >= accumulator + 2 and records always accepted: never a stall."""
+    rng = np.random.default_rng(seed)
+    params = SMALL | {"interval_length": 40, "threshold": 2}
+    keys = stream(kind, MultiHashConfig(**params), rng, 400)
+    got, stalls, cycles = simulate(MultiHash(**params), keys, rng, ready_p=1.0, drain=30)
+    assert got == golden_profiles(params, keys), f"seed {seed}"
+    assert stalls == 0 and cycles == len(keys) + 30
+
+
+def test_configuration_registers(seed):
+    rng = np.random.default_rng(seed)
+    keys = random_keys(rng, 500, 16, distinct=20)
+    configure = {150: (50, 3), 300: (60, 4), 301: (30, 2)}
+    got, _, _ = simulate(MultiHash(**SMALL), keys, rng, 0.6, configure=dict(configure))
+    want = golden_profiles(SMALL, keys, configure)
+    assert len(want) > 8 and got == want, f"seed {seed}"
+
+
+@pytest.mark.parametrize(("mutant", "reference"), [
+    ({"bypass": False}, {}),
+    ({"conservative": False}, {"conservative": True}),
+])  # fmt: skip
+def test_checker_catches_a_mutant(mutant, reference, seed):
+    """A missed forward, or conservative update off: the same comparison must fail."""
+    rng = np.random.default_rng(seed)
+    params = SMALL | reference
+    keys = stream("collide", MultiHashConfig(**params), rng, 600)
+    got, _, _ = simulate(MultiHash(**(SMALL | mutant)), keys, rng, ready_p=0.7)
+    assert got != golden_profiles(params, keys), f"seed {seed}"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "text"),
+    [
+        ({"tables": 3}, ValueError, "counters / tables must be a power of two, not 2048 / 3"),
+        ({"threshold": 0}, ValueError, "threshold must be between 1 and 10000, not 0"),
+        ({"retain": 1}, TypeError, "retain must be a bool, not 1"),
+    ],
+)
+def test_parameter_errors(kwargs, exc, text):
+    with pytest.raises(exc) as info:
+        MultiHash(**kwargs)
+    assert str(info.value) == text
