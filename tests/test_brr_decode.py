@@ -64,7 +64,9 @@ def test_redirect_target_wraps_around_the_address_space():
 CONFIGS = [{}, {"target_adder": False}, {"width": 32, "seed": 0xCAFE}, {"lockup_escape": True}]
 
 
-@pytest.mark.parametrize("params", CONFIGS, ids=lambda p: ",".join(map(str, p.items())) or "default")
+@pytest.mark.parametrize(
+    "params", CONFIGS, ids=lambda p: ",".join(map(str, p.items())) or "default"
+)
 def test_rtl_matches_golden(params, seed):
     rng = random.Random(seed)
     outputs = OUTPUTS if params.get("target_adder", True) else [
@@ -84,8 +86,9 @@ def test_mutant_that_ignores_the_reserved_bits_is_caught(seed, monkeypatch):
 
 
 def test_mutant_with_a_wrong_immediate_bit_is_caught(seed, monkeypatch):
-    import hwprof.rtl.brr_decode as module
     from amaranth.hdl import Cat, Const
+
+    import hwprof.rtl.brr_decode as module
 
     def wrong(insn):  # imm[11] and imm[12] swapped
         match = (insn & module.MATCH_MASK) == module.MATCH_VALUE

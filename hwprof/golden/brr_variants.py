@@ -334,10 +334,11 @@ class BrrShared:
     def __init__(self, config: BrrSharedConfig | None = None, **params):
         self.config = config if config is not None else BrrSharedConfig(**params)
         self.unit = Brr(self.config.brr_config)
+        self._lfsr = self.unit.config.lfsr
 
     def step(self, *, insn, pc, valid, reset=0) -> dict:
         cfg = self.config
-        lfsr = cfg.brr_config.lfsr
+        lfsr = self._lfsr
         served = 0
         split_at = None
         state = self.unit.state

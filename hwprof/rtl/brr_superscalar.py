@@ -215,8 +215,10 @@ class BrrShared(wiring.Component):
             m.d.comb += next_rank.eq(Mux(served, rank + 1, rank))
             rank = next_rank
         m.d.comb += [self.split.eq(split), self.split_at.eq(split_at), self.state.eq(register)]
-        with m.Switch(rank):  # rank after the last lane = brr served
-            for j in range(1, cfg.steps + 1):
-                with m.Case(j):
-                    m.d.sync += register.eq(ranked[j])
+        # rank after the last lane = brr served: advance by that many steps.
+        advanced = ranked[1]
+        for j in range(2, cfg.steps + 1):
+            advanced = Mux(rank == j, ranked[j], advanced)
+        with m.If(rank.any()):
+            m.d.sync += register.eq(advanced)
         return m
