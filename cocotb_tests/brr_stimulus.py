@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from hwprof.golden.brr_isa import MATCH_MASK, encode_brr
+from hwprof.golden.brr_isa import MATCH_MASK, encode_brr, is_brr
 
 __all__ = ["random_word", "random_packet", "CoreSchedule"]
 
@@ -25,7 +25,7 @@ BEQ = 0b1100011
 
 
 def random_word(rng: random.Random, p_brr: float = 0.3) -> int:
-    """One instruction word: a brr with probability ``p_brr``, else a non-brr."""
+    """One instruction word: a brr with probability ``p_brr``, else never a brr."""
     offset = 2 * rng.randrange(-2048, 2048)
     if rng.random() < p_brr:
         return encode_brr(rng.randrange(16), offset)
@@ -35,7 +35,10 @@ def random_word(rng: random.Random, p_brr: float = 0.3) -> int:
         return encode_brr(rng.randrange(16), offset) ^ (1 << rng.choice(bits))
     if kind == 1:  # a real beq/bne with the same immediate bits
         return (encode_brr(0, offset) & ~0x7F) | BEQ | (rng.randrange(2) << 12)
-    return rng.getrandbits(32)
+    while True:  # a random word that is not a brr (1 in 2^16 would be)
+        word = rng.getrandbits(32)
+        if not is_brr(word):
+            return word
 
 
 def random_packet(rng: random.Random, lanes: int, p_brr: float) -> dict:
