@@ -74,6 +74,14 @@ def _or_mux(onehot, values, width):
     return reduce(lambda a, b: a | b, terms, Const(0, width))
 
 
+def _select_bit(bits, index):
+    """``bits[index]`` as a balanced tree of 2:1 muxes."""
+    level = [bits[j] for j in range(len(bits))]
+    for b in range(len(index)):
+        level = [Mux(index[b], level[k + 1], level[k]) for k in range(0, len(level), 2)]
+    return level[0]
+
+
 def _minimum(values):
     level = list(values)
     while len(level) > 1:
@@ -198,7 +206,7 @@ class MultiHash(wiring.Component):
         old = []
         for i in range(n):
             v = Signal(w, name=f"counter{i}")
-            fresh = Mux(flags[i].bit_select(s1_index[i], 1), read_ports[i].data, 0)
+            fresh = Mux(_select_bit(flags[i], s1_index[i]), read_ports[i].data, 0)
             if self.bypass:
                 forward = byp_valid[i] & (byp_index[i] == s1_index[i])
                 m.d.comb += v.eq(Mux(forward, byp_value[i], fresh))
@@ -267,10 +275,9 @@ class MultiHash(wiring.Component):
                     byp_index[i].eq(s1_index[i]),
                     byp_value[i].eq(value),
                 ]
-            with m.If(boundary):
-                m.d.sync += flags[i].eq(0)
-            with m.Elif(write):
-                m.d.sync += flags[i].bit_select(s1_index[i], 1).eq(1)
+            # flush / set as plain logic: a decoder, no 2**index_bits-way case statement
+            decode = Cat(*[s1_index[i] == j for j in range(z)])
+            m.d.sync += flags[i].eq(Mux(boundary, 0, flags[i] | Mux(write, decode, 0)))
 
         # accumulator entries: update, then the boundary transform
         for a in range(acc):
