@@ -16,6 +16,7 @@ def test_quick_run_writes_plot_and_summary(tmp_path, capsys):
     # H[P] is the most accurate sampler at every length, even at 150 runs per point
     for i in range(len(data["lengths"])):
         assert data["curves"]["H[P]"][i] < min(data["curves"][s][i] for s in ("R", "P", "CR"))
+    assert len(data["hotlist_curve"]) == len(data["lengths"]) == len(data["hotlist_lost_p"])
     assert "crossing_4pct" in capsys.readouterr().out
 
 
