@@ -70,8 +70,10 @@ def _lowest_one(bits):
 
 def _or_mux(onehot, values, width):
     """``values[i]`` for the one set bit of ``onehot`` (0 if none): AND-OR."""
-    terms = [Mux(onehot[i], v, 0) for i, v in enumerate(values)]
-    return reduce(lambda a, b: a | b, terms, Const(0, width))
+    terms = [Mux(onehot[i], v, 0) for i, v in enumerate(values)] or [Const(0, width)]
+    while len(terms) > 1:  # a balanced OR tree (a 1000-deep chain overflows the recursion)
+        terms = [reduce(lambda a, b: a | b, terms[k : k + 2]) for k in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def _select_bit(bits, index):
