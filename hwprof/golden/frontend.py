@@ -170,6 +170,7 @@ class FrontEnd:
         self.oracle = _Oracle(program, params, random.Random(seed + 1))
         self.queue: deque[_Entry] = deque()
         self.fetch_pc = program.entry
+        self.last_fetch_pc = None  # address of the last word fetched
         self.on_path = True
         self.inflight: deque[tuple[int, int, int]] = deque()  # (resolve cycle, ckpt, next pc)
         self.cycle = 0
@@ -234,6 +235,7 @@ class FrontEnd:
             self.counts["pi_fetched"] += decode(word).is_pi
             self.on_path = self.on_path and not wrong
             self.fetch_pc = fetched_next
+            self.last_fetch_pc = pc
             if pred or skip:
                 return
 
@@ -320,14 +322,23 @@ class FrontEnd:
 
         ``patches``: ``(count, address, word)``: once ``count`` correct-path
         instructions were fetched, the program word at ``address`` changes (the
-        runtime patching code, sec. III-C; in-flight copies are not updated).
+        runtime patching code, sec. III-C). The patching code runs elsewhere in the
+        program and synchronizes the instruction stream afterwards, so a patch waits
+        while a word it changes is in flight: in the fetch queue or the last
+        word fetched (whose ``pflen`` the predictor still holds for the next lookup).
+        Applying it then would let fetch pair a stale hint with the patched block.
+        Patches due at the same time are applied together.
         """
         limit = max_cycles or 20 * instructions + 100
         pending = sorted(patches)
         while self.oracle.retired < instructions and self.cycle < limit:
-            while pending and self.oracle.retired >= pending[0][0]:
-                _, address, word = pending.pop(0)
-                self.program.words[address] = word
+            due = [p for p in pending if p[0] <= self.oracle.retired]
+            in_flight = {e.pc for e in self.queue} | {self.last_fetch_pc}
+            if due and not any(address in in_flight for _, address, _ in due):
+                for patch in due:  # all words due change together
+                    _, address, word = patch
+                    self.program.words[address] = word
+                    pending.remove(patch)
             self.step()
 
 
