@@ -4,7 +4,13 @@ import random
 
 import pytest
 
-from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
+from hwprof.golden.frontend import (
+    FrontEnd,
+    basic_block_program,
+    directed_programs,
+    fig3_basic_block,
+    stale_block_patches,
+)  # fmt: skip
 from hwprof.golden.isa_profile import NOP, Insn, decode, decode_pflen, encode, encode_pflen
 from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
 
@@ -180,3 +186,22 @@ def test_length_check_relearns_a_stale_entry():
     visit(p, 3, flag=0)
     p.step(fetch=[(encode_pflen(3), LEADER - 4)])
     assert lookup(p).follow == [LEADER + 12]
+
+
+@pytest.mark.parametrize("extra_seed", [1599002309])  # once failed in CI (patch race)
+def test_length_check_never_skips_a_recompiled_block(extra_seed, seed):
+    """Fig. 3's second counter block recompiled shorter while fetch runs (A.2).
+
+    Without the length check the stale entry skips the two instructions that are
+    no longer PIs; with it, none. Seed 1599002309 paired a ``pflen 5`` fetched
+    just before the patch with the patched block (the patch now waits, see
+    ``FrontEnd.run``).
+    """
+    for run_seed in (extra_seed, *range(seed, seed + 20)):
+        for length_check in (False, True):
+            program = fig3_basic_block(False, pflen=True)
+            frontend = FrontEnd(program, lanes=4, seed=run_seed,
+                                predictor={"length_check": length_check})  # fmt: skip
+            frontend.run(4000, patches=stale_block_patches(program, 1500))
+            genuine = frontend.counts["genuine_skipped"]
+            assert (genuine > 0) != length_check, f"seed {run_seed}: {genuine} genuine skipped"
