@@ -1,6 +1,8 @@
 """The hwprof command line: every subcommand, and bad input -> one line, exit 2."""
 
 import json
+import os
+import stat
 import subprocess
 import sys
 
@@ -29,6 +31,15 @@ def test_generate_writes_one_file_per_top(tmp_path, capsys):
     assert "module brr(" in text
     assert main(["generate", "brr", "-p", "width=32", "-o", str(tmp_path / "w32")]) == 0
     assert "output [31:0] state;" in (tmp_path / "w32" / "brr.v").read_text()
+
+
+def test_generated_files_get_the_umask_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert main(["generate", "brr", "-o", str(tmp_path)]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "brr.v").stat().st_mode) == 0o644  # not mkstemp's 0600
 
 
 @pytest.mark.parametrize(

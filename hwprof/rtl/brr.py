@@ -113,7 +113,8 @@ class Brr(wiring.Component):
             with m.If(self.load_valid | self.decode_valid):
                 m.d.sync += terms.eq(and_chain(lfsr.next_state, cfg.positions))
         else:
-            terms = and_chain(lfsr.state, cfg.positions)
+            terms = Signal(FREQS)  # named: mux_tree slices it 16 times (else 100 KB of Verilog)
+            m.d.comb += terms.eq(and_chain(lfsr.state, cfg.positions))
         m.d.comb += [
             self.taken.eq(mux_tree(terms, self.freq)),
             self.redirect.eq(self.decode_valid & self.taken),
