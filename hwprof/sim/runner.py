@@ -62,7 +62,15 @@ def verilator_environment() -> None:
     # an input file. A make variable given in MAKEFLAGS overrides the makefile's.
     flags = os.environ.get("MAKEFLAGS", "")
     if "CFG_CXXFLAGS_PCH_I" not in flags:
-        os.environ["MAKEFLAGS"] = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
+        flags = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
+    # The model's C++ is compiled -O0 instead of verilated.mk's -Os: a test drives
+    # the model through cocotb (Python per cycle), so the model's speed hardly
+    # matters, while -Os takes minutes on the large tops (default multihash: 171 s
+    # -> 56 s to build and run, brr unchanged; see README "Tests"). Set OPT_FAST
+    # in MAKEFLAGS to choose another level.
+    if "OPT_FAST" not in flags:
+        flags = f"{flags} OPT_FAST=-O0"
+    os.environ["MAKEFLAGS"] = flags
 
 
 @dataclass(frozen=True)
