@@ -74,6 +74,9 @@ class Top:
     budget: dict | Callable | None = None
     #: Parameter sets that ``hwprof report`` synthesizes.
     variants: tuple[dict, ...] = field(default_factory=lambda: ({},))
+    #: Parameter sets whose synthesis takes too long for the default report (tens
+    #: of minutes): only ``hwprof report --all`` synthesizes them.
+    slow_variants: tuple[dict, ...] = ()
     #: cocotb test module in cocotb_tests/ (gets the parameters as HWPROF_PARAMS).
     cocotb_module: str | None = None
 

@@ -69,7 +69,7 @@ def cmd_synth(args) -> int:
 def cmd_report(args) -> int:
     from .report import run_report
 
-    run_report(Path(args.output))
+    run_report(Path(args.output), include_slow=args.all)
     return 0
 
 
@@ -118,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     syn.set_defaults(func=cmd_synth)
     rep = sub.add_parser("report", help="generate + synthesize every top, area table")
     rep.add_argument("-o", "--output", default="build", help="output directory")
+    rep.add_argument("--all", action="store_true",
+                     help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
     rep.set_defaults(func=cmd_report)
     reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")

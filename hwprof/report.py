@@ -9,7 +9,7 @@ from pathlib import Path
 from .catalog import TOPS, Top
 from .synth import synthesize, to_verilog, write_atomically
 
-__all__ = ["area_record", "format_table", "run_report", "budget_for"]
+__all__ = ["area_record", "format_table", "format_row", "run_report", "budget_for"]
 
 _COMPARED = ("flops", "gates", "memory_bits")
 
@@ -43,44 +43,74 @@ def _params_text(record: dict, top: Top) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "defaults"
 
 
+_HEADER = [
+    "| block | params | flops | gates | transistors | depth | memory bits "
+    "| paper budget | within |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+]
+
+
+def _budget_text(budget: dict | None) -> str:
+    if not budget:
+        return "none stated"
+    parts = [f"{k} <= {budget[k]}" for k in _COMPARED if budget.get(k) is not None]
+    return f"{', '.join(parts)} ({budget['source']})"
+
+
+def format_row(record: dict) -> str:
+    """One table row: an area record beside its paper budget."""
+    r = record
+    top = TOPS[r["block"]]
+    within = ("yes" if r["within_budget"] else "**no**") if r.get("budget") else "-"
+    return (
+        f"| {r['block']} | {_params_text(r, top)} | {r['flops']} | {r['gates']} "
+        f"| {r['transistors']} | {r['depth']} | {r['memory_bits']} "
+        f"| {_budget_text(r.get('budget'))} | {within} |"
+    )
+
+
+def slow_row(top: Top, variant: dict) -> str:
+    """The row of a slow variant that the report did not synthesize."""
+    params = top.resolve(variant)
+    options = " ".join(f"-p {k}={v}" for k, v in variant.items())
+    return (
+        f"| {top.name} | {_params_text({'params': params}, top)} | not synthesized "
+        f"(slow): `hwprof report --all` or `hwprof synth {top.name} {options}` | | | | "
+        f"| {_budget_text(budget_for(top, params))} | - |"
+    )
+
+
 def format_table(records: list[dict]) -> str:
     """A Markdown table: ours beside the paper's budget."""
-    lines = [
-        "| block | params | flops | gates | transistors | depth | memory bits "
-        "| paper budget | within |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
-    ]
-    for r in records:
-        top = TOPS[r["block"]]
-        budget = r.get("budget")
-        if budget:
-            parts = [f"{k} <= {budget[k]}" for k in _COMPARED if budget.get(k) is not None]
-            budget_text = f"{', '.join(parts)} ({budget['source']})"
-            within = "yes" if r["within_budget"] else "**no**"
-        else:
-            budget_text, within = "none stated", "-"
-        lines.append(
-            f"| {r['block']} | {_params_text(r, top)} | {r['flops']} | {r['gates']} "
-            f"| {r['transistors']} | {r['depth']} | {r['memory_bits']} | {budget_text} "
-            f"| {within} |"
-        )
-    return "\n".join(lines)
+    return "\n".join([*_HEADER, *(format_row(r) for r in records)])
 
 
-def run_report(output: Path) -> list[dict]:
-    """Verilog for every top and variant, area records, build/area.{json,md}."""
-    jobs = [(top, variant) for top in TOPS.values() for variant in top.variants]
-    records = []
-    for index, (top, variant) in enumerate(jobs, 1):
+def run_report(output: Path, include_slow: bool = False) -> list[dict]:
+    """Verilog for every top and variant, area records, build/area.{json,md}.
+
+    ``include_slow``: also synthesize the tops' ``slow_variants`` (tens of minutes
+    of yosys); otherwise their rows name the command that measures them.
+    """
+    jobs = []  # (top, variant, synthesize?) in table order
+    for top in TOPS.values():
+        jobs += [(top, variant, True) for variant in top.variants]
+        jobs += [(top, variant, include_slow) for variant in top.slow_variants]
+    total = sum(run for _, _, run in jobs)
+    records, rows = [], list(_HEADER)
+    for top, variant, run in jobs:
+        if not run:
+            rows.append(slow_row(top, variant))
+            continue
         params = top.resolve(variant)
-        print(f"[{index}/{len(jobs)}] {top.name} {json.dumps(variant) if variant else ''}",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(f"[{len(records) + 1}/{total}] {top.name} "
+              f"{json.dumps(variant) if variant else ''}", file=sys.stderr, flush=True)  # fmt: skip
         component = top.construct(variant)
         suffix = "-".join(f"{k}_{v}" for k, v in sorted(variant.items()))
         name = f"{top.name}{'-' + suffix if suffix else ''}"
         write_atomically(output / "verilog" / f"{name}.v", to_verilog(component, top.name))
         records.append(area_record(top, params, component))
-    table = format_table(records)
+        rows.append(format_row(records[-1]))
+    table = "\n".join(rows)
     write_atomically(output / "area.json", json.dumps(records, indent=2) + "\n")
     write_atomically(output / "area.md", "# Area against the papers' budgets\n\n" + table + "\n")
     print(table)

@@ -105,3 +105,23 @@ def test_report_writes_json_list_and_table(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in (tmp_path / "verilog").iterdir()) == [
         "brr-lockup_escape_False.v", "brr-pipelined_True.v", "brr.v",
     ]  # fmt: skip
+
+
+def test_report_lists_slow_variants_and_synthesizes_them_with_all(tmp_path, monkeypatch, capsys):
+    import dataclasses
+
+    import hwprof.report as report
+
+    lfsr = dataclasses.replace(TOPS["lfsr"], variants=({},), slow_variants=({"width": 8},))
+    monkeypatch.setattr(report, "TOPS", {"lfsr": lfsr})
+    assert main(["report", "-o", str(tmp_path / "quick")]) == 0
+    records = json.loads((tmp_path / "quick" / "area.json").read_text())
+    assert [r["params"]["width"] for r in records] == [20]
+    row = next(line for line in capsys.readouterr().out.splitlines() if "width=8" in line)
+    assert "not synthesized (slow): `hwprof report --all` or `hwprof synth lfsr -p width=8`" in row
+    assert sorted(p.name for p in (tmp_path / "quick" / "verilog").iterdir()) == ["lfsr.v"]
+
+    assert main(["report", "--all", "-o", str(tmp_path / "all")]) == 0
+    records = json.loads((tmp_path / "all" / "area.json").read_text())
+    assert [r["params"]["width"] for r in records] == [20, 8]
+    assert "not synthesized" not in (tmp_path / "all" / "area.md").read_text()

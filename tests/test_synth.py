@@ -1,7 +1,7 @@
 """Every catalog top generates Verilog and synthesizes; the area flow counts right."""
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Fragment, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -54,3 +54,11 @@ def test_brr_area_is_in_the_papers_budget():
     for variant in ({}, {"lockup_escape": False}):
         record = area_record(top, top.resolve(variant), top.construct(variant))
         assert record["flops"] == 20 and record["gates"] < 100, record
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in TOPS.items() if t.slow_variants))
+def test_slow_variants_are_valid_parameter_sets(name):
+    """`hwprof report --all` synthesizes them; here only that they elaborate."""
+    top = TOPS[name]
+    for variant in top.slow_variants:
+        assert Fragment.get(top.construct(variant), None) is not None
