@@ -1,4 +1,4 @@
-"""Profile control instructions (PCI) and profile instructions (PI), docs/isa-profile.md.
+"""Profile control instructions (PCI) and profile instructions (PI), docs/isa.md.
 
 Vaswani, Srikant & Thazhuthaveetil, sec. III-A and V: *profile instructions* are
 variants of the ordinary instructions used by instrumentation (the paper annotates

@@ -17,7 +17,7 @@ _CTI = [PI_OPS.index(op) for op in ("jalr", "beq", "bne")]
 
 
 def decode_fields(m: Module, word, name: str):
-    """Decode a 32-bit word (docs/isa-profile.md): ``(is_pci, pci_op, is_pi, is_cti, k)``."""
+    """Decode a 32-bit word (docs/isa.md): ``(is_pci, pci_op, is_pi, is_cti, k)``."""
     is_pci = Signal(name=f"{name}_is_pci")
     is_pi = Signal(name=f"{name}_is_pi")
     is_cti = Signal(name=f"{name}_is_cti")
