@@ -91,7 +91,22 @@ def cmd_experiment(args) -> int:
     if args.name not in experiments:
         known = ", ".join(sorted(experiments)) or "none"
         raise UsageError(f"unknown experiment {args.name!r} (known: {known})")
-    summary = experiments[args.name].run(Path(args.output), args.seed, args.quick)
+    run = experiments[args.name].run
+    from .experiments.traces import TraceError, read_trace
+
+    try:
+        if not args.trace:
+            summary = run(Path(args.output), args.seed, args.quick)
+        else:
+            import inspect
+
+            if "traces" not in inspect.signature(run).parameters:
+                raise UsageError(f"experiment {args.name!r} does not take --trace")
+            for path in args.trace:  # validate every trace before any output is written
+                read_trace(path)
+            summary = run(Path(args.output), args.seed, args.quick, traces=args.trace)
+    except TraceError as exc:
+        raise UsageError(str(exc)) from None
     print(json.dumps(summary, indent=2, default=str))
     return 0
 
@@ -130,6 +145,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.add_argument("--trace", action="append", default=[], metavar="FILE",
+                     help="trace file (gzip'd '<pc> <value>' hex lines), repeatable")  # fmt: skip
     exp.set_defaults(func=cmd_experiment)
     return parser
 

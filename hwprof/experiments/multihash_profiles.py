@@ -1,0 +1,146 @@
+"""Multi-hash profiler error on edge-profile traces (Narayanasamy et al., Figs. 10-12).
+
+For each trace and each of the paper's two configurations (10,000 / 1% / 100
+entries, 1,000,000 / 0.1% / 1000 entries; 2048 counters) the error of formula
+(1), split into its parts, for 1, 2, 4, 8 tables and C0/C1 x R0/R1, retaining on.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..golden.multihash import PRESETS, error_rate, run_fast
+from . import Experiment
+from .traces import WORKLOADS, capture, read_trace
+
+__all__ = ["EXPERIMENTS", "run"]
+
+TABLES = (1, 2, 4, 8)
+VARIANTS = {"C0R0": (False, False), "C0R1": (False, True), "C1R0": (True, False),
+            "C1R1": (True, True)}  # fmt: skip
+PARTS = ("false_positive", "false_negative", "neutral_positive", "neutral_negative")
+LIMIT = 3_000_000
+
+
+def zipf_stream(seed: int, length: int) -> np.ndarray:
+    """Synthetic tuple stream: Zipf(1.2) ranks mapped to random 64-bit keys."""
+    rng = np.random.default_rng(seed)
+    ranks = rng.zipf(1.2, length) % 20_000
+    table = rng.integers(1, 1 << 63, 20_000, dtype=np.uint64)
+    return table[ranks]
+
+
+def sweep(keys, preset: dict) -> dict:
+    """Error parts (percent) per variant and table count for one configuration."""
+    out = {}
+    for variant, (conservative, reset) in VARIANTS.items():
+        rows = []
+        for tables in TABLES:
+            profiles = run_fast(keys, tables=tables, conservative=conservative, reset=reset,
+                                retain=True, **preset)  # fmt: skip
+            err = error_rate(keys, profiles, preset["interval_length"], preset["threshold"])
+            rows.append({p: 100 * getattr(err, p) for p in PARTS} | {"total": 100 * err.total})
+        out[variant] = rows
+    return out
+
+
+def _plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = list(result["configs"])
+    fig, axes = plt.subplots(1, len(configs), figsize=(5 * len(configs), 4), squeeze=False)
+    for ax, config in zip(axes[0], configs, strict=True):
+        for variant in VARIANTS:
+            mean = np.mean([[r["total"] for r in t["configs"][config][variant]]
+                            for t in result["traces"]], axis=0)  # fmt: skip
+            ax.plot(TABLES, mean, marker="o", label=variant)
+        ax.set(xscale="log", xticks=TABLES, xticklabels=TABLES, xlabel="hash tables",
+               ylabel="error (%), mean over traces", title=config)  # fmt: skip
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _markdown(result: dict) -> str:
+    cmd = "hwprof experiment multihash-profiles" + (" --quick" if result["quick"] else "")
+    lines = ["# Multi-hash profiler: error on edge-profile traces", "",
+             f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}.", "",
+             "Traces (tuple = <source, destination> superblock of valgrind lackey):", "",
+             "| trace | tuples | unique tuples |", "| --- | ---: | ---: |"]  # fmt: skip
+    for t in result["traces"]:
+        lines.append(f"| {t['name']} | {t['length']:,} | {t['unique']:,} |")
+    for config, summary in result["summary"].items():
+        lines += ["", f"## {config} (2048 counters, retaining on)", "",
+                  "Mean error over traces, % (parts: FP / FN / neutral+ / neutral-):", "",
+                  "| variant | " + " | ".join(f"{n} tables" for n in TABLES) + " |",
+                  "| --- |" + " ---: |" * len(TABLES)]  # fmt: skip
+        for variant, row in summary.items():
+            cells = [f"{c['total']:.2f} ({' / '.join(f'{c[p]:.2f}' for p in PARTS)})"
+                     for c in row]  # fmt: skip
+            lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+    h = result["headline"]
+    lines += ["", "## Paper vs. here", "",
+              "Paper: C1-R0 with 4 tables is best, average error under 1%; single hash much "
+              "worse.", "",
+              f"Here: best variant/tables per configuration: {h['best']}; C1R0 4 tables: "
+              f"{h['c1r0_4']}; C1R0 1 table: {h['c1r0_1']}.", "",
+              "Agreement: " + h["verdict"], ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
+    """Run the sweep; write .md/.json/.png into ``output_dir``; return the headline."""
+    if quick and not traces:
+        loaded = [("zipf", zipf_stream(seed, 60_000))]
+        configs = {"10k": PRESETS["10k"]}
+    else:
+        paths = [Path(p) for p in traces] or [
+            capture(n, seed, Path("build/traces"), LIMIT) for n in WORKLOADS
+        ]
+        loaded = [(p.name, read_trace(p)[:LIMIT]) for p in paths]
+        configs = {"10k": PRESETS["10k"]} if quick else dict(PRESETS)
+    result = {"seed": seed, "quick": quick, "tables": list(TABLES),
+              "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "configs": {k: dict(v) for k, v in configs.items()}, "traces": []}  # fmt: skip
+    for name, keys in loaded:
+        entry = {"name": name, "length": len(keys), "unique": len(np.unique(keys)),
+                 "configs": {c: sweep(keys, p) for c, p in configs.items()}}  # fmt: skip
+        result["traces"].append(entry)
+    result["summary"] = {
+        c: {v: [{k: float(np.mean([t["configs"][c][v][i][k] for t in result["traces"]]))
+                 for k in (*PARTS, "total")} for i in range(len(TABLES))] for v in VARIANTS}
+        for c in configs
+    }  # fmt: skip
+    best = {c: min(((v, TABLES[i]) for v in VARIANTS for i in range(len(TABLES))),
+                   key=lambda vt, c=c: s[vt[0]][TABLES.index(vt[1])]["total"])
+            for c, s in result["summary"].items()}  # fmt: skip
+    summary = result["summary"]
+    c1r0_4 = {c: round(s["C1R0"][TABLES.index(4)]["total"], 3) for c, s in summary.items()}
+    c1r0_1 = {c: round(s["C1R0"][0]["total"], 3) for c, s in summary.items()}
+    under = all(v < 1 for v in c1r0_4.values())
+    worse = all(c1r0_1[c] > c1r0_4[c] for c in c1r0_4)
+    verdict = (f"C1R0 4 tables under 1%: {'yes' if under else 'no'}; single hash worse than "
+               f"4 tables: {'yes' if worse else 'no'}; best is C1R0: "
+               f"{'yes' if all(b[0] == 'C1R0' for b in best.values()) else 'no'}.")  # fmt: skip
+    result["headline"] = {"best": {c: f"{v} {n}" for c, (v, n) in best.items()},
+                          "c1r0_4": c1r0_4, "c1r0_1": c1r0_1, "verdict": verdict}  # fmt: skip
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stem = "multihash-profiles-quick" if quick else "multihash-profiles"
+    (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (output_dir / f"{stem}.md").write_text(_markdown(result))
+    _plot(result, output_dir / f"{stem}.png")
+    return result["headline"]
+
+
+EXPERIMENTS = [Experiment("multihash-profiles",
+                          "multi-hash profiler error vs tables, C/R, on edge traces (Figs 10-12)",
+                          run)]  # fmt: skip

@@ -1,0 +1,68 @@
+"""``hwprof experiment multihash-profiles``: quick run, trace file format, ``--trace`` errors,
+and a paper property on a seeded Zipf stream (no valgrind)."""
+
+import gzip
+import json
+
+import numpy as np
+
+from hwprof.cli import main
+from hwprof.experiments.multihash_profiles import zipf_stream
+from hwprof.experiments.traces import TraceError, read_trace, write_trace
+from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
+
+
+def test_quick_run_writes_files(tmp_path, seed, capsys):
+    assert main(["experiment", "multihash-profiles", "--quick", "--seed", str(seed),
+                 "-o", str(tmp_path)]) == 0  # fmt: skip
+    for ext in ("md", "json", "png"):
+        assert (tmp_path / f"multihash-profiles-quick.{ext}").stat().st_size > 0, seed
+    data = json.loads((tmp_path / "multihash-profiles-quick.json").read_text())
+    for row in data["summary"]["10k"].values():
+        for cell in row:
+            parts = sum(cell[p] for p in ("false_positive", "false_negative",
+                                          "neutral_positive", "neutral_negative"))  # fmt: skip
+            assert 0 <= cell["total"] <= 200 and abs(parts - cell["total"]) < 1e-9, seed
+    assert "verdict" in capsys.readouterr().out
+
+
+def test_trace_round_trip_and_malformed(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    pcs, values = rng.integers(0, 1 << 32, 50), rng.integers(0, 1 << 32, 50)
+    path = tmp_path / "t.trace.gz"
+    write_trace(path, pcs, values, comment="test")
+    keys = read_trace(path)
+    expected = [(int(p) << 32) | int(v) for p, v in zip(pcs, values, strict=True)]
+    assert keys.tolist() == expected, seed
+    bad = tmp_path / "bad.trace.gz"
+    with gzip.open(bad, "wt") as out:
+        out.write("1a 2b\nzz 3\n")
+    try:
+        read_trace(bad)
+    except TraceError as exc:
+        assert str(exc).startswith(f"{bad}:2:") and "\n" not in str(exc)
+    else:
+        raise AssertionError("malformed trace accepted")
+
+
+def test_cli_malformed_trace_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.trace.gz"
+    bad.write_bytes(b"not gzip")
+    out = tmp_path / "out"
+    code = main(["experiment", "multihash-profiles", "--trace", str(bad), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("hwprof: error: ") and err.count("\n") == 1
+    assert str(bad) in err and not out.exists()
+
+
+def test_conservative_update_not_worse_and_perfect_is_exact(seed):
+    keys = zipf_stream(seed, 50_000)
+    p = PRESETS["10k"]
+    errors = {}
+    for conservative in (False, True):
+        profiles = run_fast(keys, tables=4, conservative=conservative, **p)
+        errors[conservative] = error_rate(keys, profiles, p["interval_length"], p["threshold"])
+    assert errors[True].total <= errors[False].total, (seed, errors)
+    perfect = [list(d.items()) for d in perfect_profile(keys, p["interval_length"],
+                                                          p["threshold"])]  # fmt: skip
+    assert error_rate(keys, perfect, p["interval_length"], p["threshold"]).total == 0, seed
