@@ -191,7 +191,7 @@ def test_replicated_rtl_matches_golden(params, seed):
     assert lanes_run(ReplicatedRtl(**params), BrrReplicated(**params), stim, outputs) == []
 
 
-@pytest.mark.parametrize("lanes, steps", [(1, 1), (4, 1), (4, 2), (4, 4), (5, 3)])
+@pytest.mark.parametrize("lanes, steps", [(1, 1), (4, 1), (4, 2), (4, 4), (5, 3), (8, 5), (8, 8)])
 def test_shared_rtl_matches_golden(lanes, steps, seed):
     rng = random.Random(seed)
     stim = packed_stimulus(rng, lanes, 600, 0.45)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import reduce
-from operator import xor
+from operator import or_, xor
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
@@ -137,7 +137,14 @@ class BrrShared(wiring.Component):
     cycle (the packet is split). Here one cycle serves up to ``steps`` brr: the
     ``j``-th brr of the packet (``j = 0, 1, ...``, in lane order) reads the
     register advanced ``j`` LFSR steps, and the register advances by the number
-    served (the LFSR library's multi-step next-state functions, one XOR layer).
+    served (the LFSR library's multi-step next-state functions, one XOR layer
+    each, then a barrel of 1, 2, 4, ... step stages).
+
+    Structure: a one-hot count of the brr before each lane (the priority
+    encoder); per rank ``j`` one 16:1 outcome mux over the AND terms of the
+    ``j``-step state, driven by the ``freq`` of the lane holding the ``j``-th
+    brr; each lane takes the outcome of its rank. The outcome logic grows with
+    ``steps`` (one AND chain and mux per rank), not with ``lanes * steps``.
 
     Parameters
     ----------
@@ -181,44 +188,57 @@ class BrrShared(wiring.Component):
         # Named signals keep the netlist a DAG: a slice of an unnamed Cat would
         # copy the whole expression into every user.
         ranked = [register]
-        for j in range(1, cfg.steps + 1):
+        for j in range(1, max(cfg.steps, 2)):
             ranked.append(Signal(cfg.width, name=f"advanced{j}"))
             m.d.comb += ranked[j].eq(
                 advanced_by(register, step_masks(cfg.width, cfg.taps, "fibonacci", j)))
-        terms = []
-        for j, state in enumerate(ranked[:cfg.steps]):
-            terms.append(Signal(len(cfg.positions), name=f"terms{j}"))
-            m.d.comb += terms[j].eq(and_chain(state, cfg.positions))
-        # Priority encoder in program order: rank = brr in older lanes (saturating).
-        rank_bits = max(1, cfg.steps.bit_length())
-        rank = Const(0, rank_bits)
+        # Priority encoder in program order, one-hot: before[i][j] is high when j brr
+        # precede lane i (saturating at j = steps: the LFSR is spent for this cycle).
+        spent = cfg.steps
+        before = [Const(1, spent + 1)]
         split = Const(0, 1)
         split_at = Const(0, range(max(cfg.lanes, 2)))
         for i, lane in enumerate(lanes):
-            served = lane.is_brr & (rank < cfg.steps)
-            options = min(i + 1, cfg.steps)  # lane i can only be the i-th brr or older
-            outcome = mux_tree(terms[0], lane.freq)
-            for j in range(1, options):
-                outcome = Mux(rank == j, mux_tree(terms[j], lane.freq), outcome)
-            m.d.comb += [
-                self.request[i].eq(served),
-                self.redirect_valid[i].eq(served & outcome),
-            ]
-            first_unserved = lane.is_brr & (rank == cfg.steps) & ~split
+            one_more = Cat(Const(0, 1), before[i][:spent]) | (before[i][spent] << spent)
+            before.append(Signal(spent + 1, name=f"brr_before{i + 1}"))
+            m.d.comb += before[i + 1].eq(Mux(lane.is_brr, one_more, before[i]))
+            first_unserved = lane.is_brr & before[i][spent] & ~split
             next_split = Signal(name=f"split{i + 1}")
             next_split_at = Signal.like(self.split_at, name=f"split_at{i + 1}")
             m.d.comb += [next_split.eq(split | first_unserved),
                          next_split_at.eq(Mux(first_unserved, i, split_at))]  # fmt: skip
             split, split_at = next_split, next_split_at
-            # A named signal per lane keeps the chain a DAG (no re-expanded trees).
-            next_rank = Signal(rank_bits, name=f"rank{i + 1}")
-            m.d.comb += next_rank.eq(Mux(served, rank + 1, rank))
-            rank = next_rank
+        # One outcome per rank: the j-th brr (in lane j or younger) routes its freq
+        # to the mux over terms[j]; each lane then takes the outcome of its rank.
+        outcomes = []
+        for j in range(cfg.steps):
+            freq = lanes[-1].freq
+            for i in reversed(range(j, cfg.lanes - 1)):
+                freq = Mux(lanes[i].is_brr & before[i][j], lanes[i].freq, freq)
+            terms = Signal(len(cfg.positions), name=f"terms{j}")
+            rank_freq = Signal(4, name=f"freq_of_rank{j}")
+            outcomes.append(Signal(name=f"outcome_of_rank{j}"))
+            m.d.comb += [terms.eq(and_chain(ranked[j], cfg.positions)),
+                         rank_freq.eq(freq),
+                         outcomes[j].eq(mux_tree(terms, rank_freq))]  # fmt: skip
+        for i, lane in enumerate(lanes):
+            served = lane.is_brr & ~before[i][spent]
+            outcome = outcomes[0]
+            for j in range(1, min(i + 1, cfg.steps)):
+                outcome = Mux(before[i][j], outcomes[j], outcome)
+            m.d.comb += [self.request[i].eq(served), self.redirect_valid[i].eq(served & outcome)]
         m.d.comb += [self.split.eq(split), self.split_at.eq(split_at), self.state.eq(register)]
-        # rank after the last lane = brr served: advance by that many steps.
+        # Advance by the number served, n = 1 + (n - 1): one step, then a barrel of
+        # 2^b-step stages selected by the bits of n - 1.
+        served_count = before[-1]
         advanced = ranked[1]
-        for j in range(2, cfg.steps + 1):
-            advanced = Mux(rank == j, ranked[j], advanced)
-        with m.If(rank.any()):
+        for b in range((cfg.steps - 1).bit_length()):
+            select = reduce(or_, (served_count[n] for n in range(1, spent + 1)
+                                           if (n - 1) >> b & 1))  # fmt: skip
+            stage = Signal(cfg.width, name=f"advanced_barrel{b}")
+            masks = step_masks(cfg.width, cfg.taps, "fibonacci", 1 << b)
+            m.d.comb += stage.eq(Mux(select, advanced_by(advanced, masks), advanced))
+            advanced = stage
+        with m.If(~served_count[0]):
             m.d.sync += register.eq(advanced)
         return m
