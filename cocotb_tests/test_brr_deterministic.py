@@ -6,21 +6,24 @@ stalls) drives the unit; between program phases, with nothing in flight, a
 context switch saves the LFSR (CSR read, or the scan chain), runs another
 process (a CSR write of its own state, brr that commit), and restores it (CSR
 write, or scan in). Checked every cycle: every output equals
-``hwprof.golden.brr_deterministic.BrrDeterministic``. Checked at the end: the
-k-th committed brr of the program saw exactly the state and outcome that the
-k-th brr of a core with no squashes and no context switches sees
-(``hwprof.golden.brr.Brr`` stepped once per brr).
+``hwprof.golden.brr_deterministic.BrrDeterministic``. Now and then a core
+that lost count asks to commit and squash one brr more than are in flight:
+``protocol_error`` must rise and nothing move (the golden model says so every
+cycle). Checked at the end: the k-th committed brr of the program saw exactly
+the state and outcome that the k-th brr of a core with no squashes and no
+context switches sees (``hwprof.golden.brr.Brr`` stepped once per brr).
 """
 
 import cocotb
-from brr_stimulus import CoreSchedule
+from brr_stimulus import CoreSchedule, lost_count_inputs
 from cocotb.triggers import FallingEdge, ReadOnly
 from harness import Mismatch, check_equal, param, rng, seed, start_clock
 
 from hwprof.golden.brr import Brr
 from hwprof.golden.brr_deterministic import BrrDeterministic
 
-OUTPUTS = ("taken", "accept", "redirect", "overflow", "full", "inflight", "state", "scan_out")
+OUTPUTS = ("taken", "accept", "redirect", "overflow", "protocol_error", "full", "inflight",
+           "state", "scan_out")
 IDLE = {"decode_valid": 0, "freq": 0, "commit": 0, "squash": 0, "write_valid": 0,
         "write_data": 0, "scan_enable": 0, "scan_in": 0}  # fmt: skip
 
@@ -86,12 +89,15 @@ async def brr_deterministic_matches_golden(dut):
     await FallingEdge(dut.clk)
     dut.rst.value = 0
     driver = Driver(dut, golden)
-    switches = 0
+    switches = lost_counts = 0
     while not schedule.done and driver.cycle < cycles:
         drained = not schedule.inflight and not schedule.walk_left
         if drained and r.random() < 0.01:
             await context_switch(driver, r, cfg.width, use_scan=switches % 2 == 1)
             switches += 1
+            continue
+        if r.random() < 0.005:  # a core that lost count: the unit flags it and holds
+            lost_counts += (await driver.step(**lost_count_inputs(r, golden)))["protocol_error"]
             continue
         inputs = schedule.inputs()
         out = await driver.step(**inputs)
@@ -109,5 +115,5 @@ async def brr_deterministic_matches_golden(dut):
             )
     dut._log.info(
         "%d cycles equal; %d brr committed as without squashes (%d squashed, %d overflow "
-        "stalls, %d context switches)", driver.cycle, len(schedule.committed),
-        schedule.squashed, schedule.overflows, switches)
+        "stalls, %d context switches, %d lost counts flagged)", driver.cycle,
+        len(schedule.committed), schedule.squashed, schedule.overflows, switches, lost_counts)

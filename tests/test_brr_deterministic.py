@@ -5,13 +5,14 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from cocotb_tests.brr_stimulus import CoreSchedule
+from cocotb_tests.brr_stimulus import CoreSchedule, lost_count_inputs
 from hwprof.golden.brr import Brr as PlainBrr
 from hwprof.golden.brr_deterministic import BrrDeterministic as Golden
 from hwprof.golden.brr_deterministic import ProtocolError
 from hwprof.rtl.brr_deterministic import BrrDeterministic
 
-OUTPUTS = ("taken", "accept", "redirect", "overflow", "full", "inflight", "state", "scan_out")
+OUTPUTS = ("taken", "accept", "redirect", "overflow", "protocol_error", "full", "inflight",
+           "state", "scan_out")
 IDLE = {"decode_valid": 0, "freq": 0, "commit": 0, "squash": 0, "write_valid": 0,
         "write_data": 0, "scan_enable": 0, "scan_in": 0}  # fmt: skip
 
@@ -75,11 +76,23 @@ def test_overflow_refuses_and_holds_the_state():
     assert model.step(decode_valid=1)["accept"] == 1
 
 
-def test_protocol_errors():
+def test_lost_count_is_reported_and_holds_everything():
+    """commit + squash > in flight: protocol_error, no accept, state and counter hold."""
     model = Golden()
     model.step(decode_valid=1)
-    with pytest.raises(ProtocolError, match=r"commit 1 \+ squash 1 > 1 brr in flight"):
-        model.step(commit=1, squash=1)
+    before = model.step()
+    out = model.step(commit=1, squash=1, decode_valid=1)
+    assert (out["protocol_error"], out["accept"], out["inflight"]) == (1, 0, 1)
+    after = model.step()
+    assert (after["state"], after["inflight"], after["protocol_error"]) == (
+        before["state"], 1, 0)
+    assert model.step(commit=2)["protocol_error"] == 1
+    assert model.step(write_valid=1, write_data=5, commit=2)["protocol_error"] == 0  # serial
+    assert model.step(squash=1)["protocol_error"] == 1  # the write emptied the unit
+    assert model.step()["state"] == 5
+
+
+def test_rob_walk_squash_of_two_is_refused():
     walk = Golden(rob_walk=True)
     walk.step(decode_valid=1)
     walk.step(decode_valid=1)
@@ -119,8 +132,13 @@ def test_save_restore_reproduces_the_sequence(use_scan, seed):
     assert seen == expected, f"seed {seed}"
 
 
-def rtl_against_golden(dut, params, rng, program, cycles):
-    """Amaranth simulation: the core schedule drives the RTL; every output vs the golden."""
+def rtl_against_golden(dut, params, rng, program, cycles, p_lost_count=0.01):
+    """Amaranth simulation: the core schedule drives the RTL; every output vs the golden.
+
+    With probability ``p_lost_count`` a cycle, instead of the schedule's inputs, a
+    core that lost count asks to commit and squash one brr more than are in flight
+    (the unit must flag it and hold; the schedule resumes the next cycle).
+    """
     model = Golden(**params)
     mismatches, holder = [], {}
 
@@ -130,7 +148,11 @@ def rtl_against_golden(dut, params, rng, program, cycles):
         for cycle in range(cycles):
             if schedule.done:
                 break
-            inputs = {**IDLE, **schedule.inputs()}
+            lost_count = rng.random() < p_lost_count
+            if lost_count:
+                inputs = {**IDLE, **lost_count_inputs(rng, model)}
+            else:
+                inputs = {**IDLE, **schedule.inputs()}
             for name, value in inputs.items():
                 ctx.set(getattr(dut, name), value)
             expected = model.step(**inputs)
@@ -140,8 +162,10 @@ def rtl_against_golden(dut, params, rng, program, cycles):
                     mismatches.append((cycle, name, got[name], expected[name], inputs))
             if mismatches:
                 return
-            schedule.observe(accept=got["accept"], taken=got["taken"], state=got["state"],
-                             overflow=got["overflow"])  # fmt: skip
+            holder["lost_counts"] = holder.get("lost_counts", 0) + got["protocol_error"]
+            if not lost_count:
+                schedule.observe(accept=got["accept"], taken=got["taken"],
+                                 state=got["state"], overflow=got["overflow"])  # fmt: skip
             await ctx.tick()
         holder["schedule"] = schedule
 
@@ -149,7 +173,7 @@ def rtl_against_golden(dut, params, rng, program, cycles):
     sim.add_clock(1e-6)
     sim.add_testbench(testbench)
     sim.run()
-    return mismatches, holder.get("schedule")
+    return mismatches, holder.get("schedule"), holder.get("lost_counts", 0)
 
 
 @pytest.mark.parametrize(
@@ -159,9 +183,10 @@ def rtl_against_golden(dut, params, rng, program, cycles):
 def test_rtl_matches_golden(params, seed):
     rng = random.Random(seed)
     program = [rng.randrange(16) for _ in range(600)]
-    mismatches, schedule = rtl_against_golden(BrrDeterministic(**params), params, rng, program,
-                                              2500)  # fmt: skip
+    mismatches, schedule, lost_counts = rtl_against_golden(
+        BrrDeterministic(**params), params, rng, program, 2500)
     assert mismatches == [], f"seed {seed}"
+    assert lost_counts > 0, f"seed {seed}: no protocol error was exercised"
     config = Golden(**params).config
     assert schedule.committed == no_squash_sequence(config, program)[: len(schedule.committed)]
 
@@ -172,7 +197,25 @@ def test_rtl_mutant_without_shift_back_is_caught(seed, monkeypatch):
     monkeypatch.setattr(module, "shift_back", lambda chain, count: chain)
     rng = random.Random(seed)
     program = [rng.randrange(16) for _ in range(600)]
-    mismatches, _ = rtl_against_golden(BrrDeterministic(), {}, rng, program, 2500)
+    mismatches, _, _ = rtl_against_golden(BrrDeterministic(), {}, rng, program, 2500)
+    assert mismatches, f"seed {seed}"
+
+
+def test_rtl_mutant_that_ignores_a_lost_count_is_caught(seed, monkeypatch):
+    """An RTL that never raises protocol_error is caught by the same comparison."""
+    import hwprof.rtl.brr_deterministic as module
+
+    original = module.BrrDeterministic.elaborate
+
+    def elaborate(self, platform):
+        m = original(self, platform)
+        m.d.comb += self.protocol_error.eq(0)  # the last assignment wins
+        return m
+
+    monkeypatch.setattr(module.BrrDeterministic, "elaborate", elaborate)
+    rng = random.Random(seed)
+    program = [rng.randrange(16) for _ in range(600)]
+    mismatches, _, _ = rtl_against_golden(BrrDeterministic(), {}, rng, program, 2500)
     assert mismatches, f"seed {seed}"
 
 

@@ -37,6 +37,10 @@ Cycle semantics (one :meth:`BrrDeterministic.step` = one clock):
   ``n`` per cycle (a barrel shift back). ``rob_walk`` (reverse-execution
   recovery): ``squash`` is a strobe, at most one brr per cycle, as the ROB walk
   removes them one by one (a one-step shift back).
+* ``commit + squash`` greater than the brr in flight breaks the contract (the
+  core lost count): ``protocol_error`` is set, and the cycle's commit, squash
+  and decode take no effect (nothing is accepted, the state and the counter
+  hold), so the unit never walks into a state it cannot explain.
 """
 
 from __future__ import annotations
@@ -100,14 +104,15 @@ class BrrDeterministicConfig:
 
 
 class ProtocolError(ValueError):
-    """The core broke the interface contract (commit/squash more than in flight)."""
+    """A request the ports cannot carry (a ROB walk squashing more than one brr)."""
 
 
 class BrrDeterministic:
     """Cycle model of ``brr_deterministic`` (module docstring).
 
     Outputs of :meth:`step`: ``taken``, ``accept``, ``redirect`` (accept and
-    taken), ``overflow``, ``full``, ``inflight``, ``state``, ``scan_out``.
+    taken), ``overflow``, ``protocol_error``, ``full``, ``inflight``, ``state``,
+    ``scan_out``.
     """
 
     def __init__(self, config: BrrDeterministicConfig | None = None, **params):
@@ -140,10 +145,15 @@ class BrrDeterministic:
         full = self.inflight >= cfg.max_inflight
         taken = self._outcome(state, freq)
         serial = write_valid or scan_enable  # software access owns this cycle
-        accept = int(bool(decode_valid) and not full and not squash and not serial)
+        if cfg.rob_walk and squash > 1:
+            raise ProtocolError(f"a ROB walk removes one brr per cycle, not {squash}")
+        lost_count = not serial and commit + squash > self.inflight
+        accept = int(bool(decode_valid) and not full and not squash and not serial
+                     and not lost_count)  # fmt: skip
         out = {
             "taken": taken, "accept": accept, "redirect": int(accept and taken),
-            "overflow": int(bool(decode_valid) and full), "full": int(full),
+            "overflow": int(bool(decode_valid) and full),
+            "protocol_error": int(lost_count), "full": int(full),
             "inflight": self.inflight, "state": state,
             "scan_out": state & 1,
         }  # fmt: skip
@@ -156,12 +166,8 @@ class BrrDeterministic:
         if scan_enable:
             self._restart((state >> 1) | ((scan_in & 1) << (cfg.width - 1)))
             return out
-        if commit + squash > self.inflight:
-            raise ProtocolError(
-                f"commit {commit} + squash {squash} > {self.inflight} brr in flight"
-            )
-        if cfg.rob_walk and squash > 1:
-            raise ProtocolError(f"a ROB walk removes one brr per cycle, not {squash}")
+        if lost_count:
+            return out
         self.inflight -= commit + squash
         self._index -= squash
         if accept:

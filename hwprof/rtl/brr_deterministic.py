@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -71,6 +71,10 @@ class BrrDeterministic(wiring.Component):
         ``accept & taken``.
     overflow : Out(1)
         ``decode_valid`` while ``full``: the brr is refused, decode must stall.
+    protocol_error : Out(1)
+        ``commit + squash`` exceeds the brr in flight (no write or scan this
+        cycle): the core lost count. The cycle's commit, squash and decode take
+        no effect (state and counter hold, ``accept`` low).
     full : Out(1)
         ``max_inflight`` brr are in flight.
     inflight : Out(range(max_inflight + 1))
@@ -102,6 +106,7 @@ class BrrDeterministic(wiring.Component):
             "write_valid": In(1), "write_data": In(width), "scan_enable": In(1),
             "scan_in": In(1),
             "taken": Out(1), "accept": Out(1), "redirect": Out(1), "overflow": Out(1),
+            "protocol_error": Out(1),
             "full": Out(1), "inflight": Out(count), "state": Out(width),
             "scan_out": Out(1),
         })  # fmt: skip
@@ -117,7 +122,11 @@ class BrrDeterministic(wiring.Component):
         inflight = Signal(bits)
         full = inflight >= h
         serial = self.write_valid | self.scan_enable
-        accept = self.decode_valid & ~full & ~self.squash.any() & ~serial
+        # In flight after this cycle's commits and squashes; negative: the core lost count.
+        remaining = Signal(signed(bits + 2))
+        m.d.comb += remaining.eq(inflight - self.commit - self.squash)
+        lost_count = ~serial & remaining[-1]
+        accept = self.decode_valid & ~full & ~self.squash.any() & ~serial & ~lost_count
         terms = Signal(len(cfg.positions))  # named: mux_tree slices it 16 times
         m.d.comb += terms.eq(and_chain(state, cfg.positions))
         taken = mux_tree(terms, self.freq)
@@ -127,6 +136,7 @@ class BrrDeterministic(wiring.Component):
             self.accept.eq(accept),
             self.redirect.eq(accept & taken),
             self.overflow.eq(self.decode_valid & full),
+            self.protocol_error.eq(lost_count),
             self.full.eq(full),
             self.inflight.eq(inflight),
             self.state.eq(state),
@@ -138,8 +148,10 @@ class BrrDeterministic(wiring.Component):
         with m.Elif(self.scan_enable):
             m.d.sync += [state.eq(Cat(state[1:], self.scan_in)), inflight.eq(0)]
         with m.Else():
-            m.d.sync += inflight.eq(inflight - self.commit - self.squash + accept)
-            with m.If(self.squash.any()):
+            # A lost count holds everything (accept is low then too).
+            with m.If(~lost_count):
+                m.d.sync += inflight.eq(remaining + accept)
+            with m.If(self.squash.any() & ~lost_count):
                 m.d.sync += chain.eq(shift_back(chain, self.squash))
             with m.Elif(accept):
                 m.d.sync += chain.eq(forward)
