@@ -18,14 +18,16 @@ async def replay_random_programs(dut, make_frontend, replay, toggle_rate=0.3) ->
     """``programs`` seeded random basic-block programs of ``instructions`` each.
 
     ``make_frontend(program, rate, seed, instructions)`` runs the golden front end;
-    ``replay(dut, frontend, name)`` drives its trace into the RTL.
+    ``replay(dut, frontend, name)`` drives its trace into the RTL. With the
+    predictor's ``length_check``, profile blocks carry their ``pflen`` hints.
     """
     instructions = param("instructions", 50_000)
-    n_flags = golden_params()["n_flags"]
+    params = golden_params()
     for index in range(param("programs", 2)):
         program_seed = seed() * 1000 + index
-        program = basic_block_program(random.Random(program_seed), n_flags=n_flags,
-                                      toggle_rate=toggle_rate)  # fmt: skip
+        program = basic_block_program(random.Random(program_seed), n_flags=params["n_flags"],
+                                      toggle_rate=toggle_rate,
+                                      pflen=params.get("length_check", False))  # fmt: skip
         frontend = make_frontend(program, 0.05, program_seed, instructions)
         cycles = await replay(dut, frontend, f"random #{index} (seed {program_seed})")
         dut._log.info("random #%d: %d cycles equal, counts %s", index, cycles, frontend.counts)

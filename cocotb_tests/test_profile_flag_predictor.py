@@ -6,7 +6,9 @@ lanes (with the flag each PI saw) and the squash, and the predictor's outputs.
 The same inputs drive the RTL; ``skip``, ``follow``, ``not_taken`` and ``bits``
 are compared every cycle. Programs: the directed ones (paper Fig. 3 and 4,
 nested pushpf/poppf, a stale block recompiled shorter) and seeded random
-basic-block programs of ``HWPROF_INSTRUCTIONS`` instructions each.
+basic-block programs of ``HWPROF_INSTRUCTIONS`` instructions each. With
+``length_check`` the stale block and the random programs carry ``pflen`` hints
+(appendix A.2).
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from cocotb.triggers import FallingEdge, ReadOnly
 from frontend_programs import pack, replay_random_programs
 from harness import check_equal, golden_params, param, seed, start_in_reset
 
-from hwprof.golden.frontend import FrontEnd, directed_programs, stale_block_patches
+from hwprof.golden.frontend import (
+    FrontEnd,
+    directed_programs,
+    fig3_basic_block,
+    stale_block_patches,
+)
 
 TABLE = ("sets", "ways", "min_block", "length_check")
 
@@ -64,6 +71,8 @@ async def directed_programs_match(dut):
              ("fig3_off", "fig3_on", "fig3_mispredict_in_block", "fig4_off_misfetch",
               "nested_push_pop")]  # fmt: skip
     stale = directed_programs()["fig3_off"]
+    if golden_params()["length_check"]:  # the counter blocks carry their pflen hints
+        stale = (fig3_basic_block(False, pflen=True), stale[1])
     cases.append(("stale_block", stale, stale_block_patches(stale[0], count // 2)))
     for name, (program, rate), patches in cases:
         frontend = _frontend(program, rate, seed(), count, patches)

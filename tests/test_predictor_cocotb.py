@@ -16,8 +16,10 @@ def run(overrides, seed, **sizes):
     return run_cocotb_frontend(TOP, overrides, seed, **sizes)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"lanes": 2, "n_flags": 2, "sets": 8}],
-                         ids=["default", "w2-n2-s8"])  # fmt: skip
+@pytest.mark.parametrize(
+    "overrides", [{}, {"lanes": 2, "n_flags": 2, "sets": 8}, {"length_check": True}],
+    ids=["default", "w2-n2-s8", "length-check"],
+)
 def test_predictor_on_verilator(overrides, seed):
     result = run(overrides, seed)
     assert result.tests == 2 and result.passed, describe(result)
@@ -32,5 +34,14 @@ def test_predictor_soak(seed):
 def test_mutant_ignoring_the_lock_bit_is_caught(seed):
     mutant = to_verilog(LockIgnored(**TOP.resolve({})), TOP.name)
     result = run({}, seed, verilog=mutant, instructions=5000, programs=1, directed=2000)
+    assert result.failed >= 1, describe(result)
+    assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
+
+
+def test_predictor_without_the_length_check_is_caught(seed):
+    """RTL built without the appendix A.2 check, golden with it: the stale block mismatches."""
+    plain = to_verilog(TOP.construct({}), TOP.name)
+    result = run({"length_check": True}, seed, verilog=plain, instructions=5000, programs=1,
+                 directed=3000)  # fmt: skip
     assert result.failed >= 1, describe(result)
     assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
