@@ -234,7 +234,7 @@ class BrrShared(wiring.Component):
         advanced = ranked[1]
         for b in range((cfg.steps - 1).bit_length()):
             select = reduce(or_, (served_count[n] for n in range(1, spent + 1)
-                                           if (n - 1) >> b & 1))  # fmt: skip
+                                  if (n - 1) >> b & 1))  # fmt: skip
             stage = Signal(cfg.width, name=f"advanced_barrel{b}")
             masks = step_masks(cfg.width, cfg.taps, "fibonacci", 1 << b)
             m.d.comb += stage.eq(Mux(select, advanced_by(advanced, masks), advanced))
