@@ -91,20 +91,14 @@ def cmd_experiment(args) -> int:
     if args.name not in experiments:
         known = ", ".join(sorted(experiments)) or "none"
         raise UsageError(f"unknown experiment {args.name!r} (known: {known})")
-    run = experiments[args.name].run
-    from .experiments.traces import TraceError, read_trace
+    experiment = experiments[args.name]
+    if args.trace and not experiment.takes_traces:
+        raise UsageError(f"experiment {args.name!r} does not take --trace")
+    from .experiments.traces import TraceError
 
-    try:
-        if not args.trace:
-            summary = run(Path(args.output), args.seed, args.quick)
-        else:
-            import inspect
-
-            if "traces" not in inspect.signature(run).parameters:
-                raise UsageError(f"experiment {args.name!r} does not take --trace")
-            for path in args.trace:  # validate every trace before any output is written
-                read_trace(path)
-            summary = run(Path(args.output), args.seed, args.quick, traces=args.trace)
+    extra = {"traces": args.trace} if args.trace else {}
+    try:  # such an experiment reads every trace before it writes anything
+        summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
     print(json.dumps(summary, indent=2, default=str))

@@ -55,6 +55,14 @@ def test_cli_malformed_trace_exits_2(tmp_path, capsys):
     assert str(bad) in err and not out.exists()
 
 
+def test_cli_trace_for_an_experiment_without_traces_exits_2(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["experiment", "sampler-montecarlo", "--trace", "x.trace.gz", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not take --trace" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
 def test_conservative_update_not_worse_and_perfect_is_exact(seed):
     keys = zipf_stream(seed, 50_000)
     p = PRESETS["10k"]

@@ -10,7 +10,6 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 __all__ = ["Experiment", "all_experiments"]
 
@@ -21,12 +20,15 @@ class Experiment:
 
     ``run(output_dir: Path, seed: int, quick: bool) -> dict`` writes its tables,
     figures and a Markdown summary into ``output_dir`` and returns the headline
-    numbers. ``quick`` selects a reduced size for the test suite.
+    numbers. ``quick`` selects a reduced size for the test suite. With
+    ``takes_traces``, ``run`` also takes ``traces=`` (trace file paths, ``--trace``)
+    and must read them all before it writes anything.
     """
 
     name: str
     description: str
-    run: Callable[[Path, int, bool], dict]
+    run: Callable[..., dict]
+    takes_traces: bool = False
 
 
 def all_experiments() -> dict[str, Experiment]:

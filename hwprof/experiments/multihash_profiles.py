@@ -144,4 +144,4 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
 
 EXPERIMENTS = [Experiment("multihash-profiles",
                           "multi-hash profiler error vs tables, C/R, on edge traces (Figs 10-12)",
-                          run)]  # fmt: skip
+                          run, takes_traces=True)]  # fmt: skip
