@@ -156,7 +156,8 @@ class CoreSchedule:
 def lost_count_inputs(rng: random.Random, golden) -> dict:
     """Commit + squash one more brr than are in flight (each within its port)."""
     extra, most = golden.inflight + 1, golden.config.max_inflight
-    if golden.config.rob_walk:
-        return {"commit": extra - 1, "squash": 1, "decode_valid": rng.randrange(2)}
-    commit = rng.randrange(max(0, extra - most), min(extra, most) + 1)
+    if golden.config.rob_walk:  # squash is a 1-bit strobe
+        commit = extra - 1
+    else:
+        commit = rng.randrange(max(0, extra - most), min(extra, most) + 1)
     return {"commit": commit, "squash": extra - commit, "decode_valid": rng.randrange(2)}
