@@ -86,6 +86,10 @@ class TraceError(ValueError):
     """A trace file is malformed or cannot be captured (one line for the user)."""
 
 
+class _LegacyFormat(TraceError):
+    """The file is a legacy gzip'd text trace (:func:`open_trace` reads those)."""
+
+
 LOAD, COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, RETURN, INDIRECT, BLOCK, EDGE = range(9)
 KIND_NAMES = {
     LOAD: "load",
@@ -254,6 +258,10 @@ class TraceWriter:
         """Append records given as columns (arrays of one length; scalars broadcast)."""
         self._check_open()
         arrays = [np.asarray(x) for x in (kind, size, pc, addr, value)]
+        lengths = {name: a.shape for name, a in zip(COLUMNS, arrays, strict=True) if a.ndim}
+        if len(set(lengths.values())) > 1:
+            shapes = ", ".join(f"{name} {shape}" for name, shape in lengths.items())
+            raise ValueError(f"columns have different shapes ({shapes})")
         n = max((a.size for a in arrays if a.ndim), default=1)
         cols = []
         for name, a in zip(COLUMNS, arrays, strict=True):
@@ -388,39 +396,39 @@ class TraceReader:
 
     def __init__(self, path):
         self.path = Path(path)
+        with self._open() as f:
+            self._validate(f)
+
+    def _open(self):
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 (closed by close())
+            return open(self.path, "rb")
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot open ({exc.strerror})") from None
-        try:
-            self._validate()
-        except BaseException:
-            self._file.close()
-            raise
 
     def _error(self, what: str) -> TraceError:
         return TraceError(f"{self.path}: {what}")
 
-    def _validate(self) -> None:
-        f = self._file
+    def _validate(self, f) -> None:
         size = os.fstat(f.fileno()).st_size
         head = f.read(_HEAD.size)
         if size == 0:
             raise self._error("empty file, not a trace")
         if head[:2] == b"\x1f\x8b":
-            raise self._error("a gzip'd text trace (legacy format): read it with open_trace, "
-                              "or convert it with 'hwprof trace convert'")  # fmt: skip
+            what = "a gzip'd text trace (legacy format): read it with open_trace, "
+            raise _LegacyFormat(f"{self.path}: {what}or convert it with 'hwprof trace convert'")
         if not MAGIC.startswith(head[: len(MAGIC)]) or len(head) < len(MAGIC):
             if MAGIC.startswith(head):
                 raise self._error(f"truncated trace ({size} bytes: not even a header)")
             raise self._error("not a trace file (no HWPTRACE signature)")
         if len(head) < _HEAD.size:
             raise self._error(f"truncated trace ({size} bytes: not even a header)")
-        _, version, _, hlen = _HEAD.unpack(head)
+        _, version, reserved, hlen = _HEAD.unpack(head)
         if version != FORMAT_VERSION:
             newer = "newer than" if version > FORMAT_VERSION else "not"
             raise self._error(f"format version {version} is {newer} the version this hwprof "
                               f"reads ({FORMAT_VERSION})")  # fmt: skip
+        if reserved != 0:
+            raise self._error(f"corrupt header (reserved field is {reserved:#06x}, not 0)")
         if _HEAD.size + hlen + 4 > size:
             raise self._error("truncated trace (inside the header)")
         body = f.read(hlen)
@@ -483,7 +491,7 @@ class TraceReader:
         return False
 
     def close(self) -> None:
-        self._file.close()
+        """Nothing to release: each :meth:`chunks` call opens (and closes) the file itself."""
 
     @property
     def records(self) -> int:
@@ -507,9 +515,13 @@ class TraceReader:
             kinds = parse_kinds(kinds)
         lut = None if kinds is None else _kind_lut(kinds)
         wanted = set(columns) | ({"kind"} if lut is not None else set())
+        with self._open() as f:
+            yield from self._stream(f, lut, wanted)
+
+    def _stream(self, f, lut, wanted) -> Iterator[Chunk]:
         for index, (pos, n, (pcrc, *lengths)) in enumerate(self._chunks):
-            self._file.seek(pos + _CHUNK_SIZE)
-            payload = self._file.read(sum(lengths))
+            f.seek(pos + _CHUNK_SIZE)
+            payload = f.read(sum(lengths))
             where = f"chunk {index} at byte {pos}"
             if len(payload) != sum(lengths):
                 raise self._error(f"truncated trace ({where} cut short)")
@@ -671,12 +683,7 @@ class LegacyEdgeReader:
 
 def open_trace(path) -> TraceReader | LegacyEdgeReader:
     """A reader for ``path``: a trace file, or a legacy gzip'd text edge trace."""
-    path = Path(path)
     try:
-        with open(path, "rb") as f:
-            start = f.read(2)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open ({exc.strerror})") from None
-    if start == b"\x1f\x8b":
+        return TraceReader(path)
+    except _LegacyFormat:
         return LegacyEdgeReader(path)
-    return TraceReader(path)
