@@ -10,21 +10,28 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import zstandard
 
 from hwprof.experiments import traces as legacy
 from hwprof.golden.hashing import pack_key
 from hwprof.golden.tracefile import (
     BRANCH_KINDS,
     COLUMNS,
+    CONST,
+    DICT,
     EDGE,
     KIND_NAMES,
     LOAD,
+    OFFSET,
+    RAW,
     RAW_DTYPE,
     Chunk,
     LegacyEdgeReader,
     TraceError,
     TraceReader,
     TraceWriter,
+    _decode_column,
+    _encode_column,
     iter_keys,
     open_trace,
     parse_kinds,
@@ -307,3 +314,37 @@ def test_bad_legacy_files(tmp_path, content, what):
     with pytest.raises(TraceError) as excinfo:
         open_trace(path)
     assert "not a readable gzip'd text trace" in one_line_error(excinfo, path)
+
+
+@pytest.mark.parametrize("column, encoding, width", [
+    (np.full(3000, 0xDEAD_BEEF_0000_0001, np.uint64), CONST, 8),
+    (np.full(3000, 5, np.uint8), CONST, 1),
+    (np.arange(3000, dtype=np.uint64) % 200 + (1 << 63), OFFSET, 1),
+    (np.arange(3000, dtype=np.uint64) * 17 + 0x7FFD_0000_0000, OFFSET, 2),
+    (np.arange(3000, dtype=np.uint64) * 4099 + 0x40_0000, OFFSET, 4),
+    (np.arange(3000, dtype=np.uint64) % 300 * (1 << 40), DICT, 2),
+    (np.arange(3000, dtype=np.uint64) % 100 * (1 << 40) + 3, DICT, 1),
+    (np.arange(3000, dtype=np.uint64) * (1 << 40), RAW, 8),  # 3000 distinct of 3000
+    (np.arange(3000, dtype=np.uint8), RAW, 1),
+])  # fmt: skip
+def test_every_column_encoding_round_trips(column, encoding, width):
+    compressor, decompressor = zstandard.ZstdCompressor(), zstandard.ZstdDecompressor()
+    block = _encode_column(column, compressor, dictionary=True)
+    assert block[:2] == bytes([encoding, width])
+    got = _decode_column(memoryview(block), len(column), column.dtype, decompressor)
+    assert got.dtype == column.dtype
+    np.testing.assert_array_equal(got, column)
+
+
+def test_all_encodings_through_a_file(tmp_path):
+    n = 5000
+    rng = np.random.default_rng(7)
+    records = {"kind": np.zeros(n, np.uint8), "size": np.full(n, 8, np.uint8),
+               "pc": rng.choice(np.array([0x401000, 0x7F12_3456_7000], np.uint64), n),
+               "addr": 0x7FFD_0000_0000 + rng.integers(0, 1 << 16, n).astype(np.uint64),
+               "value": rng.integers(0, 1 << 64, n, dtype=np.uint64, endpoint=False)}  # fmt: skip
+    path = write_records(tmp_path / "t.trace", records, chunk_records=2000)
+    with open_trace(path) as reader:
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
