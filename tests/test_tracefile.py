@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import struct
 import tracemalloc
+import zlib
 from collections import Counter
 
 import numpy as np
@@ -58,7 +60,7 @@ def test_round_trip_every_column_and_kind_over_several_chunks(tmp_path, seed):
         got = read_all(reader)
         for column in COLUMNS:
             np.testing.assert_array_equal(got[column], records[column], err_msg=column)
-        assert reader.header["format_version"] == 1
+        assert reader.header["format_version"] == 2 == reader.version
         assert reader.header["program"] == "/bin/test"
         assert reader.header["argv"] == ["test", "-x"]
         assert reader.header["captured"].startswith("20")
@@ -251,12 +253,12 @@ def test_corrupt_chunk_payload_is_named(small_trace, tmp_path):
 
 def test_wrong_version_magic_empty_and_legacy(small_trace, tmp_path):
     data = bytearray(small_trace.read_bytes())
-    data[8:10] = struct.pack("<H", 2)
+    data[8:10] = struct.pack("<H", 3)
     newer = tmp_path / "newer.trace"
     newer.write_bytes(bytes(data))
     with pytest.raises(TraceError) as excinfo:
         open_trace(newer)
-    assert "format version 2 is newer than the version this hwprof reads (1)" in one_line_error(
+    assert "format version 3 is newer than the version this hwprof reads (2)" in one_line_error(
         excinfo, newer)  # fmt: skip
     for name, content, what in [
         ("elf", b"\x7fELF" + bytes(100), "not a trace file"),
@@ -345,6 +347,38 @@ def test_all_encodings_through_a_file(tmp_path):
                "value": rng.integers(0, 1 << 64, n, dtype=np.uint64, endpoint=False)}  # fmt: skip
     path = write_records(tmp_path / "t.trace", records, chunk_records=2000)
     with open_trace(path) as reader:
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
+
+
+def write_version_1(path, records: dict, chunk_records: int) -> None:
+    """A version-1 file built here byte by byte (each column one zstd frame of its raw array)."""
+    compress = zstandard.ZstdCompressor().compress
+    header = json.dumps({"format_version": 1, "program": "old"}).encode()
+    out = [b"HWPTRACE", struct.pack("<HHI", 1, 0, len(header)), header,
+           struct.pack("<I", zlib.crc32(header))]  # fmt: skip
+    n = len(records["kind"])
+    for lo in range(0, n, chunk_records):
+        frames = [compress(np.ascontiguousarray(records[c][lo : lo + chunk_records]).tobytes())
+                  for c in COLUMNS]  # fmt: skip
+        payload = b"".join(frames)
+        head = struct.pack("<4sI5II", b"CHNK", min(chunk_records, n - lo),
+                           *map(len, frames), zlib.crc32(payload))  # fmt: skip
+        out += [head, struct.pack("<I", zlib.crc32(head)), payload]
+    footer = json.dumps({"records": n, "counts": {}}).encode()
+    chunks = -(-n // chunk_records)
+    out += [b"TEND", footer, struct.pack("<IIQQ8s", len(footer), zlib.crc32(footer), n, chunks,
+                                         b"HWPTEND\0")]  # fmt: skip
+    path.write_bytes(b"".join(out))
+
+
+def test_version_1_files_stay_readable(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 2500)
+    path = tmp_path / "v1.trace"
+    write_version_1(path, records, 1000)
+    with open_trace(path) as reader:
+        assert reader.version == 1 and reader.header["program"] == "old"
         got = read_all(reader)
     for column in COLUMNS:
         np.testing.assert_array_equal(got[column], records[column])

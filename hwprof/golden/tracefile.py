@@ -22,13 +22,16 @@ destination, ``value`` = 0.
 File layout (little-endian; docs/traces.md has it byte by byte)::
 
     header   "HWPTRACE" | u16 version | u16 0 | u32 H | H bytes JSON | u32 crc32(JSON)
-    chunk*   "CHNK" | u32 n | 5 x u32 compressed column lengths
+    chunk*   "CHNK" | u32 n | 5 x u32 column block lengths
              | u32 crc32(payload) | u32 crc32(the 32 bytes before) | payload
     end      "TEND" | F bytes JSON footer | u32 F | u32 crc32(footer)
              | u64 records | u64 chunks | "HWPTEND\\0"
 
-A chunk's payload is its five columns, each one zstd frame of the column's
-raw little-endian array, in the order kind, size, pc, addr, value. Columns are
+A chunk's payload is its five column blocks in the order kind, size, pc, addr,
+value; each is a 16-byte descriptor and zstd frames of the column stored
+narrow where it can be (a constant, offsets from a base in 1, 2 or 4 bytes, a
+dictionary of pcs; see ``_encode_column``). Format version 1, which readers
+still read, stored each column as one zstd frame of its raw array. Columns are
 compressed separately so that a reader decompresses only what it needs
 (:meth:`TraceReader.value_tuples` skips ``addr`` and ``size``).
 
@@ -114,7 +117,10 @@ RAW_DTYPE = np.dtype(
      ("pad", "V6")]
 )  # fmt: skip
 
-FORMAT_VERSION = 1
+#: The version this module writes. Readers read every version up to their own:
+#: 1 (a column is one zstd frame of its raw array) and 2 (encoded columns).
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 MAGIC = b"HWPTRACE"
 END_MAGIC = b"HWPTEND\0"
 CHUNK_MAGIC = b"CHNK"
@@ -257,6 +263,14 @@ def _decode_column(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
         return values.astype(dtype) + dtype.type(base)
     table = np.frombuffer(decompressor.decompress(rest[:table_len]), dtype="<u8")
     return table.astype(dtype, copy=False)[values]
+
+
+def _decode_column_v1(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
+    """Format version 1: the column's raw little-endian array in one zstd frame."""
+    data = decompressor.decompress(block)
+    if len(data) != n * dtype.itemsize:
+        raise ValueError(f"{len(data)} bytes for {n} records")
+    return np.frombuffer(data, dtype=dtype)
 
 
 def _crc(data) -> int:
@@ -505,10 +519,13 @@ class TraceReader:
         if len(head) < _HEAD.size:
             raise self._error(f"truncated trace ({size} bytes: not even a header)")
         _, version, reserved, hlen = _HEAD.unpack(head)
-        if version != FORMAT_VERSION:
-            newer = "newer than" if version > FORMAT_VERSION else "not"
-            raise self._error(f"format version {version} is {newer} the version this hwprof "
-                              f"reads ({FORMAT_VERSION})")  # fmt: skip
+        if version not in READ_VERSIONS:
+            if version > FORMAT_VERSION:
+                raise self._error(f"format version {version} is newer than the version this "
+                                  f"hwprof reads ({FORMAT_VERSION}); upgrade hwprof")  # fmt: skip
+            raise self._error(f"format version {version} is not one this hwprof reads "
+                              f"({', '.join(map(str, READ_VERSIONS))})")  # fmt: skip
+        self.version = version
         if reserved != 0:
             raise self._error(f"corrupt header (reserved field is {reserved:#06x}, not 0)")
         if _HEAD.size + hlen + 4 > size:
@@ -601,6 +618,7 @@ class TraceReader:
             yield from self._stream(f, lut, wanted)
 
     def _stream(self, f, lut, wanted) -> Iterator[Chunk]:
+        decode = _decode_column if self.version >= 2 else _decode_column_v1
         for index, (pos, n, (pcrc, *lengths)) in enumerate(self._chunks):
             f.seek(pos + _CHUNK_SIZE)
             payload = f.read(sum(lengths))
@@ -615,7 +633,7 @@ class TraceReader:
                 if name in wanted:
                     block = view[offset : offset + length]
                     try:
-                        cols.append(_decode_column(block, n, DTYPES[name], self._decompressor))
+                        cols.append(decode(block, n, DTYPES[name], self._decompressor))
                     except (ValueError, IndexError, zstandard.ZstdError) as exc:
                         raise self._error(f"corrupt {where}, column {name} ({exc})") from None
                 else:
