@@ -382,3 +382,24 @@ def test_version_1_files_stay_readable(tmp_path, seed):
         got = read_all(reader)
     for column in COLUMNS:
         np.testing.assert_array_equal(got[column], records[column])
+
+
+def test_version_1_header_with_version_2_columns(tmp_path, seed):
+    # files written on the development branch before the version went to 2
+    records = random_records(np.random.default_rng(seed), 2500)
+    data = write_records(tmp_path / "v2.trace", records, chunk_records=1000).read_bytes()
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    header = json.loads(data[16 : 16 + hlen]) | {"format_version": 1}
+    body = json.dumps(header).encode()
+    old = tmp_path / "v1.trace"
+    old.write_bytes(b"HWPTRACE" + struct.pack("<HHI", 1, 0, len(body)) + body
+                    + struct.pack("<I", zlib.crc32(body)) + data[16 + hlen + 4 :])  # fmt: skip
+    with open_trace(old) as reader:
+        assert reader.version == 1
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
+    mislabeled = tmp_path / "mislabeled.trace"
+    mislabeled.write_bytes(data[:8] + struct.pack("<H", 1) + data[10:])  # v2 body, v1 label
+    with pytest.raises(TraceError, match="corrupt header"):
+        open_trace(mislabeled)

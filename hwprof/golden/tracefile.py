@@ -21,7 +21,8 @@ destination, ``value`` = 0.
 
 File layout (little-endian; docs/traces.md has it byte by byte)::
 
-    header   "HWPTRACE" | u16 version | u16 0 | u32 H | H bytes JSON | u32 crc32(JSON)
+    header   "HWPTRACE" | u16 version | u16 0 | u32 H | H bytes JSON
+             | u32 crc32(the 16 bytes before and the JSON; version 1: the JSON only)
     chunk*   "CHNK" | u32 n | 5 x u32 column block lengths
              | u32 crc32(payload) | u32 crc32(the 32 bytes before) | payload
     end      "TEND" | F bytes JSON footer | u32 F | u32 crc32(footer)
@@ -265,8 +266,17 @@ def _decode_column(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
     return table.astype(dtype, copy=False)[values]
 
 
+ZSTD_FRAME_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
 def _decode_column_v1(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
-    """Format version 1: the column's raw little-endian array in one zstd frame."""
+    """Format version 1: the column's raw little-endian array in one zstd frame.
+
+    A few files of the development branch carry version 1 with version-2 column
+    blocks; a block that does not start with a zstd frame is read as version 2.
+    """
+    if bytes(block[:4]) != ZSTD_FRAME_MAGIC:
+        return _decode_column(block, n, dtype, decompressor)
     data = decompressor.decompress(block)
     if len(data) != n * dtype.itemsize:
         raise ValueError(f"{len(data)} bytes for {n} records")
@@ -332,9 +342,9 @@ class TraceWriter:
         self._closed = False
         try:
             body = _json_bytes(self.header)
-            self._file.write(_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(body)))
-            self._file.write(body)
-            self._file.write(struct.pack("<I", _crc(body)))
+            fixed = _HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(body))
+            self._file.write(fixed + body)
+            self._file.write(struct.pack("<I", _crc(fixed + body)))
         except BaseException:
             self.abort()
             raise
@@ -532,12 +542,16 @@ class TraceReader:
             raise self._error("truncated trace (inside the header)")
         body = f.read(hlen)
         (crc,) = struct.unpack("<I", f.read(4))
-        if _crc(body) != crc:
+        if _crc(head + body if version >= 2 else body) != crc:  # v1: the JSON only
             raise self._error("corrupt header (checksum mismatch)")
         try:
             self.header = json.loads(body)
         except ValueError:
             raise self._error("corrupt header (not JSON)") from None
+        said = self.header.get("format_version", version) if isinstance(self.header, dict) else 0
+        if said != version:
+            raise self._error(f"corrupt header (version {version}, the header says "
+                              f"{self.header.get('format_version')!r})")  # fmt: skip
         start = f.tell()
         if size - start < len(TAIL_MAGIC) + _TRAILER.size:
             raise self._error("truncated or unfinished trace (no end marker)")
