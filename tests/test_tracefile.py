@@ -57,9 +57,10 @@ def test_round_trip_every_column_and_kind_over_several_chunks(tmp_path, seed):
         assert isinstance(reader, TraceReader)
         chunks = list(reader.chunks())
         assert [len(c) for c in chunks] == [1000, 1000, 1000, 500]
-        got = read_all(reader)
-        for column in COLUMNS:
-            np.testing.assert_array_equal(got[column], records[column], err_msg=column)
+        for threads in (1, 2, 3):
+            got = read_all(reader, threads=threads)
+            for column in COLUMNS:
+                np.testing.assert_array_equal(got[column], records[column], err_msg=column)
         assert reader.header["format_version"] == 2 == reader.version
         assert reader.header["program"] == "/bin/test"
         assert reader.header["argv"] == ["test", "-x"]
@@ -155,14 +156,16 @@ def test_chunks_stream_with_bounded_memory(tmp_path):
         writer.close()
     raw_bytes = n * 26  # what the whole trace takes decompressed
     with open_trace(tmp_path / "big.trace") as reader:
-        tracemalloc.start()
-        try:
-            sizes = [len(c) for c in reader.chunks()]
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-    assert sum(sizes) == n and max(sizes) == per_chunk
-    assert peak < 4 * per_chunk * 26 < raw_bytes / 3, peak
+        for threads in (1, 2):
+            tracemalloc.start()
+            try:
+                sizes = [len(c) for c in reader.chunks(threads=threads)]
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert sum(sizes) == n and max(sizes) == per_chunk
+            # a few chunks (the caller's, the next, their compressed bytes), not the trace
+            assert peak < 6 * per_chunk * 26 < raw_bytes / 2, (threads, peak)
 
 
 def test_writer_aborted_by_an_exception_leaves_nothing(tmp_path):
@@ -247,8 +250,9 @@ def test_corrupt_chunk_payload_is_named(small_trace, tmp_path):
     bad = tmp_path / "bad.trace"
     bad.write_bytes(bytes(data))
     reader = open_trace(bad)  # the chunk headers are intact: opening works
-    with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+ \(checksum mismatch\)"):
-        list(reader.chunks())
+    for threads in (1, 2):
+        with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+ \(checksum mismatch\)"):
+            list(reader.chunks(threads=threads))
 
 
 def test_wrong_version_magic_empty_and_legacy(small_trace, tmp_path):
@@ -403,3 +407,19 @@ def test_version_1_header_with_version_2_columns(tmp_path, seed):
     mislabeled.write_bytes(data[:8] + struct.pack("<H", 1) + data[10:])  # v2 body, v1 label
     with pytest.raises(TraceError, match="corrupt header"):
         open_trace(mislabeled)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bad_column_block_with_good_checksums_is_named(small_trace, tmp_path, threads):
+    data = bytearray(small_trace.read_bytes())
+    chunk = 16 + struct.unpack_from("<I", data, 12)[0] + 4
+    lengths = struct.unpack_from("<5I", data, chunk + 8)
+    pc_block = chunk + 36 + lengths[0] + lengths[1]
+    data[pc_block] = 9  # an encoding that does not exist
+    payload = bytes(data[chunk + 36 : chunk + 36 + sum(lengths)])
+    struct.pack_into("<I", data, chunk + 28, zlib.crc32(payload))
+    struct.pack_into("<I", data, chunk + 32, zlib.crc32(bytes(data[chunk : chunk + 32])))
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+, column pc \(unknown encod"):
+        list(open_trace(bad).chunks(threads=threads))

@@ -53,8 +53,11 @@ import gzip
 import json
 import os
 import struct
+import threading
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -281,6 +284,31 @@ def _decode_column_v1(block, n: int, dtype: np.dtype, decompressor) -> np.ndarra
     if len(data) != n * dtype.itemsize:
         raise ValueError(f"{len(data)} bytes for {n} records")
     return np.frombuffer(data, dtype=dtype)
+
+
+_THREAD = threading.local()
+#: Default decompression threads of :meth:`TraceReader.chunks`.
+READ_THREADS = min(2, os.cpu_count() or 1)
+
+
+def _decode_in_thread(decode, block, n: int, dtype: np.dtype) -> np.ndarray:
+    """``decode`` with this thread's own decompressor (they are not thread-safe)."""
+    decompressor = getattr(_THREAD, "decompressor", None)
+    if decompressor is None:
+        decompressor = _THREAD.decompressor = zstandard.ZstdDecompressor()
+    return decode(block, n, dtype, decompressor)
+
+
+class _Now:
+    """An executor that runs at once (the single-threaded path of :meth:`TraceReader.chunks`)."""
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args))
+        except Exception as exc:  # re-raised by result(), where the chunk is named
+            future.set_exception(exc)
+        return future
 
 
 def _crc(data) -> int:
@@ -594,7 +622,6 @@ class TraceReader:
         if total != records or len(self._chunks) != chunks or self.footer.get("records") != total:
             raise self._error(f"corrupt trace: {total} records in {len(self._chunks)} chunks, "
                               f"the end marker says {records} in {chunks}")  # fmt: skip
-        self._decompressor = zstandard.ZstdDecompressor()
 
     def __enter__(self) -> TraceReader:
         return self
@@ -614,8 +641,8 @@ class TraceReader:
     def counts(self) -> dict[str, int]:
         return dict(self.footer.get("counts", {}))
 
-    def chunks(self, kinds=None, columns=COLUMNS) -> Iterator[Chunk]:
-        """Each chunk in file order (at most ``chunk_records`` records in memory).
+    def chunks(self, kinds=None, columns=COLUMNS, threads: int | None = None) -> Iterator[Chunk]:
+        """Each chunk in file order (at most two chunks in memory).
 
         Parameters
         ----------
@@ -623,46 +650,71 @@ class TraceReader:
             Only records of these kinds (codes, or names as in :func:`parse_kinds`).
         columns : iterable of str
             Columns to decompress; the others are ``None`` in the chunks.
+        threads : int, optional
+            Decompression threads (zstd runs without the GIL): with 2 or more,
+            the columns of a chunk decompress in parallel and the next chunk
+            while the caller works on this one. Default :data:`READ_THREADS`.
         """
         if isinstance(kinds, str):
             kinds = parse_kinds(kinds)
         lut = None if kinds is None else _kind_lut(kinds)
         wanted = set(columns) | ({"kind"} if lut is not None else set())
+        threads = READ_THREADS if threads is None else threads
         with self._open() as f:
-            yield from self._stream(f, lut, wanted)
+            if threads <= 1 or len(self._chunks) <= 1:
+                for index in range(len(self._chunks)):
+                    chunk = self._assemble(self._decode(f, index, wanted, _Now()), lut)
+                    if chunk is not None:
+                        yield chunk
+                return
+            with ThreadPoolExecutor(threads, thread_name_prefix="trace-read") as pool:
+                ahead: deque = deque()
+                for index in range(len(self._chunks) + 1):
+                    if index < len(self._chunks):
+                        ahead.append(self._decode(f, index, wanted, pool))
+                    if len(ahead) > 1 or index == len(self._chunks):
+                        chunk = self._assemble(ahead.popleft(), lut)
+                        if chunk is not None:
+                            yield chunk
+                        chunk = None  # the caller's chunk, the next one and the one decoding
 
-    def _stream(self, f, lut, wanted) -> Iterator[Chunk]:
+    def _decode(self, f, index: int, wanted, pool):
+        """Read and check chunk ``index``; its columns' decoding submitted to ``pool``."""
+        pos, n, (pcrc, *lengths) = self._chunks[index]
+        f.seek(pos + _CHUNK_SIZE)
+        payload = f.read(sum(lengths))
+        where = f"chunk {index} at byte {pos}"
+        if len(payload) != sum(lengths):
+            raise self._error(f"truncated trace ({where} cut short)")
+        if _crc(payload) != pcrc:
+            raise self._error(f"corrupt {where} (checksum mismatch)")
         decode = _decode_column if self.version >= 2 else _decode_column_v1
-        for index, (pos, n, (pcrc, *lengths)) in enumerate(self._chunks):
-            f.seek(pos + _CHUNK_SIZE)
-            payload = f.read(sum(lengths))
-            where = f"chunk {index} at byte {pos}"
-            if len(payload) != sum(lengths):
-                raise self._error(f"truncated trace ({where} cut short)")
-            if _crc(payload) != pcrc:
-                raise self._error(f"corrupt {where} (checksum mismatch)")
-            cols, offset = [], 0
-            view = memoryview(payload)
-            for name, length in zip(COLUMNS, lengths, strict=True):
-                if name in wanted:
-                    block = view[offset : offset + length]
-                    try:
-                        cols.append(decode(block, n, DTYPES[name], self._decompressor))
-                    except (ValueError, IndexError, zstandard.ZstdError) as exc:
-                        raise self._error(f"corrupt {where}, column {name} ({exc})") from None
-                else:
-                    cols.append(None)
-                offset += length
-            if cols[0] is not None and cols[0].size and int(cols[0].max()) > EDGE:
-                raise self._error(f"corrupt {where} (record kind {int(cols[0].max())})")
-            chunk = Chunk(*cols)
-            if lut is not None:
-                mask = lut[chunk.kind]
-                if not mask.all():
-                    chunk = Chunk(*(None if c is None else c[mask] for c in cols))
-                if not len(chunk):
-                    continue
-            yield chunk
+        view, offset, parts = memoryview(payload), 0, []
+        for name, length in zip(COLUMNS, lengths, strict=True):
+            block = view[offset : offset + length]
+            offset += length
+            parts.append(pool.submit(_decode_in_thread, decode, block, n, DTYPES[name])
+                         if name in wanted else None)  # fmt: skip
+        return where, parts
+
+    def _assemble(self, decoding, lut) -> Chunk | None:
+        where, parts = decoding
+        cols = []
+        for name, part in zip(COLUMNS, parts, strict=True):
+            try:
+                cols.append(None if part is None else part.result())
+            except (ValueError, IndexError, zstandard.ZstdError) as exc:
+                raise self._error(f"corrupt {where}, column {name} ({exc})") from None
+        if cols[0] is not None and cols[0].size and int(cols[0].max()) > EDGE:
+            raise self._error(f"corrupt {where} (record kind {int(cols[0].max())})")
+        chunk = Chunk(*cols)
+        if lut is not None:
+            mask = lut[chunk.kind]
+            if not mask.all():
+                chunk = Chunk(*(None if c is None else c[mask] for c in cols))
+            if not len(chunk):
+                return None
+        return chunk
 
     def value_tuples(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``(pc, value)`` arrays of the loads, chunk by chunk."""
