@@ -301,9 +301,25 @@ def test_legacy_gzip_text_reads_as_edges(tmp_path, seed):
     assert reader.footer["counts"] == {"edge": 2500}
     assert reader.header["comment"] == "gzip: gzip -c input"
     assert list(reader.chunks(kinds="loads")) == []
-    # the old reader's keys are the address keys of the edges
+    # keys of the edges: (source mod 2^32) << 32 | (destination mod 2^32)
+    expected = [(int(p) % (1 << 32)) << 32 | int(d) % (1 << 32)
+                for p, d in zip(pcs, dests, strict=True)]  # fmt: skip
     keys = np.concatenate(list(reader.keys(field="address", kinds=[EDGE])))
-    np.testing.assert_array_equal(keys, legacy.read_trace(path))
+    assert keys.tolist() == expected
+    assert legacy.read_trace(path).tolist() == expected
+
+
+def test_experiments_read_trace_takes_the_binary_format(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 3000, kinds=range(8))
+    path = write_records(tmp_path / "t.trace", records, chunk_records=1000)
+    loads = records["kind"] == LOAD
+    pairs = zip(records["pc"][loads], records["value"][loads], strict=True)
+    expected = [(int(p) % (1 << 32)) << 32 | int(v) % (1 << 32) for p, v in pairs]
+    assert legacy.read_trace(path).tolist() == expected
+    branches = {c: records[c][~loads] for c in COLUMNS}
+    path = write_records(tmp_path / "b.trace", branches, chunk_records=1000)
+    with pytest.raises(TraceError, match="no tuples"):
+        legacy.read_trace(path)
 
 
 @pytest.mark.parametrize("content, what", [
