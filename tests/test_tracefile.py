@@ -439,3 +439,21 @@ def test_bad_column_block_with_good_checksums_is_named(small_trace, tmp_path, th
     bad.write_bytes(bytes(data))
     with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+, column pc \(unknown encod"):
         list(open_trace(bad).chunks(threads=threads))
+
+
+def test_writer_threads_write_the_same_bytes(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 5000)
+    files = []
+    for threads in (1, 2, 4):
+        path = tmp_path / f"t{threads}.trace"
+        with TraceWriter(path, header={"captured": "fixed"}, chunk_records=700,
+                         threads=threads) as writer:  # fmt: skip
+            for lo in range(0, 5000, 1234):
+                writer.write(**{c: records[c][lo : lo + 1234] for c in COLUMNS})
+            writer.close()
+        files.append(path.read_bytes())
+    assert files[0] == files[1] == files[2]
+    with open_trace(tmp_path / "t4.trace") as reader:
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
