@@ -355,9 +355,9 @@ class TraceWriter:
             )
         self.path = Path(path)
         self.chunk_records = chunk_records
-        self.header = {"format_version": FORMAT_VERSION,
-                       "captured": datetime.datetime.now(datetime.UTC).isoformat(
-                           timespec="seconds")} | dict(header or {})  # fmt: skip
+        captured = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.header = {"format_version": FORMAT_VERSION, "captured": captured, "program": None,
+                       "argv": [], "kinds": [], "options": {}} | dict(header or {})  # fmt: skip
         self.header["format_version"] = FORMAT_VERSION
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
