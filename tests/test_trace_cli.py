@@ -16,6 +16,7 @@ from hwprof.experiments import traces as legacy
 from hwprof.golden import trace_stats
 from hwprof.golden.trace_stats import IntervalTuples, PcCounts
 from hwprof.golden.tracefile import (
+    BLOCK,
     COND_NOT_TAKEN,
     COND_TAKEN,
     EDGE,
@@ -185,6 +186,7 @@ def test_dump_format_and_filters(tmp_path, capsys):
         writer.write(kind=COND_TAKEN, pc=0x401010, addr=0x401000, value=0x401012)
         writer.write(kind=LOAD, pc=0x401004, addr=0x7FFD0018, value=0xFFFFFFFFFFFFFFFF, size=16)
         writer.write(kind=RETURN, pc=0x401020, addr=0x400800, value=0x401021)
+        writer.write(kind=BLOCK, pc=0x400800)
         writer.close()
     assert main(["trace", "dump", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -192,6 +194,7 @@ def test_dump_format_and_filters(tmp_path, capsys):
         "B 401010 401000 cond_taken",
         "L 401004 7ffd0018 ffffffffffffffff 10",
         "B 401020 400800 return",
+        "S 400800",
     ]
     assert main(["trace", "dump", str(path), "--kind", "loads", "--limit", "1"]) == 0
     assert capsys.readouterr().out == "L 401000 7ffd0010 deadbeef 4\n"

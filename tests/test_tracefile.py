@@ -457,3 +457,15 @@ def test_writer_threads_write_the_same_bytes(tmp_path, seed):
         got = read_all(reader)
     for column in COLUMNS:
         np.testing.assert_array_equal(got[column], records[column])
+
+
+@pytest.mark.parametrize("footer", [b"[1, 2]", b'{"records": 40}', b"not json"])
+def test_footer_without_counts_with_a_good_checksum(small_trace, tmp_path, footer):
+    data = small_trace.read_bytes()
+    flen, _, records, chunks, magic = struct.unpack("<IIQQ8s", data[-32:])
+    body = data[: len(data) - 32 - flen]  # ends with "TEND"
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(body + footer + struct.pack("<IIQQ8s", len(footer), zlib.crc32(footer),
+                                                records, chunks, magic))  # fmt: skip
+    with pytest.raises(TraceError, match="corrupt footer"):
+        open_trace(bad)

@@ -635,6 +635,8 @@ class TraceReader:
             self.footer = json.loads(tail[4:])
         except ValueError:
             raise self._error("corrupt footer (not JSON)") from None
+        if not isinstance(self.footer, dict) or not isinstance(self.footer.get("counts"), dict):
+            raise self._error("corrupt footer (no record counts)")
         # Walk the chunk headers: offsets, and every length checked against the file.
         self._chunks: list[tuple[int, int, tuple[int, ...]]] = []
         pos, total = start, 0
