@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import struct
 import tracemalloc
 import zlib
@@ -468,4 +469,20 @@ def test_footer_without_counts_with_a_good_checksum(small_trace, tmp_path, foote
     bad.write_bytes(body + footer + struct.pack("<IIQQ8s", len(footer), zlib.crc32(footer),
                                                 records, chunks, magic))  # fmt: skip
     with pytest.raises(TraceError, match="corrupt footer"):
+        open_trace(bad)
+
+
+@pytest.mark.parametrize("header, what", [
+    (b"[1]", "not a JSON object"),
+    (b'{"format_version": 1}', "version 2, the header says 1"),
+    (b"{", "not JSON"),
+])  # fmt: skip
+def test_header_json_checked_behind_a_good_checksum(small_trace, tmp_path, header, what):
+    data = small_trace.read_bytes()
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    fixed = b"HWPTRACE" + struct.pack("<HHI", 2, 0, len(header))
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(fixed + header + struct.pack("<I", zlib.crc32(fixed + header))
+                    + data[16 + hlen + 4 :])  # fmt: skip
+    with pytest.raises(TraceError, match=re.escape(what)):
         open_trace(bad)

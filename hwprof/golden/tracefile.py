@@ -613,8 +613,9 @@ class TraceReader:
             self.header = json.loads(body)
         except ValueError:
             raise self._error("corrupt header (not JSON)") from None
-        said = self.header.get("format_version", version) if isinstance(self.header, dict) else 0
-        if said != version:
+        if not isinstance(self.header, dict):
+            raise self._error("corrupt header (not a JSON object)")
+        if self.header.get("format_version", version) != version:
             raise self._error(f"corrupt header (version {version}, the header says "
                               f"{self.header.get('format_version')!r})")  # fmt: skip
         start = f.tell()
