@@ -84,6 +84,19 @@ def test_candidate_threshold_is_reached_at_equality():
     assert stats.leftover == 500
 
 
+def test_tuples_differing_in_high_bits_only_are_distinct():
+    # no key truncation: <pc, value> compared on all 64 bits of both fields
+    stats = IntervalTuples(60, percents=(10.0,))
+    high = [0, 1 << 32, 1 << 40, 1 << 63]
+    pc = np.array([5 + h for h in high for _ in range(6)] + [5] * 36, np.uint64)
+    value = np.array([7] * 24 + [7 + h for h in high for _ in range(9)], np.uint64)
+    stats.add(pc, value)
+    stats.finish()
+    # <5,7> 15 times; <5+h,7> 6 times and <5,7+h> 9 times for the three h > 0
+    assert stats.distinct.tolist() == [7]
+    assert stats.candidates[10.0].tolist() == [7]  # threshold 6
+
+
 def test_interval_tuples_match_counters_across_blocks(monkeypatch, seed):
     monkeypatch.setattr(trace_stats, "BLOCK_TUPLES", 25_000)  # several sort blocks
     rng = np.random.default_rng(seed)
