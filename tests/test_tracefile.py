@@ -486,3 +486,15 @@ def test_header_json_checked_behind_a_good_checksum(small_trace, tmp_path, heade
                     + data[16 + hlen + 4 :])  # fmt: skip
     with pytest.raises(TraceError, match=re.escape(what)):
         open_trace(bad)
+
+
+def test_writer_removes_temporaries_of_dead_writers_only(tmp_path):
+    dead = tmp_path / f".t.trace.{(1 << 22) + 17}.tmp"  # above Linux's largest pid
+    alive = tmp_path / f".t.trace.{os.getppid()}.tmp"
+    other = tmp_path / f".u.trace.{(1 << 22) + 17}.tmp"
+    for path in (dead, alive, other):
+        path.write_bytes(b"partial")
+    with TraceWriter(tmp_path / "t.trace", header={}) as writer:
+        writer.write(kind=0, pc=[1])
+        writer.close()
+    assert not dead.exists() and alive.exists() and other.exists()

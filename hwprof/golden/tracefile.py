@@ -58,6 +58,7 @@ import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from glob import escape as glob_escape
 from pathlib import Path
 
 import numpy as np
@@ -319,6 +320,23 @@ def _json_bytes(obj: dict) -> bytes:
     return json.dumps(obj, sort_keys=True, default=str).encode()
 
 
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete ``.NAME.PID.tmp`` files next to ``path`` left by writers that were killed."""
+    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        pid = stale.name[len(path.name) + 2 : -4]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # that writer is gone: its file can never be finished
+            try:
+                stale.unlink()
+            except OSError:
+                pass
+        except (PermissionError, OverflowError):
+            pass  # alive (another user's), or not a pid
+
+
 class TraceWriter:
     """Writes a trace file chunk by chunk; the file appears only when :meth:`close` succeeds.
 
@@ -360,6 +378,7 @@ class TraceWriter:
                        "argv": [], "kinds": [], "options": {}} | dict(header or {})  # fmt: skip
         self.header["format_version"] = FORMAT_VERSION
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        _remove_stale_temporaries(self.path)
         try:
             self._file = open(self.tmp, "wb")  # noqa: SIM115 (closed by close/abort)
         except OSError as exc:
