@@ -267,7 +267,7 @@ class _Progress:
 
 
 def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: int | None = None,
-            progress: bool = True, stdin=None, stdout=None, cwd=None,
+            progress: bool = True, stdin=None, stdout=None, cwd=None, env: dict | None = None,
             tool_dir: Path | str = DEFAULT_TOOL_DIR, header: dict | None = None) -> dict:
     """Record ``command`` under valgrind into the trace file ``output``.
 
@@ -288,6 +288,8 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
         Print ``records so far, rate`` on stderr.
     stdin, stdout, cwd
         Passed to :class:`subprocess.Popen` for the program (stderr is inherited).
+    env : dict, optional
+        Variables added to the program's environment.
     tool_dir : path-like
         Where the tool is built (``VALGRIND_LIB``).
     header : dict, optional
@@ -316,12 +318,12 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
         raise TraceError(f"limit must be a non-negative integer or None, not {limit!r}")
     codes, switches = tool_kinds(kinds)
     output = Path(output)
+    valgrind = find_valgrind()
+    tool = build_tool(tool_dir)
     program = _resolve_program(command[0])
     note = _script_note(program)
     if note:
         print(f"hwprof: {note}", file=sys.stderr)
-    tool = build_tool(tool_dir)
-    valgrind = find_valgrind()
     if output.is_dir():
         raise TraceError(f"{output}: is a directory")
     head = {"program": str(program), "argv": command,
@@ -341,7 +343,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     try:
         with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp:
             footer = _run(valgrind, tool, command, writer, Path(tmp), switches, skip, limit,
-                          progress, select_codes, stdin, stdout, cwd)  # fmt: skip
+                          progress, select_codes, stdin, stdout, cwd, env)  # fmt: skip
         writer.close(footer)
     except BaseException:
         writer.abort()
@@ -353,7 +355,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
 
 
 def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, progress,
-         select_codes, stdin, stdout, cwd) -> dict:
+         select_codes, stdin, stdout, cwd, extra_env) -> dict:
     fifo, stats, log = tmp / "records.fifo", tmp / "stats.json", tmp / "valgrind.log"
     os.mkfifo(fifo)
     yn = {True: "yes", False: "no"}
@@ -363,7 +365,7 @@ def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, prog
             f"--trace-branches={yn[switches['branches']]}",
             f"--trace-blocks={yn[switches['blocks']]}", f"--skip-instrs={skip}",
             f"--limit-records={-1 if limit is None else limit}", *command]  # fmt: skip
-    env = dict(os.environ, VALGRIND_LIB=str(Path(tool).resolve()))
+    env = dict(os.environ) | dict(extra_env or {}) | {"VALGRIND_LIB": str(Path(tool).resolve())}
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     keep = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # no end-of-file before the exit
     try:
