@@ -9,7 +9,7 @@ compressor set-up) that the capture skips, measured with the tool on an empty
 input and rounded up.
 
 * :func:`shipped_trace` - the small traces in the repository's ``traces/``
-  (1M records of loads and branches each, after ``skip``), for tests and quick runs.
+  (2M records of loads and branches each, after ``skip``), for tests and quick runs.
 * :func:`trace_for` - a trace of any size, captured on demand into a cache
   (``build/traces``) with our valgrind tool; without valgrind it raises
   :class:`~hwprof.golden.tracefile.TraceError` naming the shipped trace instead.
@@ -41,7 +41,7 @@ __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_tra
 #: The repository's shipped traces (a source checkout; not part of a wheel).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
 #: Records per shipped trace (loads and branches).
-SHIPPED_LIMIT = 1_000_000
+SHIPPED_LIMIT = 2_000_000
 SHIPPED_KINDS = "loads,branches"
 DEFAULT_SEED = 1
 

@@ -403,6 +403,10 @@ static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       IRDirty* di = unsafeIRDirty_0_N(1, "entry_check", VG_(fnptr_to_fnentry)(&entry_check),
                                       mkIRExprVec_1(u64(worst)));
       di->guard = IRExpr_RdTmp(guard_t);
+      /* it rewrites buf_ptr: say so, so that no optimisation reuses the load above */
+      di->mFx = Ifx_Modify;
+      di->mAddr = u64((ULong)(Addr)&buf_ptr);
+      di->mSize = 8;
       addStmtToIRSB(g.sb, IRStmt_Dirty(di));
       g.ptr = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_ptr)));
       g.icount0 = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64,
