@@ -86,6 +86,10 @@ class TraceError(ValueError):
     """A trace file is malformed or cannot be captured (one line for the user)."""
 
 
+class _LegacyFormat(TraceError):
+    """The file is a legacy gzip'd text trace (:func:`open_trace` reads those)."""
+
+
 LOAD, COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, RETURN, INDIRECT, BLOCK, EDGE = range(9)
 KIND_NAMES = {
     LOAD: "load",
@@ -179,6 +183,82 @@ class Chunk:
         return (self.kind, self.size, self.pc, self.addr, self.value)
 
 
+# --- column encodings ----------------------------------------------------------------------
+# Each column of a chunk is stored as a 16-byte descriptor and up to two zstd frames:
+#   u8 encoding | u8 width | u16 0 | u32 T (bytes of the table frame) | u64 base
+#   [T bytes: zstd frame of the u64 table]  [zstd frame of the n stored elements]
+# RAW: the column itself (width = its item size). CONST: every element is `base` (no
+# frames). OFFSET: element = base + stored (unsigned, width 1, 2 or 4). DICT: element =
+# table[stored] (width 1 or 2, at most 65536 table entries). The writer picks the
+# narrowest that fits: fewer bytes to decompress is what makes reading fast.
+RAW, CONST, OFFSET, DICT = range(4)
+_DESC = struct.Struct("<BBHIQ")
+_NARROW = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
+DICT_MAX = 1 << 16
+
+
+def _encode_column(column: np.ndarray, compressor, dictionary: bool = False) -> bytes:
+    if not len(column):
+        return _DESC.pack(RAW, column.itemsize, 0, 0, 0) + compressor.compress(b"")
+    lo, hi = int(column.min()), int(column.max())
+    if lo == hi:
+        return _DESC.pack(CONST, column.itemsize, 0, 0, lo)
+    for width, dtype in _NARROW.items():
+        if width < column.itemsize and hi - lo < 1 << (8 * width):
+            data = (column - column.dtype.type(lo)).astype(dtype)
+            return _DESC.pack(OFFSET, width, 0, 0, lo) + compressor.compress(data.tobytes())
+    if dictionary and column.itemsize == 8 and (dict_block := _dictionary(column, compressor)):
+        return dict_block  # pcs of code spread over more than 4 GiB (a sort: the writer's cost)
+    frame = compressor.compress(column.astype(column.dtype.newbyteorder("<")).tobytes())
+    return _DESC.pack(RAW, column.itemsize, 0, 0, 0) + frame
+
+
+def _dictionary(column: np.ndarray, compressor) -> bytes | None:
+    """The DICT block of a column with at most 65536 distinct values, else None."""
+    # pcs repeat a lot; data rarely does: judge from a sample before sorting everything
+    if len(np.unique(column[:: max(1, len(column) // 4096)])) > 2048:
+        return None
+    table, index = np.unique(column, return_inverse=True)
+    if len(table) > DICT_MAX:
+        return None
+    dtype = _NARROW[1 if len(table) <= 256 else 2]
+    frame = compressor.compress(table.astype("<u8").tobytes())
+    body = compressor.compress(index.astype(dtype).tobytes())
+    return _DESC.pack(DICT, dtype.itemsize, 0, len(frame), 0) + frame + body
+
+
+def _decode_column(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
+    """The column from its stored block; ValueError/IndexError/ZstdError when malformed."""
+    if len(block) < _DESC.size:
+        raise ValueError("column block cut short")
+    encoding, width, reserved, table_len, base = _DESC.unpack(block[: _DESC.size])
+    rest = block[_DESC.size :]
+    if reserved:
+        raise ValueError("reserved field set")
+    if encoding == CONST:
+        if len(rest) or width != dtype.itemsize or base > np.iinfo(dtype).max:
+            raise ValueError("malformed constant")
+        return np.full(n, base, dtype=dtype)
+    if encoding == RAW:
+        stored = dtype
+    elif encoding in (OFFSET, DICT) and width in _NARROW and width < dtype.itemsize:
+        stored = _NARROW[width]
+    else:
+        raise ValueError(f"unknown encoding {encoding} of width {width}")
+    if (encoding == DICT) != (table_len > 0) or table_len > len(rest):
+        raise ValueError("malformed table")
+    data = decompressor.decompress(rest[table_len:])
+    if len(data) != n * stored.itemsize:
+        raise ValueError(f"{len(data)} bytes for {n} records")
+    values = np.frombuffer(data, dtype=stored)
+    if encoding == RAW:
+        return values
+    if encoding == OFFSET:
+        return values.astype(dtype) + dtype.type(base)
+    table = np.frombuffer(decompressor.decompress(rest[:table_len]), dtype="<u8")
+    return table.astype(dtype, copy=False)[values]
+
+
 def _crc(data) -> int:
     return zlib.crc32(data) & 0xFFFFFFFF
 
@@ -200,6 +280,10 @@ class TraceWriter:
         (ISO 8601 UTC) unless given.
     chunk_records : int
         Records per chunk (the reader's unit of memory), 1..2**24.
+    level : int
+        zstd compression level: 3 (default) writes about 5M records/s per CPU
+        second; 1 about 8M/s with files 7% larger (docs/traces.md). Readers
+        decompress either at the same speed.
 
     Raises
     ------
@@ -207,7 +291,8 @@ class TraceWriter:
         If the temporary file cannot be created.
     """
 
-    def __init__(self, path, *, header: dict | None = None, chunk_records: int = 1 << 20):
+    def __init__(self, path, *, header: dict | None = None, chunk_records: int = 1 << 20,
+                 level: int = ZSTD_LEVEL):  # fmt: skip
         if not isinstance(chunk_records, int) or not 1 <= chunk_records <= MAX_CHUNK_RECORDS:
             raise ValueError(
                 f"chunk_records must be an integer in 1..{MAX_CHUNK_RECORDS}, not {chunk_records!r}"
@@ -223,7 +308,7 @@ class TraceWriter:
             self._file = open(self.tmp, "wb")  # noqa: SIM115 (closed by close/abort)
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot write ({exc.strerror})") from None
-        self._compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+        self._compressor = zstandard.ZstdCompressor(level=level)
         self._pending: list[tuple] = []
         self._pending_n = 0
         self._raw_rest = b""
@@ -254,6 +339,10 @@ class TraceWriter:
         """Append records given as columns (arrays of one length; scalars broadcast)."""
         self._check_open()
         arrays = [np.asarray(x) for x in (kind, size, pc, addr, value)]
+        lengths = {name: a.shape for name, a in zip(COLUMNS, arrays, strict=True) if a.ndim}
+        if len(set(lengths.values())) > 1:
+            shapes = ", ".join(f"{name} {shape}" for name, shape in lengths.items())
+            raise ValueError(f"columns have different shapes ({shapes})")
         n = max((a.size for a in arrays if a.ndim), default=1)
         cols = []
         for name, a in zip(COLUMNS, arrays, strict=True):
@@ -306,7 +395,8 @@ class TraceWriter:
                    for i in range(len(COLUMNS))]  # fmt: skip
         n = self._pending_n
         self._pending, self._pending_n = [], 0
-        frames = [self._compressor.compress(c.tobytes()) for c in columns]
+        frames = [_encode_column(c, self._compressor, dictionary=name == "pc")
+                  for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
         payload = b"".join(frames)
         head = _CHUNK.pack(CHUNK_MAGIC, n, *(len(f) for f in frames), _crc(payload))
         try:
@@ -388,39 +478,39 @@ class TraceReader:
 
     def __init__(self, path):
         self.path = Path(path)
+        with self._open() as f:
+            self._validate(f)
+
+    def _open(self):
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 (closed by close())
+            return open(self.path, "rb")
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot open ({exc.strerror})") from None
-        try:
-            self._validate()
-        except BaseException:
-            self._file.close()
-            raise
 
     def _error(self, what: str) -> TraceError:
         return TraceError(f"{self.path}: {what}")
 
-    def _validate(self) -> None:
-        f = self._file
+    def _validate(self, f) -> None:
         size = os.fstat(f.fileno()).st_size
         head = f.read(_HEAD.size)
         if size == 0:
             raise self._error("empty file, not a trace")
         if head[:2] == b"\x1f\x8b":
-            raise self._error("a gzip'd text trace (legacy format): read it with open_trace, "
-                              "or convert it with 'hwprof trace convert'")  # fmt: skip
+            what = "a gzip'd text trace (legacy format): read it with open_trace, "
+            raise _LegacyFormat(f"{self.path}: {what}or convert it with 'hwprof trace convert'")
         if not MAGIC.startswith(head[: len(MAGIC)]) or len(head) < len(MAGIC):
             if MAGIC.startswith(head):
                 raise self._error(f"truncated trace ({size} bytes: not even a header)")
             raise self._error("not a trace file (no HWPTRACE signature)")
         if len(head) < _HEAD.size:
             raise self._error(f"truncated trace ({size} bytes: not even a header)")
-        _, version, _, hlen = _HEAD.unpack(head)
+        _, version, reserved, hlen = _HEAD.unpack(head)
         if version != FORMAT_VERSION:
             newer = "newer than" if version > FORMAT_VERSION else "not"
             raise self._error(f"format version {version} is {newer} the version this hwprof "
                               f"reads ({FORMAT_VERSION})")  # fmt: skip
+        if reserved != 0:
+            raise self._error(f"corrupt header (reserved field is {reserved:#06x}, not 0)")
         if _HEAD.size + hlen + 4 > size:
             raise self._error("truncated trace (inside the header)")
         body = f.read(hlen)
@@ -483,7 +573,7 @@ class TraceReader:
         return False
 
     def close(self) -> None:
-        self._file.close()
+        """Nothing to release: each :meth:`chunks` call opens (and closes) the file itself."""
 
     @property
     def records(self) -> int:
@@ -507,9 +597,13 @@ class TraceReader:
             kinds = parse_kinds(kinds)
         lut = None if kinds is None else _kind_lut(kinds)
         wanted = set(columns) | ({"kind"} if lut is not None else set())
+        with self._open() as f:
+            yield from self._stream(f, lut, wanted)
+
+    def _stream(self, f, lut, wanted) -> Iterator[Chunk]:
         for index, (pos, n, (pcrc, *lengths)) in enumerate(self._chunks):
-            self._file.seek(pos + _CHUNK_SIZE)
-            payload = self._file.read(sum(lengths))
+            f.seek(pos + _CHUNK_SIZE)
+            payload = f.read(sum(lengths))
             where = f"chunk {index} at byte {pos}"
             if len(payload) != sum(lengths):
                 raise self._error(f"truncated trace ({where} cut short)")
@@ -519,18 +613,15 @@ class TraceReader:
             view = memoryview(payload)
             for name, length in zip(COLUMNS, lengths, strict=True):
                 if name in wanted:
+                    block = view[offset : offset + length]
                     try:
-                        data = self._decompressor.decompress(view[offset : offset + length])
-                    except zstandard.ZstdError as exc:
+                        cols.append(_decode_column(block, n, DTYPES[name], self._decompressor))
+                    except (ValueError, IndexError, zstandard.ZstdError) as exc:
                         raise self._error(f"corrupt {where}, column {name} ({exc})") from None
-                    if len(data) != n * DTYPES[name].itemsize:
-                        raise self._error(f"corrupt {where}, column {name} "
-                                          f"({len(data)} bytes for {n} records)")  # fmt: skip
-                    cols.append(np.frombuffer(data, dtype=DTYPES[name]))
                 else:
                     cols.append(None)
                 offset += length
-            if lut is not None and cols[0].size and int(cols[0].max()) > EDGE:
+            if cols[0] is not None and cols[0].size and int(cols[0].max()) > EDGE:
                 raise self._error(f"corrupt {where} (record kind {int(cols[0].max())})")
             chunk = Chunk(*cols)
             if lut is not None:
@@ -671,12 +762,7 @@ class LegacyEdgeReader:
 
 def open_trace(path) -> TraceReader | LegacyEdgeReader:
     """A reader for ``path``: a trace file, or a legacy gzip'd text edge trace."""
-    path = Path(path)
     try:
-        with open(path, "rb") as f:
-            start = f.read(2)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open ({exc.strerror})") from None
-    if start == b"\x1f\x8b":
+        return TraceReader(path)
+    except _LegacyFormat:
         return LegacyEdgeReader(path)
-    return TraceReader(path)
