@@ -268,7 +268,8 @@ class _Progress:
 
 def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: int | None = None,
             progress: bool = True, stdin=None, stdout=None, cwd=None, env: dict | None = None,
-            tool_dir: Path | str = DEFAULT_TOOL_DIR, header: dict | None = None) -> dict:
+            tool_dir: Path | str = DEFAULT_TOOL_DIR, header: dict | None = None,
+            level: int | None = None) -> dict:
     """Record ``command`` under valgrind into the trace file ``output``.
 
     Parameters
@@ -294,6 +295,9 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
         Where the tool is built (``VALGRIND_LIB``).
     header : dict, optional
         Extra header fields (e.g. ``workload``).
+    level : int, optional
+        zstd level of the trace file (default: the format's); 1 compresses
+        faster, which matters for programs with many records per instruction.
 
     Returns
     -------
@@ -339,7 +343,8 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     if produced != wanted:
         select_codes = np.zeros(256, dtype=bool)
         select_codes[list(wanted)] = True
-    writer = TraceWriter(output, header=head)  # TraceError if the path cannot be written
+    levels = {} if level is None else {"level": level}
+    writer = TraceWriter(output, header=head, **levels)  # TraceError: path cannot be written
     try:
         with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp:
             footer = _run(valgrind, tool, command, writer, Path(tmp), switches, skip, limit,
