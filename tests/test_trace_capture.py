@@ -60,12 +60,16 @@ __attribute__((noinline)) uint64_t hw_mix(void) {{
 int main(int argc, char **argv) {{
     int n = argc > 1 ? atoi(argv[1]) : {TRIPS};
     int status = argc > 2 ? atoi(argv[2]) : 0;
-    if (argc > 3) {{   /* fork: the child sums a different count */
+    if (argc > 3 && atoi(argv[3]) > 0) {{   /* fork: the child sums a different count */
         pid_t pid = fork();
         if (pid == 0) {{ hw_sum(atoi(argv[3])); _exit(0); }}
         waitpid(pid, 0, 0);
     }}
+    if (argc > 4 && argv[4][0] == 'c')   /* close every descriptor but stdio */
+        for (int fd = 3; fd < 1024; fd++) close(fd);
     uint64_t s = hw_sum(n) + hw_mix();
+    if (argc > 4 && argv[4][0] == 'e')   /* replace the process */
+        execl("/bin/true", "true", (char *)0);
     return status + (int)(s & 0);
 }}
 """
@@ -343,6 +347,20 @@ def test_forked_child_records_nothing(tool, program, symbols, tmp_path):
     table_loads = (cat["kind"] == LOAD) & (cat["addr"] >= base) & (cat["addr"] < base + nbytes)
     assert result["exit_status"] == 0
     assert int(table_loads.sum()) == 5  # the parent's hw_sum(5), not the child's 7
+
+
+@needs_valgrind
+@pytest.mark.parametrize("action", ["close", "exec"])
+def test_program_closing_descriptors_or_exec(tool, program, symbols, tmp_path, action):
+    """The tool's output survives a program closing all descriptors; an exec keeps
+    the records made before it (the new image runs without the tool)."""
+    out = tmp_path / f"{action}.trace"
+    result = capture([str(program), "6", "0", "0", action], out, progress=False, tool_dir=tool)
+    _, cat = _records(out)
+    base, nbytes = symbols["hw_table"]
+    table_loads = (cat["kind"] == LOAD) & (cat["addr"] >= base) & (cat["addr"] < base + nbytes)
+    assert int(table_loads.sum()) == 6
+    assert result["exit_status"] == 0 and result["guest_instructions"] > 0
 
 
 @needs_valgrind

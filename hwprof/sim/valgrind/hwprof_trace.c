@@ -57,6 +57,11 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_vkiscnums.h"
 
+/* Not in the tool headers but in libcoregrind (m_libcfile.c): moves an fd into
+   valgrind's reserved range (the program cannot close or reuse it) and sets
+   close-on-exec. */
+extern Int VG_(safe_fd)(Int oldfd);
+
 #define K_LOAD 0
 #define K_NOT_TAKEN 1
 #define K_TAKEN 2
@@ -605,7 +610,7 @@ static void hw_post_clo_init(void)
       VG_(fmsg)("hwprof: cannot open --out-file %s\n", clo_out);
       VG_(exit)(2);
    }
-   out_fd = sr_Res(sr);
+   out_fd = VG_(safe_fd)(sr_Res(sr));
    buf = VG_(malloc)("hwprof.buf", (BUF_RECORDS + 8) * REC_BYTES);
    buf_end = (ULong)(Addr)buf + (ULong)BUF_RECORDS * REC_BYTES;
    buf_ptr = (ULong)(Addr)buf;
