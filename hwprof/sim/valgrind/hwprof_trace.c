@@ -369,6 +369,34 @@ static Int count_records(IRSB* sb)
    return n + 1;
 }
 
+/* Loads of the current instruction: a locked read-modify-write (lock add,
+   lock xadd, xchg with memory) is a load followed by a CAS whose expected
+   value is that load's result, at the same address. The instruction reads
+   memory once: the CAS is then not recorded again. */
+#define MAX_INSN_LOADS 8
+static IRTemp insn_load_tmp[MAX_INSN_LOADS];
+static IRExpr* insn_load_addr[MAX_INSN_LOADS];
+static Int n_insn_loads;
+
+static Bool same_atom(const IRExpr* a, const IRExpr* b)
+{
+   if (a->tag != b->tag) return False;
+   if (a->tag == Iex_RdTmp) return a->Iex.RdTmp.tmp == b->Iex.RdTmp.tmp;
+   if (a->tag == Iex_Const) return eqIRConst(a->Iex.Const.con, b->Iex.Const.con);
+   return False;
+}
+
+static Bool cas_repeats_load(const IRCAS* cas)
+{
+   Int i;
+   if (cas->dataHi != NULL || cas->expdLo->tag != Iex_RdTmp)
+      return False;
+   for (i = 0; i < n_insn_loads; i++)
+      if (insn_load_tmp[i] == cas->expdLo->Iex.RdTmp.tmp && same_atom(insn_load_addr[i], cas->addr))
+         return True;
+   return False;
+}
+
 static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout, const VexGuestExtents* vge,
                            const VexArchInfo* archinfo_host, IRType gWordTy, IRType hWordTy)
@@ -437,12 +465,17 @@ static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          ilen = st->Ist.IMark.len;
          cls = classify(ipc);
          cond_exit_seen = False;
+         n_insn_loads = 0;
          n_instrs++;
          break;
       }
       case Ist_WrTmp: {
          IRExpr* e = st->Ist.WrTmp.data;
          addStmtToIRSB(g.sb, st);
+         if (e->tag == Iex_Load && n_insn_loads < MAX_INSN_LOADS) {
+            insn_load_tmp[n_insn_loads] = st->Ist.WrTmp.tmp;
+            insn_load_addr[n_insn_loads++] = e->Iex.Load.addr;
+         }
          if (clo_loads && e->tag == Iex_Load)
             emit_load(&g, ipc, e->Iex.Load.addr, e->Iex.Load.ty, st->Ist.WrTmp.tmp,
                       sizeofIRType(e->Iex.Load.ty), NULL);
@@ -466,7 +499,7 @@ static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          IRType ty = typeOfIRExpr(g.sb->tyenv, cas->dataLo);
          Int size = sizeofIRType(ty) * (cas->dataHi ? 2 : 1);
          addStmtToIRSB(g.sb, st);
-         if (clo_loads)
+         if (clo_loads && !cas_repeats_load(cas))
             emit_load(&g, ipc, cas->addr, ty, cas->oldLo, size, NULL);
          break;
       }
