@@ -495,3 +495,56 @@ def test_tool_rebuilds_when_the_source_changes(tool, tmp_path, monkeypatch):
     build_tool(tool_dir)
     assert exe.stat().st_mtime_ns != first
     assert (tool_dir / "vgpreload_core-amd64-linux.so").resolve().is_file()
+
+
+THREADS = r"""
+#include <pthread.h>
+#include <stdint.h>
+volatile uint64_t hw_t[4] = {11, 22, 33, 44};
+void *work(void *arg) {
+    uint64_t s = 0;
+    for (int i = 0; i < 50000; i++) s += hw_t[i & 3];
+    return (void *)s;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, work, 0);
+    pthread_create(&b, 0, work, 0);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"""
+
+
+@needs_valgrind
+def test_threads_share_one_record_stream(tool, tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    src, exe = tmp_path / "thr.c", tmp_path / "thr"
+    src.write_text(THREADS)
+    if cc is None or subprocess.run([cc, "-O1", "-fno-pie", "-no-pie", "-pthread", "-o", str(exe),
+                                     str(src)],
+                                    capture_output=True).returncode:  # fmt: skip
+        pytest.skip("cannot compile a pthread program")
+    nm = subprocess.run(["nm", "-S", str(exe)], capture_output=True, text=True, check=True)
+    base, size = next((int(f[0], 16), int(f[1], 16)) for f in map(str.split, nm.stdout.splitlines())
+                      if len(f) == 4 and f[3] == "hw_t")  # fmt: skip
+    out = tmp_path / "thr.trace"
+    result = capture([str(exe)], out, kinds="loads", progress=False, tool_dir=tool)
+    _, cat = _records(out)
+    sel = (cat["addr"] >= base) & (cat["addr"] < base + size)
+    assert result["exit_status"] == 0
+    assert int(sel.sum()) == 100_000
+    assert collections.Counter(cat["value"][sel].tolist()) == {11: 25_000, 22: 25_000,
+                                                               33: 25_000, 44: 25_000}
+
+
+@needs_valgrind
+def test_shell_script_gets_a_note(tool, tmp_path, capsys):
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\nexec true\n")
+    script.chmod(0o755)
+    result = capture([str(script)], tmp_path / "sh.trace", progress=False, tool_dir=tool)
+    err = capsys.readouterr().err
+    assert "is a sh script: valgrind records the shell" in err
+    assert result["records"] > 0  # the shell, up to its exec
