@@ -21,6 +21,7 @@ import pytest
 
 from hwprof.cli import main
 from hwprof.golden.tracefile import (
+    BLOCK,
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
@@ -548,3 +549,25 @@ def test_shell_script_gets_a_note(tool, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "is a sh script: valgrind records the shell" in err
     assert result["records"] > 0  # the shell, up to its exec
+
+
+@needs_valgrind
+def test_block_entries(tool, program, disassembly, tmp_path):
+    """Block entries (superblocks: chasing off, a block ends at a control transfer but
+    not at a branch target). The loop head is entered by each taken back edge
+    (TRIPS - 1); the first trip falls into it inside the block before."""
+    out = tmp_path / "blocks.trace"
+    capture([str(program)], out, kinds="blocks,branches", progress=False, tool_dir=tool)
+    _, cat = _records(out)
+    insns = disassembly["hw_sum"]
+    heads = [int(m.group(1), 16) for addr, text in insns
+             if (m := re.match(r"j(?!mp)\w+\s+([0-9a-f]+)", text)) and int(m.group(1), 16) < addr]
+    assert len(heads) == 1
+    blocks = cat["kind"] == BLOCK
+    assert int((blocks & (cat["pc"] == heads[0])).sum()) == TRIPS - 1
+    # a control transfer ends its block: the next record is the entry of the block at
+    # its target (blocks also end without a transfer: system calls, rep instructions)
+    transfers = np.nonzero(~blocks[:-1])[0]
+    assert len(transfers) > 1000
+    assert np.all(cat["kind"][transfers + 1] == BLOCK)
+    assert np.all(cat["pc"][transfers + 1] == cat["addr"][transfers])
