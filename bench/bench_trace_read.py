@@ -9,11 +9,15 @@ data), data addresses strided through each load's own region of stack, heap or
 globals, sizes 1/4/8. Then times, ``--repeat`` times each, with the page cache
 warm (run it twice for a cold first read):
 
-* ``chunks``: every chunk with all five columns decompressed into numpy arrays;
+* ``chunks``: every chunk with all five columns decompressed into numpy arrays
+  (default threads, :data:`~hwprof.golden.tracefile.READ_THREADS`; and with one);
 * ``value_tuples``: ``(pc, value)`` of the loads (``addr`` and ``size`` skipped);
 * ``keys``: 64-bit ``pack_key`` keys ``pc:value`` (32:32), ready for the profilers.
 
-Prints the median and the range of the repeats, in records/s.
+Prints the median and the range of the repeats, in records per wall second and
+per CPU second of the process (all its threads): on a shared machine the second
+says what the code costs, the first what the machine gave. Also times writing
+8M records (``write``).
 """
 
 from __future__ import annotations
@@ -133,6 +137,7 @@ def main():
         "records/s per wall second and per CPU second of this process, median (range)"
     )
     timed("chunks", n, args.repeat, lambda: sum(len(c) for c in reader.chunks()))
+    timed("chunks 1 thr", n, args.repeat, lambda: sum(len(c) for c in reader.chunks(threads=1)))
     timed("value_tuples", n, args.repeat, lambda: sum(len(p) for p, _ in reader.value_tuples()))
     timed("keys 32:32", n, args.repeat, lambda: sum(len(k) for k in reader.keys()))
 

@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
-                     help="trace file (gzip'd '<pc> <value>' hex lines), repeatable")  # fmt: skip
+                     help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
     return parser

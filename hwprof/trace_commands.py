@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def format_info(info: dict) -> str:
         if value in (None, "", [], {}):
             continue
         if key == "argv":
-            value = " ".join(str(a) for a in argv)
+            value = shlex.join(str(a) for a in argv).replace("\n", "\\n")
         elif key == "kinds" and isinstance(value, list):
             value = ", ".join(value)
         lines.append(f"{key + ':':15} {value}")

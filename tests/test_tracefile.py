@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import struct
 import tracemalloc
+import zlib
 from collections import Counter
 
 import numpy as np
@@ -55,10 +57,11 @@ def test_round_trip_every_column_and_kind_over_several_chunks(tmp_path, seed):
         assert isinstance(reader, TraceReader)
         chunks = list(reader.chunks())
         assert [len(c) for c in chunks] == [1000, 1000, 1000, 500]
-        got = read_all(reader)
-        for column in COLUMNS:
-            np.testing.assert_array_equal(got[column], records[column], err_msg=column)
-        assert reader.header["format_version"] == 1
+        for threads in (1, 2, 3):
+            got = read_all(reader, threads=threads)
+            for column in COLUMNS:
+                np.testing.assert_array_equal(got[column], records[column], err_msg=column)
+        assert reader.header["format_version"] == 2 == reader.version
         assert reader.header["program"] == "/bin/test"
         assert reader.header["argv"] == ["test", "-x"]
         assert reader.header["captured"].startswith("20")
@@ -153,14 +156,16 @@ def test_chunks_stream_with_bounded_memory(tmp_path):
         writer.close()
     raw_bytes = n * 26  # what the whole trace takes decompressed
     with open_trace(tmp_path / "big.trace") as reader:
-        tracemalloc.start()
-        try:
-            sizes = [len(c) for c in reader.chunks()]
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-    assert sum(sizes) == n and max(sizes) == per_chunk
-    assert peak < 4 * per_chunk * 26 < raw_bytes / 3, peak
+        for threads in (1, 2):
+            tracemalloc.start()
+            try:
+                sizes = [len(c) for c in reader.chunks(threads=threads)]
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert sum(sizes) == n and max(sizes) == per_chunk
+            # a few chunks (the caller's, the next, their compressed bytes), not the trace
+            assert peak < 6 * per_chunk * 26 < raw_bytes / 2, (threads, peak)
 
 
 def test_writer_aborted_by_an_exception_leaves_nothing(tmp_path):
@@ -245,18 +250,19 @@ def test_corrupt_chunk_payload_is_named(small_trace, tmp_path):
     bad = tmp_path / "bad.trace"
     bad.write_bytes(bytes(data))
     reader = open_trace(bad)  # the chunk headers are intact: opening works
-    with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+ \(checksum mismatch\)"):
-        list(reader.chunks())
+    for threads in (1, 2):
+        with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+ \(checksum mismatch\)"):
+            list(reader.chunks(threads=threads))
 
 
 def test_wrong_version_magic_empty_and_legacy(small_trace, tmp_path):
     data = bytearray(small_trace.read_bytes())
-    data[8:10] = struct.pack("<H", 2)
+    data[8:10] = struct.pack("<H", 3)
     newer = tmp_path / "newer.trace"
     newer.write_bytes(bytes(data))
     with pytest.raises(TraceError) as excinfo:
         open_trace(newer)
-    assert "format version 2 is newer than the version this hwprof reads (1)" in one_line_error(
+    assert "format version 3 is newer than the version this hwprof reads (2)" in one_line_error(
         excinfo, newer)  # fmt: skip
     for name, content, what in [
         ("elf", b"\x7fELF" + bytes(100), "not a trace file"),
@@ -295,9 +301,25 @@ def test_legacy_gzip_text_reads_as_edges(tmp_path, seed):
     assert reader.footer["counts"] == {"edge": 2500}
     assert reader.header["comment"] == "gzip: gzip -c input"
     assert list(reader.chunks(kinds="loads")) == []
-    # the old reader's keys are the address keys of the edges
+    # keys of the edges: (source mod 2^32) << 32 | (destination mod 2^32)
+    expected = [(int(p) % (1 << 32)) << 32 | int(d) % (1 << 32)
+                for p, d in zip(pcs, dests, strict=True)]  # fmt: skip
     keys = np.concatenate(list(reader.keys(field="address", kinds=[EDGE])))
-    np.testing.assert_array_equal(keys, legacy.read_trace(path))
+    assert keys.tolist() == expected
+    assert legacy.read_trace(path).tolist() == expected
+
+
+def test_experiments_read_trace_takes_the_binary_format(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 3000, kinds=range(8))
+    path = write_records(tmp_path / "t.trace", records, chunk_records=1000)
+    loads = records["kind"] == LOAD
+    pairs = zip(records["pc"][loads], records["value"][loads], strict=True)
+    expected = [(int(p) % (1 << 32)) << 32 | int(v) % (1 << 32) for p, v in pairs]
+    assert legacy.read_trace(path).tolist() == expected
+    branches = {c: records[c][~loads] for c in COLUMNS}
+    path = write_records(tmp_path / "b.trace", branches, chunk_records=1000)
+    with pytest.raises(TraceError, match="no tuples"):
+        legacy.read_trace(path)
 
 
 @pytest.mark.parametrize("content, what", [
@@ -348,3 +370,72 @@ def test_all_encodings_through_a_file(tmp_path):
         got = read_all(reader)
     for column in COLUMNS:
         np.testing.assert_array_equal(got[column], records[column])
+
+
+def write_version_1(path, records: dict, chunk_records: int) -> None:
+    """A version-1 file built here byte by byte (each column one zstd frame of its raw array)."""
+    compress = zstandard.ZstdCompressor().compress
+    header = json.dumps({"format_version": 1, "program": "old"}).encode()
+    out = [b"HWPTRACE", struct.pack("<HHI", 1, 0, len(header)), header,
+           struct.pack("<I", zlib.crc32(header))]  # fmt: skip
+    n = len(records["kind"])
+    for lo in range(0, n, chunk_records):
+        frames = [compress(np.ascontiguousarray(records[c][lo : lo + chunk_records]).tobytes())
+                  for c in COLUMNS]  # fmt: skip
+        payload = b"".join(frames)
+        head = struct.pack("<4sI5II", b"CHNK", min(chunk_records, n - lo),
+                           *map(len, frames), zlib.crc32(payload))  # fmt: skip
+        out += [head, struct.pack("<I", zlib.crc32(head)), payload]
+    footer = json.dumps({"records": n, "counts": {}}).encode()
+    chunks = -(-n // chunk_records)
+    out += [b"TEND", footer, struct.pack("<IIQQ8s", len(footer), zlib.crc32(footer), n, chunks,
+                                         b"HWPTEND\0")]  # fmt: skip
+    path.write_bytes(b"".join(out))
+
+
+def test_version_1_files_stay_readable(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 2500)
+    path = tmp_path / "v1.trace"
+    write_version_1(path, records, 1000)
+    with open_trace(path) as reader:
+        assert reader.version == 1 and reader.header["program"] == "old"
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
+
+
+def test_version_1_header_with_version_2_columns(tmp_path, seed):
+    # files written on the development branch before the version went to 2
+    records = random_records(np.random.default_rng(seed), 2500)
+    data = write_records(tmp_path / "v2.trace", records, chunk_records=1000).read_bytes()
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    header = json.loads(data[16 : 16 + hlen]) | {"format_version": 1}
+    body = json.dumps(header).encode()
+    old = tmp_path / "v1.trace"
+    old.write_bytes(b"HWPTRACE" + struct.pack("<HHI", 1, 0, len(body)) + body
+                    + struct.pack("<I", zlib.crc32(body)) + data[16 + hlen + 4 :])  # fmt: skip
+    with open_trace(old) as reader:
+        assert reader.version == 1
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
+    mislabeled = tmp_path / "mislabeled.trace"
+    mislabeled.write_bytes(data[:8] + struct.pack("<H", 1) + data[10:])  # v2 body, v1 label
+    with pytest.raises(TraceError, match="corrupt header"):
+        open_trace(mislabeled)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bad_column_block_with_good_checksums_is_named(small_trace, tmp_path, threads):
+    data = bytearray(small_trace.read_bytes())
+    chunk = 16 + struct.unpack_from("<I", data, 12)[0] + 4
+    lengths = struct.unpack_from("<5I", data, chunk + 8)
+    pc_block = chunk + 36 + lengths[0] + lengths[1]
+    data[pc_block] = 9  # an encoding that does not exist
+    payload = bytes(data[chunk + 36 : chunk + 36 + sum(lengths)])
+    struct.pack_into("<I", data, chunk + 28, zlib.crc32(payload))
+    struct.pack_into("<I", data, chunk + 32, zlib.crc32(bytes(data[chunk : chunk + 32])))
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+, column pc \(unknown encod"):
+        list(open_trace(bad).chunks(threads=threads))

@@ -21,14 +21,18 @@ destination, ``value`` = 0.
 
 File layout (little-endian; docs/traces.md has it byte by byte)::
 
-    header   "HWPTRACE" | u16 version | u16 0 | u32 H | H bytes JSON | u32 crc32(JSON)
-    chunk*   "CHNK" | u32 n | 5 x u32 compressed column lengths
+    header   "HWPTRACE" | u16 version | u16 0 | u32 H | H bytes JSON
+             | u32 crc32(the 16 bytes before and the JSON; version 1: the JSON only)
+    chunk*   "CHNK" | u32 n | 5 x u32 column block lengths
              | u32 crc32(payload) | u32 crc32(the 32 bytes before) | payload
     end      "TEND" | F bytes JSON footer | u32 F | u32 crc32(footer)
              | u64 records | u64 chunks | "HWPTEND\\0"
 
-A chunk's payload is its five columns, each one zstd frame of the column's
-raw little-endian array, in the order kind, size, pc, addr, value. Columns are
+A chunk's payload is its five column blocks in the order kind, size, pc, addr,
+value; each is a 16-byte descriptor and zstd frames of the column stored
+narrow where it can be (a constant, offsets from a base in 1, 2 or 4 bytes, a
+dictionary of pcs; see ``_encode_column``). Format version 1, which readers
+still read, stored each column as one zstd frame of its raw array. Columns are
 compressed separately so that a reader decompresses only what it needs
 (:meth:`TraceReader.value_tuples` skips ``addr`` and ``size``).
 
@@ -49,8 +53,11 @@ import gzip
 import json
 import os
 import struct
+import threading
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -114,7 +121,10 @@ RAW_DTYPE = np.dtype(
      ("pad", "V6")]
 )  # fmt: skip
 
-FORMAT_VERSION = 1
+#: The version this module writes. Readers read every version up to their own:
+#: 1 (a column is one zstd frame of its raw array) and 2 (encoded columns).
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 MAGIC = b"HWPTRACE"
 END_MAGIC = b"HWPTEND\0"
 CHUNK_MAGIC = b"CHNK"
@@ -259,6 +269,48 @@ def _decode_column(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
     return table.astype(dtype, copy=False)[values]
 
 
+ZSTD_FRAME_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _decode_column_v1(block, n: int, dtype: np.dtype, decompressor) -> np.ndarray:
+    """Format version 1: the column's raw little-endian array in one zstd frame.
+
+    A few files of the development branch carry version 1 with version-2 column
+    blocks; a block that does not start with a zstd frame is read as version 2.
+    """
+    if bytes(block[:4]) != ZSTD_FRAME_MAGIC:
+        return _decode_column(block, n, dtype, decompressor)
+    data = decompressor.decompress(block)
+    if len(data) != n * dtype.itemsize:
+        raise ValueError(f"{len(data)} bytes for {n} records")
+    return np.frombuffer(data, dtype=dtype)
+
+
+_THREAD = threading.local()
+#: Default decompression threads of :meth:`TraceReader.chunks`.
+READ_THREADS = min(2, os.cpu_count() or 1)
+
+
+def _decode_in_thread(decode, block, n: int, dtype: np.dtype) -> np.ndarray:
+    """``decode`` with this thread's own decompressor (they are not thread-safe)."""
+    decompressor = getattr(_THREAD, "decompressor", None)
+    if decompressor is None:
+        decompressor = _THREAD.decompressor = zstandard.ZstdDecompressor()
+    return decode(block, n, dtype, decompressor)
+
+
+class _Now:
+    """An executor that runs at once (the single-threaded path of :meth:`TraceReader.chunks`)."""
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args))
+        except Exception as exc:  # re-raised by result(), where the chunk is named
+            future.set_exception(exc)
+        return future
+
+
 def _crc(data) -> int:
     return zlib.crc32(data) & 0xFFFFFFFF
 
@@ -318,9 +370,9 @@ class TraceWriter:
         self._closed = False
         try:
             body = _json_bytes(self.header)
-            self._file.write(_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(body)))
-            self._file.write(body)
-            self._file.write(struct.pack("<I", _crc(body)))
+            fixed = _HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(body))
+            self._file.write(fixed + body)
+            self._file.write(struct.pack("<I", _crc(fixed + body)))
         except BaseException:
             self.abort()
             raise
@@ -505,22 +557,29 @@ class TraceReader:
         if len(head) < _HEAD.size:
             raise self._error(f"truncated trace ({size} bytes: not even a header)")
         _, version, reserved, hlen = _HEAD.unpack(head)
-        if version != FORMAT_VERSION:
-            newer = "newer than" if version > FORMAT_VERSION else "not"
-            raise self._error(f"format version {version} is {newer} the version this hwprof "
-                              f"reads ({FORMAT_VERSION})")  # fmt: skip
+        if version not in READ_VERSIONS:
+            if version > FORMAT_VERSION:
+                raise self._error(f"format version {version} is newer than the version this "
+                                  f"hwprof reads ({FORMAT_VERSION}); upgrade hwprof")  # fmt: skip
+            raise self._error(f"format version {version} is not one this hwprof reads "
+                              f"({', '.join(map(str, READ_VERSIONS))})")  # fmt: skip
+        self.version = version
         if reserved != 0:
             raise self._error(f"corrupt header (reserved field is {reserved:#06x}, not 0)")
         if _HEAD.size + hlen + 4 > size:
             raise self._error("truncated trace (inside the header)")
         body = f.read(hlen)
         (crc,) = struct.unpack("<I", f.read(4))
-        if _crc(body) != crc:
+        if _crc(head + body if version >= 2 else body) != crc:  # v1: the JSON only
             raise self._error("corrupt header (checksum mismatch)")
         try:
             self.header = json.loads(body)
         except ValueError:
             raise self._error("corrupt header (not JSON)") from None
+        said = self.header.get("format_version", version) if isinstance(self.header, dict) else 0
+        if said != version:
+            raise self._error(f"corrupt header (version {version}, the header says "
+                              f"{self.header.get('format_version')!r})")  # fmt: skip
         start = f.tell()
         if size - start < len(TAIL_MAGIC) + _TRAILER.size:
             raise self._error("truncated or unfinished trace (no end marker)")
@@ -563,7 +622,6 @@ class TraceReader:
         if total != records or len(self._chunks) != chunks or self.footer.get("records") != total:
             raise self._error(f"corrupt trace: {total} records in {len(self._chunks)} chunks, "
                               f"the end marker says {records} in {chunks}")  # fmt: skip
-        self._decompressor = zstandard.ZstdDecompressor()
 
     def __enter__(self) -> TraceReader:
         return self
@@ -583,8 +641,8 @@ class TraceReader:
     def counts(self) -> dict[str, int]:
         return dict(self.footer.get("counts", {}))
 
-    def chunks(self, kinds=None, columns=COLUMNS) -> Iterator[Chunk]:
-        """Each chunk in file order (at most ``chunk_records`` records in memory).
+    def chunks(self, kinds=None, columns=COLUMNS, threads: int | None = None) -> Iterator[Chunk]:
+        """Each chunk in file order (at most two chunks in memory).
 
         Parameters
         ----------
@@ -592,45 +650,71 @@ class TraceReader:
             Only records of these kinds (codes, or names as in :func:`parse_kinds`).
         columns : iterable of str
             Columns to decompress; the others are ``None`` in the chunks.
+        threads : int, optional
+            Decompression threads (zstd runs without the GIL): with 2 or more,
+            the columns of a chunk decompress in parallel and the next chunk
+            while the caller works on this one. Default :data:`READ_THREADS`.
         """
         if isinstance(kinds, str):
             kinds = parse_kinds(kinds)
         lut = None if kinds is None else _kind_lut(kinds)
         wanted = set(columns) | ({"kind"} if lut is not None else set())
+        threads = READ_THREADS if threads is None else threads
         with self._open() as f:
-            yield from self._stream(f, lut, wanted)
+            if threads <= 1 or len(self._chunks) <= 1:
+                for index in range(len(self._chunks)):
+                    chunk = self._assemble(self._decode(f, index, wanted, _Now()), lut)
+                    if chunk is not None:
+                        yield chunk
+                return
+            with ThreadPoolExecutor(threads, thread_name_prefix="trace-read") as pool:
+                ahead: deque = deque()
+                for index in range(len(self._chunks) + 1):
+                    if index < len(self._chunks):
+                        ahead.append(self._decode(f, index, wanted, pool))
+                    if len(ahead) > 1 or index == len(self._chunks):
+                        chunk = self._assemble(ahead.popleft(), lut)
+                        if chunk is not None:
+                            yield chunk
+                        chunk = None  # the caller's chunk, the next one and the one decoding
 
-    def _stream(self, f, lut, wanted) -> Iterator[Chunk]:
-        for index, (pos, n, (pcrc, *lengths)) in enumerate(self._chunks):
-            f.seek(pos + _CHUNK_SIZE)
-            payload = f.read(sum(lengths))
-            where = f"chunk {index} at byte {pos}"
-            if len(payload) != sum(lengths):
-                raise self._error(f"truncated trace ({where} cut short)")
-            if _crc(payload) != pcrc:
-                raise self._error(f"corrupt {where} (checksum mismatch)")
-            cols, offset = [], 0
-            view = memoryview(payload)
-            for name, length in zip(COLUMNS, lengths, strict=True):
-                if name in wanted:
-                    block = view[offset : offset + length]
-                    try:
-                        cols.append(_decode_column(block, n, DTYPES[name], self._decompressor))
-                    except (ValueError, IndexError, zstandard.ZstdError) as exc:
-                        raise self._error(f"corrupt {where}, column {name} ({exc})") from None
-                else:
-                    cols.append(None)
-                offset += length
-            if cols[0] is not None and cols[0].size and int(cols[0].max()) > EDGE:
-                raise self._error(f"corrupt {where} (record kind {int(cols[0].max())})")
-            chunk = Chunk(*cols)
-            if lut is not None:
-                mask = lut[chunk.kind]
-                if not mask.all():
-                    chunk = Chunk(*(None if c is None else c[mask] for c in cols))
-                if not len(chunk):
-                    continue
-            yield chunk
+    def _decode(self, f, index: int, wanted, pool):
+        """Read and check chunk ``index``; its columns' decoding submitted to ``pool``."""
+        pos, n, (pcrc, *lengths) = self._chunks[index]
+        f.seek(pos + _CHUNK_SIZE)
+        payload = f.read(sum(lengths))
+        where = f"chunk {index} at byte {pos}"
+        if len(payload) != sum(lengths):
+            raise self._error(f"truncated trace ({where} cut short)")
+        if _crc(payload) != pcrc:
+            raise self._error(f"corrupt {where} (checksum mismatch)")
+        decode = _decode_column if self.version >= 2 else _decode_column_v1
+        view, offset, parts = memoryview(payload), 0, []
+        for name, length in zip(COLUMNS, lengths, strict=True):
+            block = view[offset : offset + length]
+            offset += length
+            parts.append(pool.submit(_decode_in_thread, decode, block, n, DTYPES[name])
+                         if name in wanted else None)  # fmt: skip
+        return where, parts
+
+    def _assemble(self, decoding, lut) -> Chunk | None:
+        where, parts = decoding
+        cols = []
+        for name, part in zip(COLUMNS, parts, strict=True):
+            try:
+                cols.append(None if part is None else part.result())
+            except (ValueError, IndexError, zstandard.ZstdError) as exc:
+                raise self._error(f"corrupt {where}, column {name} ({exc})") from None
+        if cols[0] is not None and cols[0].size and int(cols[0].max()) > EDGE:
+            raise self._error(f"corrupt {where} (record kind {int(cols[0].max())})")
+        chunk = Chunk(*cols)
+        if lut is not None:
+            mask = lut[chunk.kind]
+            if not mask.all():
+                chunk = Chunk(*(None if c is None else c[mask] for c in cols))
+            if not len(chunk):
+                return None
+        return chunk
 
     def value_tuples(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``(pc, value)`` arrays of the loads, chunk by chunk."""
