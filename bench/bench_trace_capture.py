@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from hwprof.sim.trace_capture import build_tool, capture
-from hwprof.sim.workloads import WORKLOAD_ENV, workload_command
+from hwprof.sim.workloads import workload_command, workload_env
 
 
 def _cpu() -> float:
@@ -46,7 +46,8 @@ def _timed(fn) -> tuple[float, float, object]:
     return time.perf_counter() - wall0, _cpu() - cpu0, result
 
 
-def _variants(command: list[str], work: Path, tool: Path, env: dict) -> dict:
+def _variants(command: list[str], work: Path, tool: Path, extra: dict) -> dict:
+    env = dict(os.environ) | extra
     out = work / "out.trace"
     quiet = {"stdout": subprocess.DEVNULL, "env": env, "check": True, "cwd": work}
     tool_env = env | {"VALGRIND_LIB": str(Path(tool).resolve())}
@@ -60,7 +61,7 @@ def _variants(command: list[str], work: Path, tool: Path, env: dict) -> dict:
                        **(quiet | {"env": tool_env}))  # fmt: skip
 
     def full(kinds="loads,branches", level=None):
-        return capture(command, out, kinds=kinds, progress=False, env=WORKLOAD_ENV,
+        return capture(command, out, kinds=kinds, progress=False, env=extra,
                        stdout=subprocess.DEVNULL, cwd=work, level=level)["records"]  # fmt: skip
 
     return {"none": none, "tool": tool_only, "capture": full, "zstd1": lambda: full(level=1),
@@ -74,7 +75,6 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     tool = build_tool()
-    env = dict(os.environ) | WORKLOAD_ENV
     print(f"{'workload':9} {'variant':8} {'wall s':>7} {'cpu s':>7} {'cpu/none':>8} "
           f"{'records':>12} {'records/s (wall)':>16}")  # fmt: skip
     for name in args.workloads.split(","):
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
             command = workload_command(name, work)
             text = (work / "input.txt").read_bytes()[: args.bytes]
             (work / "input.txt").write_bytes(text)
-            variants = _variants(command, work, tool, env)
+            variants = _variants(command, work, tool, workload_env(name))
             times: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
             records: dict[str, object] = {}
             for _ in range(args.runs):  # interleaved, so that drift hits all alike

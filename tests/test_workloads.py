@@ -79,3 +79,17 @@ def test_trace_for_captures_once_into_the_cache(tmp_path):
         assert reader.footer["skipped_instructions"] >= WORKLOADS["sort"].skip
     again = trace_for("sort", limit=5000, cache=tmp_path)
     assert again == path and again.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None,
+                    reason="valgrind not installed (apt-get install valgrind)")  # fmt: skip
+def test_perl_workload_repeats(tmp_path):
+    """Hash seed fixed and the input named relative to the work dir: two captures take
+    the same path through the interpreter (without PERL_HASH_SEED=0 they do not)."""
+    a = trace_for("perl", limit=20_000, cache=tmp_path / "a")
+    b = trace_for("perl", limit=20_000, cache=tmp_path / "b")
+    with TraceReader(a) as ra, TraceReader(b) as rb:
+        ca, cb = next(ra.chunks()), next(rb.chunks())
+    assert ra.header["argv"] == rb.header["argv"] and ra.header["argv"][-1] == "input.txt"
+    for col in ("kind", "pc", "addr"):
+        assert (getattr(ca, col) == getattr(cb, col)).all(), col

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ import numpy as np
 from ..golden.tracefile import TraceError
 
 __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_trace", "trace_for",
-           "workload_command", "real_python"]  # fmt: skip
+           "workload_command", "workload_env", "real_python"]  # fmt: skip
 
 #: The repository's shipped traces (a source checkout; not part of a wheel).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -58,11 +58,12 @@ def _words(rng: np.random.Generator, n: int, vocabulary: int = 5000) -> list[str
     return [vocab[i] for i in (rng.zipf(1.2, n) - 1) % vocabulary]
 
 
-def _text(path: Path, rng: np.random.Generator, n_words: int) -> Path:
+def _text(path: Path, rng: np.random.Generator, n_words: int) -> str:
+    """Write the text; return its name relative to the work dir (the command's cwd)."""
     words = _words(rng, n_words)
     lines = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
     path.write_text("\n".join(lines) + "\n")
-    return path
+    return path.name
 
 
 WORD_COUNT_PERL = (
@@ -90,23 +91,25 @@ class Workload:
     skip : int
         Guest instructions of initialisation to skip before recording.
     argv : callable (work dir, seed) -> list of str
-        Writes the input into the work dir and returns the command.
+        Writes the input into the work dir and returns the command (which runs
+        in the work dir and names its input relative to it).
+    env : dict
+        Environment variables that make the run repeatable (hash seeds).
     """
 
     name: str
     description: str
     skip: int
     argv: Callable[[Path, int], list[str]]
+    env: dict = field(default_factory=dict)
 
 
 def _xz(work: Path, seed: int) -> list[str]:
-    return ["xz", "-6", "-c", "-T1", str(_text(work / "input.txt", np.random.default_rng(seed),
-                                                 60_000))]  # fmt: skip
+    return ["xz", "-6", "-c", "-T1", _text(work / "input.txt", np.random.default_rng(seed), 60_000)]
 
 
 def _bzip2(work: Path, seed: int) -> list[str]:
-    return ["bzip2", "-9", "-c", str(_text(work / "input.txt", np.random.default_rng(seed),
-                                           60_000))]  # fmt: skip
+    return ["bzip2", "-9", "-c", _text(work / "input.txt", np.random.default_rng(seed), 60_000)]
 
 
 def _sort(work: Path, seed: int) -> list[str]:
@@ -115,17 +118,20 @@ def _sort(work: Path, seed: int) -> list[str]:
     numbers = rng.integers(0, 1_000_000, len(words))
     path = work / "input.txt"
     path.write_text("".join(f"{w} {v}\n" for w, v in zip(words, numbers, strict=True)))
-    return ["sort", str(path)]
+    return ["sort", path.name]
 
 
 def _perl(work: Path, seed: int) -> list[str]:
-    path = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
-    return ["perl", "-e", WORD_COUNT_PERL, str(path)]
+    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
+    return ["perl", "-e", WORD_COUNT_PERL, name]
 
 
 def _python(work: Path, seed: int) -> list[str]:
-    path = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
-    return [real_python(), "-S", "-E", "-c", WORD_COUNT_PYTHON, str(path)]
+    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
+    # -P (3.11+): the work dir is not put on sys.path, so its random name is not
+    # hashed into the import system's dicts (the run would differ from run to run)
+    isolate = ["-P"] if sys.version_info >= (3, 11) else []
+    return [real_python(), "-S", *isolate, "-c", WORD_COUNT_PYTHON, name]
 
 
 #: name -> workload. Skips measured with ``--kinds`` off on an empty input:
@@ -134,13 +140,20 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("xz", "xz -6 compressing 60K words of Zipf text", 2_000_000, _xz),
     Workload("bzip2", "bzip2 -9 compressing 60K words of Zipf text", 1_000_000, _bzip2),
     Workload("sort", "sort (LC_ALL=C) of 40K 'word number' lines", 1_000_000, _sort),
-    Workload("perl", "perl word frequencies of 60K words", 5_000_000, _perl),
+    Workload("perl", "perl word frequencies of 60K words", 5_000_000, _perl,
+             {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}),
     Workload("python", "python -S word frequencies of 60K words (collections.Counter)",
-             40_000_000, _python),
+             40_000_000, _python, {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                                   "PYTHONPATH": "", "PYTHONSTARTUP": ""}),
 )}  # fmt: skip
 
 #: the environment of every workload (locale-independent behaviour)
 WORKLOAD_ENV = {"LC_ALL": "C"}
+
+
+def workload_env(name: str) -> dict[str, str]:
+    """Environment variables workload ``name`` runs with (added to the caller's)."""
+    return WORKLOAD_ENV | _workload(name).env
 
 
 def _workload(name: str) -> Workload:
@@ -171,10 +184,10 @@ def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress) -> 
     with tempfile.TemporaryDirectory(prefix=f"hwprof-{name}-") as tmp:
         command = workload_command(name, Path(tmp), seed)
         return capture(command, output, kinds=kinds, skip=skip, limit=limit, progress=progress,
-                       stdout=subprocess.DEVNULL, cwd=tmp, env=WORKLOAD_ENV,
+                       stdout=subprocess.DEVNULL, cwd=tmp, env=workload_env(name),
                        header={"workload": name, "seed": seed,
                                "description": WORKLOADS[name].description,
-                               "env": WORKLOAD_ENV})  # fmt: skip
+                               "env": workload_env(name)})  # fmt: skip
 
 
 def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
