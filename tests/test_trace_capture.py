@@ -571,3 +571,21 @@ def test_block_entries(tool, program, disassembly, tmp_path):
     assert len(transfers) > 1000
     assert np.all(cat["kind"][transfers + 1] == BLOCK)
     assert np.all(cat["pc"][transfers + 1] == cat["addr"][transfers])
+
+
+@needs_valgrind
+def test_interrupt_stops_valgrind_and_leaves_no_file(tool, program, tmp_path, capsys,
+                                                     monkeypatch):  # fmt: skip
+    monkeypatch.setattr(trace_capture, "DEFAULT_TOOL_DIR", Path(tool))
+    started = []
+
+    def interrupted(fd, proc, *args):
+        started.append(proc)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trace_capture, "_pump", interrupted)
+    out = tmp_path / "x.trace"
+    err = _fail(["trace", "capture", "-o", str(out), "--", str(program)], capsys)
+    assert "capture interrupted, no trace written" in err
+    assert started and started[0].poll() is not None  # valgrind was stopped
+    assert list(tmp_path.iterdir()) == []

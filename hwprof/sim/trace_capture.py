@@ -465,8 +465,11 @@ def capture_command(args) -> int:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
-    result = capture(command, args.output, kinds=args.kinds, skip=args.skip, limit=args.limit,
-                     progress=True)  # fmt: skip
+    try:
+        result = capture(command, args.output, kinds=args.kinds, skip=args.skip,
+                         limit=args.limit, progress=True)  # fmt: skip
+    except KeyboardInterrupt:  # valgrind was stopped and the partial trace removed
+        raise TraceError(f"{args.output}: capture interrupted, no trace written") from None
     counts = ", ".join(f"{n:,} {k}" for k, n in result["counts"].items()) or "no records"
     guest = result.get("guest_instructions")
     guest_text = f" from {guest:,} guest instructions" if guest is not None else ""
