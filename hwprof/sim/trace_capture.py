@@ -400,7 +400,7 @@ def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, prog
         tool_stats = None
     if tool_stats is None:
         error = _log_error(log)
-        if error is not None or status == 1 and writer.records == 0:
+        if error is not None or (status == 1 and received == 0):
             raise TraceError(f"valgrind failed: {error or 'exit status 1, no records'}")
     footer = {"exit_status": status}
     if tool_stats is None:
