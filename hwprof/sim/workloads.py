@@ -202,7 +202,8 @@ def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
     work = _workload(name)
     skip = work.skip if skip is None else skip
     source = (Path(__file__).with_name("valgrind") / "hwprof_trace.c").read_bytes()
-    tag = hashlib.sha256(source + repr((work.description, kinds)).encode()).hexdigest()[:10]
+    tag = hashlib.sha256(source + repr((work.description, kinds, workload_env(name))).encode()
+                         ).hexdigest()[:10]  # fmt: skip
     path = Path(cache) / (f"{name}-s{seed}-skip{skip}-limit{limit}-"
                           f"{kinds.replace(',', '+')}-{tag}.trace")  # fmt: skip
     if path.is_file():
