@@ -16,6 +16,7 @@ from hwprof.experiments import traces as legacy
 from hwprof.golden import trace_stats
 from hwprof.golden.trace_stats import IntervalTuples, PcCounts
 from hwprof.golden.tracefile import (
+    BLOCK,
     COND_NOT_TAKEN,
     COND_TAKEN,
     EDGE,
@@ -81,6 +82,19 @@ def test_candidate_threshold_is_reached_at_equality():
     assert stats.distinct.tolist() == [2 + 981]
     assert stats.candidates[1.0].tolist() == [1]
     assert stats.leftover == 500
+
+
+def test_tuples_differing_in_high_bits_only_are_distinct():
+    # no key truncation: <pc, value> compared on all 64 bits of both fields
+    stats = IntervalTuples(60, percents=(10.0,))
+    high = [0, 1 << 32, 1 << 40, 1 << 63]
+    pc = np.array([5 + h for h in high for _ in range(6)] + [5] * 36, np.uint64)
+    value = np.array([7] * 24 + [7 + h for h in high for _ in range(9)], np.uint64)
+    stats.add(pc, value)
+    stats.finish()
+    # <5,7> 15 times; <5+h,7> 6 times and <5,7+h> 9 times for the three h > 0
+    assert stats.distinct.tolist() == [7]
+    assert stats.candidates[10.0].tolist() == [7]  # threshold 6
 
 
 def test_interval_tuples_match_counters_across_blocks(monkeypatch, seed):
@@ -185,6 +199,7 @@ def test_dump_format_and_filters(tmp_path, capsys):
         writer.write(kind=COND_TAKEN, pc=0x401010, addr=0x401000, value=0x401012)
         writer.write(kind=LOAD, pc=0x401004, addr=0x7FFD0018, value=0xFFFFFFFFFFFFFFFF, size=16)
         writer.write(kind=RETURN, pc=0x401020, addr=0x400800, value=0x401021)
+        writer.write(kind=BLOCK, pc=0x400800)
         writer.close()
     assert main(["trace", "dump", str(path)]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -192,6 +207,7 @@ def test_dump_format_and_filters(tmp_path, capsys):
         "B 401010 401000 cond_taken",
         "L 401004 7ffd0018 ffffffffffffffff 10",
         "B 401020 400800 return",
+        "S 400800",
     ]
     assert main(["trace", "dump", str(path), "--kind", "loads", "--limit", "1"]) == 0
     assert capsys.readouterr().out == "L 401000 7ffd0010 deadbeef 4\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import struct
 import tracemalloc
 import zlib
@@ -439,3 +440,49 @@ def test_bad_column_block_with_good_checksums_is_named(small_trace, tmp_path, th
     bad.write_bytes(bytes(data))
     with pytest.raises(TraceError, match=r"corrupt chunk 0 at byte \d+, column pc \(unknown encod"):
         list(open_trace(bad).chunks(threads=threads))
+
+
+def test_writer_threads_write_the_same_bytes(tmp_path, seed):
+    records = random_records(np.random.default_rng(seed), 5000)
+    files = []
+    for threads in (1, 2, 4):
+        path = tmp_path / f"t{threads}.trace"
+        with TraceWriter(path, header={"captured": "fixed"}, chunk_records=700,
+                         threads=threads) as writer:  # fmt: skip
+            for lo in range(0, 5000, 1234):
+                writer.write(**{c: records[c][lo : lo + 1234] for c in COLUMNS})
+            writer.close()
+        files.append(path.read_bytes())
+    assert files[0] == files[1] == files[2]
+    with open_trace(tmp_path / "t4.trace") as reader:
+        got = read_all(reader)
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column])
+
+
+@pytest.mark.parametrize("footer", [b"[1, 2]", b'{"records": 40}', b"not json"])
+def test_footer_without_counts_with_a_good_checksum(small_trace, tmp_path, footer):
+    data = small_trace.read_bytes()
+    flen, _, records, chunks, magic = struct.unpack("<IIQQ8s", data[-32:])
+    body = data[: len(data) - 32 - flen]  # ends with "TEND"
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(body + footer + struct.pack("<IIQQ8s", len(footer), zlib.crc32(footer),
+                                                records, chunks, magic))  # fmt: skip
+    with pytest.raises(TraceError, match="corrupt footer"):
+        open_trace(bad)
+
+
+@pytest.mark.parametrize("header, what", [
+    (b"[1]", "not a JSON object"),
+    (b'{"format_version": 1}', "version 2, the header says 1"),
+    (b"{", "not JSON"),
+])  # fmt: skip
+def test_header_json_checked_behind_a_good_checksum(small_trace, tmp_path, header, what):
+    data = small_trace.read_bytes()
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    fixed = b"HWPTRACE" + struct.pack("<HHI", 2, 0, len(header))
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(fixed + header + struct.pack("<I", zlib.crc32(fixed + header))
+                    + data[16 + hlen + 4 :])  # fmt: skip
+    with pytest.raises(TraceError, match=re.escape(what)):
+        open_trace(bad)

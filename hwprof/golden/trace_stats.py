@@ -74,8 +74,6 @@ class IntervalTuples:
         pc, x = np.concatenate(self._pcs), np.concatenate(self._xs)
         length = self.interval_length
         usable = len(pc) // length * length
-        if not final:
-            usable = min(usable, self._block)
         for start in range(0, usable, self._block):
             end = min(start + self._block, usable)
             self._count(pc[start:end], x[start:end])

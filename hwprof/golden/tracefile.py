@@ -336,6 +336,10 @@ class TraceWriter:
         zstd compression level: 3 (default) writes about 5M records/s per CPU
         second; 1 about 8M/s with files 7% larger (docs/traces.md). Readers
         decompress either at the same speed.
+    threads : int, optional
+        Compression threads (zstd runs without the GIL): with 2 or more, chunks
+        compress in the background while the caller writes the next records
+        (at most ``threads`` chunks in flight). Default :data:`READ_THREADS`.
 
     Raises
     ------
@@ -344,23 +348,26 @@ class TraceWriter:
     """
 
     def __init__(self, path, *, header: dict | None = None, chunk_records: int = 1 << 20,
-                 level: int = ZSTD_LEVEL):  # fmt: skip
+                 level: int = ZSTD_LEVEL, threads: int | None = None):  # fmt: skip
         if not isinstance(chunk_records, int) or not 1 <= chunk_records <= MAX_CHUNK_RECORDS:
             raise ValueError(
                 f"chunk_records must be an integer in 1..{MAX_CHUNK_RECORDS}, not {chunk_records!r}"
             )
         self.path = Path(path)
         self.chunk_records = chunk_records
-        self.header = {"format_version": FORMAT_VERSION,
-                       "captured": datetime.datetime.now(datetime.UTC).isoformat(
-                           timespec="seconds")} | dict(header or {})  # fmt: skip
+        captured = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.header = {"format_version": FORMAT_VERSION, "captured": captured, "program": None,
+                       "argv": [], "kinds": [], "options": {}} | dict(header or {})  # fmt: skip
         self.header["format_version"] = FORMAT_VERSION
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self._file = open(self.tmp, "wb")  # noqa: SIM115 (closed by close/abort)
         except OSError as exc:
             raise TraceError(f"{self.path}: cannot write ({exc.strerror})") from None
-        self._compressor = zstandard.ZstdCompressor(level=level)
+        self.level = level
+        self._threads = READ_THREADS if threads is None else threads
+        self._pool = None  # set below, once the file is open
+        self._inflight: deque = deque()
         self._pending: list[tuple] = []
         self._pending_n = 0
         self._raw_rest = b""
@@ -368,6 +375,8 @@ class TraceWriter:
         self.records = 0
         self.chunks = 0
         self._closed = False
+        if self._threads > 1:
+            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="trace-write")
         try:
             body = _json_bytes(self.header)
             fixed = _HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(body))
@@ -447,8 +456,27 @@ class TraceWriter:
                    for i in range(len(COLUMNS))]  # fmt: skip
         n = self._pending_n
         self._pending, self._pending_n = [], 0
-        frames = [_encode_column(c, self._compressor, dictionary=name == "pc")
-                  for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
+        self.counts += np.bincount(columns[0], minlength=256)
+        if self._pool is None:
+            self._write_chunk(n, self._encode(columns))
+            return
+        self._inflight.append((n, self._pool.submit(self._encode, columns)))
+        while len(self._inflight) > self._threads:  # bounded: `threads` chunks compressing
+            self._write_chunk(*self._next_done())
+
+    def _next_done(self):
+        n, future = self._inflight.popleft()
+        return n, future.result()
+
+    def _encode(self, columns) -> list[bytes]:
+        compressor = getattr(_THREAD, "compressor", None)
+        if compressor is None or getattr(_THREAD, "level", None) != self.level:
+            compressor = _THREAD.compressor = zstandard.ZstdCompressor(level=self.level)
+            _THREAD.level = self.level
+        return [_encode_column(c, compressor, dictionary=name == "pc")
+                for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
+
+    def _write_chunk(self, n: int, frames: list[bytes]) -> None:
         payload = b"".join(frames)
         head = _CHUNK.pack(CHUNK_MAGIC, n, *(len(f) for f in frames), _crc(payload))
         try:
@@ -457,7 +485,6 @@ class TraceWriter:
         except OSError as exc:
             self.abort()
             raise TraceError(f"{self.path}: write failed ({exc.strerror})") from None
-        self.counts += np.bincount(columns[0], minlength=256)
         self.records += n
         self.chunks += 1
 
@@ -475,6 +502,9 @@ class TraceWriter:
                     f"({len(self._raw_rest)} of {RAW_DTYPE.itemsize} bytes)"
                 )
             self._flush()
+            while self._inflight:
+                self._write_chunk(*self._next_done())
+            self._shutdown()
             counts = {KIND_NAMES[k]: int(self.counts[k]) for k in KIND_NAMES if self.counts[k]}
             body = _json_bytes(dict(footer or {}) | {"counts": counts, "records": self.records,
                                                       "chunks": self.chunks})  # fmt: skip
@@ -492,9 +522,16 @@ class TraceWriter:
         self._closed = True
         return self.path
 
+    def _shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._inflight.clear()
+
     def abort(self) -> None:
         """Stop writing and delete the temporary file (the destination is not touched)."""
         self._closed = True
+        self._shutdown()
         try:
             self._file.close()
         except (OSError, AttributeError):
@@ -576,8 +613,9 @@ class TraceReader:
             self.header = json.loads(body)
         except ValueError:
             raise self._error("corrupt header (not JSON)") from None
-        said = self.header.get("format_version", version) if isinstance(self.header, dict) else 0
-        if said != version:
+        if not isinstance(self.header, dict):
+            raise self._error("corrupt header (not a JSON object)")
+        if self.header.get("format_version", version) != version:
             raise self._error(f"corrupt header (version {version}, the header says "
                               f"{self.header.get('format_version')!r})")  # fmt: skip
         start = f.tell()
@@ -598,6 +636,8 @@ class TraceReader:
             self.footer = json.loads(tail[4:])
         except ValueError:
             raise self._error("corrupt footer (not JSON)") from None
+        if not isinstance(self.footer, dict) or not isinstance(self.footer.get("counts"), dict):
+            raise self._error("corrupt footer (no record counts)")
         # Walk the chunk headers: offsets, and every length checked against the file.
         self._chunks: list[tuple[int, int, tuple[int, ...]]] = []
         pos, total = start, 0
