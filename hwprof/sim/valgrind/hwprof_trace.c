@@ -37,12 +37,17 @@
 
    Loads: Iex_Load (the value is the loaded temporary), Ist_LoadG (guarded:
    the record is kept only when the guard holds), Ist_CAS (the old value
-   read), Ist_LLSC load-linked, and dirty helpers that read memory (mFx
-   Ifx_Read/Modify: value read with a guarded load of the first bytes).
+   read; not again when it only re-reads a load of the same instruction, as
+   VEX's locked read-modify-writes do), Ist_LLSC load-linked, and dirty
+   helpers that read memory (mFx Ifx_Read/Modify: value read with a guarded
+   load of the first bytes).
 
    Fork: the child discards its buffer and records nothing (the parent owns
-   the output).  Threads: valgrind runs one thread at a time, so one buffer
-   serves all.
+   the output).  Exec: the buffer is written out before execve (the new
+   image runs without the tool).  The output descriptor lives in valgrind's
+   reserved range, so the program cannot close it.  Threads: valgrind runs
+   one thread at a time and switches only between superblocks, so one
+   buffer serves all.
 */
 
 #include "pub_tool_basics.h"
