@@ -91,7 +91,7 @@ def test_quick_run_writes_results(tmp_path, capsys):
     data = json.loads((tmp_path / "stratified-values-quick.json").read_text())
     assert len(data["seeds"]) >= 5
     for program in data["programs"].values():
-        assert set(program["compressors"]) == set(sv.COMPRESSORS)
+        assert set(program["compressors"]) == set(sv.COMPRESSORS + sv.TAGGED_VARIANTS)
         assert len(program["compressors"]["R_256"]["runs"]) == len(data["seeds"])
         # P_256 has no random state: no spread; R_256 has one
         p = program["compressors"]["P_256"]
