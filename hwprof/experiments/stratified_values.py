@@ -89,20 +89,30 @@ PAPER = {
 }
 
 
-def compressor_counts(name: str, keys: np.ndarray, seed: int) -> np.ndarray:
-    """Per tuple, the count of the message it caused (0: none), from the golden bulk paths."""
+def compressor_counts(name: str, keys: np.ndarray, seed: int, cache=None) -> np.ndarray:
+    """Per tuple, the count of the message it caused (0: none), from the golden bulk paths.
+
+    ``cache`` (a dict) keeps the hash indices of ``keys`` between compressors of a seed.
+    """
+    cache = {} if cache is None else cache
+
+    def index(bits):
+        if (bits, seed) not in cache:
+            cache[(bits, seed)] = cf.hash_index(keys, bits, seed)
+        return cache[(bits, seed)]
+
     if name == "R_256":
         return cf.random_counts(keys, 256, seed + 1)
     if name == "P_256":
         return cf.periodic_counts(keys, 256)
     if name == "H[P_256]_2048":
-        return cf.stratified_counts(keys, 256, 2048, seed)
+        return cf.stratified_counts(keys, 256, 2048, seed, index=index(11))
     if name == "H[P_512]_2048":
-        return cf.stratified_counts(keys, 512, 2048, seed)
+        return cf.stratified_counts(keys, 512, 2048, seed, index=index(11))
     if name == "tagged" or name.startswith("tagged_e"):
-        evict = 8 if name == "tagged" else int(name[len("tagged_e"):])
-        return cf.tagged_counts(keys, entries=2048, ways=2, tag_bits=2, hit_bits=8,
-                                evict_hits=evict, hash_seed=seed)[0]  # fmt: skip
+        evict = 8 if name == "tagged" else int(name[len("tagged_e") :])
+        return cf.tagged_counts(keys, index=index(10), entries=2048, ways=2, tag_bits=2,
+                                hit_bits=8, evict_hits=evict, hash_seed=seed)[0]  # fmt: skip
     raise ValueError(f"unknown compressor {name!r}")
 
 
@@ -307,10 +317,12 @@ def profile_program(keys, edges, per_load, seeds, count):
     cps = checkpoints_for(len(keys), count)
     ideal = IdealProfile(keys, cps)
     result = {"events": len(keys), "checkpoints": cps, "compressors": {}}
-    for name in COMPRESSORS + TAGGED_VARIANTS:
-        runs = []
-        for s in seeds:
-            counts = compressor_counts(name, keys, s)
+    names = COMPRESSORS + TAGGED_VARIANTS
+    runs = {name: [] for name in names}
+    for s in seeds:
+        cache = {}  # this seed's hash indices, shared by its compressors
+        for name in names:
+            counts = compressor_counts(name, keys, s, cache)
             messages = int(np.count_nonzero(counts))
             run = {"errors": ideal.errors(counts), "messages": messages,
                    "overhead_pct": (100.0 * CYCLES_PER_MESSAGE * messages / (per_load * len(keys))
@@ -318,8 +330,9 @@ def profile_program(keys, edges, per_load, seeds, count):
             run["reach"], run["stay"] = reach_and_stay(cps, run["errors"])
             if name in ("R_256", "H[P_256]_2048", "tagged"):
                 run["a16_compression"] = assoc_compression(keys, counts)
-            runs.append(run)
-        result["compressors"][name] = _aggregate(runs)
+            runs[name].append(run)
+    for name in names:
+        result["compressors"][name] = _aggregate(runs[name])
     if len(edges) >= 10_000:
         ecps = checkpoints_for(len(edges), count)
         eideal = IdealProfile(edges, ecps)

@@ -37,6 +37,7 @@ __all__ = [
     "periodic_counts",
     "stratified_counts",
     "tag_array",
+    "hash_index",
     "tagged_counts",
 ]
 
@@ -93,10 +94,21 @@ def periodic_counts(keys, rate: int = 256) -> np.ndarray:
     return counts
 
 
-def stratified_counts(keys, rate: int = 256, entries: int = 2048, hash_seed: int = 1) -> np.ndarray:
-    """``H[P_r]_n``: ``r`` where the tuple is the ``k r``-th of its substream."""
+def hash_index(keys, index_bits: int, hash_seed: int) -> np.ndarray:
+    """The shared profiler hash of every tuple (``key_bits = 64, pc_bits = 32``)."""
+    return HashFunction(index_bits, 64, hash_seed, 32).many(keys)
+
+
+def stratified_counts(keys, rate: int = 256, entries: int = 2048, hash_seed: int = 1,
+                      index=None) -> np.ndarray:  # fmt: skip
+    """``H[P_r]_n``: ``r`` where the tuple is the ``k r``-th of its substream.
+
+    ``index``: :func:`hash_index` of ``keys`` with ``log2(entries)`` bits and
+    ``hash_seed``, if already computed.
+    """
     c = StratifiedConfig(rate=rate, entries=entries, key_bits=64, pc_bits=32, hash_seed=hash_seed)
-    index = HashFunction(c.index_bits, 64, hash_seed, 32).many(keys)
+    if index is None:
+        index = hash_index(keys, c.index_bits, hash_seed)
     order = np.argsort(index, kind="stable")
     sorted_index = index[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_index)) + 1]
@@ -189,13 +201,15 @@ def _build_tagged():
     return tagged_loop
 
 
-def tagged_counts(keys, **params) -> tuple[np.ndarray, int]:
+def tagged_counts(keys, index=None, **params) -> tuple[np.ndarray, int]:
     """The tagged compressor (``TaggedConfig`` parameters; ``key_bits = 64, pc_bits =
-    32``): the message counts per tuple, and what the table still holds at the end."""
+    32``): the message counts per tuple, and what the table still holds at the end.
+    ``index``: :func:`hash_index` of ``keys`` (``log2(sets)`` bits), if already computed."""
     c = TaggedConfig(**{"key_bits": 64, "pc_bits": 32, **params})
     if (c.key_bits, c.pc_bits) != (64, 32):
         raise ValueError("tagged_counts needs key_bits = 64 and pc_bits = 32")
-    index = HashFunction(c.index_bits, 64, c.hash_seed, 32).many(keys)
+    if index is None:
+        index = hash_index(keys, c.index_bits, c.hash_seed)
     tags = tag_array(keys, c.tag_bits)
     out = np.zeros(len(keys), dtype=np.int64)
     loop = _njit("tagged", _build_tagged)
