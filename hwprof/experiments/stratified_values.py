@@ -354,11 +354,14 @@ def _aggregate(runs):
     out["max"] = [None if None in p else float(np.max(p)) for p in points]
     for key in ("messages", "overhead_pct", "reach", "stay", "a16_compression"):
         values = [r.get(key) for r in runs]
-        if values and all(v is not None for v in values):
+        if key not in runs[0]:
+            continue
+        if all(v is not None for v in values):
             out[key] = {"mean": float(np.mean(values)), "min": float(np.min(values)),
                         "max": float(np.max(values))}  # fmt: skip
-        elif any(k in r for r in runs for k in (key,)):
+        else:  # some seeds never got there: None, with how many did
             out[key] = None
+            out[f"{key}_seeds"] = sum(v is not None for v in values)
     return out
 
 
@@ -484,6 +487,12 @@ def _f(x, fmt="{:.2f}"):
     return "n/a" if x is None else fmt.format(x)
 
 
+def _seeds(stat, reached, n):
+    if stat is not None:
+        return f"{stat['mean']:,.0f} ({stat['min']:,.0f}-{stat['max']:,.0f})"
+    return f"not in {n - (reached or 0)} of {n} seeds"
+
+
 def _summary(r, stem):
     src = {"synthetic": "a **synthetic** program written in the trace format and read back "
                         "through the trace reader (real traces were not available when this "
@@ -521,10 +530,11 @@ def _summary(r, stem):
             pts = [f"{_f(c['mean'][i])} ({_f(c['min'][i])}-{_f(c['max'][i])})" for i in picks]
             over = c.get("overhead_pct")
             reach, stay = c.get("reach"), c.get("stay")
+            n_seeds = len(c["runs"])
             lines.append(f"| {name} | " + " | ".join(pts) + f" | {c['messages']['mean']:,.0f} | "
                          f"{_f(over and over['mean'], '{:.3f}')} | "
-                         f"{_f(reach and reach['mean'], '{:,.0f}')} | "
-                         f"{_f(stay and stay['mean'], '{:,.0f}')} |")  # fmt: skip
+                         f"{_seeds(reach, c.get('reach_seeds'), n_seeds)} | "
+                         f"{_seeds(stay, c.get('stay_seeds'), n_seeds)} |")  # fmt: skip
         edges = p.get("edges")
         if edges:
             lines += ["", f"Edge + call-target profile (H[P_256]_2048, {edges['events']:,} "
