@@ -72,7 +72,7 @@ MIN_LOAD_EXECUTIONS = 1000
 INVARIANT_SHARE = 0.10
 LOAD_INVARIANT_SHARE = 0.40
 TARGET = 5.0
-FULL = {"events": 16_000_000, "checkpoints": 28, "seeds": 5, "synthetic_events": 4_000_000,
+FULL = {"events": 4_000_000, "checkpoints": 28, "seeds": 5, "synthetic_events": 4_000_000,
         "programs": 5, "capture_limit": 30_000_000}  # fmt: skip
 QUICK = {"events": 120_000, "checkpoints": 8, "seeds": 5, "synthetic_events": 120_000,
          "programs": 1, "capture_limit": None}  # fmt: skip
