@@ -579,9 +579,11 @@ def _summary(r, stem):
               "4-way machine; we divide by the instruction count (IPC 1), so our "
               "percentages are comparable across compressors, not to the paper's "
               "absolute values.",
-              "* The stay-below-5% point needs the curve to stay below 5% up to the last "
-              "checkpoint; with a shorter run than the paper's 16M events it is an "
-              "upper bound on when R stops crossing back.",
+              "* Length: the paper's graphs go to 4M and 16M events; ours stop at the events "
+              "shown (the trace, or 4M loads in the full run). The stay-below-5% point needs "
+              "the curve to stay below 5% up to the last checkpoint, so with a shorter run "
+              "it is a lower bound (a longer run could cross back above 5% later), and "
+              "'not in k of 5 seeds' means the curve was still above 5% at the end.",
               "* Fig. 11's error metric is not stated; we apply the same 5.3.1 metric and "
               "filters to <branch pc, target> tuples (edges of conditional branches, "
               "jumps, indirect transfers, and call targets, in one stream).",
