@@ -276,7 +276,7 @@ EXPERIMENTS = [
     Experiment(
         name="sampler-montecarlo",
         description="Sastry et al. Fig. 4: error vs stream length for R, P, CR, H[R], H[P], "
-        "H[CR] (r=10, t=0.3N, 2500 runs)",
+        "H[CR] (r=10, t=0.3N, 2500 runs; substreams n swept 2-64)",
         run=run,
     )
 ]
