@@ -12,12 +12,21 @@ def test_quick_run_writes_plot_and_summary(tmp_path, capsys):
     for ext in ("png", "md", "json"):
         assert (tmp_path / f"sampler-montecarlo-quick.{ext}").stat().st_size > 0
     data = json.loads((tmp_path / "sampler-montecarlo-quick.json").read_text())
-    assert set(data["curves"]) == {"R", "P", "CR", "H[R]", "H[P]", "H[CR]", "CR-gaps"}
-    # H[P] is the most accurate sampler at every length, even at 150 runs per point
-    for i in range(len(data["lengths"])):
-        assert data["curves"]["H[P]"][i] < min(data["curves"][s][i] for s in ("R", "P", "CR"))
+    assert set(data["curves"]) == {"R", "P", "CR", "CR-gaps"}
+    assert data["substreams"] == [2, 16]  # a sweep, reported per n
+    for n in ("2", "16"):
+        hashed = data["curves_by_substreams"][n]
+        assert set(hashed) == {"H[R]", "H[P]", "H[CR]", "H[CR]-gaps"}
+        # H[P] is the most accurate sampler at every length, even at 150 runs per point
+        for i in range(len(data["lengths"])):
+            assert hashed["H[P]"][i] < min(data["curves"][s][i] for s in ("R", "P", "CR"))
+    # more substreams, fewer other tuples beside p: H[P] at n = 16 beats n = 2
+    by_n = data["curves_by_substreams"]
+    assert by_n["16"]["H[P]"][-1] < by_n["2"]["H[P]"][-1]
     assert len(data["hotlist_curve"]) == len(data["lengths"]) == len(data["hotlist_lost_p"])
-    assert "crossing_4pct" in capsys.readouterr().out
+    assert "crossing_4pct_by_substreams" in capsys.readouterr().out
+    text = (tmp_path / "sampler-montecarlo-quick.md").read_text()
+    assert "| H[CR]-gaps |" in text and "n = 16" in text
 
 
 def test_crossing_interpolates():

@@ -10,7 +10,6 @@ import pytest
 from hwprof.golden.hashing import HashFunction
 from hwprof.golden.hotlist import Hotlist, interrupt_cycles_per_message, overhead_cycles
 from hwprof.golden.samplers import (
-    CountdownSampler,
     Counter,
     CountingRandomSampler,
     PeriodicSampler,
@@ -19,7 +18,6 @@ from hwprof.golden.samplers import (
     Stratified,
     _cr_estimate,
     figure4_estimates,
-    random_threshold,
 )
 from hwprof.golden.stats import binomial_acceptance
 from hwprof.golden.tagged import (
@@ -106,27 +104,7 @@ def test_cr_counts_since_last_message():
     assert [out[i][1] for i in picks] == gaps
 
 
-def test_random_sampler_rate(seed):
-    """Selections ~ Binomial(n, threshold/2**16) (the LFSR's 16 fresh bits per tuple)."""
-    for rate in (2, 10, 256):
-        model = RandomSampler(rate=rate, seed=seed % (2**32 - 1) + 1)
-        n = 60_000
-        hits = sum(model.feed(k) is not None for k in range(n))
-        lo, hi = binomial_acceptance(n, random_threshold(rate) / 65536)
-        assert lo <= hits <= hi, f"rate {rate}: {hits} not in [{lo}, {hi}], seed {seed}"
-
-
-def test_countdown_gaps_in_1_to_2r(seed):
-    rate = 8
-    model = CountdownSampler(rate=rate, seed=seed % (2**32 - 1) + 1)
-    picks = [i for i in range(40_000) if model.feed(i)]
-    gaps = [b - a for a, b in zip(picks, picks[1:], strict=False)]
-    assert picks[0] == rate - 1  # starts at r after reset
-    assert min(gaps) >= 1 and max(gaps) <= 2 * rate
-    assert set(gaps) == set(range(1, 2 * rate + 1))  # every value of <1, 2r> occurs
-    # the mean gap is (2r + 1) / 2 = 8.5 within a CLT-free bound: count gaps <= r
-    lo, hi = binomial_acceptance(len(gaps), 0.5)
-    assert lo <= sum(g <= rate for g in gaps) <= hi, f"seed {seed}"
+# R_r's probability 1/r and the countdown's gaps: tests/test_sampler_statistics.py
 
 
 def test_stratified_counts_per_hash_index():

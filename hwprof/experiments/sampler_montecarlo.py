@@ -13,8 +13,12 @@ tuple-by-tuple rules).
 
 The paper does not give ``n`` for Figure 4 nor what the other ``0.7 N`` tuples
 are. Here they are distinct tuples and the hash is uniform, so ``n`` enters only
-through the number of other tuples sharing ``p``'s substream; ``n = 4`` is the
-headline and ``n = 2, 16`` are reported as a sensitivity.
+through the number of other tuples sharing ``p``'s substream; ``n`` is swept
+(2, 4, 8, 16, 64), never fitted, and every ``H[.]`` result is reported per ``n``.
+The counter samplers are scored both ways: the ratio estimator (``CR``,
+``H[CR]``: the counter gives the stream length, sec. 3.1) and the paper's own
+rule (``CR-gaps``, ``H[CR]-gaps``: the sum of the message counts of ``p``, sec.
+3.3).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.hotlist import Hotlist, overhead_cycles
-from ..golden.samplers import FIGURE4_EXTRA, FIGURE4_SAMPLERS, figure4_estimates
+from ..golden.samplers import FIGURE4_SAMPLERS, figure4_estimates
 from . import Experiment
 
 RATE = 10
@@ -33,9 +37,12 @@ SHARE = 0.3
 TARGET = 4.0
 PAPER_CROSSING = {"R": 12000, "H[P]": 4600}
 PAPER_CLASSES = [["R", "H[R]"], ["P", "CR"], ["H[P]", "H[CR]"]]
-FULL = {"lengths": list(range(1000, 20001, 1000)), "runs": 2500, "sensitivity": (2, 16),
+FULL = {"lengths": list(range(1000, 20001, 1000)), "runs": 2500, "substreams": (2, 4, 8, 16, 64),
         "hotlist_runs": 250}  # fmt: skip
-QUICK = {"lengths": [1000, 4000, 12000], "runs": 150, "sensitivity": (), "hotlist_runs": 10}
+QUICK = {"lengths": [1000, 4000, 12000], "runs": 150, "substreams": (2, 16), "hotlist_runs": 10}
+#: Samplers without a hash (one curve) and with one (a curve per n).
+FLAT = ("R", "P", "CR", "CR-gaps")
+HASHED = ("H[R]", "H[P]", "H[CR]", "H[CR]-gaps")
 CHUNK = 250
 
 
@@ -97,23 +104,39 @@ def classes(curves, gap=0.10):
     return groups, level
 
 
-def _plot(path, lengths, curves, substreams):
+def _plot(path, lengths, flat, by_n, crossings_by_n):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    styles = {"R": "o-", "H[R]": "x--", "P": "s-", "CR": "+--", "H[P]": "^-", "H[CR]": "v--",
-              "CR-gaps": ":"}  # fmt: skip
-    for name, errors in curves.items():
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    styles = {"R": "o-", "P": "s-", "CR": "+-", "CR-gaps": ":"}
+    for name, errors in flat.items():
         ax.plot(lengths, errors, styles.get(name, "-"), label=name, markersize=4)
+    for n, curves in by_n.items():
+        ax.plot(lengths, curves["H[P]"], "--", label=f"H[P], n = {n}")
     ax.axhline(TARGET, color="grey", linewidth=0.8)
     ax.set_xlabel("stream length N (tuples)")
     ax.set_ylabel("mean error in estimating t (%)")
-    ax.set_title(f"Figure 4 reproduction: r = {RATE}, t = 0.3 N, n = {substreams}")
-    ax.legend()
+    ax.set_title(f"Figure 4 reproduction: r = {RATE}, t = 0.3 N")
+    ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
+    ns = list(by_n)
+    for name in HASHED:
+        xs = [crossings_by_n[n][name] for n in ns]
+        bx.plot(ns, [np.nan if x is None else x for x in xs], "o-", label=name)
+    for name, color in (("R", "C0"), ("P", "C1")):
+        x = crossings_by_n[ns[0]][name]
+        if x is not None:
+            bx.axhline(x, color=color, linestyle=":", label=f"{name} (no hash)")
+    bx.axhline(PAPER_CROSSING["H[P]"], color="black", linewidth=0.8, label="paper H[P] (4,600)")
+    bx.set_xscale("log", base=2)
+    bx.set_xlabel("substreams n")
+    bx.set_ylabel("N at 4% mean error")
+    bx.set_title("4% crossing against the substream count (swept)")
+    bx.legend(fontsize=7)
+    bx.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -125,25 +148,29 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     output_dir.mkdir(parents=True, exist_ok=True)
     lengths, runs = size["lengths"], size["runs"]
     rng = np.random.default_rng(seed)
-    substreams = 4
-    curves = {s: [mean_error(s, n, runs, rng, substreams) for n in lengths]
-              for s in FIGURE4_SAMPLERS + FIGURE4_EXTRA}  # fmt: skip
-    crossings = {s: crossing(lengths, curves[s]) for s in curves}
-    groups, level = classes(curves)
-    sensitivity = {}
-    for n in size["sensitivity"]:
-        errs = [mean_error("H[P]", length, runs, rng, n) for length in lengths]
-        sensitivity[n] = crossing(lengths, errs)
+    flat = {s: [mean_error(s, n, runs, rng, 1) for n in lengths] for s in FLAT}
+    by_n, crossings_by_n, classes_by_n, levels_by_n = {}, {}, {}, {}
+    for n in size["substreams"]:
+        by_n[n] = {s: [mean_error(s, length, runs, rng, n) for length in lengths]
+                   for s in HASHED}  # fmt: skip
+        curves = {**flat, **by_n[n]}
+        crossings_by_n[n] = {s: crossing(lengths, curves[s]) for s in curves}
+        groups, level = classes({s: curves[s] for s in FIGURE4_SAMPLERS})
+        classes_by_n[n], levels_by_n[n] = groups, level
     hotlist = [hotlist_error(n, size["hotlist_runs"], rng) for n in lengths]
     stem = "sampler-montecarlo-quick" if quick else "sampler-montecarlo"
-    _plot(output_dir / f"{stem}.png", lengths, curves, substreams)
+    _plot(output_dir / f"{stem}.png", lengths, flat, by_n, crossings_by_n)
+    paper = sorted(map(sorted, PAPER_CLASSES))
     result = {
         "rate": RATE, "share": SHARE, "runs": runs, "lengths": lengths, "seed": seed,
-        "substreams": substreams, "curves": curves, "crossing_4pct": crossings,
-        "classes": groups, "relative_error_to_R": level,
+        "substreams": list(size["substreams"]), "curves": flat,
+        "curves_by_substreams": {str(n): c for n, c in by_n.items()},
+        "crossing_4pct_by_substreams": {str(n): c for n, c in crossings_by_n.items()},
+        "classes_by_substreams": {str(n): g for n, g in classes_by_n.items()},
+        "relative_error_to_R_by_substreams": {str(n): v for n, v in levels_by_n.items()},
+        "classes_match_paper_by_substreams": {
+            str(n): sorted(map(sorted, g)) == paper for n, g in classes_by_n.items()},
         "paper_crossing_4pct": PAPER_CROSSING, "paper_classes": PAPER_CLASSES,
-        "classes_match_paper": sorted(map(sorted, groups)) == sorted(map(sorted, PAPER_CLASSES)),
-        "h_p_crossing_by_substreams": sensitivity,
         "hotlist_runs": size["hotlist_runs"],
         "hotlist_curve": [h[0] for h in hotlist], "hotlist_lost_p": [h[1] for h in hotlist],
         "messages_per_1000_tuples": 1000 // RATE,
@@ -151,8 +178,8 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     }  # fmt: skip
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     (output_dir / f"{stem}.md").write_text(_summary(result, stem))
-    return {k: result[k] for k in ("crossing_4pct", "classes", "classes_match_paper",
-                                   "h_p_crossing_by_substreams")}  # fmt: skip
+    keys = ("crossing_4pct_by_substreams", "classes_match_paper_by_substreams")
+    return {k: result[k] for k in keys}
 
 
 def _pct(x):
@@ -164,48 +191,71 @@ def _fmt(x):
 
 
 def _summary(r, stem):
+    ns = [str(n) for n in r["substreams"]]
+    cross = r["crossing_4pct_by_substreams"]
     lines = [
         "# Figure 4 reproduction: sampler error vs stream length",
         "",
         f"Sastry, Bodik & Smith, sec. 3.3. r = {r['rate']}, t = {r['share']} N, "
         f"{r['runs']} runs per point, N = {r['lengths'][0]}..{r['lengths'][-1]}, "
-        f"n = {r['substreams']} substreams for H[.], seed {r['seed']}.",
+        f"seed {r['seed']}. The paper gives no substream count n for Figure 4: n is swept "
+        f"({', '.join(ns)}), not fitted.",
         "",
-        f"![error vs length]({stem}.png)",
+        f"![error vs length, and the 4% crossing against n]({stem}.png)",
+        "",
+        "Samplers without a hash (independent of n):",
         "",
         "| sampler | error at first N (%) | error at last N (%) | N at 4% error | paper |",
         "| --- | --- | --- | --- | --- |",
     ]
     for s, errors in r["curves"].items():
         paper = r["paper_crossing_4pct"].get(s)
-        cross, paper = _fmt(r["crossing_4pct"][s]), _fmt(paper) if paper else ""
-        lines.append(f"| {s} | {errors[0]:.2f} | {errors[-1]:.2f} | {cross} | {paper} |")
+        paper = _fmt(paper) if paper else ""
+        lines.append(f"| {s} | {errors[0]:.2f} | {errors[-1]:.2f} | "
+                     f"{_fmt(cross[ns[0]][s])} | {paper} |")  # fmt: skip
     lines += [
         "",
-        "Equivalence classes (mean error relative to R, averaged over N; a new class "
-        "starts where it drops by more than 10%):",
+        "N at 4% mean error of the hashed samplers, per substream count n "
+        "(paper: H[P] about 4,600, R about 12,000):",
         "",
-        "| class | samplers | error / error(R) |",
+        "| sampler | " + " | ".join(f"n = {n}" for n in ns) + " |",
+        "| --- |" + " --- |" * len(ns),
+    ]
+    for s in HASHED:
+        lines.append(f"| {s} | " + " | ".join(_fmt(cross[n][s]) for n in ns) + " |")
+    lines += [
+        "",
+        "Equivalence classes per n (mean error relative to R, averaged over N; a new class "
+        "starts where it drops by more than 10%; CR and H[CR] with the ratio estimator):",
+        "",
+        "| n | classes (error / error(R)) | paper's classes? |",
         "| --- | --- | --- |",
     ]
-    for i, g in enumerate(r["classes"]):
-        ratio = ", ".join(f"{r['relative_error_to_R'][s]:.2f}" for s in g)
-        lines.append(f"| {i + 1} | {', '.join(g)} | {ratio} |")
+    for n in ns:
+        level = r["relative_error_to_R_by_substreams"][n]
+        text = "; ".join("{" + ", ".join(f"{s} {level[s]:.2f}" for s in g) + "}"
+                         for g in r["classes_by_substreams"][n])  # fmt: skip
+        match = "yes" if r["classes_match_paper_by_substreams"][n] else "no"
+        lines.append(f"| {n} | {text} | {match} |")
     paper = "; ".join("{" + ", ".join(g) + "}" for g in r["paper_classes"])
     lines += [
         "",
-        f"Paper's classes: {paper}. Match: {'yes' if r['classes_match_paper'] else 'no'}.",
+        f"Paper's classes: {paper}.",
         "",
-        "CR is scored with the ratio estimator (i samples of p among K, times the "
-        "reported stream length L: the stream length the counter gives, sec. 3.1); "
-        "CR-gaps is the literal sum of the message counts of p (each sample credited "
-        "with its own gap), which is *worse* than R (extra variance of the gaps) and "
-        "is not in the paper's figure.",
+        "Two scorings of the counter samplers. The ratio estimator (CR, H[CR]: i samples "
+        "of p among K messages, times the stream length L the counters report; sec. 3.1, "
+        "\"CR_r has access to the same information as P\") puts CR with P and H[CR] with "
+        "H[P], as the paper's figure does. The paper's own rule (sec. 3.3: \"the sum of "
+        "count's from all messages that contain the tuple p\"; CR-gaps, H[CR]-gaps) credits "
+        "each sample of p with its own random gap: it is unbiased but adds the variance of "
+        "the gaps, and is *worse* than R without a hash, so with that rule CR would not be "
+        "in P's class; the paper's figure is consistent with the ratio reading only.",
     ]
     hot, lost = r["hotlist_curve"], r["hotlist_lost_p"]
     lines += [
         "",
-        f"Software baseline: the Gibbons-Matias hotlist (N = 16, f = 16/15; Burrows et al.) "
+        f"Software baseline: one Gibbons-Matias hotlist (concise samples, N = 16, f = 16/15; "
+        f"Burrows et al. keep one per program location, here the stream is one location) "
         f"fed every tuple of the same streams ({r['hotlist_runs']} runs per point) has a "
         f"mean error of {_pct(hot[0])} at N = {r['lengths'][0]} and {_pct(hot[-1])} at "
         f"N = {r['lengths'][-1]} over the runs that still hold p, and lost p entirely in "
@@ -213,13 +263,8 @@ def _summary(r, stem):
         "other tuples its sampling probability falls until only a handful of p's copies "
         "remain (it keeps the 16 hottest values in 16 entries, at a software cost per "
         "tuple). Not plotted (off the scale).",
-    ]
-    if r["h_p_crossing_by_substreams"]:
-        sens = ", ".join(f"n = {n}: {_fmt(x)}" for n, x in r["h_p_crossing_by_substreams"].items())
-        lines += ["", f"H[P] 4% crossing for other n (not given in the paper): {sens}."]
-    lines += [
         "",
-        f"All six samplers send N/r messages: {r['messages_per_1000_tuples']} per 1000 "
+        f"All samplers send about N/r messages: {r['messages_per_1000_tuples']} per 1000 "
         f"tuples, {r['overhead_cycles_per_1000_tuples']} cycles of software overhead at "
         "30 cycles per message (sec. 5.3.2), so the comparison is at equal overhead.",
         "",
@@ -231,7 +276,7 @@ EXPERIMENTS = [
     Experiment(
         name="sampler-montecarlo",
         description="Sastry et al. Fig. 4: error vs stream length for R, P, CR, H[R], H[P], "
-        "H[CR] (r=10, t=0.3N, 2500 runs)",
+        "H[CR] (r=10, t=0.3N, 2500 runs; substreams n swept 2-64)",
         run=run,
     )
 ]

@@ -1,12 +1,19 @@
 """Software baselines: the Gibbons-Matias hotlist and the section 5 overhead model.
 
 Hotlist (Burrows et al., "Efficient and Flexible Value Sampling", sec. 3.1,
-after Gibbons & Matias): a probability ``p`` (initially 1) and a table ``C`` of at
-most ``N`` non-zero counters. For each value ``v`` of the stream, ``C[v] += 1`` with
-probability ``p``. While that leaves more than ``N`` non-zero counters: ``p := p /
-f`` and every ``C[v]`` is replaced by the number of heads in ``C[v]`` tosses of a
-coin with heads probability ``1/f``. ``C[v] / p`` is an unbiased estimate of the
-occurrences of ``v``. Burrows et al. use ``N = 16``, ``f = 16/15``.
+after Gibbons & Matias [SIGMOD 1998]): Gibbons and Matias' *concise samples*
+(not their *counting samples*, which count every later occurrence of a value
+once it is in the sample). A probability ``p`` (initially 1) and a table ``C``
+of at most ``N`` non-zero counters. For each value ``v`` of the stream, ``C[v] +=
+1`` with probability ``p`` -- whether or not ``v`` is already in the table. While
+that leaves more than ``N`` non-zero counters: ``p := p / f`` and every ``C[v]``
+is replaced by the number of heads in ``C[v]`` tosses of a coin with heads
+probability ``1/f`` (:meth:`Hotlist.thin`). ``C[v] / p`` is an unbiased estimate
+of the occurrences of ``v`` (``C[v] / p - n(v)`` is a martingale: an add changes
+it by 0 in expectation, and so does a thinning). Burrows et al. use ``N = 16``,
+``f = 16/15``, and run one hotlist *per program location* (per static load pc
+and kind of value): a :class:`Hotlist` is one such instance, fed the values
+seen at one pc, not a summary of a whole ``<pc, value>`` stream.
 
 Overhead (Sastry et al., sec. 5.3.2): at least 100 messages per interrupt
 amortize the 214-cycle interrupt cost to under 3 cycles per message; with the
@@ -29,7 +36,8 @@ INTERRUPT_CYCLES = 214
 
 
 class Hotlist:
-    """Gibbons-Matias counting-sample hotlist (``N`` entries, factor ``f``).
+    """Gibbons-Matias concise-sample hotlist of one program location (``N`` entries,
+    factor ``f``).
 
     Parameters
     ----------
@@ -58,13 +66,18 @@ class Hotlist:
             return
         self.counts[value] = self.counts.get(value, 0) + 1
         while len(self.counts) > self.entries:
-            self.p /= self.factor
-            kept = {}
-            for v, c in self.counts.items():
-                heads = int(self.rng.binomial(c, 1.0 / self.factor))
-                if heads:
-                    kept[v] = heads
-            self.counts = kept
+            self.thin()
+
+    def thin(self) -> None:
+        """One thinning round: ``p := p / f``; each recorded instance kept with
+        probability ``1/f`` (``C[v] := Binomial(C[v], 1/f)``; zero counts leave)."""
+        self.p /= self.factor
+        kept = {}
+        for v, c in self.counts.items():
+            heads = int(self.rng.binomial(c, 1.0 / self.factor))
+            if heads:
+                kept[v] = heads
+        self.counts = kept
 
     def estimate(self, value: int) -> float:
         """``C[v] / p``: the estimated occurrences of ``value``."""

@@ -5,13 +5,19 @@ and a false-alarm probability ``alpha``; :func:`binomial_acceptance` returns the
 smallest central interval that holds the count with probability >= 1 - alpha,
 computed from the exact binomial distribution (no normal approximation, so it is
 right for the rare outcomes of low brr frequencies too).
+
+For the mean of ``n`` independent draws the bounds are
+:func:`hoeffding_halfwidth` (variables confined to an interval of width
+``span``: exact, distribution-free) and :func:`normal_halfwidth` (unbounded
+estimators such as a hotlist's ``C[v] / p``: the central limit theorem with the
+sample's standard deviation, for ``n`` in the thousands).
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["binomial_acceptance", "DEFAULT_ALPHA"]
+__all__ = ["binomial_acceptance", "hoeffding_halfwidth", "normal_halfwidth", "DEFAULT_ALPHA"]
 
 #: False-alarm probability per statistical check. Tests that make m checks
 #: divide it by m (Bonferroni), so a whole test file fails by chance with
@@ -77,3 +83,39 @@ def _tail_bound(n: int, p: float, mode: int, direction: int, half: float) -> int
         if tail <= half:
             bound = mode
     return bound
+
+
+def hoeffding_halfwidth(n: int, span: float, alpha: float = DEFAULT_ALPHA) -> float:
+    """Half-width ``h`` with ``P(|mean - mu| >= h) <= alpha`` for the mean of ``n``
+    independent variables confined to an interval of width ``span`` (Hoeffding:
+    ``2 exp(-2 n h**2 / span**2) = alpha``)."""
+    if n < 1:
+        raise ValueError(f"n must be positive, not {n!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), not {alpha!r}")
+    return span * math.sqrt(math.log(2.0 / alpha) / (2.0 * n))
+
+
+def normal_halfwidth(samples, alpha: float = DEFAULT_ALPHA) -> float:
+    """Half-width of the two-sided ``1 - alpha`` interval of the mean of ``samples``
+    by the central limit theorem: ``z(1 - alpha / 2) * s / sqrt(n)`` (``s`` the
+    sample standard deviation). Needs at least 1000 samples."""
+    values = [float(x) for x in samples]
+    n = len(values)
+    if n < 1000:
+        raise ValueError(f"normal_halfwidth needs at least 1000 samples, not {n}")
+    mean = math.fsum(values) / n
+    var = math.fsum((x - mean) ** 2 for x in values) / (n - 1)
+    return _z(alpha / 2) * math.sqrt(var / n)
+
+
+def _z(tail: float) -> float:
+    """The standard normal quantile with upper tail ``tail`` (bisection on erfc)."""
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(mid / math.sqrt(2)) > tail:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

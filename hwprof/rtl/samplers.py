@@ -145,7 +145,11 @@ class RandomSampler(_Sampler):
 
 class CountdownSampler(_Sampler):
     __doc__ = (
-        """Countdown random sampler: reloaded with ``1 + ((u * 2r) >> 16)`` in ``<1, 2r>``.
+        """Countdown random sampler: reload ``1 + ((u * (2r - 1)) >> 16)`` in ``<1, 2r - 1>``.
+
+    The reload is the gap to the next selection; its mean is ``r`` (within
+    ``(r - 1) / 2**16``), so the implied count ``r`` of a message is unbiased
+    (:func:`hwprof.golden.samplers.countdown_reload`).
 
     Parameters
     ----------
@@ -165,12 +169,12 @@ class CountdownSampler(_Sampler):
         m = Module()
         c = self.config
         lfsr, u = self._random(m, c.seed)
-        countdown = Signal(range(2 * c.rate + 1), init=c.rate)
+        countdown = Signal(range(2 * c.rate), init=c.rate)
         fire = countdown == 1
         accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
                                  c.rate)  # fmt: skip
         reload = Signal.like(countdown)
-        m.d.comb += reload.eq(1 + ((u * (2 * c.rate)) >> RAND_BITS))
+        m.d.comb += reload.eq(1 + ((u * (2 * c.rate - 1)) >> RAND_BITS))
         m.d.comb += lfsr.enable.eq(accept & fire)
         with m.If(accept):
             m.d.sync += countdown.eq(Mux(fire, reload, countdown - 1))
