@@ -99,7 +99,7 @@ def test_countdown_mean_gap_is_r(rate, seed):
 
 
 def test_countdown_check_catches_reload_in_1_to_2r(seed, monkeypatch):
-    """The literal ``<1, 2r>`` reload (mean r + 1/2) is the bias this fixes."""
+    """The literal ``<1, 2r>`` reload (mean r + 1/2, no fold) is the bias this fixes."""
     monkeypatch.setattr(gs, "countdown_reload", lambda u, rate: 1 + ((u * 2 * rate) >> 16))
     assert check_countdown_mean_gap(10, 50_000, seed) is not None
 
@@ -118,6 +118,19 @@ def test_countdown_estimate_of_stream_length_is_unbiased(seed):
         estimates.append(rate * sum(model.feed(k) is not None for k in range(length)))
     half = normal_halfwidth(estimates)
     assert abs(np.mean(estimates) - length) <= half, f"seed {seed}"
+
+
+def test_countdown_reload_distribution_over_every_u():
+    """Over all 2**16 random inputs (r = 8, a power of two): the paper's ``<1, 2r>``
+    uniform, with the top gap 2r folded onto r: each gap 1..2r-1 once per 2r inputs
+    block, r twice, 2r never; the mean is exactly r."""
+    rate = 8
+    counts = np.bincount([gs.countdown_reload(u, rate) for u in range(1 << 16)],
+                         minlength=2 * rate + 1)  # fmt: skip
+    share = (1 << 16) // (2 * rate)
+    expected = [0] + [2 * share if g == rate else share for g in range(1, 2 * rate)] + [0]
+    assert counts.tolist() == expected
+    assert sum(g * n for g, n in enumerate(counts)) == rate * (1 << 16)
 
 
 def test_countdown_gaps_cover_1_to_2r_minus_1(seed):

@@ -16,17 +16,17 @@ Components (paper notation):
     state shown in that cycle); selected when ``u < threshold`` with
     ``threshold = round(65536 / r)``, i.e. probability ``threshold / 65536``.
 ``CountdownSampler`` -- the countdown random sampler of [2, 15, 33]
-    A countdown register, reloaded on each selection with a random value in
-    ``<1, 2r - 1>``: ``1 + ((u * (2r - 1)) >> 16)``; it starts at ``r`` after
+    A countdown register, reloaded on each selection with a random gap
+    ``1 + ((u * 2r) >> 16)`` in ``<1, 2r>``, ``2r`` folded to ``r``
+    (:func:`countdown_reload`); it starts at ``r`` after
     reset. Each tuple decrements it; the tuple that finds it at 1 is selected
     (message ``(key, r)``) and the register is reloaded (the LFSR advances 16
     steps on a reload only). The reload value is the gap to the next selection,
     so its mean must be ``r`` for the implied count ``r`` to be unbiased: the
     paper's interval ``<1, 2r>`` (sec. 3.1, quoting [2, 15, 33]) read as the
     integers ``1..2r`` has mean ``r + 1/2`` (a ``-1/(2r + 1)`` bias of every
-    estimate, -4.8% at ``r = 10``), so we reload in ``1..2r - 1`` (mean ``r``;
-    the 16-bit scaling leaves ``r - (r - 1) / 2**16``, see
-    :func:`countdown_reload`).
+    estimate, -4.8% at ``r = 10``); folding ``2r`` onto ``r`` makes the mean
+    exactly ``r`` (for a power-of-two ``r``) at the cost of a compare and a mux.
 ``PeriodicSampler`` -- ``P_r``
     Selects every ``r``-th tuple: a counter ``0..r-1``; the tuple that brings it
     to ``r`` is selected (message ``(key, r)``) and the counter returns to 0.
@@ -115,14 +115,17 @@ def random_threshold(rate: int) -> int:
 
 
 def countdown_reload(u: int, rate: int) -> int:
-    """A random gap in ``<1, 2r - 1>`` from the 16 random bits ``u``.
+    """A random gap from the 16 random bits ``u``: ``<1, 2r>`` with ``2r`` folded to ``r``.
 
-    ``1 + floor(u (2r - 1) / 2**16)`` over the ``2**16`` values of ``u`` takes every
-    gap in ``1..2r - 1`` ``floor`` or ``ceil`` of ``2**16 / (2r - 1)`` times; its mean
-    is exactly ``1 + (r - 1)(1 - 2**-16)`` (``sum_u floor(u m / N) = (m - 1)(N - 1) / 2``
-    for odd ``m``), i.e. ``r`` within ``(r - 1) / 2**16``.
+    ``g = 1 + floor(u 2r / 2**16)`` is the paper's interval ``<1, 2r>`` (sec. 3.1),
+    uniform when ``2r`` divides ``2**16``; its mean ``r + 1/2`` would make every
+    message's claimed count ``r`` low by ``1/(2r + 1)``. The top value ``2r`` is
+    replaced by ``r``: the gaps are ``1..2r - 1``, ``r`` twice as likely as the
+    others, and the mean is ``r + 1/2 - r/(2r) = r`` exactly (for a power-of-two
+    ``r``; within ``2r/2**16`` otherwise). In hardware a compare and a mux.
     """
-    return 1 + ((u * (2 * rate - 1)) >> RAND_BITS)
+    gap = 1 + ((u * 2 * rate) >> RAND_BITS)
+    return rate if gap == 2 * rate else gap
 
 
 def _lfsr(seed: int) -> Lfsr:

@@ -145,11 +145,11 @@ class RandomSampler(_Sampler):
 
 class CountdownSampler(_Sampler):
     __doc__ = (
-        """Countdown random sampler: reload ``1 + ((u * (2r - 1)) >> 16)`` in ``<1, 2r - 1>``.
+        """Countdown random sampler: reload ``g = 1 + ((u * 2r) >> 16)``, ``2r`` folded to ``r``.
 
-    The reload is the gap to the next selection; its mean is ``r`` (within
-    ``(r - 1) / 2**16``), so the implied count ``r`` of a message is unbiased
-    (:func:`hwprof.golden.samplers.countdown_reload`).
+    The reload is the gap to the next selection, in ``1..2r - 1``; its mean is
+    ``r`` (exactly for a power-of-two ``r``), so the implied count ``r`` of a
+    message is unbiased (:func:`hwprof.golden.samplers.countdown_reload`).
 
     Parameters
     ----------
@@ -173,8 +173,10 @@ class CountdownSampler(_Sampler):
         fire = countdown == 1
         accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
                                  c.rate)  # fmt: skip
+        gap = Signal(range(2 * c.rate + 1))
+        m.d.comb += gap.eq(1 + ((u * (2 * c.rate)) >> RAND_BITS))
         reload = Signal.like(countdown)
-        m.d.comb += reload.eq(1 + ((u * (2 * c.rate - 1)) >> RAND_BITS))
+        m.d.comb += reload.eq(Mux(gap == 2 * c.rate, c.rate, gap))
         m.d.comb += lfsr.enable.eq(accept & fire)
         with m.If(accept):
             m.d.sync += countdown.eq(Mux(fire, reload, countdown - 1))

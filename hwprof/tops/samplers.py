@@ -59,7 +59,7 @@ TOPS = [
     ),
     Top(
         name="sampler_countdown",
-        description="countdown random sampler, reload in <1, 2r - 1> (mean gap r; Sastry et al.)",
+        description="countdown sampler, reload <1, 2r>, 2r folded to r (mean gap r; Sastry et al.)",
         build=CountdownSampler,
         params=(RATE, KEY, SEED),
         cocotb_module="test_samplers",
