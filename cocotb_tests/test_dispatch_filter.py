@@ -19,7 +19,7 @@ from harness import check_equal, golden_params, param, seed, start_in_reset
 from hwprof.golden.frontend import FrontEnd, directed_programs
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
-           "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
+           "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
 
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:

@@ -14,7 +14,7 @@ from tests.frontend_replay import replay
 from tests.selective_dispatch_mutants import NoPopHazard
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
-           "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
+           "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
 
 
 def random_steps(rng, config, cycles):
