@@ -28,9 +28,15 @@ def trace(params, program, seed, instructions=3000, rate=0.05):
 
 
 def compare(dut, lanes, steps):
-    """Drive the recorded predictor steps; return the first mismatch or None."""
+    """Drive the recorded predictor steps; return the first mismatch or None.
+
+    The outputs of lanes that are not fetched mean nothing (they do not depend on
+    ``fetch_valid``): only fetched lanes are compared.
+    """
+    fetched = [0]
 
     def drive(ctx, st):
+        fetched[0] = len(st.fetch)
         fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
         update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
         ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
@@ -45,8 +51,11 @@ def compare(dut, lanes, steps):
         return (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
 
     def observe(ctx):
-        return (ctx.get(dut.skip), ctx.get(dut.not_taken),
-                [ctx.get(dut.follow[i]) for i in range(lanes)], ctx.get(dut.bits))
+        n = fetched[0]
+        mask = (1 << n) - 1
+        return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
+                [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
+                ctx.get(dut.bits))
 
     return replay(dut, steps, drive, observe)
 

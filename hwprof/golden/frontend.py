@@ -52,6 +52,7 @@ __all__ = [
     "Program", "FrontEnd", "CycleRecord", "FilterStep", "BRANCH", "basic_block_program",
     "fig3_basic_block", "fig4_call_graph", "nested_push_pop", "overflow_program",
     "directed_programs", "stale_block_patches", "mixed_type_program", "recursion_program",
+    "off_on_off_program",
 ]
 
 BRANCH = 0x00000063  # an ordinary conditional branch word (beq x0, x0, 0)
@@ -672,7 +673,8 @@ def nested_push_pop(k: int = 0) -> Program:
 
 
 def overflow_program(depth: int, k: int = 0) -> Program:
-    """``depth + 1`` pushes then as many pops, in a loop: one overflow, one underflow."""
+    """``depth + 1`` pushes then as many pops, in a loop: an overflow, then an underflow
+    when the pops reach what the trap handler spilled."""
     a = _Asm()
     a.label("top")
     a.emit(_pci("setpf", k))
@@ -681,6 +683,25 @@ def overflow_program(depth: int, k: int = 0) -> Program:
     for _ in range(depth + 1):
         a.emit(_pci("poppf", k))
         a.emit(_pi("lw", k, rd=5, rs1=5, imm=0))
+    a.emit(BRANCH, "top")
+    return a.program()
+
+
+def off_on_off_program() -> Program:
+    """Fig. 3's loop with one profile block of types 0, 1, 0 (flag 0 off, flag 1 on).
+
+    The case of issue 12: a block learnt as one run of PIs ends with the flag of
+    its last PI (off), so fetch would skip it whole, the type-1 PIs included, and
+    the leader (type 0, off) would not report a mis-prediction.
+    """
+    a = _Asm()
+    a.label("top")
+    a.emit(_pci("resetpf", 0))
+    a.emit(_pci("setpf", 1))
+    for k in (0, 0, 0, 0, 1, 1, 0, 0, 0, 0):
+        a.emit(_pi("addi", k, rd=26, rs1=26, imm=1))
+    a.emit(NOP)
+    a.emit(NOP)
     a.emit(BRANCH, "top")
     return a.program()
 
@@ -710,4 +731,6 @@ def directed_programs(stack_depth: int = 8) -> dict[str, tuple[Program, float]]:
         "fig4_on": (fig4_call_graph(True), 0.1),
         "nested_push_pop": (nested_push_pop(), 0.2),
         "overflow": (overflow_program(stack_depth), 0.0),
+        "recursion": (recursion_program(stack_depth + 4), 0.05),
+        "off_on_off": (off_on_off_program(), 0.05),
     }

@@ -55,6 +55,13 @@ class ProfileFlagPredictor(wiring.Component):
         Block follow address (0 unless ``skip``).
     not_taken : Out(lanes)
         Lane ``i`` is a PI transfer whose prediction bit is off.
+
+    ``skip``, ``follow`` and ``not_taken`` of lane ``i`` are computed as if lanes
+    ``0..i`` were fetched and do not depend on ``fetch_valid`` at all (their value
+    for a lane that is not fetched means nothing): the fetch unit may compute
+    ``fetch_valid`` from them (stop after a skip or a predicted-taken transfer)
+    without a combinational loop. ``fetch_valid`` only selects the prediction bits
+    and ``pflen`` state written at the clock edge.
     bits : Out(n_flags)
         The prediction bits.
     upd_valid : In(lanes)
@@ -111,6 +118,10 @@ class ProfileFlagPredictor(wiring.Component):
             return Const(1)
         return declared_valid & (length == declared)
 
+    def _output_gate(self, lane_valid):
+        """Fetch outputs do not depend on ``fetch_valid`` (see ``elaborate``)."""
+        return Const(1)
+
     def _aligned(self, pc):
         """Leaders are 4-byte aligned (a PI at 4n + 2 is never looked up nor learnt)."""
         return ~pc[0:2].any()
@@ -142,33 +153,41 @@ class ProfileFlagPredictor(wiring.Component):
         word_mask = (1 << c.word_bits) - 1
 
         # ------------------------------------------------------------- fetch
+        # The outputs of lane i are computed as if lanes 0..i were fetched (valid is
+        # a prefix): they never depend on fetch_valid, so an integrator may compute
+        # fetch_valid from skip/not_taken (no combinational loop); fetch_valid only
+        # chooses the state (prediction bits, pflen) written at the clock edge.
         cur_bits = bits
         # appendix A.2: the pflen length of the previous fetched / decoded instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
         decode_decl, decode_decl_valid = Signal(12), Signal()
         cur_decl, cur_decl_valid = fetch_decl, fetch_decl_valid
+        state_bits, state_decl, state_decl_valid = bits, fetch_decl, fetch_decl_valid
         for i in range(c.lanes):
             pc, insn, lane_valid = self.fetch_pc[i], self.fetch_insn[i], self.fetch_valid[i]
+            out_on = self._output_gate(lane_valid)
             is_pci, op, is_pi, is_cti, k = decode_fields(m, insn, f"fetch{i}")
             bit = Signal(name=f"fetch{i}_bit")
             ext = cur_bits if c.n_flags == 8 else Cat(cur_bits, Const(0, 8 - c.n_flags))
             m.d.comb += bit.eq(ext.bit_select(k, 1))
-            m.d.comb += self.not_taken[i].eq(lane_valid & is_cti & ~bit)
+            m.d.comb += self.not_taken[i].eq(out_on & is_cti & ~bit)
             nxt = Signal(c.n_flags, name=f"fetch{i}_bits")
             onehot = (Const(1, 8) << k)[:c.n_flags]
             m.d.comb += nxt.eq(cur_bits)
-            with m.If(lane_valid & is_pci & (op == 0)):
+            with m.If(is_pci & (op == 0)):
                 m.d.comb += nxt.eq(cur_bits | onehot)
-            with m.If(lane_valid & is_pci & (op == 1)):
+            with m.If(is_pci & (op == 1)):
                 m.d.comb += nxt.eq(cur_bits & ~onehot)
             cur_bits = nxt
             lane_decl, lane_decl_valid = cur_decl, cur_decl_valid
             is_pflen = (insn & PFLEN_MASK) == PFLEN_MATCH
-            nxt_decl, nxt_decl_valid = Signal(12, name=f"fetch{i}_decl"), Signal(
-                name=f"fetch{i}_decl_valid")
-            m.d.comb += [nxt_decl.eq(Mux(lane_valid, insn[20:32], cur_decl)),
-                         nxt_decl_valid.eq(Mux(lane_valid, is_pflen, cur_decl_valid))]
-            cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
+            cur_decl, cur_decl_valid = insn[20:32], is_pflen
+            st_bits, st_decl, st_decl_valid = Signal(c.n_flags, name=f"fetch{i}_st_bits"), \
+                Signal(12, name=f"fetch{i}_st_decl"), Signal(name=f"fetch{i}_st_decl_valid")
+            m.d.comb += [st_bits.eq(Mux(lane_valid, nxt, state_bits)),
+                         st_decl.eq(Mux(lane_valid, cur_decl, state_decl)),
+                         st_decl_valid.eq(Mux(lane_valid, cur_decl_valid, state_decl_valid))]
+            state_bits, state_decl, state_decl_valid = st_bits, st_decl, st_decl_valid
 
             port = table.read_port(domain="comb")
             word, index, tag = self._split(pc)
@@ -182,15 +201,15 @@ class ProfileFlagPredictor(wiring.Component):
             entry = port.data[hit_way] if c.ways > 1 else port.data[0]
             length = Signal(c.word_bits, name=f"fetch{i}_length")
             m.d.comb += length.eq(entry.follow - word)
-            with m.If(lane_valid & is_pi & self._aligned(pc) & hit & self._readable(entry)
+            with m.If(out_on & is_pi & self._aligned(pc) & hit & self._readable(entry)
                       & (length >= c.min_block) & self._checked(
                           length, lane_decl, lane_decl_valid)):
                 m.d.comb += [self.skip[i].eq(1), self.follow[i].eq(entry.follow << 2)]
-        m.d.sync += bits.eq(cur_bits)
+        m.d.sync += bits.eq(state_bits)
 
         # ------------------------------------------------------------ update
         # Leader register chain; the row of the group's first leader is updated.
-        m.d.sync += [fetch_decl.eq(cur_decl), fetch_decl_valid.eq(cur_decl_valid)]
+        m.d.sync += [fetch_decl.eq(state_decl), fetch_decl_valid.eq(state_decl_valid)]
         cur_leader, cur_lv, cur_k = leader, leader_valid, leader_k
         cur_decl, cur_decl_valid = decode_decl, decode_decl_valid
         row_leader, row_found = Signal(c.addr_width), Signal()
