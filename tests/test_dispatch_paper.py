@@ -53,7 +53,8 @@ def check_against_reference(frontend: FrontEnd, n_flags: int, context: str) -> N
     reference = reference_stream(frontend.program, n_flags, frontend.oracle.outcomes,
                                  len(stream))  # fmt: skip
     assert len(stream) > 200, context
-    first = next((i for i, (a, b) in enumerate(zip(stream, reference)) if a != b), None)
+    pairs = enumerate(zip(stream, reference, strict=False))
+    first = next((i for i, (a, b) in pairs if a != b), None)
     assert first is None and len(reference) == len(stream), (
         f"{context}: committed stream departs from the reference at #{first}")
 
