@@ -405,8 +405,6 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
     (the last block jumps back to the first). ``pflen``: each profile block is
     preceded by its appendix A.2 length hint.
     """
-    words, targets, taken = {}, {}, {}
-    starts = [0] * blocks
     layouts = []
     for _ in range(blocks):
         k = rng.randrange(n_flags)
@@ -433,19 +431,28 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
         body += [NOP] * rng.randint(1, 6)
         body.append("branch")
         layouts.append(body)
-    pc = base
-    for b, body in enumerate(layouts):
-        starts[b] = pc
+    return _lay_out(rng, layouts, base)
+
+
+def _lay_out(rng: random.Random, layouts: list[list], base: int) -> Program:
+    """Place basic blocks at ``base``: words, ``("over", k)`` = ``beq/b k`` to ``pc + 8``
+    (taken with a random probability), ``"branch"`` = a branch to a random block
+    (taken with probability < 0.6; the last block's goes back to the first)."""
+    words, targets, taken = {}, {}, {}
+    starts, pc = [], base
+    for body in layouts:
+        starts.append(pc)
         pc += 4 * len(body)
     for b, body in enumerate(layouts):
         pc = starts[b]
         for item in body:
             if item == "branch":
                 words[pc] = BRANCH
-                if b == blocks - 1:
+                if b == len(layouts) - 1:
                     targets[pc], taken[pc] = starts[0], 1.0
                 else:
-                    targets[pc], taken[pc] = starts[rng.randrange(blocks)], rng.random() * 0.6
+                    targets[pc] = starts[rng.randrange(len(layouts))]
+                    taken[pc] = rng.random() * 0.6
             elif isinstance(item, tuple):
                 words[pc] = _pi("beq", item[1], rs1=26, rs2=0, imm=8)
                 targets[pc], taken[pc] = pc + 8, rng.random()
@@ -466,7 +473,6 @@ def mixed_type_program(rng: random.Random, *, blocks=24, n_flags=3, pi_branch_ra
     ``beq/b k`` jump over an ordinary instruction to a PI of the same type ``k``;
     1..4 ordinary instructions; a conditional branch to a random block.
     """
-    words, targets, taken = {}, {}, {}
     layouts = []
     for _ in range(blocks):
         body: list = []
@@ -500,25 +506,7 @@ def mixed_type_program(rng: random.Random, *, blocks=24, n_flags=3, pi_branch_ra
         body += [NOP] * rng.randint(1, 4)
         body.append("branch")
         layouts.append(body)
-    starts, pc = [], base
-    for body in layouts:
-        starts.append(pc)
-        pc += 4 * len(body)
-    for b, body in enumerate(layouts):
-        pc = starts[b]
-        for item in body:
-            if item == "branch":
-                words[pc] = BRANCH
-                last = b == len(layouts) - 1
-                targets[pc] = starts[0] if last else starts[rng.randrange(len(layouts))]
-                taken[pc] = 1.0 if last else rng.random() * 0.6
-            elif isinstance(item, tuple):
-                words[pc] = _pi("beq", item[1], rs1=26, rs2=0, imm=8)
-                targets[pc], taken[pc] = pc + 8, rng.random()
-            else:
-                words[pc] = item
-            pc += 4
-    return Program(words, targets, taken, entry=base)
+    return _lay_out(rng, layouts, base)
 
 
 def recursion_program(depth: int, n_flags: int = 1) -> Program:
