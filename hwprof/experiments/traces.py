@@ -2,9 +2,11 @@
 
 Trace file format: gzip'd text, one tuple per line, two hexadecimal numbers
 ``<pc> <value>`` (source and destination superblock address, no ``0x``).
-Lines starting with ``#`` are comments. :func:`read_trace` returns the keys
-``(pc << 32) | value`` (:func:`hwprof.golden.hashing.pack_key` layout, 32-bit
-fields: both addresses are truncated to their low 32 bits).
+Lines starting with ``#`` are comments (the legacy format: the binary format of
+:mod:`hwprof.golden.tracefile` replaces it, and reads it as ``edge`` records).
+:func:`read_trace` returns the keys ``(pc << 32) | value``
+(:func:`hwprof.golden.hashing.pack_key` layout, 32-bit fields: both addresses
+are truncated to their low 32 bits) of either format.
 """
 
 from __future__ import annotations
@@ -17,13 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..golden.tracefile import EDGE, LOAD, TraceError, open_trace
+
 __all__ = ["TraceError", "read_trace", "write_trace", "capture", "WORKLOADS"]
 
 MASK32 = (1 << 32) - 1
-
-
-class TraceError(ValueError):
-    """A trace file is malformed or cannot be captured (one line for the user)."""
 
 
 def write_trace(path: Path, pcs, values, comment: str = "") -> None:
@@ -38,30 +38,21 @@ def write_trace(path: Path, pcs, values, comment: str = "") -> None:
 
 
 def read_trace(path: Path) -> np.ndarray:
-    """Keys ``(pc << 32) | value`` of a trace file; :class:`TraceError` if malformed."""
-    path = Path(path)
-    keys = []
-    try:
-        with gzip.open(path, "rt") as lines:
-            for number, line in enumerate(lines, 1):
-                if line.startswith("#") or not line.strip():
-                    continue
-                fields = line.split()
-                try:
-                    if len(fields) != 2:
-                        raise ValueError
-                    pc, value = int(fields[0], 16), int(fields[1], 16)
-                except ValueError:
-                    raise TraceError(
-                        f"{path}:{number}: expected two hex numbers '<pc> <value>', "
-                        f"got {line.strip()[:40]!r}"
-                    ) from None
-                keys.append(((pc & MASK32) << 32) | (value & MASK32))
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: not a readable gzip'd text trace ({exc})") from None
-    if not keys:
+    """Keys ``(pc << 32) | value`` of a trace file; :class:`TraceError` if malformed.
+
+    A legacy gzip'd text trace gives its edges ``<source, destination>``; a trace
+    of the binary format (:mod:`hwprof.golden.tracefile`) its edges if it holds
+    any, else its loads' ``<pc, value>``. Fields keep their low 32 bits.
+    """
+    with open_trace(path) as trace:
+        if trace.counts.get("edge"):
+            chunks = list(trace.keys(field="address", kinds=[EDGE]))
+        else:
+            chunks = list(trace.keys(field="value", kinds=[LOAD]))
+    keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
+    if not len(keys):
         raise TraceError(f"{path}: no tuples")
-    return np.array(keys, dtype=np.uint64)
+    return keys
 
 
 def _workload_inputs(name: str, seed: int, work: Path) -> list[str]:
