@@ -11,6 +11,13 @@ class NoPopHazard(DispatchFilter):
         return 0
 
 
+class NoOverflowTrap(DispatchFilter):
+    """A pushpf on a full stack raises nothing (and its push is lost)."""
+
+    def _full(self, sp, depth):
+        return 0
+
+
 class LockIgnored(ProfileFlagPredictor):
     """Entries are read (skipped) while still locked."""
 
