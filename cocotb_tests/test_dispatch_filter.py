@@ -5,8 +5,10 @@ its decode stage hands the filter the fetch-queue head (``valid``, ``insn``,
 ``pc``, ``pred_taken``) or a mis-prediction ``squash`` with a checkpoint. The same
 inputs drive the RTL and every output is compared with the golden filter's.
 Programs: the directed ones (paper Fig. 3 and 4, nested pushpf/poppf, stack
-overflow/underflow, mis-predictions inside a profile block, mis-fetches) and
-seeded random basic-block programs of ``HWPROF_INSTRUCTIONS`` instructions each.
+overflow/underflow and 12 nested frames through the trap handler's spill and
+fill, a block of profile types 0/1/0, mis-predictions inside a profile block,
+mis-fetches) and seeded random programs of ``HWPROF_INSTRUCTIONS`` instructions
+each (basic blocks; every second one with profile blocks that mix PI types).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from harness import check_equal, golden_params, param, seed, start_in_reset
 from hwprof.golden.frontend import FrontEnd, directed_programs
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
-           "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
+           "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
 
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:

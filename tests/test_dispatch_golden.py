@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from hwprof.golden.dispatch import DispatchConfig, DispatchFilter, Lane
+from hwprof.golden.dispatch import DispatchConfig, DispatchFilter, FlagStackSpill, Lane
 from hwprof.golden.isa_profile import (
     CTI_OPS,
     CUSTOM1,
@@ -157,14 +157,46 @@ def test_flag_misprediction_refetches_the_block():
     assert (out.take, out.drop, out.redirect) == (0b11, 0b01, 0)
 
 
-def test_stack_overflow_and_underflow_are_reported():
+def test_stack_overflow_is_a_precise_exception_of_its_lane():
     f = DispatchFilter(lanes=4, stack_depth=2)
     out = f.step(lanes(pci("setpf"), pci("pushpf"), pci("pushpf"), pci("pushpf")))
-    assert (out.overflow, f.sp) == (1, 2)
-    out = f.step(lanes(pci("resetpf"), pci("poppf"), NOP, pci("poppf")))
-    assert (out.underflow, f.flags, f.sp) == (0, 1, 0)
-    out = f.step(lanes(pci("poppf")))
-    assert (out.underflow, f.flags) == (1, 0)
+    # lane 3 faults: taken and dispatched (to carry the exception), nothing changed
+    assert (out.overflow, out.underflow, out.take, out.dispatch) == (0b1000, 0, 0b1111, 0b1000)
+    assert (f.sp, f.stack, f.flags, out.ckpt[3]) == (2, 0b11, 1, out.ckpt[2])
+    # decode halts behind it until the core's squash (the trap returning)
+    out = f.step(lanes(pi(), NOP, pc=0x110))
+    assert (out.halted, out.take, out.dispatch) == (1, 0, 0)
+    f.step(squash=1, restore=out.ckpt[0])
+    assert f.step(lanes(pi(), NOP, pc=0x110)).take == 0b11
+
+
+def test_stack_underflow_stops_decode_after_the_faulting_poppf():
+    f = DispatchFilter(lanes=4)
+    out = f.step(lanes(pci("setpf"), pci("poppf"), pi(), NOP))
+    assert (out.underflow, out.take, out.dispatch, f.flags, f.halted) == (0b10, 0b11, 0b10, 1, 1)
+
+
+def test_handler_spills_and_fills_like_an_unbounded_stack(seed):
+    """FlagStackSpill + the hardware stack = the runtime stack of the paper."""
+    rng = random.Random(seed)
+    for depth in (1, 2, 3, 8):
+        f = DispatchFilter(lanes=1, n_flags=2, stack_depth=depth)
+        handler = FlagStackSpill(f.config)
+        model: list[int] = []
+        for _ in range(400):
+            k = rng.randrange(2)
+            op = rng.choice(("setpf", "resetpf", "pushpf", "poppf", "pushpf"))
+            out = f.step(lanes(pci(op, k)))
+            if out.overflow or out.underflow:
+                cause = "overflow" if out.overflow else "underflow"
+                f.step(squash=1, restore=handler.handle(out.ckpt[0], cause, k))
+            if op == "pushpf":
+                model.append(f.flag(k))  # the flag did not change: pushed value
+            elif op == "poppf":
+                expected = model.pop() if model else 0
+                assert f.flag(k) == expected, f"seed {seed}, depth {depth}"
+            assert f.sp + len(handler.memory) == len(model), f"seed {seed}, depth {depth}"
+        assert handler.exceptions > 0
 
 
 def test_checkpoint_and_restore():

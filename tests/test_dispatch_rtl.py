@@ -11,10 +11,10 @@ from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode
 from hwprof.rtl.dispatch_filter import DispatchFilter
 from hwprof.synth import to_verilog
 from tests.frontend_replay import replay
-from tests.selective_dispatch_mutants import NoPopHazard
+from tests.selective_dispatch_mutants import NoOverflowTrap, NoPopHazard
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
-           "redirect_pc", "overflow", "underflow", "flags")  # fmt: skip
+           "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
 
 
 def random_steps(rng, config, cycles):
@@ -91,6 +91,16 @@ def test_checker_catches_a_filter_without_the_pop_hazard(seed):
     steps = [(s.lanes, s.squash, s.restore) for s in frontend.trace]
     mismatch = compare(NoPopHazard(**params), params, steps)
     assert mismatch is not None and mismatch[1]["take"] != mismatch[2]["take"]
+
+
+def test_checker_catches_a_filter_without_the_overflow_exception(seed):
+    params = {"lanes": 4, "stack_depth": 8}
+    program, rate = directed_programs()["recursion"]
+    frontend = FrontEnd(program, mispredict_rate=rate, seed=seed, **params)
+    frontend.run(600)
+    assert frontend.counts["pf_exception"] > 0
+    steps = [(s.lanes, s.squash, s.restore) for s in frontend.trace]
+    assert compare(NoOverflowTrap(**params), params, steps) is not None, f"seed {seed}"
 
 
 @pytest.mark.parametrize("params, error, message", [

@@ -3,18 +3,26 @@
 import random
 
 import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.data import ArrayLayout
+from amaranth.lib.wiring import In, Out
 
 from hwprof.golden.frontend import (
     FrontEnd,
+    PredictorStep,
     basic_block_program,
     directed_programs,
     fig3_basic_block,
+    mixed_type_program,
     stale_block_patches,
 )  # fmt: skip
+from hwprof.golden.isa_profile import NOP, Insn, encode
+from hwprof.golden.predictor import ProfileFlagPredictor as GoldenPredictor
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 from hwprof.synth import to_verilog
 from tests.frontend_replay import replay
-from tests.selective_dispatch_mutants import LockIgnored
+from tests.selective_dispatch_mutants import LockIgnored, UntypedLeaderRTL, ValidGatedOutputs
 
 TABLE = ("sets", "ways", "min_block", "length_check")
 
@@ -28,9 +36,15 @@ def trace(params, program, seed, instructions=3000, rate=0.05):
 
 
 def compare(dut, lanes, steps):
-    """Drive the recorded predictor steps; return the first mismatch or None."""
+    """Drive the recorded predictor steps; return the first mismatch or None.
+
+    The outputs of lanes that are not fetched mean nothing (they do not depend on
+    ``fetch_valid``): only fetched lanes are compared.
+    """
+    fetched = [0]
 
     def drive(ctx, st):
+        fetched[0] = len(st.fetch)
         fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
         update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
         ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
@@ -45,8 +59,11 @@ def compare(dut, lanes, steps):
         return (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
 
     def observe(ctx):
-        return (ctx.get(dut.skip), ctx.get(dut.not_taken),
-                [ctx.get(dut.follow[i]) for i in range(lanes)], ctx.get(dut.bits))
+        n = fetched[0]
+        mask = (1 << n) - 1
+        return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
+                [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
+                ctx.get(dut.bits))
 
     return replay(dut, steps, drive, observe)
 
@@ -67,7 +84,8 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
     assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
 
 
-@pytest.mark.parametrize("name", ["fig3_off", "fig4_off_misfetch", "nested_push_pop"])
+@pytest.mark.parametrize("name", ["fig3_off", "fig4_off_misfetch", "nested_push_pop",
+                                  "off_on_off", "recursion"])
 def test_rtl_matches_golden_on_directed_programs(name, seed):
     params = {"lanes": 4, "n_flags": 1}
     program, rate = directed_programs()[name]
@@ -85,6 +103,107 @@ def test_rtl_matches_golden_on_a_stale_block(length_check, seed):
     assert (frontend.counts["genuine_skipped"] > 0) != length_check, f"seed {seed}"
     steps = frontend.predictor_trace
     assert compare(ProfileFlagPredictor(**params), 4, steps) is None, f"seed {seed}"
+
+
+@pytest.mark.parametrize("params", [
+    {"lanes": 4, "n_flags": 3, "sets": 16, "ways": 2, "min_block": 1},
+    {"lanes": 2, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
+])  # fmt: skip
+def test_rtl_matches_golden_on_mixed_type_programs(params, seed):
+    """Profile blocks that mix PI types (issue 12): the leader register's type field."""
+    program = mixed_type_program(random.Random(seed), n_flags=params["n_flags"])
+    frontend = trace(params, program, seed)
+    assert frontend.counts["skips"] > 0 and frontend.counts["genuine_skipped"] == 0
+    dut = ProfileFlagPredictor(**params)
+    assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
+
+
+def test_checker_catches_an_rtl_leader_register_without_the_type(seed):
+    params = {"lanes": 4, "n_flags": 3, "sets": 16, "ways": 2, "min_block": 1}
+    program = mixed_type_program(random.Random(seed), n_flags=3)
+    frontend = trace(params, program, seed)
+    assert compare(UntypedLeaderRTL(**params), 4, frontend.predictor_trace) is not None
+
+
+def misaligned_steps(rng, lanes, cycles=400):
+    """Decode visits of blocks at 4-byte and 2-byte aligned leaders, and fetches of them."""
+    golden = GoldenPredictor(lanes=lanes, sets=8, min_block=1)
+    word = encode(Insn("pi", "lw", 0, rd=5, rs1=5))
+    leaders = [0x400, 0x402, 0x40A, 0x420, 0x422]
+    steps = []
+    queue = []
+    for _ in range(cycles):
+        if not queue:
+            leader = rng.choice(leaders)
+            flag = int(rng.random() < 0.2)
+            queue = [(word, leader + 4 * j, flag) for j in range(rng.randint(1, 4))]
+            queue.append((NOP, queue[-1][1] + 4, 0))
+        update, queue = queue[:lanes], queue[lanes:]
+        fetch = [(word, rng.choice(leaders)) for _ in range(rng.randint(0, lanes))]
+        out = golden.step(fetch=fetch, update=update)
+        steps.append(PredictorStep(fetch, update, 0, out))
+    assert any(out.skip for out in (s.out for s in steps))
+    return steps
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_rtl_matches_golden_on_misaligned_leaders(lanes, seed):
+    """Cores with 2-byte instructions: a PI at 4n + 2 is never learnt nor looked up."""
+    steps = misaligned_steps(random.Random(seed), lanes)
+    assert compare(ProfileFlagPredictor(lanes=lanes, sets=8, min_block=1), lanes, steps) \
+        is None, f"seed {seed}"
+
+
+class FetchUnit(wiring.Component):
+    """A fetch stage around the predictor: fetch_valid from skip/not_taken.
+
+    ``fetch_valid`` is a prefix up to the first lane that ends the fetch block (a
+    skip, or a transfer predicted taken that the prediction bit leaves taken),
+    found with a priority encoder whose index depends on every lane's outputs:
+    the integration of issue 12's combinational-loop hazard.
+    """
+
+    def __init__(self, predictor):
+        self.predictor = predictor
+        w, a = predictor.config.lanes, predictor.config.addr_width
+        super().__init__({"insn": In(ArrayLayout(32, w)), "pc": In(ArrayLayout(a, w)),
+                          "bp_taken": In(w), "fetch_valid": Out(w), "skip": Out(w)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.predictor = p = self.predictor
+        w = p.config.lanes
+        first = Signal(range(w + 1))
+        m.d.comb += first.eq(w)
+        for i in reversed(range(w)):
+            with m.If(p.skip[i] | (self.bp_taken[i] & ~p.not_taken[i])):
+                m.d.comb += first.eq(i)
+        for i in range(w):
+            m.d.comb += [p.fetch_insn[i].eq(self.insn[i]), p.fetch_pc[i].eq(self.pc[i]),
+                         self.fetch_valid[i].eq(i <= first)]  # fmt: skip
+        m.d.comb += [p.fetch_valid.eq(self.fetch_valid), self.skip.eq(p.skip)]
+        return m
+
+
+def logic_loops(component) -> str | None:
+    """Amaranth's netlist check (bit level) while generating Verilog: the cycle, or None."""
+    try:
+        to_verilog(component, "fetch_unit")
+    except Exception as error:  # amaranth.hdl._nir.CombinationalCycle (private class)
+        if type(error).__name__ != "CombinationalCycle":
+            raise
+        return str(error)
+    return None
+
+
+def test_fetch_valid_from_skip_forms_no_combinational_loop():
+    """skip/not_taken do not depend on fetch_valid: the fetch unit above is loop-free."""
+    assert logic_loops(FetchUnit(ProfileFlagPredictor(lanes=4, sets=4))) is None
+
+
+def test_loop_check_catches_valid_gated_outputs():
+    error = logic_loops(FetchUnit(ValidGatedOutputs(lanes=4, sets=4)))
+    assert error is not None and "fetch_valid" in error
 
 
 def test_checker_catches_a_predictor_that_ignores_the_lock(seed):

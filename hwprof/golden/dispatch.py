@@ -7,8 +7,15 @@ fetch queue, in program order, and for each one (paper, sec. III-B.1..B.4):
   decode slot but are not dispatched. ``pushpf k`` pushes flag ``k`` on the flag
   stack, ``poppf k`` pops the top into flag ``k`` (hwprof keeps the stack in the
   decode stage, ``stack_depth`` one-bit entries; these are not dispatched either).
-  A push on a full stack is discarded and reported on ``overflow``; a pop of an
-  empty stack resets the flag (profiling off) and is reported on ``underflow``.
+  The paper's pushpf/poppf use "the runtime stack", which has no bound: the
+  hardware stack is its top, and a ``pushpf`` on a full stack or a ``poppf`` on an
+  empty one is a *precise exception* (``overflow`` / ``underflow``, a lane mask):
+  the instruction changes nothing, is taken and dispatched to carry the exception
+  to commit, and decode stops behind it (``halted``) until the core's ``squash``.
+  At commit the core traps; the handler (:class:`FlagStackSpill`, docs/isa.md)
+  spills or fills through the ``pfstate`` view of the state, performs the
+  instruction and returns after it; the core writes the new state with
+  ``squash``/``restore``. Nothing is ever lost or overwritten.
 * Later lanes see earlier lanes' flag writes ("serial order of decode"), except
   the RAW hazard of sec. III-B.3: the popped value is available only in the next
   cycle, so an instruction that reads flag ``k`` (a PI of type ``k`` or ``pushpf k``)
@@ -37,7 +44,8 @@ from dataclasses import dataclass, field
 
 from .isa_profile import MAX_FLAGS, decode
 
-__all__ = ["DispatchConfig", "Lane", "DispatchOutputs", "DispatchFilter", "MAX_LANES"]
+__all__ = ["DispatchConfig", "Lane", "DispatchOutputs", "DispatchFilter", "FlagStackSpill",
+           "MAX_LANES"]
 
 MAX_LANES = 4
 MAX_STACK_DEPTH = 64
@@ -98,8 +106,9 @@ class DispatchOutputs:
     misfetch: int = 0  # ... because of a profile mis-fetch
     flag_mispredict: int = 0  # ... because of a profile-flag mis-prediction
     redirect_pc: int = 0
-    overflow: int = 0
-    underflow: int = 0
+    overflow: int = 0  # lane whose pushpf found the stack full (precise exception)
+    underflow: int = 0  # lane whose poppf found the stack empty (precise exception)
+    halted: int = 0  # (register) a stack exception waits for commit: decode takes nothing
     flags: int = 0  # the flag register at the start of the cycle
     ckpt: list[int] = field(default_factory=list)
 
@@ -119,6 +128,7 @@ class DispatchFilter:
         self.flags = 0
         self.stack = 0
         self.sp = 0
+        self.halted = 0
 
     def pack(self) -> int:
         c = self.config
@@ -139,22 +149,25 @@ class DispatchFilter:
 
     def step(self, lanes=(), squash=0, restore=0, reset=0) -> DispatchOutputs:
         c = self.config
-        out = DispatchOutputs(flags=self.flags)
+        out = DispatchOutputs(flags=self.flags, halted=self.halted)
         if reset:  # this cycle's outputs as usual, state cleared at the clock edge
             out = self.step(lanes, squash, restore)
             self.reset()
             return out
         if squash:
             self.unpack(restore)
+            self.halted = 0
             out.ckpt = [self.pack()] * c.lanes
             return out
         lanes = list(lanes) + [Lane()] * (c.lanes - len(lanes))
         popped = set()  # flags popped earlier this cycle
-        stopped = False
+        stopped = bool(self.halted)
         for i, lane in enumerate(lanes):
             if not stopped:
                 stopped = self._lane(i, lane, popped, out)
             out.ckpt.append(self.pack())
+        if out.overflow or out.underflow:
+            self.halted = 1
         return out
 
     def _lane(self, i, lane, popped, out) -> bool:
@@ -169,7 +182,9 @@ class DispatchFilter:
         out.take |= 1 << i
         fall_through = (lane.pc + 4) & ((1 << self.config.addr_width) - 1)
         if insn.kind == "pci":
-            self._control(insn.op, insn.k, popped, out)
+            if self._control(i, insn.op, insn.k, popped, out):
+                out.dispatch |= 1 << i  # carries the exception to commit
+                return True
             return False
         if insn.kind != "pi":
             out.dispatch |= 1 << i
@@ -188,25 +203,78 @@ class DispatchFilter:
             return True
         return False
 
-    def _control(self, op, k, popped, out) -> None:
+    def _control(self, i, op, k, popped, out) -> bool:
+        """Perform a PCI in lane ``i``; True when it raises a stack exception."""
         c = self.config
         if op in ("setpf", "resetpf"):
             self._write_flag(k, int(op == "setpf"))
         elif op == "pushpf":
-            if k >= c.n_flags:
-                return
-            if self.sp == c.stack_depth:
-                out.overflow = 1
-            else:
-                self.stack = self.stack & ~(1 << self.sp) | self.flag(k) << self.sp
-                self.sp += 1
+            if k < c.n_flags:
+                return self._push(i, k, out)
         else:  # poppf
             popped.add(k)
-            if k >= c.n_flags:
-                return
-            if self.sp == 0:
-                out.underflow = 1
-                self._write_flag(k, 0)
-            else:
-                self.sp -= 1
-                self._write_flag(k, self.stack >> self.sp & 1)
+            if k < c.n_flags:
+                return self._pop(i, k, out)
+        return False
+
+    def _push(self, i, k, out) -> bool:
+        """``pushpf k``: a full stack raises ``overflow`` and changes nothing."""
+        if self.sp == self.config.stack_depth:
+            out.overflow |= 1 << i
+            return True
+        self.stack = self.stack & ~(1 << self.sp) | self.flag(k) << self.sp
+        self.sp += 1
+        return False
+
+    def _pop(self, i, k, out) -> bool:
+        """``poppf k``: an empty stack raises ``underflow`` and changes nothing."""
+        if self.sp == 0:
+            out.underflow |= 1 << i
+            return True
+        self.sp -= 1
+        self._write_flag(k, self.stack >> self.sp & 1)
+        return False
+
+
+class FlagStackSpill:
+    """The software side of the flag stack: the trap handler and its spill area.
+
+    The hardware stack holds the top ``stack_depth`` entries of the runtime flag
+    stack; ``memory`` holds the rest (bottom first), as the handler's spill area
+    in memory would. ``handle(state, cause, k)`` is the handler of a ``pushpf k``
+    (``cause="overflow"``) or ``poppf k`` (``"underflow"``) exception: it reads the
+    ``pfstate`` view (``state``, the packed ``ckpt`` layout), spills the bottom
+    ``chunk`` entries to memory (overflow) or fills up to ``chunk`` entries back
+    (underflow), performs the instruction and returns the new state; the core
+    resumes after the instruction. A ``poppf`` with nothing left anywhere (more
+    pops than pushes) resets flag ``k`` (profiling off): the handler's policy.
+    ``chunk`` defaults to half the stack (at least 1).
+    """
+
+    def __init__(self, config: DispatchConfig, chunk: int | None = None):
+        self.config = config
+        self.chunk = chunk if chunk is not None else max(1, config.stack_depth // 2)
+        _int_in("chunk", self.chunk, 1, config.stack_depth)
+        self.memory: list[int] = []
+        self.exceptions = 0
+
+    def handle(self, state: int, cause: str, k: int) -> int:
+        c = self.config
+        model = DispatchFilter(lanes=1, n_flags=c.n_flags, stack_depth=c.stack_depth,
+                               addr_width=c.addr_width)  # fmt: skip
+        model.unpack(state)
+        entries = [model.stack >> j & 1 for j in range(model.sp)]  # bottom first
+        self.exceptions += 1
+        if cause == "overflow":
+            self.memory += entries[: self.chunk]
+            entries = entries[self.chunk:] + [model.flag(k)]
+        elif cause == "underflow":
+            n = min(self.chunk, len(self.memory))
+            entries = self.memory[len(self.memory) - n:]
+            del self.memory[len(self.memory) - n:]
+            model._write_flag(k, entries.pop() if entries else 0)
+        else:
+            raise ValueError(f"cause must be 'overflow' or 'underflow', not {cause!r}")
+        model.stack = sum(bit << j for j, bit in enumerate(entries))
+        model.sp = len(entries)
+        return model.pack()

@@ -26,6 +26,16 @@ Pipeline (paper sec. III-B, Table I for the shape):
   successor was wrong resolves ``resolve_latency`` cycles after dispatch: the
   queue is flushed, the filter gets ``squash`` with the branch's checkpoint, and
   fetch restarts on the correct path the next cycle.
+* **Flag-stack exceptions.** A ``pushpf``/``poppf`` that overflows/underflows the
+  hardware stack is dispatched with its exception and decode halts behind it; it
+  commits ``resolve_latency`` cycles later (unless an older branch squashes it
+  first): the trap handler (:class:`~hwprof.golden.dispatch.FlagStackSpill`)
+  spills or fills, performs the instruction, and the new state is written with
+  ``squash``/``restore``; decode resumes with the next instruction, which is
+  still in the fetch queue (the model keeps the queue instead of refetching the
+  same words after the handler returns: the handler's own instructions and the
+  refetch are not timed). The oracle runs the same handler, so the architecture
+  has an unbounded flag stack.
 """
 
 from __future__ import annotations
@@ -34,14 +44,15 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from .dispatch import DispatchFilter, Lane
+from .dispatch import DispatchFilter, FlagStackSpill, Lane
 from .isa_profile import NOP, Insn, decode, decode_pflen, encode, encode_pflen
 from .predictor import PredictorOutputs, ProfileFlagPredictor
 
 __all__ = [
     "Program", "FrontEnd", "CycleRecord", "FilterStep", "BRANCH", "basic_block_program",
     "fig3_basic_block", "fig4_call_graph", "nested_push_pop", "overflow_program",
-    "directed_programs", "stale_block_patches",
+    "directed_programs", "stale_block_patches", "mixed_type_program", "recursion_program",
+    "off_on_off_program",
 ]
 
 BRANCH = 0x00000063  # an ordinary conditional branch word (beq x0, x0, 0)
@@ -110,20 +121,30 @@ class _Oracle:
     def __init__(self, program: Program, params: dict, rng: random.Random):
         self.program = program
         self.state = DispatchFilter(**params)
+        self.spill = FlagStackSpill(self.state.config)
         self.rng = rng
         self.pc = program.entry
         self.retired = 0
         self.log: list[tuple[int, bool]] = []  # (pc, dispatched) in program order
+        #: direction of every executed control transfer, per address, in order
+        #: (the branch outcomes an independent reference replays)
+        self.outcomes: dict[int, list[int]] = {}
 
     def execute(self) -> tuple[int, int, bool]:
         """Execute the instruction at ``pc``: ``(pc, direction, executed_transfer)``."""
         pc = self.pc
         word = self.program.word(pc)
         out = self.state.step([Lane(1, word, pc)])
+        if out.overflow or out.underflow:  # the trap handler, at once
+            cause = "overflow" if out.overflow else "underflow"
+            new = self.spill.handle(out.ckpt[0], cause, decode(word).k)
+            self.state.step(squash=1, restore=new)
         direction = 0
         if pc in self.program.targets:
             direction = int(self.rng.random() < self.program.taken.get(pc, 1.0))
         transfer = bool(out.dispatch) and pc in self.program.targets
+        if transfer:
+            self.outcomes.setdefault(pc, []).append(direction)
         self.pc = self.program.targets[pc] if transfer and direction else pc + 4
         self.retired += 1
         self.log.append((pc, bool(out.dispatch)))
@@ -161,6 +182,7 @@ class FrontEnd:
         params = dict(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
                       addr_width=addr_width)  # fmt: skip
         self.filter = DispatchFilter(**params)
+        self.spill = FlagStackSpill(self.filter.config)  # the core's trap handler
         self.lanes = lanes
         self.queue_size = queue_size
         self.resolve_latency = resolve_latency
@@ -172,7 +194,9 @@ class FrontEnd:
         self.fetch_pc = program.entry
         self.last_fetch_pc = None  # address of the last word fetched
         self.on_path = True
-        self.inflight: deque[tuple[int, int, int]] = deque()  # (resolve cycle, ckpt, next pc)
+        #: (resolve cycle, ckpt, next pc, trap): a mispredicted branch, or a flag-stack
+        #: exception (trap = (cause, k)) reaching commit
+        self.inflight: deque[tuple[int, int, int, tuple | None]] = deque()
         self.cycle = 0
         self.trace: list[FilterStep] = []
         self.predictor = None
@@ -190,7 +214,7 @@ class FrontEnd:
                        "dispatched": 0, "pi_dispatched": 0, "dropped": 0, "squashed": 0,
                        "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0,
                        "skips": 0, "skipped": 0, "pi_skipped": 0, "genuine_skipped": 0,
-                       "path_pi": 0}  # fmt: skip
+                       "path_pi": 0, "pf_exception": 0}  # fmt: skip
 
     # ------------------------------------------------------------------ fetch
     def _fetch(self, rec: CycleRecord) -> None:
@@ -214,8 +238,7 @@ class FrontEnd:
                 pred, next_pc = int(self.rng.random() < 0.5), 0
             pred &= int(transfer)
             skip = bool(lookup and lookup.skip)
-            if lookup and (lookup.not_taken or skip):
-                pred = 0  # prediction-bit rule; a skip overrides branch prediction
+            pred = self._predict(pred, lookup)
             fetched_next = lookup.follow if skip else self.program.targets[pc] if pred else pc + 4
             if skip:
                 self.counts["skips"] += 1
@@ -239,20 +262,37 @@ class FrontEnd:
             if pred or skip:
                 return
 
+    @staticmethod
+    def _predict(pred: int, lookup) -> int:
+        """The branch prediction of a fetched lane after the profile-flag predictor.
+
+        Prediction-bit rule (sec. III-B.2): a PI transfer whose bit is off is
+        predicted not taken; a skip overrides branch prediction when the leader is
+        a control transfer (sec. IV-A): fetch goes to the block follow.
+        """
+        if lookup and (lookup.not_taken or lookup.skip):
+            return 0
+        return pred
+
     # ----------------------------------------------------------------- cycle
     def step(self) -> CycleRecord:
         rec = CycleRecord()
-        squash, restore, squash_pc = 0, 0, 0
+        squash, restore, squash_pc, trap = 0, 0, 0, None
         if self.inflight and self.inflight[0][0] == self.cycle:
-            _, restore, squash_pc = self.inflight.popleft()
+            _, restore, squash_pc, trap = self.inflight.popleft()
             squash = 1
+            if trap is not None:  # the handler runs at commit; pfstate written back
+                restore = self.spill.handle(restore, *trap)
         head = list(self.queue)[: self.lanes]
         lanes = [Lane(1, e.word, e.pc, e.pred_taken, e.skipped) for e in head]
         out = self.filter.step(lanes, squash=squash, restore=restore)
         self.trace.append(FilterStep(lanes, squash, restore, out))
         redirect = None
         update = []
-        if squash:
+        if trap is not None:  # decode resumes after the instruction, queue kept
+            rec.cause = "pf_exception"
+            self.counts["pf_exception"] += 1
+        elif squash:
             self.inflight.clear()
             redirect, rec.cause, self.on_path = squash_pc, "branch", True
             self.counts["branch_mispredict"] += 1
@@ -279,7 +319,11 @@ class FrontEnd:
                         wrong = e.on_path and out.redirect_pc != e.next_pc
                     if wrong and e.pc in self.program.targets:
                         self.inflight.append(
-                            (self.cycle + self.resolve_latency, out.ckpt[i], e.next_pc))
+                            (self.cycle + self.resolve_latency, out.ckpt[i], e.next_pc, None))
+                    if (out.overflow | out.underflow) >> i & 1:
+                        cause = "overflow" if out.overflow >> i & 1 else "underflow"
+                        self.inflight.append((self.cycle + self.resolve_latency, out.ckpt[i],
+                                              0, (cause, decode(e.word).k)))  # fmt: skip
                 if out.drop >> i & 1:
                     rec.dropped.append(e.pc)
                     self.counts["dropped"] += 1
@@ -361,8 +405,6 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
     (the last block jumps back to the first). ``pflen``: each profile block is
     preceded by its appendix A.2 length hint.
     """
-    words, targets, taken = {}, {}, {}
-    starts = [0] * blocks
     layouts = []
     for _ in range(blocks):
         k = rng.randrange(n_flags)
@@ -389,19 +431,28 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
         body += [NOP] * rng.randint(1, 6)
         body.append("branch")
         layouts.append(body)
-    pc = base
-    for b, body in enumerate(layouts):
-        starts[b] = pc
+    return _lay_out(rng, layouts, base)
+
+
+def _lay_out(rng: random.Random, layouts: list[list], base: int) -> Program:
+    """Place basic blocks at ``base``: words, ``("over", k)`` = ``beq/b k`` to ``pc + 8``
+    (taken with a random probability), ``"branch"`` = a branch to a random block
+    (taken with probability < 0.6; the last block's goes back to the first)."""
+    words, targets, taken = {}, {}, {}
+    starts, pc = [], base
+    for body in layouts:
+        starts.append(pc)
         pc += 4 * len(body)
     for b, body in enumerate(layouts):
         pc = starts[b]
         for item in body:
             if item == "branch":
                 words[pc] = BRANCH
-                if b == blocks - 1:
+                if b == len(layouts) - 1:
                     targets[pc], taken[pc] = starts[0], 1.0
                 else:
-                    targets[pc], taken[pc] = starts[rng.randrange(blocks)], rng.random() * 0.6
+                    targets[pc] = starts[rng.randrange(len(layouts))]
+                    taken[pc] = rng.random() * 0.6
             elif isinstance(item, tuple):
                 words[pc] = _pi("beq", item[1], rs1=26, rs2=0, imm=8)
                 targets[pc], taken[pc] = pc + 8, rng.random()
@@ -409,6 +460,90 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
                 words[pc] = item
             pc += 4
     return Program(words, targets, taken, entry=base)
+
+
+def mixed_type_program(rng: random.Random, *, blocks=24, n_flags=3, pi_branch_rate=0.15,
+                       base=0x1000) -> Program:
+    """A random loop whose profile blocks mix PI types (paper sec. V, several profiles).
+
+    Each basic block: 0..3 PCIs on random flags (``setpf``/``resetpf``, or a
+    ``pushpf k; setpf|resetpf k`` scope closed by ``poppf k`` after the PIs); a run
+    of 1..12 PIs whose types change in runs of 1..4 (a type ``n_flags``, which
+    names no flag, now and then); some PIs are ``beq/b`` over the next PI, and some
+    ``beq/b k`` jump over an ordinary instruction to a PI of the same type ``k``;
+    1..4 ordinary instructions; a conditional branch to a random block.
+    """
+    layouts = []
+    for _ in range(blocks):
+        body: list = []
+        scopes = []
+        for _ in range(rng.randrange(4)):
+            k = rng.randrange(n_flags)
+            if rng.random() < 0.3:
+                body.append(_pci("pushpf", k))
+                scopes.append(k)
+            body.append(_pci(rng.choice(("setpf", "resetpf")), k))
+        length = rng.randint(1, 12)
+        k, run, j = 0, 0, 0
+        while j < length:
+            if run == 0:
+                k, run = rng.randrange(n_flags + 1), rng.randint(1, 4)
+            r = rng.random()
+            if j + 2 < length and r < pi_branch_rate:
+                body.append(("over", k))  # beq/b over the next PI
+                j += 1
+            elif j + 3 < length and r < 2 * pi_branch_rate:
+                body += [("over", k), NOP, _pi("addi", k, rd=26, rs1=26, imm=2)]
+                j += 3
+            else:
+                op = rng.choice(("lw", "addi", "sw", "lui"))
+                body.append(_pi(op, k, rd=26 if op != "sw" else 0, rs1=26 if op != "lui" else 0,
+                                rs2=26 if op == "sw" else 0, imm=4 * (j % 16)))  # fmt: skip
+                j += 1
+            run -= 1
+        for k in reversed(scopes):
+            body.append(_pci("poppf", k))
+        body += [NOP] * rng.randint(1, 4)
+        body.append("branch")
+        layouts.append(body)
+    return _lay_out(rng, layouts, base)
+
+
+def recursion_program(depth: int, n_flags: int = 1) -> Program:
+    """``depth`` nested instrumented frames (unrolled recursion), called in a loop.
+
+    Frame ``i`` (profile type ``k = i % n_flags``): ``pushpf k``; ``setpf k`` for odd
+    ``i``, ``resetpf k`` for even ``i`` (so every frame differs from its caller);
+    a PI of type ``k``; the call of frame ``i + 1``; after it returns, PIs of every
+    type (each executes iff the caller's flags were restored); ``poppf k``; return.
+    With ``depth`` greater than the hardware stack, the pushes overflow and the
+    pops underflow: only the trap handler's spill and fill keep the flags right.
+    """
+    a = _Asm()
+    a.label("main")
+    for k in range(n_flags):
+        a.emit(_pci("setpf", k))
+    a.emit(BRANCH, ("f", 0))
+    a.label(("ret", -1))
+    for k in range(n_flags):
+        a.emit(_pi("lw", k, rd=5, rs1=5, imm=4 * k))
+    a.emit(BRANCH, "main")
+    for i in range(depth):
+        k = i % n_flags
+        a.label(("f", i))
+        a.emit(NOP)  # prologue
+        a.emit(_pci("pushpf", k))
+        a.emit(_pci("setpf" if i % 2 else "resetpf", k))
+        a.emit(_pi("addi", k, rd=6, rs1=6, imm=i))
+        if i + 1 < depth:
+            a.emit(BRANCH, ("f", i + 1))  # call
+            a.label(("ret", i))
+        for t in range(n_flags):
+            a.emit(_pi("lw", t, rd=7, rs1=7, imm=4 * t))
+        a.emit(_pci("poppf", k))
+        a.emit(NOP)  # epilogue
+        a.emit(BRANCH, ("ret", i - 1))  # return
+    return a.program()
 
 
 class _Asm:
@@ -431,7 +566,7 @@ class _Asm:
             pc = self.base + 4 * i
             words[pc] = word
             if target is not None:
-                targets[pc] = self.labels[target] if isinstance(target, str) else target
+                targets[pc] = target if isinstance(target, int) else self.labels[target]
                 taken[pc] = p
         return Program(words, targets, taken, entry=self.base)
 
@@ -526,7 +661,8 @@ def nested_push_pop(k: int = 0) -> Program:
 
 
 def overflow_program(depth: int, k: int = 0) -> Program:
-    """``depth + 1`` pushes then as many pops, in a loop: one overflow, one underflow."""
+    """``depth + 1`` pushes then as many pops, in a loop: an overflow, then an underflow
+    when the pops reach what the trap handler spilled."""
     a = _Asm()
     a.label("top")
     a.emit(_pci("setpf", k))
@@ -535,6 +671,25 @@ def overflow_program(depth: int, k: int = 0) -> Program:
     for _ in range(depth + 1):
         a.emit(_pci("poppf", k))
         a.emit(_pi("lw", k, rd=5, rs1=5, imm=0))
+    a.emit(BRANCH, "top")
+    return a.program()
+
+
+def off_on_off_program() -> Program:
+    """Fig. 3's loop with one profile block of types 0, 1, 0 (flag 0 off, flag 1 on).
+
+    The case of issue 12: a block learnt as one run of PIs ends with the flag of
+    its last PI (off), so fetch would skip it whole, the type-1 PIs included, and
+    the leader (type 0, off) would not report a mis-prediction.
+    """
+    a = _Asm()
+    a.label("top")
+    a.emit(_pci("resetpf", 0))
+    a.emit(_pci("setpf", 1))
+    for k in (0, 0, 0, 0, 1, 1, 0, 0, 0, 0):
+        a.emit(_pi("addi", k, rd=26, rs1=26, imm=1))
+    a.emit(NOP)
+    a.emit(NOP)
     a.emit(BRANCH, "top")
     return a.program()
 
@@ -564,4 +719,6 @@ def directed_programs(stack_depth: int = 8) -> dict[str, tuple[Program, float]]:
         "fig4_on": (fig4_call_graph(True), 0.1),
         "nested_push_pop": (nested_push_pop(), 0.2),
         "overflow": (overflow_program(stack_depth), 0.0),
+        "recursion": (recursion_program(stack_depth + 4), 0.05),
+        "off_on_off": (off_on_off_program(), 0.05),
     }

@@ -46,6 +46,7 @@ nothing (decode bandwidth only).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "CUSTOM1",
@@ -175,8 +176,12 @@ def decode_pflen(word: int) -> int | None:
     return word >> 20 if word & PFLEN_MASK == PFLEN_MATCH else None
 
 
+@lru_cache(maxsize=1 << 16)
 def decode(word: int) -> Insn:
-    """Decode a 32-bit word; anything that is not a PCI or PI is ``kind="other"``."""
+    """Decode a 32-bit word; anything that is not a PCI or PI is ``kind="other"``.
+
+    Cached: a pure function of the word, returning a frozen :class:`Insn`.
+    """
     opcode = word & 0x7F
     funct3 = word >> 12 & 7
     if opcode == CUSTOM1 and word & PCI_MASK == CUSTOM1:

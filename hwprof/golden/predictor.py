@@ -15,13 +15,25 @@ Fetch side, per fetched instruction (lanes in program order):
 
 Decode side, per decoded instruction (``update`` lanes, in order):
 
-* The **leader address register**: an instruction that is not a PI clears it; a
-  PI that finds it clear becomes the leader.
+* The **leader address register** holds the leader's address and its profile
+  type. An instruction that is not a PI (ordinary or PCI) clears it; a PI that
+  finds it clear, *or holding another profile type*, becomes the leader. So a
+  profile block is a run of PIs of one type: all of them see the same flag (only
+  a PCI, which ends the block, changes a flag), and the leader's flag, checked at
+  decode (appendix A.1), stands for the whole block. The paper studies one type
+  at a time (sec. V); with several, a block of types off/on/off led by an "off"
+  PI would otherwise be skipped whole, "on" PI included.
 * For every PI, the table is indexed with the leader address. No entry: create
   one only if the flag is off (tag, ``follow = leader + 4``, prediction 0, lock 1).
-  Entry found: while locked, ``follow := pc + 4`` if that is larger; the lock is
-  cleared when ``pc`` is the leader itself (the leader is seen again, so the whole
-  block has been seen once); the prediction bit := the flag.
+  Entry found: while locked, an *ignored* PI (flag off) sets ``follow := pc + 4``
+  if that is larger (an ignored PI never transfers control, so ``[leader,
+  follow)`` is exactly the static run of PIs; a dispatched PI branch could jump
+  over ordinary instructions); the lock is cleared when ``pc`` is the leader
+  itself (the leader is seen again, so the whole block has been seen once); the
+  prediction bit := the flag.
+* Leaders must be 4-byte aligned: on a core with 2-byte instructions a PI at
+  ``4n + 2`` is never looked up and never gets an entry (its block is fetched and
+  filtered as usual), so word-address tags and follows are never ambiguous.
 * Table: ``sets`` x ``ways`` (``ways`` 1 or 2), index = word address bits, tag = the
   rest; a new entry goes to an invalid way, else to the least recently updated one
   (one LRU bit per set).
@@ -153,6 +165,7 @@ class ProfileFlagPredictor:
         self.bits = 0
         self.leader = 0
         self.leader_valid = 0
+        self.leader_k = 0  # profile type of the leader
         self._bits = 0
         self.fetch_declared = None  # pflen length of the last fetched instruction
         self.decode_declared = None  # ... of the last decoded instruction
@@ -185,7 +198,7 @@ class ProfileFlagPredictor:
             out.not_taken = 1
         if d.kind == "pci" and d.op in ("setpf", "resetpf") and d.k < c.n_flags:
             self._bits = self._bits & ~(1 << d.k) | int(d.op == "setpf") << d.k
-        if d.is_pi:
+        if d.is_pi and self._aligned(pc):
             word, index, tag = self._split(pc)
             way = self._find(index, tag)
             if way is not None:
@@ -208,18 +221,40 @@ class ProfileFlagPredictor:
         row_leader = None
         for insn, pc, flag in update:
             declared, self.decode_declared = self.decode_declared, decode_pflen(insn)
-            if not decode(insn).is_pi:
+            d = decode(insn)
+            if self._clears_leader(d):
                 self.leader_valid = 0
                 continue
-            if not self.leader_valid:
-                self.leader, self.leader_valid = pc, 1
+            if self._new_leader(d):
+                self.leader, self.leader_valid, self.leader_k = pc, 1, d.k
             if row_leader is None:
                 row_leader = self.leader
             if self.leader == row_leader:
                 self._update(pc, self.leader, flag, declared)
 
+    @staticmethod
+    def _aligned(pc: int) -> bool:
+        """Leaders are 4-byte aligned (word-address tags and follows)."""
+        return pc & 3 == 0
+
+    def _new_leader(self, d) -> bool:
+        """A PI leads a block when the register is clear or holds another type."""
+        return not self.leader_valid or d.k != self.leader_k
+
+    @staticmethod
+    def _clears_leader(d) -> bool:
+        """Any instruction but a PI ends the block (sec. IV-A; PCIs included)."""
+        return not d.is_pi
+
+    @staticmethod
+    def _grows(entry, word: int, flag: int) -> bool:
+        """``follow := word + 1`` only while locked, from an ignored PI, if larger."""
+        return bool(entry.lock) and not flag and word > entry.follow
+
     def _update(self, pc: int, leader: int, flag: int, declared=None) -> None:
         c = self.config
+        if not self._aligned(leader):
+            return
         mask = (1 << c.word_bits) - 1
         word = pc >> 2 & mask
         lword, index, tag = self._split(leader)
@@ -234,7 +269,7 @@ class ProfileFlagPredictor:
             self.mru[index] = way
             return
         entry = self.table[index][way]
-        if entry.lock and (word + 1) & mask > entry.follow:
+        if self._grows(entry, (word + 1) & mask, flag):
             entry.follow = (word + 1) & mask
         if word == lword:
             stale = (c.length_check and declared is not None

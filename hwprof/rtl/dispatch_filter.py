@@ -69,7 +69,8 @@ class DispatchFilter(wiring.Component):
     pc : In(ArrayLayout(addr_width, lanes))
         Their addresses.
     squash : In(1)
-        Mis-prediction squash: decode nothing, load ``restore`` into the flag state.
+        Mis-prediction squash or trap return: decode nothing, load ``restore`` into
+        the flag state, end ``halted``.
     restore : In(n_flags + stack_depth + sp_width)
         The checkpoint to restore (``ckpt`` of the mispredicted branch).
     take, dispatch, drop : Out(lanes)
@@ -80,8 +81,13 @@ class DispatchFilter(wiring.Component):
         Squash the fetch queue and fetch from ``redirect_pc``; the cause.
     redirect_pc : Out(addr_width)
         Fall-through of the redirecting lane (0 without a redirect).
-    overflow, underflow : Out(1)
-        A pushpf on a full stack was discarded / a poppf on an empty stack reset its flag.
+    overflow, underflow : Out(lanes)
+        Precise flag-stack exceptions: lane ``i``'s pushpf found the stack full /
+        its poppf found it empty. The instruction changes nothing, is taken and
+        dispatched (it carries the exception to commit) and decode stops behind it.
+    halted : Out(1)
+        A stack exception is waiting for commit: decode takes nothing until ``squash``
+        (the core's trap writes the handler's state through ``restore``).
     flags : Out(n_flags)
         The profile flag register.
     ckpt : Out(ArrayLayout(n_flags + stack_depth + sp_width, lanes))
@@ -117,8 +123,9 @@ class DispatchFilter(wiring.Component):
             "misfetch": Out(1),
             "flag_mispredict": Out(1),
             "redirect_pc": Out(config.addr_width),
-            "overflow": Out(1),
-            "underflow": Out(1),
+            "overflow": Out(w),
+            "underflow": Out(w),
+            "halted": Out(1),
             "flags": Out(config.n_flags),
             "ckpt": Out(ArrayLayout(config.ckpt_width, w)),
         })  # fmt: skip
@@ -134,7 +141,8 @@ class DispatchFilter(wiring.Component):
         flags = Signal(n)
         stack = Signal(depth)
         sp = Signal(c.sp_width)
-        m.d.comb += self.flags.eq(flags)
+        halted = Signal()
+        m.d.comb += [self.flags.eq(flags), self.halted.eq(halted)]
 
         # Chain start: the registers, or the restored checkpoint on a squash.
         r_sp = self.restore[n + depth:]
@@ -143,7 +151,7 @@ class DispatchFilter(wiring.Component):
         if (1 << c.sp_width) - 1 > depth:  # an out-of-range restored pointer is clamped
             r_sp = Mux(r_sp > depth, depth, r_sp)
         cur_sp = Mux(self.squash, r_sp, sp)
-        stopped = self.squash
+        stopped = self.squash | halted
         popped = Const(0, MAX_FLAGS)
         for i in range(c.lanes):
             word = self.insn[i]
@@ -179,8 +187,9 @@ class DispatchFilter(wiring.Component):
                             m.d.comb += fl.eq(cur_flags & ~mask_n)
                         with m.Elif(op == 2):
                             with m.If(exists):
-                                with m.If(cur_sp == depth):
-                                    m.d.comb += self.overflow.eq(1)
+                                with m.If(self._full(cur_sp, depth)):
+                                    m.d.comb += [self.overflow[i].eq(1), self.dispatch[i].eq(1),
+                                                 stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
                                     m.d.comb += [
                                         st.eq(Mux(fbit, cur_stack | sp_mask,
@@ -191,8 +200,8 @@ class DispatchFilter(wiring.Component):
                             m.d.comb += pop_o.eq(popped | onehot)
                             with m.If(exists):
                                 with m.If(cur_sp == 0):
-                                    m.d.comb += [self.underflow.eq(1),
-                                                 fl.eq(cur_flags & ~mask_n)]  # fmt: skip
+                                    m.d.comb += [self.underflow[i].eq(1), self.dispatch[i].eq(1),
+                                                 stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
                                     bit = cur_stack.bit_select(top, 1)
                                     m.d.comb += [
@@ -218,4 +227,12 @@ class DispatchFilter(wiring.Component):
             m.d.comb += self.ckpt[i].eq(Cat(fl, st, sp_o))
             cur_flags, cur_stack, cur_sp, popped, stopped = fl, st, sp_o, pop_o, stop_o
         m.d.sync += [flags.eq(cur_flags), stack.eq(cur_stack), sp.eq(cur_sp)]
+        with m.If(self.squash):
+            m.d.sync += halted.eq(0)
+        with m.Elif(self.overflow.any() | self.underflow.any()):
+            m.d.sync += halted.eq(1)
         return m
+
+    def _full(self, sp, depth):
+        """A pushpf faults (instead of writing) when the stack pointer is at the depth."""
+        return sp == depth

@@ -55,6 +55,13 @@ class ProfileFlagPredictor(wiring.Component):
         Block follow address (0 unless ``skip``).
     not_taken : Out(lanes)
         Lane ``i`` is a PI transfer whose prediction bit is off.
+
+    ``skip``, ``follow`` and ``not_taken`` of lane ``i`` are computed as if lanes
+    ``0..i`` were fetched and do not depend on ``fetch_valid`` at all (their value
+    for a lane that is not fetched means nothing): the fetch unit may compute
+    ``fetch_valid`` from them (stop after a skip or a predicted-taken transfer)
+    without a combinational loop. ``fetch_valid`` only selects the prediction bits
+    and ``pflen`` state written at the clock edge.
     bits : Out(n_flags)
         The prediction bits.
     upd_valid : In(lanes)
@@ -111,6 +118,22 @@ class ProfileFlagPredictor(wiring.Component):
             return Const(1)
         return declared_valid & (length == declared)
 
+    def _output_gate(self, lane_valid):
+        """Fetch outputs do not depend on ``fetch_valid`` (see ``elaborate``)."""
+        return Const(1)
+
+    def _aligned(self, pc):
+        """Leaders are 4-byte aligned (a PI at 4n + 2 is never looked up nor learnt)."""
+        return ~pc[0:2].any()
+
+    def _grows(self, entry, nxt_word, flag):
+        """``follow`` grows only while locked, from an ignored PI, if larger."""
+        return entry.lock & ~flag & (nxt_word > entry.follow)
+
+    def _new_leader(self, leader_valid, leader_k, k):
+        """A PI leads a block when the register is clear or holds another type."""
+        return ~leader_valid | (k != leader_k)
+
     def _readable(self, entry):
         """A hit may skip: predicted ignored and unlocked (sec. IV-A)."""
         return ~entry.pred & ~entry.lock
@@ -125,37 +148,46 @@ class ProfileFlagPredictor(wiring.Component):
         bits = Signal(c.n_flags)
         leader = Signal(c.addr_width)
         leader_valid = Signal()
+        leader_k = Signal(3)  # profile type of the leader
         m.d.comb += self.bits.eq(bits)
         word_mask = (1 << c.word_bits) - 1
 
         # ------------------------------------------------------------- fetch
+        # The outputs of lane i are computed as if lanes 0..i were fetched (valid is
+        # a prefix): they never depend on fetch_valid, so an integrator may compute
+        # fetch_valid from skip/not_taken (no combinational loop); fetch_valid only
+        # chooses the state (prediction bits, pflen) written at the clock edge.
         cur_bits = bits
         # appendix A.2: the pflen length of the previous fetched / decoded instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
         decode_decl, decode_decl_valid = Signal(12), Signal()
         cur_decl, cur_decl_valid = fetch_decl, fetch_decl_valid
+        state_bits, state_decl, state_decl_valid = bits, fetch_decl, fetch_decl_valid
         for i in range(c.lanes):
             pc, insn, lane_valid = self.fetch_pc[i], self.fetch_insn[i], self.fetch_valid[i]
+            out_on = self._output_gate(lane_valid)
             is_pci, op, is_pi, is_cti, k = decode_fields(m, insn, f"fetch{i}")
             bit = Signal(name=f"fetch{i}_bit")
             ext = cur_bits if c.n_flags == 8 else Cat(cur_bits, Const(0, 8 - c.n_flags))
             m.d.comb += bit.eq(ext.bit_select(k, 1))
-            m.d.comb += self.not_taken[i].eq(lane_valid & is_cti & ~bit)
+            m.d.comb += self.not_taken[i].eq(out_on & is_cti & ~bit)
             nxt = Signal(c.n_flags, name=f"fetch{i}_bits")
             onehot = (Const(1, 8) << k)[:c.n_flags]
             m.d.comb += nxt.eq(cur_bits)
-            with m.If(lane_valid & is_pci & (op == 0)):
+            with m.If(is_pci & (op == 0)):
                 m.d.comb += nxt.eq(cur_bits | onehot)
-            with m.If(lane_valid & is_pci & (op == 1)):
+            with m.If(is_pci & (op == 1)):
                 m.d.comb += nxt.eq(cur_bits & ~onehot)
             cur_bits = nxt
             lane_decl, lane_decl_valid = cur_decl, cur_decl_valid
             is_pflen = (insn & PFLEN_MASK) == PFLEN_MATCH
-            nxt_decl, nxt_decl_valid = Signal(12, name=f"fetch{i}_decl"), Signal(
-                name=f"fetch{i}_decl_valid")
-            m.d.comb += [nxt_decl.eq(Mux(lane_valid, insn[20:32], cur_decl)),
-                         nxt_decl_valid.eq(Mux(lane_valid, is_pflen, cur_decl_valid))]
-            cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
+            cur_decl, cur_decl_valid = insn[20:32], is_pflen
+            st_bits, st_decl, st_decl_valid = Signal(c.n_flags, name=f"fetch{i}_st_bits"), \
+                Signal(12, name=f"fetch{i}_st_decl"), Signal(name=f"fetch{i}_st_decl_valid")
+            m.d.comb += [st_bits.eq(Mux(lane_valid, nxt, state_bits)),
+                         st_decl.eq(Mux(lane_valid, cur_decl, state_decl)),
+                         st_decl_valid.eq(Mux(lane_valid, cur_decl_valid, state_decl_valid))]
+            state_bits, state_decl, state_decl_valid = st_bits, st_decl, st_decl_valid
 
             port = table.read_port(domain="comb")
             word, index, tag = self._split(pc)
@@ -169,31 +201,32 @@ class ProfileFlagPredictor(wiring.Component):
             entry = port.data[hit_way] if c.ways > 1 else port.data[0]
             length = Signal(c.word_bits, name=f"fetch{i}_length")
             m.d.comb += length.eq(entry.follow - word)
-            with m.If(lane_valid & is_pi & hit & self._readable(entry)
+            with m.If(out_on & is_pi & self._aligned(pc) & hit & self._readable(entry)
                       & (length >= c.min_block) & self._checked(
                           length, lane_decl, lane_decl_valid)):
                 m.d.comb += [self.skip[i].eq(1), self.follow[i].eq(entry.follow << 2)]
-        m.d.sync += bits.eq(cur_bits)
+        m.d.sync += bits.eq(state_bits)
 
         # ------------------------------------------------------------ update
         # Leader register chain; the row of the group's first leader is updated.
-        m.d.sync += [fetch_decl.eq(cur_decl), fetch_decl_valid.eq(cur_decl_valid)]
-        cur_leader, cur_lv = leader, leader_valid
+        m.d.sync += [fetch_decl.eq(state_decl), fetch_decl_valid.eq(state_decl_valid)]
+        cur_leader, cur_lv, cur_k = leader, leader_valid, leader_k
         cur_decl, cur_decl_valid = decode_decl, decode_decl_valid
         row_leader, row_found = Signal(c.addr_width), Signal()
         found = Const(0)
         lanes = []
         for i in range(c.lanes):
-            is_pi = decode_fields(m, self.upd_insn[i], f"upd{i}")[2]
+            _, _, is_pi, _, upd_k = decode_fields(m, self.upd_insn[i], f"upd{i}")
             lane_on = self.upd_valid[i] & ~self.squash
             new_leader = Signal(c.addr_width, name=f"upd{i}_leader")
             new_lv = Signal(name=f"upd{i}_lv")
-            m.d.comb += [new_leader.eq(cur_leader), new_lv.eq(cur_lv)]
+            new_k = Signal(3, name=f"upd{i}_k")
+            m.d.comb += [new_leader.eq(cur_leader), new_lv.eq(cur_lv), new_k.eq(cur_k)]
             with m.If(lane_on):
                 with m.If(~is_pi):
                     m.d.comb += new_lv.eq(0)
-                with m.Elif(~cur_lv):
-                    m.d.comb += [new_leader.eq(self.upd_pc[i]), new_lv.eq(1)]
+                with m.Elif(self._new_leader(cur_lv, cur_k, upd_k)):
+                    m.d.comb += [new_leader.eq(self.upd_pc[i]), new_lv.eq(1), new_k.eq(upd_k)]
             applies = lane_on & is_pi
             # the first PI lane fixes the row
             with m.If(applies & ~found):
@@ -209,12 +242,12 @@ class ProfileFlagPredictor(wiring.Component):
                 nxt_decl_valid.eq(Mux(lane_on, (upd_insn & PFLEN_MASK) == PFLEN_MATCH,
                                       cur_decl_valid)),
             ]  # fmt: skip
-            cur_leader, cur_lv = new_leader, new_lv
+            cur_leader, cur_lv, cur_k = new_leader, new_lv, new_k
             cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
         with m.If(self.squash):
             m.d.sync += [leader_valid.eq(0), decode_decl_valid.eq(0)]
         with m.Else():
-            m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv),
+            m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv), leader_k.eq(cur_k),
                          decode_decl.eq(cur_decl), decode_decl_valid.eq(cur_decl_valid)]
 
         rport = table.read_port(domain="comb")
@@ -256,7 +289,7 @@ class ProfileFlagPredictor(wiring.Component):
                     for way in range(c.ways):
                         with m.If(hit_way == way):
                             e, ne = row[way], new_row[way]
-                            with m.If(e.lock & (nxt_word > e.follow)):
+                            with m.If(self._grows(e, nxt_word, flag)):
                                 m.d.comb += ne.follow.eq(nxt_word)
                             with m.If(word == lword):
                                 entry_length = (e.follow - lword)[:c.word_bits]
@@ -272,8 +305,9 @@ class ProfileFlagPredictor(wiring.Component):
             row, row_valid, row_mru = new_row, new_valid, new_mru
 
         wport = table.write_port()
-        m.d.comb += [wport.addr.eq(lindex), wport.data.eq(row), wport.en.eq(row_found)]
-        with m.If(row_found):
+        write = row_found & self._aligned(row_leader)  # a leader at 4n + 2 gets no entry
+        m.d.comb += [wport.addr.eq(lindex), wport.data.eq(row), wport.en.eq(write)]
+        with m.If(write):
             if c.sets > 1:
                 m.d.sync += [valid[lindex].eq(row_valid), mru.bit_select(lindex, 1).eq(row_mru)]
             else:

@@ -9,9 +9,10 @@ from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 def _filter_budget(params):
     config = DispatchConfig(**params)
     return {
-        "flops": config.ckpt_width,
+        "flops": config.ckpt_width + 1,
         "source": "Vaswani et al., sec. III-B, V: n profile flags (the paper gives no gate "
-                  "count; hwprof adds the flag stack and its pointer)",
+                  "count; hwprof adds the flag stack, its pointer and the bit that halts "
+                  "decode behind a flag-stack exception)",
     }
 
 
