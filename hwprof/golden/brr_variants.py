@@ -354,7 +354,7 @@ class BrrShared:
                                 cfg.target_adder)  # fmt: skip
             if out["request"]:
                 served += 1
-                state = lfsr.step(state)  # the next brr reads one step further
+                state = lfsr.advance(state)  # the next brr reads one advance further
             # is_brr and btb_inhibit describe the word even when it waits a cycle.
             if valid[i] and decode_brr(word) is not None:
                 out["is_brr"] = out["btb_inhibit"] = 1
