@@ -33,10 +33,10 @@ class Brr(wiring.Component):
     """Decode-stage branch-on-random unit.
 
     A brr is taken with probability ``2^-(freq+1)``: the AND of ``freq + 1`` LFSR
-    stages (15 AND gates, one 16:1 mux on ``freq``). The LFSR steps once per cycle
-    with ``decode_valid`` (``lfsr_steps`` single steps: the searched layout that
-    keeps brr up to 8 decodes apart independent, see docs/brr.md). The brr is always predicted not-taken and is resolved
-    here, so ``redirect`` is the decode-stage front-end redirect.
+    stages (15 AND gates, one 16:1 mux on ``freq``). The LFSR advances once per
+    cycle with ``decode_valid`` (``lfsr_steps`` single steps in one XOR layer: the
+    searched layout that keeps brr up to 8 decodes apart nearly independent, see
+    docs/brr.md). The brr is always predicted not-taken and is resolved here, so ``redirect`` is the decode-stage front-end redirect.
 
     Parameters
     ----------
