@@ -36,7 +36,8 @@ class Brr(wiring.Component):
     stages (15 AND gates, one 16:1 mux on ``freq``). The LFSR advances once per
     cycle with ``decode_valid`` (``lfsr_steps`` single steps in one XOR layer: the
     searched layout that keeps brr up to 8 decodes apart nearly independent, see
-    docs/brr.md). The brr is always predicted not-taken and is resolved here, so ``redirect`` is the decode-stage front-end redirect.
+    docs/brr.md). The brr is always predicted not-taken and is resolved here, so
+    ``redirect`` is the decode-stage front-end redirect.
 
     Parameters
     ----------
