@@ -9,6 +9,7 @@ states with the LFSR model, and counts over a whole period.
 """
 
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,3 +190,25 @@ def test_explicit_steps_and_positions_skip_the_search():
 def test_lfsr_steps_errors(params, error, message):
     with pytest.raises(error, match=message):
         BrrConfig(**params)
+
+
+def documented_factor_rows():
+    """The W = 20 factor table of docs/brr.md: {freq: [lag 1..8 factors]}."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "brr.md").read_text()
+    section = text.split("Default layout at W = 20")[1].split("What this means")[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 10 and cells[0].isdigit():
+            rows[int(cells[0])] = [int(c) for c in cells[2:]]
+    return rows
+
+
+def test_documented_factors():
+    """Every cell of the docs table (freq 0..15, lags 1..8) against the exact factor."""
+    steps, positions = LAYOUTS[20]
+    rows = documented_factor_rows()
+    assert sorted(rows) == list(range(FREQS))
+    for f, documented in rows.items():
+        exact = [factor_from_ranks(20, TAPS[20], steps, positions, f, lag) for lag in LAGS]
+        assert documented == [round(x) for x in exact], f
