@@ -114,6 +114,7 @@ LAYOUTS: dict[int, tuple[int, tuple[int, ...]]] = {
     28: (22, (0, 1, 2, 3, 4, 11, 12, 16, 17, 18, 21, 25, 20, 10, 27, 15)),
     29: (21, (0, 1, 2, 3, 4, 7, 13, 14, 19, 20, 26, 25, 21, 22, 28, 12)),
     30: (13, (0, 1, 2, 3, 4, 5, 8, 9, 19, 20, 24, 25, 15, 18, 27, 14)),
+    32: (14, (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 31, 28, 20)),
 }  # fmt: skip
 
 
@@ -319,6 +320,8 @@ def outcome_positions(width: int, taps: tuple[int, ...] | None = None,
     taps = TAPS[width] if taps is None else tuple(taps)
     if steps is None:
         return outcome_layout(width, taps)[1]
+    if taps == TAPS[width] and LAYOUTS.get(width, (None,))[0] == steps:
+        return LAYOUTS[width][1]
     found = search_positions(width, taps, steps)
     if found is not None:
         return found
