@@ -97,7 +97,8 @@ NODE_BUDGET = 2000
 #: The layout for the default taps ``TAPS[W]``: ``LAYOUTS[W] = (lfsr_steps,
 #: positions)``, the result of :func:`search_steps` and :func:`search_positions`,
 #: pinned so that no search runs for the defaults (tests/test_brr_layout.py
-#: re-derives W = 16, 17, 19 in the fast tier and every width in the soak tier).
+#: re-derives W = 16 and 19 in the fast tier and every pinned width in the soak
+#: tier; W = 31 is searched on first use).
 LAYOUTS: dict[int, tuple[int, tuple[int, ...]]] = {
     16: (2, (0, 1, 2, 5, 8, 15, 9, 13, 10, 7, 6, 4, 11, 3, 12, 14)),
     17: (3, (0, 1, 2, 6, 11, 13, 7, 12, 5, 3, 4, 8, 9, 10, 14, 15)),
