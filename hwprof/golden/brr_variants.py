@@ -39,7 +39,7 @@ from functools import cache
 
 import numpy as np
 
-from .brr import Brr, BrrConfig, outcome_positions
+from .brr import Brr, BrrConfig, _compose, outcome_positions
 from .brr_isa import b_immediate, decode_brr
 from .gf2 import gf2_rank
 from .lfsr import TAPS, LfsrConfig
@@ -66,20 +66,6 @@ __all__ = [
 
 XLEN = 32  # pc and instruction width
 MAX_LANES = 16
-
-
-def _compose(a: list[int], b: list[int]) -> list[int]:
-    """Row masks of ``a @ b`` (apply ``b``, then ``a``) over GF(2)."""
-    out = []
-    for row in a:
-        acc, j = 0, 0
-        while row:
-            if row & 1:
-                acc ^= b[j]
-            row >>= 1
-            j += 1
-        out.append(acc)
-    return out
 
 
 def jump_matrix(config: LfsrConfig, distance: int) -> list[int]:
