@@ -97,8 +97,7 @@ NODE_BUDGET = 2000
 #: The layout for the default taps ``TAPS[W]``: ``LAYOUTS[W] = (lfsr_steps,
 #: positions)``, the result of :func:`search_steps` and :func:`search_positions`,
 #: pinned so that no search runs for the defaults (tests/test_brr_layout.py
-#: re-derives W = 16 and 19 in the fast tier and every pinned width in the soak
-#: tier; W = 31 is searched on first use).
+#: re-derives W = 16 and 19 in the fast tier and every width in the soak tier).
 LAYOUTS: dict[int, tuple[int, tuple[int, ...]]] = {
     16: (2, (0, 1, 2, 5, 8, 15, 9, 13, 10, 7, 6, 4, 11, 3, 12, 14)),
     17: (3, (0, 1, 2, 6, 11, 13, 7, 12, 5, 3, 4, 8, 9, 10, 14, 15)),
@@ -115,6 +114,7 @@ LAYOUTS: dict[int, tuple[int, tuple[int, ...]]] = {
     28: (22, (0, 1, 2, 3, 4, 11, 12, 16, 17, 18, 21, 25, 20, 10, 27, 15)),
     29: (21, (0, 1, 2, 3, 4, 7, 13, 14, 19, 20, 26, 25, 21, 22, 28, 12)),
     30: (13, (0, 1, 2, 3, 4, 5, 8, 9, 19, 20, 24, 25, 15, 18, 27, 14)),
+    31: (20, (0, 1, 2, 3, 4, 5, 9, 10, 18, 19, 26, 17, 15, 16, 11, 30)),
     32: (14, (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 31, 28, 20)),
 }  # fmt: skip
 
