@@ -167,8 +167,9 @@ def _summary(r, stem):
     lines = [
         "# brr-accuracy: sampling accuracy, brr vs counters (Lee & Zilles sec. 4)",
         "",
-        f"`hwprof experiment brr-accuracy{' --quick' if 'quick' in stem else ''}` "
-        f"(seed {r['seed']}): {r['events']:,} events per program, {r['seeds']} seeds per "
+        f"`hwprof experiment brr-accuracy{' --quick' if 'quick' in stem else ''} "
+        f"--seed {r['seed']} -o docs/results`: {r['events']:,} events per program, "
+        f"{r['seeds']} seeds per "
         "point; mean accuracy (%) with the min..max over seeds.",
         "",
         f"![accuracy]({stem}.png)",
@@ -202,8 +203,14 @@ def _summary(r, stem):
         "smaller because jython's resonant loop is only part of its profile; ours is the "
         "whole program. `loop-6` (interval 1024 = 4 mod 6) resonates the same way.",
         "- The per-site software counter (the issue's definition) never resonates here: "
-        "each site counts its own executions, so every site is sampled in proportion. The "
-        "paper's software counter did resonate in jython, so it was not per site.",
+        "each site counts its own executions, so every site is sampled in proportion, "
+        "and on `zipf` it is the most accurate (stratified by site). The paper's software "
+        "counter resonated in jython like its hardware counter (\"every 1024th branch\"), "
+        "so it was presumably a shared counter (Figure 1); the text does not say.",
+        "- brr's zero spread on the loops: the full run is 4,194,304 events, four whole "
+        "LFSR periods (2^20 - 1 brr each); over whole periods brr visits every state "
+        "exactly once whatever the seed, so its sample of a periodic program is fixed, "
+        "not random. The quick run (32,768 events, less than a period) shows spread.",
         "- brr against the ideal sampler: see the tables (same programs, same seeds); a "
         "difference larger than the min..max spread would be a defect of the layout. At "
         "freq 9 and 12 the 20-bit LFSR cannot make nearby brr independent "
