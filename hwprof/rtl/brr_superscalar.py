@@ -72,8 +72,11 @@ class BrrReplicated(wiring.Component):
     Paper: "replicate the hardware at each instruction decoder ... multiple,
     completely decoupled LFSRs". Lane ``i``'s LFSR starts at ``seed`` jumped
     ``i * spacing`` steps (about equally spaced on the cycle, spacing chosen by
-    :func:`hwprof.golden.brr_variants.lane_spacing` so that lanes in lockstep
-    are exactly independent) and steps only when its lane decodes a brr. Every lane's brr is served.
+    :func:`hwprof.golden.brr_variants.lane_spacing` so that the lanes are exactly
+    independent at reset) and steps only when its lane decodes a brr; lanes that
+    drift apart are independent at most, not all, relative positions
+    (:func:`hwprof.golden.brr_variants.lane_distance_profile`, docs/brr-variants.md).
+    Every lane's brr is served.
 
     Parameters
     ----------
