@@ -2,6 +2,7 @@
 
 import random
 
+import numpy as np
 import pytest
 
 from cocotb_tests.brr_stimulus import random_packet
@@ -13,55 +14,111 @@ from hwprof.golden.brr_variants import (
     BrrReplicated,
     BrrShared,
     jump,
+    jump_matrix,
+    lane_distance_categories,
+    lane_distance_profile,
     lane_seeds,
     lane_spacing,
     lanes_independent,
     pack,
     unpack,
 )
+from hwprof.golden.gf2 import gf2_rank
 from hwprof.golden.lfsr import LfsrConfig
 from hwprof.golden.stats import DEFAULT_ALPHA, binomial_acceptance
 from hwprof.rtl.brr_superscalar import BrrReplicated as ReplicatedRtl
 from hwprof.rtl.brr_superscalar import BrrShared as SharedRtl
 from tests.pysim import compare
+from tests.test_lfsr_golden import recurrence_states
 
 LANE_OUTPUTS = ["is_brr", "request", "redirect_valid", "redirect_target", "btb_inhibit", "state"]
 
 
-def test_jump_equals_stepping(seed):
+def test_jump_follows_the_recurrence(seed):
+    """jump (square and multiply of the step matrix) against the LFSR's defining
+    recurrence (tests/test_lfsr_golden.py), not against a loop of step."""
     rng = random.Random(seed)
     config = LfsrConfig(width=20)
     state = rng.randrange(1, 1 << 20)
-    stepped = state
-    for distance in range(1, 300):
-        stepped = config.step(stepped)
-        assert jump(config, state, distance) == stepped, f"seed {seed}"
+    expected = recurrence_states(20, config.taps, state, 300)
+    for distance in range(300):
+        assert jump(config, state, distance) == expected[distance], f"seed {seed}"
 
 
-def test_lane_seeds_are_distinct_and_equally_spaced():
+@pytest.fixture(scope="module")
+def period20():
+    """Every state of one period of the 20-bit register, stepped once at a time."""
+    model = PlainBrr(width=20, lfsr_steps=1)
+    states = model.states(2**20 - 1)
+    assert model.state == 1
+    return states
+
+
+def test_lane_seeds_sit_on_one_sequence_at_the_spacing(period20):
+    """Lane i's seed is the state i * spacing single steps after the seed (read off a
+    stepped period, not computed with jump)."""
     seeds = lane_seeds(20, 1, 4)
-    assert len(set(seeds)) == 4 and seeds[0] == 1
-    config, spacing = LfsrConfig(width=20), lane_spacing(20, 4)
+    spacing = lane_spacing(20, 4)
     assert abs(spacing - (2**20 - 1) // 4) < 100
-    for a, b in zip(seeds, seeds[1:], strict=False):
-        assert jump(config, a, spacing) == b
+    assert list(seeds) == [int(period20[i * spacing]) for i in range(4)]
+
+
+def pair_counts_at_distance(states, positions, distance, freqs):
+    masks = np.array(BrrConfig(positions=positions).outcome_masks[:freqs], dtype=np.uint64)
+    taken = (states[:, None] & masks) == masks
+    return taken.sum(axis=0), (taken & np.roll(taken, -distance, axis=0)).sum(axis=0)
 
 
 @pytest.mark.parametrize("lanes", [2, 4, 8])
-def test_lane_distances_pass_the_exact_independence_test(lanes):
-    config, positions = LfsrConfig(width=20), BrrConfig().positions
+def test_lane_reset_distances_are_exactly_independent(lanes, period20):
+    """At reset, two lanes d * spacing steps apart: counted over a whole period, the
+    pairs both taken are exactly 2^(W - 2(f+1)) for every freq with 2(f+1) <= W."""
+    positions = BrrConfig().positions
     spacing = lane_spacing(20, lanes)
     for d in range(1, lanes):
-        assert lanes_independent(config, positions, d * spacing)
+        _, both = pair_counts_at_distance(period20, positions, d * spacing, 10)
+        assert [int(b) for b in both] == [2 ** (20 - 2 * (f + 1)) for f in range(10)], d
 
 
-def test_the_even_split_is_not_independent():
-    """2^19 - 2 steps apart (lanes 0 and 2 of an even 4-way split), two freq-1 brr are
-    never both taken: found by the pairwise statistical test, confirmed exactly here."""
+def test_the_even_split_is_not_independent(period20):
+    """2^19 - 2 steps apart (lanes 0 and 2 of an even 4-way split): the rank test and
+    the full-period count agree that freq-1 brr in those lanes are dependent."""
     config, positions = LfsrConfig(width=20), BrrConfig().positions
     distance = 2 * ((2**20 - 1) // 4)
     assert not lanes_independent(config, positions, distance)
-    assert conditional_taken_probability(20, positions, 1, lag=distance) == 0.0
+    _, both = pair_counts_at_distance(period20, positions, distance, 10)
+    assert [int(b) for b in both] != [2 ** (20 - 2 * (f + 1)) for f in range(10)]
+
+
+def test_distance_profile_agrees_with_the_rank_test(seed):
+    """The compiled distance scan against jump_matrix + gf2_rank at random distances."""
+    rng = random.Random(seed)
+    config, positions = LfsrConfig(width=20), BrrConfig().positions
+    distances = [0, 1, 2, 8, 2 * ((2**20 - 1) // 4)] + [rng.randrange(2**20 - 1) for _ in range(60)]
+    category = lane_distance_categories(20, count=max(distances) + 1)
+    for distance in distances:
+        rows = jump_matrix(config, distance)
+        for f in range(10):
+            chosen = positions[: f + 1]
+            functionals = [1 << p for p in chosen] + [rows[p] for p in chosen]
+            rank = gf2_rank(functionals)
+            inconsistent = gf2_rank(v | 1 << 20 for v in functionals) > rank
+            expected = 2 if inconsistent else min(2, 2 * (f + 1) - rank)
+            assert category[distance, f] == expected, (distance, f, f"seed {seed}")
+
+
+@pytest.mark.soak
+def test_distance_profile_documented():
+    """The table of docs/brr-variants.md (lanes drifting apart), W = 20."""
+    profile = lane_distance_profile(20)
+    assert profile.sum(axis=1).tolist() == [2**20 - 1] * 10
+    assert profile[:, 0].tolist() == DOCUMENTED_INDEPENDENT_DISTANCES
+
+
+#: Distances (of 2^20 - 1) at which freq 0..9 outcomes of two lanes are exactly
+#: independent (docs/brr-variants.md).
+DOCUMENTED_INDEPENDENT_DISTANCES = [1048574, 1048568, 1048532, 1048376, 1047668, 1044812,
+                                    1033652, 987344, 810272, 304076]
 
 
 def all_brr_packet(rng, lanes, freq):
@@ -109,7 +166,8 @@ def test_shared_multi_step_same_distribution_and_independent_in_packet(freq, see
     assert all(lo <= c <= hi for c in single), (single, lo, hi)
     config = BrrConfig()
     for (i, j), count in pair.items():
-        conditional = conditional_taken_probability(20, config.positions, freq, lag=j - i)
+        conditional = conditional_taken_probability(20, config.positions, freq, lag=j - i,
+                                                    steps=config.lfsr_steps)
         if freq <= 1:
             assert conditional == p  # exactly independent
         lo, hi = binomial_acceptance(cycles, p * conditional, DEFAULT_ALPHA / checks)

@@ -53,6 +53,7 @@ def test_generated_files_get_the_umask_mode(tmp_path):
         (["generate", "brr", "-p", "pipelined=maybe"], "parameter pipelined: expected 0/1"),
         (["generate", "brr", "-p", "seed=0"], "seed must be non-zero"),
         (["generate", "brr", "-p", "taps=20,4"], "do not give a primitive polynomial"),
+        (["generate", "brr", "-p", "lfsr_steps=3"], "lfsr_steps must be coprime with 2^20 - 1"),
         (["synth", "nosuch", "--json"], "unknown top 'nosuch'"),
     ],
 )

@@ -3,12 +3,16 @@
 import pytest
 
 from hwprof.catalog import get_top
+from hwprof.golden.brr import LAYOUTS, target_freqs
 from hwprof.golden.brr import Brr as Golden
+from hwprof.golden.lfsr import TAPS
 from hwprof.regress import run_top_regression
 from hwprof.rtl.brr import Brr
 from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
 from tests.lfsr_bank import BANK, LfsrBank, bank_params
+from tests.test_brr_layout import factor_from_ranks
+from tests.verilator_period import full_period_counts
 
 pytestmark = pytest.mark.cocotb
 
@@ -74,3 +78,37 @@ def test_regress_command(seed, capsys):
     assert main(["regress", "brr", "--seed", str(seed), "--cycles", "3000"]) == 0
     out = capsys.readouterr().out
     assert f"brr: PASS (1 tests, 0 failed, seed {seed};" in out
+
+
+def test_full_period_of_the_verilog_meets_the_independence_target(tmp_path):
+    """Issue 14, counted on the generated Verilog over all 2^20 - 1 states (a C++
+    Verilator harness: ~1M brr x 16 freqs): the paper's rate per freq exactly, the
+    dependence factor P(both)/P(taken)^2 in [1/2, 2] for freq 0..7 at lags 1..8, and
+    every pair count equal to the GF(2) rank prediction."""
+    width, period = 20, 2**20 - 1
+    counts = full_period_counts(to_verilog(Brr(), "brr"), width, tmp_path)
+    assert counts["back_to_start"]
+    taken = counts["taken"]
+    assert taken == [2 ** (width - f - 1) for f in range(16)]
+    steps, positions = LAYOUTS[width]
+    for lag in range(1, 9):
+        both = counts["both"][lag - 1]
+        for f in range(16):
+            predicted = factor_from_ranks(width, TAPS[width], steps, positions, f, lag)
+            assert both[f] == round(predicted * taken[f] ** 2 / period), (lag, f)
+            if f in target_freqs(width):
+                assert 0.5 <= both[f] * period / taken[f] ** 2 <= 2, (lag, f)
+
+
+@pytest.mark.soak
+def test_full_period_count_catches_the_even_stage_layout(tmp_path):
+    """The same count on the Verilog of the layout before issue 14 (W = 16, one step
+    per brr, even stages first) finds a factor outside [1/2, 2]."""
+    width, period = 16, 2**16 - 1
+    even = (0, 10, 4, 14, 6, 12, 2, 8, 1, 3, 5, 7, 9, 11, 13, 15)
+    mutant = Brr(width=width, lfsr_steps=1, positions=even)
+    counts = full_period_counts(to_verilog(mutant, "brr"), width, tmp_path)
+    taken = counts["taken"]
+    factors = [counts["both"][lag - 1][f] * period / taken[f] ** 2
+               for f in target_freqs(width) for lag in range(1, 9)]  # fmt: skip
+    assert not all(0.5 <= x <= 2 for x in factors)

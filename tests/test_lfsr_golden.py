@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from hwprof.golden.gf2 import is_primitive
+from hwprof.golden.gf2 import is_primitive, poly_mulmod, poly_powmod
 from hwprof.golden.lfsr import FORMS, MAX_WIDTH, MIN_WIDTH, TAPS, Lfsr, LfsrConfig, polynomial
 
 
@@ -61,21 +61,62 @@ def test_primitivity_check_agrees_with_period_walk_for_every_polynomial(width):
     assert primitive_count == expected
 
 
+def recurrence_states(width, taps, seed, count):
+    """Fibonacci states from the defining recurrence, not from ``step``.
+
+    The register holds ``a[t], ..., a[t+n-1]`` (stage i = ``a[t+i]``) of the sequence
+    ``a[t+n] = a[t] + sum(a[t+tap] for the middle taps)`` whose characteristic
+    polynomial is ``p(x)`` (module docstring of hwprof.golden.lfsr).
+    """
+    a = [(seed >> i) & 1 for i in range(width)]
+    while len(a) < width + count:
+        t = len(a) - width
+        a.append((a[t] + sum(a[t + tap] for tap in taps[1:])) % 2)
+    return [sum(a[t + i] << i for i in range(width)) for t in range(count)]
+
+
+def advance_matches_the_definition(config, advances) -> bool:
+    """``advances`` advances of ``config`` against the form's definition: the
+    recurrence (Fibonacci) or ``r(x) * x^k mod p(x)`` with gf2's arithmetic (Galois)."""
+    p = polynomial(config.taps)
+    if config.form == "fibonacci":
+        expected = recurrence_states(config.width, config.taps, config.seed,
+                                     advances * config.steps + 1)[:: config.steps]  # fmt: skip
+    else:
+        xk = poly_powmod(2, config.steps, p)
+        expected = [config.seed]
+        for _ in range(advances):
+            expected.append(poly_mulmod(expected[-1], xk, p))
+    state = config.seed
+    for want in expected[1:]:
+        state = config.advance(state)
+        if state != want:
+            return False
+    return True
+
+
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("steps", [2, 3, 7, 64])
-def test_multi_step_is_k_single_steps(form, steps, seed):
+@pytest.mark.parametrize("steps", [1, 2, 3, 7, 8, 13, 64])
+def test_advance_follows_the_polynomial(form, steps, seed):
+    """k steps per advance, checked against the recurrence / polynomial arithmetic
+    (not against a loop of ``step``, which is how ``advance`` is written)."""
     import random
 
     rng = random.Random(seed)
     for width in (5, 20, 33, 64):
         config = LfsrConfig(width=width, steps=steps, form=form, seed=rng.randrange(1, 2**width))
-        state = config.seed
-        single = state
-        for _ in range(20):
-            state = config.advance(state)
-            for _ in range(steps):
-                single = config.step(single)
-            assert state == single
+        assert advance_matches_the_definition(config, 20), f"width {width}, seed {seed}"
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_advance_check_catches_a_wrong_tap(form, monkeypatch):
+    """The check above fails when the step map uses another tap than the polynomial."""
+    import hwprof.golden.lfsr as lfsr_module
+
+    config = LfsrConfig(width=20, steps=8, form=form, seed=0x9A5C3)
+    step = lfsr_module._STEP[form]
+    monkeypatch.setitem(lfsr_module._STEP, form, lambda s, w, taps: step(s, w, (20, 3)))
+    assert not advance_matches_the_definition(config, 20)
 
 
 def test_lockup_escape():

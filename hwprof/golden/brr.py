@@ -9,58 +9,78 @@ decode-stage redirect. Bits must be "non-contiguous with varied spacing" so that
 consecutive outcomes are independent; a 20-bit LFSR is the suggested design
 point.
 
-Which bits (the *outcome positions*)
-------------------------------------
+Which bits (the *layout*: LFSR steps per brr and outcome positions)
+-------------------------------------------------------------------
 The LFSR is the Fibonacci register of :mod:`hwprof.golden.lfsr`; one brr moves it
-one step, so brr number ``t + L`` reads the state ``M^L s`` where ``s`` is the state
-brr ``t`` read. Every stage of ``M^L s`` is a linear function (over GF(2)) of
-``s``. For frequency ``f`` the outcome ANDs the stages of the position set
-``P_f = positions[:f + 1]``. Over one full period (every non-zero state once), a
-set of ``r`` linearly independent functionals is all-ones in exactly
+``lfsr_steps`` (k) single steps (the LFSR library's ``steps``: one XOR layer, no
+chain), so brr number ``t + L`` reads the state ``M^(kL) s`` where ``s`` is the
+state brr ``t`` read. Every stage of ``M^(kL) s`` is a linear function (over
+GF(2)) of ``s``. For frequency ``f`` the outcome ANDs the stages of the position
+set ``P_f = positions[:f + 1]``. Over one full period (every non-zero state
+once), a set of ``r`` linearly independent functionals is all-ones in exactly
 ``2^(W - r)`` states. Hence, exactly::
 
     P(taken_t)                   = 2^(W-f-1) / (2^W - 1)
-    P(taken_t+L | taken_t)       = 2^(f + 1 - r_L(f))
+    P(taken_t+L and taken_t)     = 2^(W - r_L(f)) / (2^W - 1)
 
 where ``r_L(f)`` is the GF(2) rank of the ``2(f + 1)`` functionals read by the two
-brr (or exactly 0 when the affine system "all of them are 1" has no solution).
-Lag-``L`` outcomes are independent exactly when ``r_L(f) = 2(f + 1)``, which
-needs ``2(f + 1) <= W``. Two adjacent positions ``p, p + 1`` make ``r_1`` drop
-(stage ``p`` of the next state *is* stage ``p + 1`` now): the paper's warning.
+brr (and exactly 0 when the affine system "all of them are 1" has no solution).
+The *dependence factor* ``P(both) / P(taken)^2`` is ``2^(2(f+1) - r_L) (1 - 2^-W)``:
+about 1 at full rank, 2 with one dependent functional, and so on.
 
-:func:`outcome_positions` picks the positions greedily, one frequency at a
-time. The first ``ceil(W/2)`` come from the even stages (no two adjacent), so
-consecutive brr are exactly independent for every ``freq`` with
-``2(freq + 1) <= W``: for ``W = 20`` that is ``freq <= 9``, the most any 20-bit
-state allows, and for ``W = 32`` every frequency. Among the candidates each pick
-maximises the rank at lag 1, then at lag 2, and so on to lag 8 (nearer brr
-matter more; "varied spacing" is what keeps the low-frequency prefixes
-independent at small lags too), then prefers the smaller index. Even positions
-shifted by an odd lag never meet even positions, so odd lags stay independent
-as far as lag 1 does; even lags cannot (all differences are even) and
-are the price of lag-1 independence; :func:`dependence_table` gives the
-exact conditional probabilities for the rest, and docs/brr.md lists them.
+With one step per brr (the paper's register, ``k = 1``) stage ``p`` of the next
+state *is* stage ``p + 1`` now, so any two positions ``d <= 8`` apart make the
+brr ``d`` decodes later dependent; 16 positions in 20 stages cannot all be
+more than 8 apart, and even-stage layouts (independent at lag 1) give a factor
+of 512 at lag 2 and freq 9. Advancing ``k`` steps per brr (``gcd(k, 2^W - 1) = 1``
+keeps the full period) spreads the shifts: lag ``L`` moves a stage ``kL`` places,
+beyond the register for most ``L``, where the feedback mixes stages.
+
+:func:`search_positions` picks the positions for given taps and ``k`` by a
+depth-first search over GF(2) ranks: the target is a dependence factor of at
+most 2 (deficiency ``2(f+1) - r_L <= 1``, consistent) for every freq with
+``2(f + 1) <= W - 4`` and every lag 1..8 (:data:`TARGET_LAGS`); each position is
+chosen among the candidates meeting the target in increasing order of (worst
+deficiency over the lags, total deficiency, stage index), backtracking when a
+prefix has no extension, within a node budget. The positions after the target
+range are picked greedily by (total deficiency, worst deficiency, index).
+:func:`search_steps` tries the ``k`` coprime with the period in increasing order
+of the XOR gates of the k-step next-state function (the area cost) and returns
+the first for which :func:`search_positions` meets the target. :data:`LAYOUTS`
+pins the result for the default taps of every width (re-derived in the soak
+tests); a user's ``taps=`` get their own layout (:func:`outcome_layout`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
 from .gf2 import gf2_rank
-from .lfsr import TAPS, LfsrConfig, fibonacci_step
+from .lfsr import TAPS, LfsrConfig
 
 __all__ = [
     "FREQS",
     "MIN_WIDTH",
     "MAX_WIDTH",
+    "TARGET_LAGS",
+    "LAYOUTS",
+    "NoLayoutError",
     "BrrConfig",
     "BrrOutputs",
     "Brr",
+    "target_freqs",
     "outcome_positions",
+    "outcome_layout",
+    "search_positions",
+    "search_steps",
+    "step_xor_cost",
     "lag_functionals",
+    "pair_deficiency",
+    "dependence_factor",
     "conditional_taken_probability",
     "dependence_table",
     "taken_probability",
@@ -69,7 +89,38 @@ __all__ = [
 FREQS = 16  # a 4-bit frequency field
 MIN_WIDTH = 16  # freq = 15 ANDs 16 distinct stages
 MAX_WIDTH = 32
-_LAGS_PRIORITISED = range(1, 9)
+#: Lags (in brr) at which the layout search bounds the dependence factor.
+TARGET_LAGS = range(1, 9)
+#: Most search nodes :func:`search_positions` visits before giving up.
+NODE_BUDGET = 2000
+
+#: The layout for the default taps ``TAPS[W]``: ``LAYOUTS[W] = (lfsr_steps,
+#: positions)``, the result of :func:`search_steps` and :func:`search_positions`,
+#: pinned so that no search runs for the defaults (tests/test_brr_layout.py
+#: re-derives W = 16 and 19 in the fast tier and every width in the soak tier).
+LAYOUTS: dict[int, tuple[int, tuple[int, ...]]] = {
+    16: (2, (0, 1, 2, 5, 8, 15, 9, 13, 10, 7, 6, 4, 11, 3, 12, 14)),
+    17: (3, (0, 1, 2, 6, 11, 13, 7, 12, 5, 3, 4, 8, 9, 10, 14, 15)),
+    18: (5, (0, 1, 2, 3, 6, 12, 15, 5, 7, 11, 4, 10, 9, 8, 13, 14)),
+    19: (2, (0, 1, 18, 3, 8, 17, 12, 15, 10, 14, 6, 4, 7, 13, 11, 16)),
+    20: (8, (0, 1, 3, 5, 10, 12, 14, 19, 4, 2, 9, 15, 13, 6, 7, 8)),
+    21: (8, (0, 1, 2, 3, 12, 15, 18, 9, 11, 10, 20, 19, 17, 16, 8, 4)),
+    22: (16, (0, 1, 2, 7, 10, 13, 15, 20, 4, 14, 17, 8, 21, 3, 5, 6)),
+    23: (9, (0, 1, 2, 3, 4, 15, 16, 17, 18, 19, 21, 5, 7, 6, 20, 13)),
+    24: (8, (0, 1, 2, 3, 4, 5, 6, 15, 8, 18, 11, 17, 14, 20, 9, 12)),
+    25: (12, (0, 1, 2, 4, 9, 10, 11, 18, 19, 21, 14, 22, 12, 8, 3, 13)),
+    26: (8, (0, 1, 2, 3, 4, 5, 15, 22, 11, 17, 24, 18, 8, 6, 25, 20)),
+    27: (8, (0, 1, 2, 3, 4, 13, 14, 23, 8, 18, 25, 19, 11, 16, 22, 10)),
+    28: (22, (0, 1, 2, 3, 4, 11, 12, 16, 17, 18, 21, 25, 20, 10, 27, 15)),
+    29: (21, (0, 1, 2, 3, 4, 7, 13, 14, 19, 20, 26, 25, 21, 22, 28, 12)),
+    30: (13, (0, 1, 2, 3, 4, 5, 8, 9, 19, 20, 24, 25, 15, 18, 27, 14)),
+    31: (20, (0, 1, 2, 3, 4, 5, 9, 10, 18, 19, 26, 17, 15, 16, 11, 30)),
+    32: (14, (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 31, 28, 20)),
+}  # fmt: skip
+
+
+class NoLayoutError(ValueError):
+    """The taps admit no layout meeting the independence target (a bad parameter)."""
 
 
 def taken_probability(freq: int) -> float:
@@ -77,16 +128,27 @@ def taken_probability(freq: int) -> float:
     return 2.0 ** -(freq + 1)
 
 
+def target_freqs(width: int) -> range:
+    """The freqs whose lag 1..8 dependence factor the layout bounds: ``2(f+1) <= W-4``."""
+    return range(min(FREQS, (width - 4) // 2))
+
+
 @cache
 def lag_functionals(width: int, taps: tuple[int, ...], lag: int) -> tuple[int, ...]:
-    """Stage ``i`` of the Fibonacci state ``lag`` steps on, as a mask over today's stages.
+    """Stage ``i`` of the Fibonacci state ``lag`` single steps on, as a mask over today's.
 
     Element ``i`` is an int whose bit ``j`` says whether stage ``j`` of the current
-    state enters (XOR) stage ``i`` of the state after ``lag`` steps.
+    state enters (XOR) stage ``i`` of the state after ``lag`` steps. Computed by
+    stepping the identity (the step is linear), squared for large lags.
     """
+    if lag > 4 * width:
+        half = lag_functionals(width, taps, lag // 2)
+        rows = _compose(half, half)
+        if lag & 1:
+            rows = _compose(lag_functionals(width, taps, 1), rows)
+        return tuple(rows)
     rows = [1 << i for i in range(width)]
     for _ in range(lag):
-        # fibonacci_step is linear: apply it to every column of the identity.
         feedback = rows[0]
         for t in taps[1:]:
             feedback ^= rows[t]
@@ -94,72 +156,200 @@ def lag_functionals(width: int, taps: tuple[int, ...], lag: int) -> tuple[int, .
     return tuple(rows)
 
 
-def _lag_functionals_of(width, taps, positions, lag) -> list[int]:
-    later = lag_functionals(width, taps, lag)
-    return [1 << p for p in positions] + [later[p] for p in positions]
+def _compose(a, b) -> list[int]:
+    """Row masks of ``a @ b`` (apply ``b``, then ``a``) over GF(2)."""
+    out = []
+    for row in a:
+        acc, j = 0, 0
+        while row:
+            if row & 1:
+                acc ^= b[j]
+            row >>= 1
+            j += 1
+        out.append(acc)
+    return out
 
 
-def _lag_rank(width, taps, positions, lag) -> int:
-    return gf2_rank(_lag_functionals_of(width, taps, positions, lag))
+def step_xor_cost(width: int, taps: tuple[int, ...], steps: int) -> int:
+    """Two-input XOR gates of the ``steps``-step next-state function (the area proxy)."""
+    return sum(bin(row).count("1") - 1 for row in lag_functionals(width, taps, steps))
 
 
-@cache
-def outcome_positions(width: int, taps: tuple[int, ...] | None = None) -> tuple[int, ...]:
-    """The 16 LFSR stages ANDed by the brr, in order (``freq`` uses the first freq+1).
+def pair_deficiency(width, taps, steps, positions, lag) -> int | None:
+    """``len(functionals) - rank`` for two brr ``lag`` apart reading ``positions``.
 
-    Deterministic greedy choice (module docstring): the first ``ceil(W/2)`` picks
-    come from the even stages, which contain no adjacent pair, so consecutive brr
-    are exactly independent for every ``freq`` with ``2(freq+1) <= W``; each pick
-    maximises the ranks at lags 1, 2, ..., 8 in that order of priority, then
-    prefers the smaller stage index.
+    ``None`` when "every functional is 1" is inconsistent: the two brr are never
+    both taken.
     """
-    taps = TAPS[width] if taps is None else taps
-    evens = range(0, width, 2)
-    chosen: list[int] = []
-    for index in range(FREQS):
-        pool = evens if index < len(evens) else range(width)
-        best = None
-        for candidate in pool:
-            if candidate in chosen:
-                continue
-            trial = chosen + [candidate]
-            ranks = tuple(_lag_rank(width, taps, trial, lag) for lag in _LAGS_PRIORITISED)
-            key = (*ranks, -candidate)
-            if best is None or key > best[0]:
-                best = (key, candidate)
-        chosen.append(best[1])
-    return tuple(chosen)
+    later = lag_functionals(width, tuple(taps), lag * steps)
+    functionals = [1 << p for p in positions] + [later[p] for p in positions]
+    rank = gf2_rank(functionals)
+    # "all functionals = 1" is an affine system; with dependent functionals it can
+    # be inconsistent: append the right-hand side.
+    if gf2_rank(f | (1 << width) for f in functionals) > rank:
+        return None
+    return len(functionals) - rank
+
+
+def dependence_factor(width, taps, steps, positions, freq, lag) -> float:
+    """Exact ``P(both taken) / P(taken)^2`` over a full period for brr ``lag`` apart."""
+    d = pair_deficiency(width, taps, steps, positions[: freq + 1], lag)
+    if d is None:
+        return 0.0
+    rank = 2 * (freq + 1) - d
+    return 2.0 ** (2 * (freq + 1) - rank) * (1 - 2.0**-width)
 
 
 def conditional_taken_probability(
     width: int, positions: tuple[int, ...], freq: int, lag: int = 1,
-    taps: tuple[int, ...] | None = None,
+    taps: tuple[int, ...] | None = None, steps: int = 1,
 ) -> float:
-    """Exact ``P(taken_{t+lag} | taken_t)`` over a full period, both at ``freq``."""
-    taps = TAPS[width] if taps is None else taps
-    functionals = _lag_functionals_of(width, taps, list(positions[: freq + 1]), lag)
-    rank = gf2_rank(functionals)
-    # "all functionals = 1" is an affine system; with dependent functionals it can
-    # be inconsistent (no state has both brr taken): append the right-hand side.
-    if gf2_rank(f | (1 << width) for f in functionals) > rank:
+    """Exact ``P(taken_{t+lag} | taken_t)`` over a full period, both at ``freq``.
+
+    ``steps`` is the LFSR steps per brr (``lag * steps`` single steps apart).
+    """
+    taps = TAPS[width] if taps is None else tuple(taps)
+    d = pair_deficiency(width, taps, steps, list(positions[: freq + 1]), lag)
+    if d is None:
         return 0.0
-    return 2.0 ** (freq + 1 - rank)
+    return 2.0 ** (d - (freq + 1))
 
 
-def dependence_table(width: int, lags=range(1, 9)) -> list[dict]:
-    """One row per freq: exact ``P(taken)`` and ``P(taken | taken lag brr ago)``."""
-    positions = outcome_positions(width)
-    rows = []
-    for freq in range(FREQS):
-        rows.append({
-            "freq": freq,
-            "p_taken": taken_probability(freq),
-            "conditional": {
-                lag: conditional_taken_probability(width, positions, freq, lag)
-                for lag in lags
-            },
-        })  # fmt: skip
-    return rows
+def _cost(width, taps, steps, positions) -> tuple[int, int]:
+    """(worst, total) deficiency over :data:`TARGET_LAGS`; inconsistency counts 99."""
+    ds = [pair_deficiency(width, taps, steps, positions, lag) for lag in TARGET_LAGS]
+    ds = [99 if d is None else d for d in ds]
+    return max(ds), sum(ds)
+
+
+def _complete(width, taps, steps, chosen) -> tuple[int, ...]:
+    """Greedy picks after the target range: (total, worst deficiency, index)."""
+    chosen = list(chosen)
+    while len(chosen) < FREQS:
+        best = min(
+            (_cost(width, taps, steps, chosen + [c])[::-1], c)
+            for c in range(width) if c not in chosen
+        )
+        chosen.append(best[1])
+    return tuple(chosen)
+
+
+@cache
+def search_positions(width: int, taps: tuple[int, ...], steps: int,
+                     node_budget: int = NODE_BUDGET) -> tuple[int, ...] | None:
+    """Positions meeting the target (factor <= 2 for :func:`target_freqs`, lags 1..8).
+
+    Depth-first over GF(2) ranks (module docstring); ``None`` when no layout
+    is found within ``node_budget`` nodes.
+    """
+    taps = tuple(taps)
+    depth = len(target_freqs(width))
+    nodes = 0
+
+    def extend(chosen):
+        nonlocal nodes
+        if len(chosen) == depth:
+            return chosen
+        candidates = []
+        for c in range(width):
+            if c not in chosen:
+                cost = _cost(width, taps, steps, chosen + [c])
+                if cost[0] <= 1:
+                    candidates.append((cost, c))
+        for _, c in sorted(candidates):
+            nodes += 1
+            if nodes > node_budget:
+                return None
+            found = extend(chosen + [c])
+            if found is not None:
+                return found
+        return None
+
+    prefix = extend([])
+    return None if prefix is None else _complete(width, taps, steps, prefix)
+
+
+def _step_candidates(width, taps) -> list[int]:
+    period = (1 << width) - 1
+    ks = [k for k in range(2, 2 * width) if math.gcd(k, period) == 1]
+    return sorted(ks, key=lambda k: (step_xor_cost(width, taps, k), k))
+
+
+@cache
+def search_steps(width: int, taps: tuple[int, ...]) -> int | None:
+    """The cheapest ``k`` (XOR gates, then k) in ``2..2W-1``, coprime with the
+    period, for which :func:`search_positions` meets the target; ``None`` if none."""
+    for k in _step_candidates(width, tuple(taps)):
+        if search_positions(width, tuple(taps), k) is not None:
+            return k
+    return None
+
+
+@cache
+def outcome_layout(width: int, taps: tuple[int, ...] | None = None) -> tuple[int, tuple]:
+    """``(lfsr_steps, positions)`` for ``width`` and ``taps`` (default ``TAPS[width]``).
+
+    Raises
+    ------
+    NoLayoutError
+        No ``k`` and positions meet the target for these taps.
+    """
+    taps = TAPS[width] if taps is None else tuple(taps)
+    if taps == TAPS[width] and width in LAYOUTS:
+        return LAYOUTS[width]
+    steps = search_steps(width, taps)
+    if steps is None:
+        raise NoLayoutError(
+            f"taps {taps!r} admit no brr layout with P(both taken)/P(taken)^2 <= 2 for "
+            f"freq 0..{len(target_freqs(width)) - 1} at lags 1..8 (searched "
+            f"lfsr_steps 2..{2 * width - 1}); choose other taps, or give lfsr_steps "
+            "and positions explicitly"
+        )
+    return steps, search_positions(width, taps, steps)
+
+
+@cache
+def outcome_positions(width: int, taps: tuple[int, ...] | None = None,
+                      steps: int | None = None) -> tuple[int, ...]:
+    """The 16 LFSR stages ANDed by the brr, in order (``freq`` uses the first freq+1).
+
+    ``steps=None``: the layout's own (:func:`outcome_layout`). For a given
+    ``steps`` the searched positions when the target is met, else the best
+    effort: every pick greedy by (worst, total deficiency, index) (with
+    ``steps=1`` the target cannot be met, see the module docstring).
+    """
+    taps = TAPS[width] if taps is None else tuple(taps)
+    if steps is None:
+        return outcome_layout(width, taps)[1]
+    if taps == TAPS[width] and LAYOUTS.get(width, (None,))[0] == steps:
+        return LAYOUTS[width][1]
+    found = search_positions(width, taps, steps)
+    if found is not None:
+        return found
+    chosen: list[int] = []
+    while len(chosen) < FREQS:
+        best = min(
+            (_cost(width, taps, steps, chosen + [c]), c)
+            for c in range(width) if c not in chosen
+        )
+        chosen.append(best[1])
+    return tuple(chosen)
+
+
+def dependence_table(width: int, lags=TARGET_LAGS, taps=None, steps=None,
+                     positions=None) -> list[dict]:
+    """One row per freq: ``P(taken)`` and the exact dependence factor at each lag."""
+    taps = TAPS[width] if taps is None else tuple(taps)
+    if steps is None:
+        steps = outcome_layout(width, taps)[0]
+    if positions is None:
+        positions = outcome_positions(width, taps, steps)
+    return [
+        {"freq": freq, "p_taken": taken_probability(freq),
+         "factor": {lag: dependence_factor(width, taps, steps, positions, freq, lag)
+                    for lag in lags}}
+        for freq in range(FREQS)
+    ]  # fmt: skip
 
 
 def _outcome_masks(positions: tuple[int, ...]) -> tuple[int, ...]:
@@ -168,6 +358,23 @@ def _outcome_masks(positions: tuple[int, ...]) -> tuple[int, ...]:
         mask |= 1 << p
         masks.append(mask)
     return tuple(masks)
+
+
+@cache
+def _byte_tables(width: int, taps: tuple[int, ...], steps: int) -> tuple[list[int], ...]:
+    """The ``steps``-step map as four 256-entry tables, one per state byte (linear)."""
+    rows = lag_functionals(width, taps, steps)
+    # Column j: the image of stage j.
+    columns = [sum(((rows[i] >> j) & 1) << i for i in range(width)) for j in range(width)]
+    tables = []
+    for byte in range(4):
+        table = [0] * 256
+        for value in range(1, 256):
+            low = value & -value
+            j = 8 * byte + low.bit_length() - 1
+            table[value] = table[value ^ low] ^ (columns[j] if j < width else 0)
+        tables.append(table)
+    return tuple(tables)
 
 
 @dataclass(frozen=True)
@@ -186,9 +393,19 @@ class BrrConfig:
     lockup_escape : bool
         Leave the all-zero LFSR state on the next brr (see :mod:`.lfsr`).
     positions : tuple of int, optional
-        The 16 outcome positions; default :func:`outcome_positions`.
+        The 16 outcome positions; default :func:`outcome_positions` (the layout
+        searched for ``taps`` and ``lfsr_steps``).
     taps : tuple of int, optional
         LFSR feedback taps; default ``TAPS[width]``.
+    lfsr_steps : int, optional
+        LFSR steps per brr, ``k >= 1``; default the layout's (:func:`outcome_layout`,
+        :data:`LAYOUTS` for the default taps). 1 is the paper's register.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On parameters out of range; :class:`NoLayoutError` when ``taps`` are given
+        without ``lfsr_steps`` and no layout meets the independence target.
     """
 
     width: int = 20
@@ -197,6 +414,7 @@ class BrrConfig:
     lockup_escape: bool = True
     positions: tuple[int, ...] | None = None
     taps: tuple[int, ...] | None = None
+    lfsr_steps: int | None = None
     lfsr: LfsrConfig = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -208,14 +426,33 @@ class BrrConfig:
             )
         if not isinstance(self.pipelined, bool):
             raise TypeError(f"pipelined must be a bool, not {self.pipelined!r}")
+        if self.lfsr_steps is not None and (
+            isinstance(self.lfsr_steps, bool) or not isinstance(self.lfsr_steps, int)
+        ):
+            raise TypeError(f"lfsr_steps must be an integer, not {self.lfsr_steps!r}")
+        if self.lfsr_steps is not None and self.lfsr_steps < 1:
+            raise ValueError(f"lfsr_steps must be at least 1, not {self.lfsr_steps!r}")
+        # Validates seed, taps (primitive) and the escape before any layout search.
         lfsr = LfsrConfig(
             width=self.width, seed=self.seed, taps=self.taps,
             lockup_escape=self.lockup_escape,
         )  # fmt: skip
-        object.__setattr__(self, "lfsr", lfsr)
         object.__setattr__(self, "taps", lfsr.taps)
+        if self.lfsr_steps is None:
+            object.__setattr__(self, "lfsr_steps", outcome_layout(self.width, lfsr.taps)[0])
+        if math.gcd(self.lfsr_steps, (1 << self.width) - 1) != 1:
+            raise ValueError(
+                f"lfsr_steps must be coprime with 2^{self.width} - 1 (else the LFSR "
+                f"period shrinks), not {self.lfsr_steps!r}"
+            )
+        lfsr = LfsrConfig(
+            width=self.width, seed=self.seed, taps=self.taps, steps=self.lfsr_steps,
+            lockup_escape=self.lockup_escape,
+        )  # fmt: skip
+        object.__setattr__(self, "lfsr", lfsr)
         if self.positions is None:
-            object.__setattr__(self, "positions", outcome_positions(self.width))
+            positions = outcome_positions(self.width, lfsr.taps, self.lfsr_steps)
+            object.__setattr__(self, "positions", positions)
         else:
             positions = tuple(self.positions)
             if (
@@ -294,10 +531,13 @@ class Brr:
         out = np.empty(count, dtype=np.uint64)
         state = self.state
         if lfsr.lockup_escape or state != 0:
-            width, taps = lfsr.width, lfsr.taps
+            t0, t1, t2, t3 = _byte_tables(lfsr.width, lfsr.taps, lfsr.steps)
             for i in range(count):
                 out[i] = state
-                state = fibonacci_step(state, width, taps) if state else 1
+                state = (
+                    t0[state & 255] ^ t1[state >> 8 & 255] ^ t2[state >> 16 & 255]
+                    ^ t3[state >> 24 & 255]
+                ) if state else 1
         else:
             out[:] = 0
         self.state = state

@@ -99,8 +99,10 @@ class BrrDeterministicConfig:
 
     @property
     def brr_config(self) -> BrrConfig:
+        # One LFSR step per brr: the shift-back keeps one bit per brr in flight
+        # (sec. 3.4), so this variant keeps the paper's register (docs/brr.md).
         return BrrConfig(width=self.width, seed=self.seed, lockup_escape=False,
-                         positions=self.positions, taps=self.taps)  # fmt: skip
+                         positions=self.positions, taps=self.taps, lfsr_steps=1)  # fmt: skip
 
 
 class ProtocolError(ValueError):

@@ -33,9 +33,11 @@ class Brr(wiring.Component):
     """Decode-stage branch-on-random unit.
 
     A brr is taken with probability ``2^-(freq+1)``: the AND of ``freq + 1`` LFSR
-    stages (15 AND gates, one 16:1 mux on ``freq``). The LFSR steps once per cycle
-    with ``decode_valid``. The brr is always predicted not-taken and is resolved
-    here, so ``redirect`` is the decode-stage front-end redirect.
+    stages (15 AND gates, one 16:1 mux on ``freq``). The LFSR advances once per
+    cycle with ``decode_valid`` (``lfsr_steps`` single steps in one XOR layer: the
+    searched layout that keeps brr up to 8 decodes apart nearly independent, see
+    docs/brr.md). The brr is always predicted not-taken and is resolved here, so
+    ``redirect`` is the decode-stage front-end redirect.
 
     Parameters
     ----------
@@ -51,6 +53,9 @@ class Brr(wiring.Component):
         Leave the all-zero LFSR state on the next brr (default on).
     positions, taps : tuple of int, optional
         Override the outcome stages / LFSR taps (defaults from ``hwprof.golden``).
+    lfsr_steps : int, optional
+        LFSR steps per brr (one XOR layer); default the searched layout's
+        (:func:`hwprof.golden.brr.outcome_layout`).
 
     Attributes
     ----------
@@ -80,10 +85,10 @@ class Brr(wiring.Component):
     """
 
     def __init__(self, width=20, seed=1, pipelined=False, lockup_escape=True, positions=None,
-                 taps=None):  # fmt: skip
+                 taps=None, lfsr_steps=None):  # fmt: skip
         self.config = checked_config(self, lambda: BrrConfig(
             width=width, seed=seed, pipelined=pipelined, lockup_escape=lockup_escape,
-            positions=positions, taps=taps))  # fmt: skip
+            positions=positions, taps=taps, lfsr_steps=lfsr_steps))  # fmt: skip
         super().__init__({
             "decode_valid": In(1),
             "freq": In(4),
@@ -98,6 +103,7 @@ class Brr(wiring.Component):
         cfg = self.config
         m = Module()
         m.submodules.lfsr = lfsr = Lfsr(width=cfg.width, seed=cfg.seed, taps=cfg.taps,
+                                        steps=cfg.lfsr_steps,
                                         lockup_escape=cfg.lockup_escape)  # fmt: skip
         m.d.comb += [
             lfsr.enable.eq(self.decode_valid),

@@ -72,8 +72,11 @@ class BrrReplicated(wiring.Component):
     Paper: "replicate the hardware at each instruction decoder ... multiple,
     completely decoupled LFSRs". Lane ``i``'s LFSR starts at ``seed`` jumped
     ``i * spacing`` steps (about equally spaced on the cycle, spacing chosen by
-    :func:`hwprof.golden.brr_variants.lane_spacing` so that lanes in lockstep
-    are exactly independent) and steps only when its lane decodes a brr. Every lane's brr is served.
+    :func:`hwprof.golden.brr_variants.lane_spacing` so that the lanes are exactly
+    independent at reset) and steps only when its lane decodes a brr; lanes that
+    drift apart are independent at most, not all, relative positions
+    (:func:`hwprof.golden.brr_variants.lane_distance_profile`, docs/brr-variants.md).
+    Every lane's brr is served.
 
     Parameters
     ----------
@@ -187,11 +190,12 @@ class BrrShared(wiring.Component):
         # ranked[j]: the register advanced j steps, read by the j-th brr of the packet.
         # Named signals keep the netlist a DAG: a slice of an unnamed Cat would
         # copy the whole expression into every user.
+        k = cfg.brr_config.lfsr_steps  # LFSR steps per brr
         ranked = [register]
         for j in range(1, max(cfg.steps, 2)):
             ranked.append(Signal(cfg.width, name=f"advanced{j}"))
             m.d.comb += ranked[j].eq(
-                advanced_by(register, step_masks(cfg.width, cfg.taps, "fibonacci", j)))
+                advanced_by(register, step_masks(cfg.width, cfg.taps, "fibonacci", j * k)))
         # Priority encoder in program order, one-hot: before[i][j] is high when j brr
         # precede lane i (saturating at j = steps: the LFSR is spent for this cycle).
         spent = cfg.steps
@@ -236,7 +240,7 @@ class BrrShared(wiring.Component):
             select = reduce(or_, (served_count[n] for n in range(1, spent + 1)
                                   if (n - 1) >> b & 1))  # fmt: skip
             stage = Signal(cfg.width, name=f"advanced_barrel{b}")
-            masks = step_masks(cfg.width, cfg.taps, "fibonacci", 1 << b)
+            masks = step_masks(cfg.width, cfg.taps, "fibonacci", (1 << b) * k)
             m.d.comb += stage.eq(Mux(select, advanced_by(advanced, masks), advanced))
             advanced = stage
         with m.If(~served_count[0]):

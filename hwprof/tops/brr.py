@@ -15,6 +15,7 @@ TOPS = [
             Param("lockup_escape", True, "bool", "leave the all-zero state"),
             Param("positions", None, "ints", "16 outcome stages (default: derived)"),
             Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
+            Param("lfsr_steps", None, "int", "LFSR steps per brr (default: searched layout)"),
         ),
         budget={
             "flops": 20,

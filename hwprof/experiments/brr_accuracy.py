@@ -1,0 +1,240 @@
+"""Lee & Zilles sec. 4: brr sampling accuracy against counters (constructed and synthetic).
+
+``hwprof experiment brr-accuracy``. A program is a stream of *events* (site ids:
+method invocations in the paper); every event executes one brr (the LFSR is
+carried across sites, as in hardware) and is recorded when its brr is taken.
+The full profile counts every event. Accuracy is the paper's overlap
+percentage, ``sum over sites of min(f_full(i), f_sampled(i))`` with ``f`` the
+fraction of the profile's events at site ``i``.
+
+Samplers, side by side, at rates 2^-10 and 2^-13 (freq 9 and 12):
+
+* ``brr``: the golden :class:`hwprof.golden.brr.Brr` with the searched layout
+  (8 LFSR steps per brr at W = 20), random non-zero seed;
+* ``brr-k1``: the layout before issue 14 (one step per brr, even stages first);
+* ``hw-counter``: one global countdown, every ``2^r``-th event, random phase
+  (the paper's hardware-counter baseline);
+* ``sw-counter``: one countdown per site, every ``2^r``-th execution of that site,
+  random phase per site;
+* ``bernoulli``: an ideal random sampler, independent ``P = 2^-r`` per event.
+
+Programs (no real-program traces yet; see docs/results/brr-accuracy.md):
+
+* ``two-leaf-loop``: the paper's jython explanation, "a loop body containing calls
+  to two leaf methods will result in only one of the two methods getting sampled
+  for a counter-based sampling interval that is a multiple of two": A, B, A, B...
+* ``loop-6``: a loop body A B A C A D (A is half the events);
+* ``zipf``: 1,000 sites drawn independently with Zipf weights ``1/i``.
+
+Each point is the mean over seeds with the min..max spread.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..golden.brr import Brr
+from . import Experiment
+
+RATES = (10, 13)
+SAMPLERS = ("brr", "brr-k1", "hw-counter", "sw-counter", "bernoulli")
+PROGRAMS = ("two-leaf-loop", "loop-6", "zipf")
+EVEN_STAGE_LAYOUT = (1, (0, 10, 18, 4, 14, 6, 16, 2, 12, 8, 5, 11, 1, 9, 19, 13))
+FULL = {"events": 1 << 22, "seeds": 20}
+QUICK = {"events": 1 << 15, "seeds": 5}
+#: Paper, sec. 4.2 (Figures 9, 10; only this figure is stated in the text).
+PAPER_JYTHON = "jython: brr accuracy almost 7 % higher than both counters at 2^-10"
+
+
+def program(name: str, events: int, rng: np.random.Generator) -> np.ndarray:
+    """The site id of every event."""
+    if name == "two-leaf-loop":
+        return np.arange(events) % 2
+    if name == "loop-6":
+        return np.array([0, 1, 0, 2, 0, 3])[np.arange(events) % 6]
+    if name == "zipf":
+        weights = 1.0 / np.arange(1, 1001)
+        return rng.choice(1000, size=events, p=weights / weights.sum())
+    raise ValueError(f"unknown program {name!r}")
+
+
+def accuracy(sites: np.ndarray, sampled: np.ndarray) -> float:
+    """The paper's overlap percentage (0..100)."""
+    n = int(sites.max()) + 1
+    full = np.bincount(sites, minlength=n) / len(sites)
+    chosen = sites[sampled]
+    if len(chosen) == 0:
+        return 0.0
+    part = np.bincount(chosen, minlength=n) / len(chosen)
+    return 100.0 * float(np.minimum(full, part).sum())
+
+
+def brr_states(events: int, rng: np.random.Generator, layout=None) -> tuple:
+    """LFSR states read by ``events`` consecutive brr and the model's outcome masks."""
+    seed = int(rng.integers(1, 1 << 20))
+    if layout is None:
+        model = Brr(width=20, seed=seed)
+    else:
+        model = Brr(width=20, seed=seed, lfsr_steps=layout[0], positions=layout[1])
+    return model.states(events), model.config.outcome_masks
+
+
+def samples(sampler, sites, rate, rng, states=None) -> np.ndarray:
+    """Boolean mask of the recorded events."""
+    events = len(sites)
+    interval = 1 << rate
+    if sampler in ("brr", "brr-k1"):
+        states, masks = states
+        mask = np.uint64(masks[rate - 1])  # freq = rate - 1: P = 2^-rate
+        return (states & mask) == mask
+    if sampler == "hw-counter":
+        return (np.arange(events) + int(rng.integers(interval))) % interval == 0
+    if sampler == "sw-counter":
+        n = int(sites.max()) + 1
+        phase = rng.integers(interval, size=n)
+        order = np.argsort(sites, kind="stable")
+        count = np.empty(events, dtype=np.int64)  # per-site execution number
+        sorted_sites = sites[order]
+        starts = np.searchsorted(sorted_sites, np.arange(n))
+        count[order] = np.arange(events) - starts[sorted_sites]
+        return (count + phase[sites]) % interval == 0
+    if sampler == "bernoulli":
+        return rng.random(events) < 1.0 / interval
+    raise ValueError(f"unknown sampler {sampler!r}")
+
+
+def run(output_dir: Path, seed: int, quick: bool) -> dict:
+    size = QUICK if quick else FULL
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    events, seeds = size["events"], size["seeds"]
+    table = {p: {r: {s: [] for s in SAMPLERS} for r in RATES} for p in PROGRAMS}
+    for k in range(seeds):
+        rng = np.random.default_rng([seed, k])
+        lfsr = {"brr": brr_states(events, rng), "brr-k1": brr_states(events, rng,
+                                                                    EVEN_STAGE_LAYOUT)}
+        for name in PROGRAMS:
+            sites = program(name, events, rng)
+            for rate in RATES:
+                for sampler in SAMPLERS:
+                    mask = samples(sampler, sites, rate, rng, lfsr.get(sampler))
+                    table[name][rate][sampler].append(accuracy(sites, mask))
+    summary = {p: {r: {s: {"mean": float(np.mean(v)), "min": float(np.min(v)),
+                           "max": float(np.max(v))}
+                       for s, v in by_s.items()} for r, by_s in by_r.items()}
+               for p, by_r in table.items()}  # fmt: skip
+    stem = "brr-accuracy-quick" if quick else "brr-accuracy"
+    _plot(output_dir / f"{stem}.png", summary)
+    result = {"events": events, "seeds": seeds, "seed": seed, "rates": list(RATES),
+              "accuracy": summary, "paper": PAPER_JYTHON}  # fmt: skip
+    (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (output_dir / f"{stem}.md").write_text(_summary(result, stem))
+    return {p: {r: {s: round(summary[p][r][s]["mean"], 2) for s in SAMPLERS} for r in RATES}
+            for p in PROGRAMS}  # fmt: skip
+
+
+def _plot(path, summary):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(RATES), figsize=(11, 4.2), sharey=True)
+    width = 0.16
+    for ax, rate in zip(axes, RATES, strict=True):
+        for j, sampler in enumerate(SAMPLERS):
+            xs = np.arange(len(PROGRAMS)) + (j - 2) * width
+            stats = [summary[p][rate][sampler] for p in PROGRAMS]
+            means = [s["mean"] for s in stats]
+            err = [[m - s["min"] for m, s in zip(means, stats, strict=True)],
+                   [s["max"] - m for m, s in zip(means, stats, strict=True)]]  # fmt: skip
+            ax.bar(xs, means, width, yerr=err, capsize=2, label=sampler)
+        ax.set_xticks(np.arange(len(PROGRAMS)), PROGRAMS)
+        ax.set_title(f"sampling rate 2^-{rate}")
+        ax.set_ylim(0, 105)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("overlap accuracy (%), mean and min..max over seeds")
+    axes[-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _summary(r, stem):
+    lines = [
+        "# brr-accuracy: sampling accuracy, brr vs counters (Lee & Zilles sec. 4)",
+        "",
+        f"`hwprof experiment brr-accuracy{' --quick' if 'quick' in stem else ''} "
+        f"--seed {r['seed']} -o docs/results`: {r['events']:,} events per program, "
+        f"{r['seeds']} seeds per "
+        "point; mean accuracy (%) with the min..max over seeds.",
+        "",
+        f"![accuracy]({stem}.png)",
+        "",
+    ]
+    for rate in r["rates"]:
+        lines += [f"## rate 2^-{rate}", "", "| program | " + " | ".join(SAMPLERS) + " |",
+                  "| --- |" + " ---: |" * len(SAMPLERS)]  # fmt: skip
+        for p in PROGRAMS:
+            cells = [r["accuracy"][p][str(rate) if str(rate) in r["accuracy"][p] else rate][s]
+                     for s in SAMPLERS]  # fmt: skip
+            lines.append(f"| {p} | " + " | ".join(
+                f"{c['mean']:.1f} ({c['min']:.1f}..{c['max']:.1f})" for c in cells) + " |")
+        lines.append("")
+    def mean(program, rate, sampler):
+        a = r["accuracy"][program]
+        return a[str(rate) if str(rate) in a else rate][sampler]["mean"]
+
+    lines += [
+        "## Beside the paper",
+        "",
+        f"Paper (Figures 9 and 10, DaCapo on Jikes RVM): {r['paper']}; at 2^-13 jython "
+        "and pmd resonate with the counters; elsewhere brr and the counters are within "
+        "each other's seed spread. The figure values are not given in the text, so only "
+        "these statements are compared.",
+        "",
+        f"- Resonance: on `two-leaf-loop` the global counter samples one leaf only, "
+        f"{mean('two-leaf-loop', 10, 'hw-counter'):.1f} % at 2^-10, while brr reaches "
+        f"{mean('two-leaf-loop', 10, 'brr'):.1f} % (ideal sampler "
+        f"{mean('two-leaf-loop', 10, 'bernoulli'):.1f} %). The paper's gap (7 %) is "
+        "smaller because jython's resonant loop is only part of its profile; ours is the "
+        "whole program. `loop-6` (interval 1024 = 4 mod 6) resonates the same way.",
+        "- The per-site software counter (the issue's definition) never resonates here: "
+        "each site counts its own executions, so every site is sampled in proportion, "
+        "and on `zipf` it is the most accurate (stratified by site). The paper's software "
+        "counter resonated in jython like its hardware counter (\"every 1024th branch\"), "
+        "so it was presumably a shared counter (Figure 1); the text does not say.",
+        "- brr's zero spread on the loops: the full run is 4,194,304 events, four whole "
+        "LFSR periods (2^20 - 1 brr each); over whole periods brr visits every state "
+        "exactly once whatever the seed, so its sample of a periodic program is fixed, "
+        "not random. The quick run (32,768 events, less than a period) shows spread.",
+        "- brr against the ideal sampler: see the tables (same programs, same seeds); a "
+        "difference larger than the min..max spread would be a defect of the layout. At "
+        "freq 9 and 12 the 20-bit LFSR cannot make nearby brr independent "
+        "(docs/brr.md); these rows are where that would show.",
+        "- `brr-k1` is the layout before issue 14 (one LFSR step per brr).",
+        "",
+        "## Not done yet (issue 14)",
+        "",
+        "- Real-program sites: needs the branch traces of the `trace-tool` branch "
+        "(taken branches or block entries of several programs); not merged here.",
+        "- The paper's four 32-bit tap sets (32,31,30,10), (32,19,18,13), "
+        "(32,31,30,29,28,22), (32,22,16,15,12,11) with their own searched layouts.",
+        "- The overhead model of section 5 (dynamic instructions per site: brr vs a "
+        "load-decrement-store-branch counter check).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+EXPERIMENTS = [
+    Experiment(
+        name="brr-accuracy",
+        description="Lee & Zilles sec. 4: overlap accuracy of brr (new and old layout), "
+        "hardware and software counters and an ideal sampler (constructed loops, Zipf)",
+        run=run,
+    )
+]

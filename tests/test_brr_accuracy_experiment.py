@@ -1,0 +1,39 @@
+"""``hwprof experiment brr-accuracy --quick``: runs, writes its files, and the resonance
+case separates the samplers as the paper says; the helpers compute what they claim."""
+
+import json
+
+import numpy as np
+
+from hwprof.cli import main
+from hwprof.experiments.brr_accuracy import PROGRAMS, SAMPLERS, accuracy, samples
+
+
+def test_quick_run_writes_plot_and_summary(tmp_path):
+    assert main(["experiment", "brr-accuracy", "--quick", "-o", str(tmp_path), "--seed", "3"]) == 0
+    for ext in ("png", "md", "json"):
+        assert (tmp_path / f"brr-accuracy-quick.{ext}").stat().st_size > 0
+    data = json.loads((tmp_path / "brr-accuracy-quick.json").read_text())
+    acc = data["accuracy"]
+    assert set(acc) == set(PROGRAMS) and set(acc["zipf"]["10"]) == set(SAMPLERS)
+    # Resonance (paper sec. 4.2): a global counter with an even interval samples one
+    # of the two leaves only (exactly 50 %); brr samples both.
+    loop = acc["two-leaf-loop"]["10"]
+    assert loop["hw-counter"]["max"] == 50.0
+    assert loop["brr"]["min"] > 80.0 and loop["bernoulli"]["min"] > 80.0
+
+
+def test_accuracy_is_the_overlap_percentage():
+    sites = np.array([0, 0, 1, 1])
+    assert accuracy(sites, np.array([1, 1, 1, 1], dtype=bool)) == 100.0
+    assert accuracy(sites, np.array([1, 0, 0, 0], dtype=bool)) == 50.0  # paper's example form
+    assert accuracy(sites, np.zeros(4, dtype=bool)) == 0.0
+
+
+def test_software_counter_samples_every_nth_execution_of_each_site(seed):
+    rng = np.random.default_rng(seed)
+    sites = rng.integers(3, size=5000)
+    mask = samples("sw-counter", sites, 4, rng)
+    for site in range(3):
+        hits = np.flatnonzero(mask[sites == site])
+        assert len(hits) and set(np.diff(hits)) <= {16}, f"seed {seed}"
