@@ -6,7 +6,15 @@ import json
 import numpy as np
 
 from hwprof.cli import main
-from hwprof.experiments.brr_accuracy import PROGRAMS, SAMPLERS, accuracy, samples
+from hwprof.experiments.brr_accuracy import (
+    PROGRAMS,
+    REAL_PROGRAMS,
+    SAMPLERS,
+    accuracy,
+    samples,
+    taken_sites,
+)
+from hwprof.golden import tracefile as tf
 
 
 def test_quick_run_writes_plot_and_summary(tmp_path):
@@ -21,6 +29,22 @@ def test_quick_run_writes_plot_and_summary(tmp_path):
     loop = acc["two-leaf-loop"]["10"]
     assert loop["hw-counter"]["max"] == 50.0
     assert loop["brr"]["min"] > 80.0 and loop["bernoulli"]["min"] > 80.0
+    # The real programs come from the shipped branch traces, first 2^15 taken transfers.
+    assert set(data["real_programs"]) == set(REAL_PROGRAMS)
+    for info in data["real_programs"].values():
+        assert info["origin"] == "shipped" and info["events"] == 1 << 15 and info["sites"] > 1
+
+
+def test_taken_sites_are_the_pcs_of_taken_transfers_in_order(tmp_path):
+    """A trace built here: not-taken branches and loads are no sites; ids follow the pcs."""
+    path = tmp_path / "t.trace"
+    kinds = [tf.COND_TAKEN, tf.COND_NOT_TAKEN, tf.LOAD, tf.CALL, tf.COND_TAKEN, tf.RETURN]
+    pcs = [0x400, 0x404, 0x408, 0x300, 0x400, 0x500]
+    with tf.TraceWriter(path, header={"program": "test"}, chunk_records=2) as out:
+        out.write(kind=np.array(kinds, np.uint8), pc=np.array(pcs, np.uint64))
+        out.close()
+    assert taken_sites(path, 100).tolist() == [1, 0, 1, 2]  # pcs 0x400, 0x300, 0x400, 0x500
+    assert taken_sites(path, 2).tolist() == [1, 0]
 
 
 def test_accuracy_is_the_overlap_percentage():

@@ -18,13 +18,20 @@ Samplers, side by side, at rates 2^-10 and 2^-13 (freq 9 and 12):
   random phase per site;
 * ``bernoulli``: an ideal random sampler, independent ``P = 2^-r`` per event.
 
-Programs (no real-program traces yet; see docs/results/brr-accuracy.md):
+Programs:
 
 * ``two-leaf-loop``: the paper's jython explanation, "a loop body containing calls
   to two leaf methods will result in only one of the two methods getting sampled
   for a counter-based sampling interval that is a multiple of two": A, B, A, B...
 * ``loop-6``: a loop body A B A C A D (A is half the events);
-* ``zipf``: 1,000 sites drawn independently with Zipf weights ``1/i``.
+* ``zipf``: 1,000 sites drawn independently with Zipf weights ``1/i``;
+* real programs (:data:`REAL_PROGRAMS`, the workloads of
+  :mod:`hwprof.sim.workloads`): every taken control transfer of a branch trace
+  (conditional taken, jump, call, return, indirect; the site is the branch's pc),
+  initialisation skipped, the first ``events`` of them. The full run captures
+  the traces with valgrind into build/traces (:func:`~hwprof.sim.workloads.trace_for`)
+  and falls back to the shipped 2M-record traces without it (said in the output);
+  ``--quick`` reads the shipped traces.
 
 Each point is the mean over seeds with the min..max spread.
 """
@@ -37,11 +44,17 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.brr import Brr
+from ..golden.tracefile import CALL, COND_TAKEN, INDIRECT, JUMP, RETURN, TraceError, open_trace
 from . import Experiment
 
 RATES = (10, 13)
 SAMPLERS = ("brr", "brr-k1", "hw-counter", "sw-counter", "bernoulli")
-PROGRAMS = ("two-leaf-loop", "loop-6", "zipf")
+SYNTHETIC_PROGRAMS = ("two-leaf-loop", "loop-6", "zipf")
+REAL_PROGRAMS = ("xz", "bzip2", "sort", "perl", "python")
+PROGRAMS = SYNTHETIC_PROGRAMS + REAL_PROGRAMS
+TAKEN_KINDS = (COND_TAKEN, JUMP, CALL, RETURN, INDIRECT)
+#: Branch records captured per real program in the full run (about half are taken).
+FULL_TRACE_RECORDS = 10_000_000
 EVEN_STAGE_LAYOUT = (1, (0, 10, 18, 4, 14, 6, 16, 2, 12, 8, 5, 11, 1, 9, 19, 13))
 FULL = {"events": 1 << 22, "seeds": 20}
 QUICK = {"events": 1 << 15, "seeds": 5}
@@ -59,6 +72,38 @@ def program(name: str, events: int, rng: np.random.Generator) -> np.ndarray:
         weights = 1.0 / np.arange(1, 1001)
         return rng.choice(1000, size=events, p=weights / weights.sum())
     raise ValueError(f"unknown program {name!r}")
+
+
+def taken_sites(path, events: int) -> np.ndarray:
+    """Site ids (dense, by pc) of the first ``events`` taken control transfers of a trace."""
+    pcs, total = [], 0
+    with open_trace(path) as trace:
+        for chunk in trace.chunks(kinds=TAKEN_KINDS, columns=("kind", "pc")):
+            pcs.append(chunk.pc[: events - total])
+            total += len(pcs[-1])
+            if total >= events:
+                break
+    if total == 0:
+        raise TraceError(f"{path}: no taken control transfers (a branch trace is needed)")
+    return np.unique(np.concatenate(pcs), return_inverse=True)[1].astype(np.int64)
+
+
+def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:
+    """Trace and its origin per real program: captured (full run, valgrind) or shipped."""
+    from ..sim.workloads import shipped_trace, trace_for
+
+    found = {}
+    for name in REAL_PROGRAMS:
+        if quick:
+            found[name] = (shipped_trace(name), "shipped")
+            continue
+        try:
+            found[name] = (trace_for(name, kinds="branches", limit=FULL_TRACE_RECORDS,
+                                     progress=True), "captured")  # fmt: skip
+        except TraceError as exc:
+            print(f"brr-accuracy: {exc}; using the shipped trace")
+            found[name] = (shipped_trace(name), "shipped")
+    return found
 
 
 def accuracy(sites: np.ndarray, sampled: np.ndarray) -> float:
@@ -89,7 +134,7 @@ def samples(sampler, sites, rate, rng, states=None) -> np.ndarray:
     if sampler in ("brr", "brr-k1"):
         states, masks = states
         mask = np.uint64(masks[rate - 1])  # freq = rate - 1: P = 2^-rate
-        return (states & mask) == mask
+        return (states[:events] & mask) == mask
     if sampler == "hw-counter":
         return (np.arange(events) + int(rng.integers(interval))) % interval == 0
     if sampler == "sw-counter":
@@ -111,13 +156,15 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     events, seeds = size["events"], size["seeds"]
+    traces = real_program_traces(quick)
+    real_sites = {name: taken_sites(path, events) for name, (path, _) in traces.items()}
     table = {p: {r: {s: [] for s in SAMPLERS} for r in RATES} for p in PROGRAMS}
     for k in range(seeds):
         rng = np.random.default_rng([seed, k])
         lfsr = {"brr": brr_states(events, rng), "brr-k1": brr_states(events, rng,
                                                                     EVEN_STAGE_LAYOUT)}
         for name in PROGRAMS:
-            sites = program(name, events, rng)
+            sites = real_sites[name] if name in real_sites else program(name, events, rng)
             for rate in RATES:
                 for sampler in SAMPLERS:
                     mask = samples(sampler, sites, rate, rng, lfsr.get(sampler))
@@ -128,8 +175,11 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
                for p, by_r in table.items()}  # fmt: skip
     stem = "brr-accuracy-quick" if quick else "brr-accuracy"
     _plot(output_dir / f"{stem}.png", summary)
+    programs = {name: {"trace": str(path), "origin": origin, "events": len(real_sites[name]),
+                       "sites": int(real_sites[name].max()) + 1}
+                 for name, (path, origin) in traces.items()}  # fmt: skip
     result = {"events": events, "seeds": seeds, "seed": seed, "rates": list(RATES),
-              "accuracy": summary, "paper": PAPER_JYTHON}  # fmt: skip
+              "accuracy": summary, "paper": PAPER_JYTHON, "real_programs": programs}  # fmt: skip
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     (output_dir / f"{stem}.md").write_text(_summary(result, stem))
     return {p: {r: {s: round(summary[p][r][s]["mean"], 2) for s in SAMPLERS} for r in RATES}
@@ -217,10 +267,23 @@ def _summary(r, stem):
         "(docs/brr.md); these rows are where that would show.",
         "- `brr-k1` is the layout before issue 14 (one LFSR step per brr).",
         "",
+        "## Real programs",
+        "",
+        "Sites are the pcs of the taken control transfers of each program's branch "
+        "trace (initialisation skipped); the paper samples method invocations of Java "
+        "programs, so the profiles differ in kind, and only the samplers' relation "
+        "to each other carries over.",
+        "",
+        "| program | trace | events | sites |",
+        "| --- | --- | ---: | ---: |",
+        *[f"| {name} | {info['origin']} `{Path(info['trace']).name}` | {info['events']:,} "
+          f"| {info['sites']:,} |" for name, info in r["real_programs"].items()],
+        "",
+        *[_real_program_sentence(r, name, rate) for rate in r["rates"]
+          for name in r["real_programs"]],
+        "",
         "## Not done yet (issue 14)",
         "",
-        "- Real-program sites: needs the branch traces of the `trace-tool` branch "
-        "(taken branches or block entries of several programs); not merged here.",
         "- The paper's four 32-bit tap sets (32,31,30,10), (32,19,18,13), "
         "(32,31,30,29,28,22), (32,22,16,15,12,11) with their own searched layouts.",
         "- The overhead model of section 5 (dynamic instructions per site: brr vs a "
@@ -230,11 +293,24 @@ def _summary(r, stem):
     return "\n".join(lines)
 
 
+def _real_program_sentence(r, name, rate) -> str:
+    """One sentence: brr against the ideal sampler and the global counter, by the spread."""
+    a = r["accuracy"][name]
+    cell = a[str(rate) if str(rate) in a else rate]
+    brr, ideal, counter = cell["brr"], cell["bernoulli"], cell["hw-counter"]
+    within = ideal["min"] <= brr["mean"] <= ideal["max"]
+    return (f"- {name} at 2^-{rate}: brr {brr['mean']:.1f} % ({brr['min']:.1f}..{brr['max']:.1f}),"
+            f" ideal sampler {ideal['mean']:.1f} % ({ideal['min']:.1f}..{ideal['max']:.1f}), "
+            f"global counter {counter['mean']:.1f} %: brr is "
+            f"{'within' if within else 'outside'} the ideal sampler's seed spread.")
+
+
 EXPERIMENTS = [
     Experiment(
         name="brr-accuracy",
         description="Lee & Zilles sec. 4: overlap accuracy of brr (new and old layout), "
-        "hardware and software counters and an ideal sampler (constructed loops, Zipf)",
+        "hardware and software counters and an ideal sampler (constructed loops, Zipf, "
+        "taken branches of real programs)",
         run=run,
     )
 ]
