@@ -11,6 +11,8 @@ from hwprof.experiments.brr_accuracy import (
     REAL_PROGRAMS,
     SAMPLERS,
     accuracy,
+    overhead_per_site,
+    program_overhead,
     samples,
     taken_sites,
 )
@@ -61,3 +63,14 @@ def test_software_counter_samples_every_nth_execution_of_each_site(seed):
     for site in range(3):
         hits = np.flatnonzero(mask[sites == site])
         assert len(hits) and set(np.diff(hits)) <= {16}, f"seed {seed}"
+
+
+def test_overhead_model_per_site_by_hand():
+    """At P = 1/2: brr = 1 + 2/2 = 2 instructions, 2/4 + 5/2 = 3.0 cycles (the paper
+    measured 3.19); counter = 4 + 2/2 = 5 instructions, 5/4 cycles."""
+    assert overhead_per_site("brr", 1) == {"instructions": 2.0, "cycles": 3.0}
+    assert overhead_per_site("counter", 1) == {"instructions": 5.0, "cycles": 1.25}
+    footer = {"counts": {"call": 1000}, "guest_instructions": 150_000,
+              "skipped_instructions": 50_000}
+    assert program_overhead(footer, 1) == {"brr": 2.0, "counter": 5.0, "calls": 1000,
+                                           "instructions": 100_000}
