@@ -171,12 +171,22 @@ def _masked(verilog: str, top: str, core: str, name: str) -> str:
             + f"\n  {core} u({', '.join(conns)});\n" + "\n".join(assigns) + "\nendmodule\n")
 
 
-def _equiv_matched(verilog: str, top: str, command: str, workdir: Path) -> bool:
-    """yosys equiv_make/equiv_induct: the mutant's registers matched to the original's."""
+def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
+                   workdir: Path) -> bool:  # fmt: skip
+    """yosys equiv_make/equiv_induct: the mutant's registers matched to the original's.
+
+    The mutant is ``command`` applied to the original netlist (names match), else
+    the Verilog ``mutant_v``.
+    """
     (workdir / "orig.v").write_text(verilog)
+    if command is not None:
+        gate = f"design -load base\n{command}\nopt_clean\n"
+    else:
+        (workdir / "gate_in.v").write_text(mutant_v)
+        gate = f"design -reset\nread_verilog -sv gate_in.v\nprep -top {top}\nflatten\nopt_clean\n"
     script = (
         _prep(top) + "opt_clean\ndesign -save base\n"
-        f"rename {top} gold\ndesign -stash gold\ndesign -load base\n{command}\nopt_clean\n"
+        f"rename {top} gold\ndesign -stash gold\n{gate}"
         f"rename {top} gate\ndesign -stash gate\n"
         "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
         "memory_map\nequiv_make gold gate equiv\nhierarchy -top equiv\n"
@@ -194,9 +204,10 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
     First a miter of the outputs with ``sat -tempinduct`` (every output compared,
     except that a stream payload, ``X__payload`` beside ``X__valid``, is compared
     only while its ``valid`` is set: the stream protocol gives it no meaning
-    otherwise); then, with ``mutant_command``, yosys' ``equiv_make; equiv_simple;
-    equiv_induct`` with every register matched by name to the original's (closes
-    where the miter's induction needs invariants on unreachable states).
+    otherwise); then yosys' ``equiv_make; equiv_simple; equiv_induct`` with every
+    register matched by name to the original's (``mutant_command`` applied to the
+    original netlist, else ``mutant_v``): it closes where the miter's induction
+    would need invariants on unreachable states.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "gold.v").write_text(
@@ -215,7 +226,7 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
     rc, log = _yosys(script, workdir, check=False)
     if rc == 0 and "Induction step proven: SUCCESS" in log:
         return True, "equivalent (k-induction on the outputs)"
-    if mutant_command is not None and _equiv_matched(verilog, top, mutant_command, workdir):
+    if _equiv_matched(verilog, top, mutant_command, mutant_v, workdir):
         return True, "equivalent (equiv_induct, state matched by name)"
     if "model found for base case" in log:
         steps = re.findall(r"\[base case (\d+)\]", log)
