@@ -257,55 +257,57 @@ def _build(top: str, text: str, build_root: Path) -> tuple[object, Path]:
     return runner, build_dir
 
 
-_CHILD = """
-import json, sys
-sys.path.insert(0, {tests!r})
-from cocotb_tools.runner import get_runner, get_results
-from hwprof.sim.runner import verilator_environment
-verilator_environment()
-a = json.loads(sys.argv[1])
-runner = get_runner("verilator")
-# runner.test() needs the state runner.build() leaves; the model is built already, so
-# this build finds it up to date (verilator runs, make has nothing to compile)
-from pathlib import Path
-bd = Path(a["build_dir"])
-runner.build(sources=[bd / (a["top"] + ".v")], hdl_toplevel=a["top"], build_dir=bd,
-             build_args=a["build_args"], waves=False, log_file=bd / "build-again.log",
-             timescale=("1ns", "1ps"))
-try:
-    runner.test(test_module=a["module"], hdl_toplevel=a["top"], seed=a["seed"],
-                extra_env=a["env"], build_dir=a["build_dir"], test_dir=a["build_dir"],
-                results_xml=a["results"], plusargs=["+{ctrl}=%d" % a["index"]],
-                log_file=Path(a["log"]))
-except SystemExit:
-    pass
-tests, failed = get_results(Path(a["results"]))
-print(json.dumps([tests, failed]))
-"""
+def capture_test_command(runner, top: Top, build_dir: Path, env: dict, seed: int) -> dict:
+    """The simulator command line and environment ``runner.test`` would run (not run).
 
-
-def run_regression(top: Top, build_dir: Path, index: int, env: dict, seed: int,
-                   timeout: float) -> tuple[str, str]:  # fmt: skip
-    """Run the regression on mutant ``index``: ("pass" | "fail" | "timeout", detail)."""
-    results = build_dir / f"results-{index}.xml"
-    log = build_dir / f"run-{index}.log"
-    results.unlink(missing_ok=True)
+    Replaying it with another ``+mutsel`` plusarg and results file runs the
+    regression on another mutant without cocotb's per-run rebuild check.
+    """
     extra = {"HWPROF_SEED": str(seed)}
     extra.update({f"HWPROF_{k.upper()}": json.dumps(v) for k, v in env.items()})
-    arg = json.dumps({"build_dir": str(build_dir), "module": top.cocotb_module, "top": top.name,
-                      "seed": seed, "env": extra, "results": str(results), "log": str(log),
-                      "index": index,
-                      "build_args": _BUILD_ARGS})  # fmt: skip
-    code = _CHILD.format(tests=str(COCOTB_TESTS), ctrl=CTRL)
+    captured = {}
+
+    def capture(cmds, cwd, stdout=None):
+        captured.update(cmds=[list(map(str, c)) for c in cmds], cwd=str(cwd),
+                        env=dict(runner.env))  # fmt: skip
+
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(COCOTB_TESTS))
+    runner._execute_cmds = capture
     try:
-        proc = subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True,
-                              timeout=timeout, start_new_session=True)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return "timeout", f"no verdict in {timeout:.0f} s"
-    try:
-        tests, failed = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return "fail", "the simulation crashed: " + " ".join(proc.stderr.splitlines()[-2:])
+        runner.test(test_module=top.cocotb_module, hdl_toplevel=top.name, seed=seed,
+                    extra_env=extra, build_dir=build_dir, test_dir=build_dir,
+                    results_xml=str(build_dir / "results-capture.xml"),
+                    plusargs=[f"+{CTRL}=0"], log_file=build_dir / "capture.log")  # fmt: skip
+    except (SystemExit, Exception):  # it finds no results file: nothing ran
+        pass
+    finally:
+        sys.path[:] = saved_path
+    if not captured:
+        raise MutateError("could not capture the cocotb simulator command")
+    return captured
+
+
+def run_regression(command: dict, build_dir: Path, index: int,
+                   timeout: float) -> tuple[str, str]:  # fmt: skip
+    """Run the captured regression on mutant ``index``: ("pass" | "fail" | "timeout", detail)."""
+    from cocotb_tools.runner import get_results
+
+    results = build_dir / f"results-{index}.xml"
+    results.unlink(missing_ok=True)
+    env = {**command["env"], "COCOTB_RESULTS_FILE": str(results)}
+    cmds = [[f"+{CTRL}={index}" if arg == f"+{CTRL}=0" else arg for arg in c]
+            for c in command["cmds"]]  # fmt: skip
+    with open(build_dir / f"run-{index}.log", "w") as log:
+        for cmd in cmds:
+            try:
+                subprocess.run(cmd, cwd=command["cwd"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, timeout=timeout)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return "timeout", f"no verdict in {timeout:.0f} s"
+    if not results.exists():
+        return "fail", "the simulation ended without results (crash)"
+    tests, failed = get_results(results)
     if tests == 0:
         return "fail", "no test ran"
     return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed"
@@ -330,9 +332,10 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
         report.mutants = list_mutants(verilog, top.name, n, seed, work)
         text = build_mutant_design(verilog, top.name, report.mutants, work)
         out(f"{top.name}: {len(report.mutants)} mutants; building them into one Verilator model")
-        _, build_dir = _build(top.name, text, Path(build_root))
+        runner, build_dir = _build(top.name, text, Path(build_root))
+        command = capture_test_command(runner, top, build_dir, env, seed)
         t0 = time.monotonic()
-        verdict, detail = run_regression(top, build_dir, 0, env, seed, timeout=3600)
+        verdict, detail = run_regression(command, build_dir, 0, timeout=3600)
         base = time.monotonic() - t0
         if verdict != "pass":
             raise MutateError(f"{top.name}: the original design fails its regression ({detail}); "
@@ -340,7 +343,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
         out(f"{top.name}: original passes ({base:.0f} s); running the mutants")
         timeout = max(60.0, 5 * base + 30)
         for m in report.mutants:
-            verdict, detail = run_regression(top, build_dir, m.index, env, seed, timeout)
+            verdict, detail = run_regression(command, build_dir, m.index, timeout)
             if verdict in ("fail", "timeout"):
                 m.status, m.detail = "killed", detail
             else:
