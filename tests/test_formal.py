@@ -21,7 +21,6 @@ from hwprof.formal import (
     run_property,
 )
 from hwprof.formal.properties import FORMAL_PARAMS, lfsr_escape_property
-from hwprof.rtl.multihash import MultiHash
 from hwprof.rtl.samplers import Stratified
 from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.synth import to_verilog
@@ -127,10 +126,17 @@ def test_stratified_mutant_breaks_conservation():
 
 
 @pytest.mark.soak
-def test_multihash_without_bypass_breaks_counts():
+def test_multihash_off_by_one_estimate_breaks_counts():
+    """estimate = min + 2 (an off-by-one in the promoted count) exceeds the tuples seen.
+
+    (Dropping the bypass, ``MultiHash(bypass=False)``, undercounts: an upper
+    bound cannot see it; the cocotb regression's mutant test does.)
+    """
     params = _props("multihash")
-    verilog = to_verilog(MultiHash(**params, bypass=False), "multihash")
+    verilog = to_verilog(get_top("multihash").construct(params), "multihash")
+    broken = verilog.replace("= low + 1'h1;", "= low + 2'h2;")
+    assert broken != verilog
     prop = next(p for p in properties_for("multihash", params)
                 if p.name == "counts_within_interval")  # fmt: skip
-    result = run_property(verilog, "multihash", prop)
+    result = run_property(broken, "multihash", prop)
     assert result.status == "failed", result.summary()
