@@ -44,11 +44,13 @@ def test_list_and_build(periodic, tmp_path):
 def test_equivalence_check(periodic, tmp_path):
     """The original against itself is equivalent; ``ready`` with a dropped inversion differs
     in the first cycle."""
-    same, what = check_equivalent(periodic, periodic, "sampler_periodic", tmp_path / "a")
+    same, what = check_equivalent(periodic, periodic, "sampler_periodic", tmp_path / "a",
+                                  maxsteps=3)
     assert same, what
     broken = periodic.replace("= ~ messages__valid;", "= messages__valid;")
     assert broken != periodic
-    same, what = check_equivalent(periodic, broken, "sampler_periodic", tmp_path / "b")
+    same, what = check_equivalent(periodic, broken, "sampler_periodic", tmp_path / "b",
+                                  maxsteps=3)
     assert not same and "differs" in what
 
 
