@@ -83,7 +83,7 @@ def test_cli_prove_brr(capsys):
 
 
 def test_cli_prove_bad_input(capsys):
-    assert main(["prove", "brr_decode"]) == 2
+    assert main(["prove", "stratified_pipeline"]) == 2
     assert "has no properties" in capsys.readouterr().err
     assert main(["prove", "nope"]) == 2
     assert main(["prove", "brr", "-p", "width=3"]) == 2

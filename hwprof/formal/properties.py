@@ -103,6 +103,26 @@ def props_brr(p: dict) -> list[Property]:
     ]
 
 
+def props_brr_lanes(top: str, p: dict) -> list[Property]:
+    """brr at decode (one lane) and the superscalar variants (``lanes`` lanes)."""
+    lanes = p.get("lanes", 1)
+    checks = "\n".join(
+        f"always @* assert (!redirect_valid[{i}] || (valid[{i}] && is_brr[{i}]));"
+        for i in range(lanes))  # fmt: skip
+    return [Property("redirect_needs_decoded_brr",
+                     "a lane redirects only when it is valid and decodes a brr",
+                     {top: checks})]
+
+
+def props_brr_deterministic(p: dict) -> list[Property]:
+    text = ("always @* assert (!redirect || (decode_valid && accept));\n"
+            f"always @* assert (inflight <= {p['max_inflight']});\n"
+            f"always @* assert (full == (inflight == {p['max_inflight']}));")  # fmt: skip
+    return [Property("redirect_and_inflight",
+                     "redirect only for an accepted brr in decode; the brr in flight stay in "
+                     "0..max_inflight and full says the maximum", {"brr_deterministic": text})]
+
+
 # --- selective dispatch -------------------------------------------------------------------
 
 
@@ -338,6 +358,9 @@ def props_assoc(p: dict) -> list[Property]:
 PROPERTIES = {
     "brr": props_brr,
     "lfsr": props_lfsr,
+    **{name: (lambda p, name=name: props_brr_lanes(name, p))
+       for name in ("brr_decode", "brr_replicated", "brr_shared")},
+    "brr_deterministic": props_brr_deterministic,
     "dispatch_filter": props_dispatch_filter,
     "multihash": props_multihash,
     "stratified": props_stratified,
