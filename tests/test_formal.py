@@ -29,7 +29,7 @@ from hwprof.synth import to_verilog
 def test_brr_properties_prove():
     params, results = prove_top(get_top("brr"))
     assert [r.name for r in results] == ["redirect_needs_decode_valid", "taken_is_and_chain",
-                                         "lfsr_escape", "lfsr_never_zero"]  # fmt: skip
+                                         "lfsr_step", "lfsr_escape", "lfsr_never_zero"]  # fmt: skip
     for r in results:
         assert r.status == "proved", (r.name, r.summary())
 
@@ -62,6 +62,20 @@ def test_taken_chain_catches_wrong_positions():
     prop = next(p for p in properties_for("brr", top.resolve({})) if p.name ==
                 "taken_is_and_chain")  # fmt: skip
     assert run_property(wrong, "brr", prop).status == "failed"
+
+
+def test_lfsr_step_catches_zero_detector_stuck_bit():
+    """The mutation run's brr survivor 15: zero-detector input 3 stuck at 0. Escape and
+    never-zero still hold (a one-hot state is merely pushed to another non-zero state);
+    the step property does not."""
+    top = get_top("brr")
+    verilog = to_verilog(top.construct({}), "brr")
+    broken = verilog.replace("= | register;", "= | {register[19:4], 1'h0, register[2:0]};")
+    assert broken != verilog
+    verdicts = {p.name: run_property(broken, "brr", p).status
+                for p in properties_for("brr", top.resolve({})) if p.name.startswith("lfsr")}
+    assert verdicts == {"lfsr_step": "failed", "lfsr_escape": "proved",
+                        "lfsr_never_zero": "proved"}  # fmt: skip
 
 
 def test_inject_unknown_module():

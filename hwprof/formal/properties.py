@@ -56,9 +56,24 @@ def _past(signals: dict[str, tuple[str, int]]) -> str:
 # --- LFSR (brr, lfsr) ---------------------------------------------------------------------
 
 
-def _lfsr_props(module: str, reg: str, width: int, escape: bool) -> list[Property]:
-    past = _past({"state": (reg, width), "en": ("enable", 1), "load": ("load", 1)})
+def _lfsr_props(module: str, reg: str, width: int, escape: bool,
+                taps: tuple | None = None) -> list[Property]:  # fmt: skip
+    """``taps``: a one-step Fibonacci LFSR with these taps (adds ``lfsr_step``)."""
+    past = _past({"state": (reg, width), "en": ("enable", 1), "load": ("load", 1),
+                  "data": ("load_data", width)})  # fmt: skip
     props = []
+    if taps is not None:
+        # XAPP052 Fibonacci form (hwprof.golden.lfsr.fibonacci_step): shift toward
+        # stage 0, stage width-1 takes stage 0 xor the other taps
+        feedback = " ^ ".join(["f_state[0]", *(f"f_state[{t}]" for t in taps[1:])])
+        props.append(Property(
+            "lfsr_step", "from a non-zero state an enabled cycle takes one Fibonacci step of "
+            "the configured taps; a load takes the data; otherwise the state holds",
+            {module: past + "always @* if (f_ok) begin\n"
+             f"  if (f_load) assert ({reg} == f_data);\n"
+             f"  else if (f_en && f_state != 0) "
+             f"assert ({reg} == {{{feedback}, f_state[{width - 1}:1]}});\n"
+             f"  else if (!f_en) assert ({reg} == f_state);\nend"}))  # fmt: skip
     if escape:
         props.append(Property(
             "lfsr_escape", "from all-zero, an enabled cycle without a load leaves zero",
@@ -78,11 +93,17 @@ def _lfsr_props(module: str, reg: str, width: int, escape: bool) -> list[Propert
 
 def lfsr_escape_property(module: str, reg: str, width: int) -> Property:
     """The escape property alone (true with the escape on; false without it)."""
-    return _lfsr_props(module, reg, width, True)[0]
+    return next(p for p in _lfsr_props(module, reg, width, True) if p.name == "lfsr_escape")
 
 
 def props_lfsr(p: dict) -> list[Property]:
-    return _lfsr_props("lfsr", "state", p["width"], p["lockup_escape"])
+    from ..golden.lfsr import LfsrConfig
+
+    cfg = LfsrConfig(width=p["width"], seed=p["seed"], steps=p["steps"], form=p["form"],
+                     taps=p["taps"], lockup_escape=p["lockup_escape"])  # fmt: skip
+    one_step = cfg.form == "fibonacci" and cfg.steps == 1
+    return _lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape,
+                       cfg.taps if one_step else None)  # fmt: skip
 
 
 def props_brr(p: dict) -> list[Property]:
@@ -99,7 +120,7 @@ def props_brr(p: dict) -> list[Property]:
         Property("taken_is_and_chain",
                  "taken is the AND of the freq + 1 outcome stages of the state (all freq)",
                  {"brr": "\n".join(chain)}),
-        *_lfsr_props("brr.lfsr", "register", cfg.width, cfg.lockup_escape),
+        *_lfsr_props("brr.lfsr", "register", cfg.width, cfg.lockup_escape, cfg.taps),
     ]
 
 
