@@ -1,4 +1,5 @@
-"""Native (C++) Verilator harness: the brr unit over full LFSR periods.
+"""Native (C++) Verilator harnesses: the brr unit over full LFSR periods, the tagged
+compressor on a long skewed tuple stream.
 
 A Verilator build with ``-O2`` takes a minute or more on the shared machine:
 soak tier (``make soak``). Speed is measured in bench/bench_native_brr.py.
@@ -6,11 +7,19 @@ soak tier (``make soak``). Speed is measured in bench/bench_native_brr.py.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hwprof.catalog import get_top
 from hwprof.golden.brr import BrrConfig
-from hwprof.sim.native import build_native, check_brr_period, run_brr_period
+from hwprof.golden.tagged import TaggedCompressor
+from hwprof.sim.native import (
+    build_native,
+    check_brr_period,
+    check_stream,
+    run_brr_period,
+    run_stream,
+)
 from hwprof.synth import to_verilog
 
 
@@ -27,3 +36,26 @@ def test_brr_full_period_bit_exact(tmp_path, seed):
     # the checker can fail: against a model with another seed every state differs
     wrong = check_brr_period(run, BrrConfig(seed=2))
     assert wrong["state_mismatches"] == len(run.state)
+
+
+def synthetic_keys(n: int, seed: int) -> np.ndarray:
+    """Skewed ``<pc, value>`` tuples: Zipf pcs over 5,000 sites, 70 % small Zipf values."""
+    rng = np.random.default_rng(seed)
+    pcs = (rng.zipf(1.3, n) % 5000).astype(np.uint64) * 4 + 0x400000
+    small = rng.random(n) < 0.7
+    values = np.where(small, rng.zipf(1.5, n) % 64, rng.integers(0, 1 << 32, n))
+    return (pcs << np.uint64(32)) | values.astype(np.uint64)
+
+
+@pytest.mark.soak
+def test_tagged_compressor_stream_bit_exact(tmp_path, seed):
+    top = get_top("tagged_compressor")
+    exe = build_native(to_verilog(top.construct({}), top.name), top.name, "stream")
+    keys = synthetic_keys(200_000, seed)
+    messages, _, stalls = run_stream(exe, keys, tmp_path)
+    report = check_stream(messages, keys, TaggedCompressor(**top.resolve({})), 9)
+    assert stalls == 0 and report["messages"] > 1000 and report["mismatches"] == 0, report
+    # the checker can fail: against a model with another ShouldEvict threshold
+    wrong = check_stream(messages, keys, TaggedCompressor(**{**top.resolve({}),
+                                                             "evict_hits": 7}), 9)  # fmt: skip
+    assert wrong["mismatches"] > 0

@@ -23,7 +23,7 @@ from .runner import (
     verilator_environment,
 )
 
-__all__ = ["build_native", "run_brr_period", "BrrRun"]
+__all__ = ["build_native", "run_brr_period", "BrrRun", "run_stream", "check_stream"]
 
 HARNESSES = Path(__file__).resolve().parent / "native"
 
@@ -46,6 +46,8 @@ def build_native(verilog: str, top: str, harness: str,
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
            *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-O3", "--x-assign", "fast",
            "--Mdir", str(build / "obj"), "-o", harness, "-CFLAGS", "-O2",
+           "-CFLAGS", f"-DHWPROF_TOP=V{top}",
+           "-CFLAGS", f'-DHWPROF_TOP_HEADER=\\"V{top}.h\\"',
            str(build / f"{top}.v"), str(HARNESSES / f"{harness}.cpp")]  # fmt: skip
     proc = subprocess.run(cmd, cwd=build, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -98,3 +100,32 @@ def check_brr_period(run: BrrRun, config) -> dict:
         "period": int(repeat[0] + 1) if repeat.size else 0,
         "distinct_states_in_period": int(np.unique(run.state[: (1 << config.width) - 1]).size),
     }
+
+
+def run_stream(exe: Path, keys: np.ndarray, work: Path) -> tuple[np.ndarray, float, int]:
+    """Stream ``keys`` through a ``stream`` harness: messages ``(cycle, key, count)``
+    as an ``(m, 3)`` array, simulated cycles per second, input stall cycles."""
+    work = Path(work)
+    np.asarray(keys, dtype="<u8").tofile(work / "keys.bin")
+    proc = subprocess.run([str(exe), str(work / "keys.bin"), str(work / "out.bin")],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    fields = proc.stdout.split()
+    messages = np.fromfile(work / "out.bin", dtype="<u8").reshape(-1, 3)
+    return messages, float(fields[-2]), int(fields[2])
+
+
+def check_stream(messages: np.ndarray, keys: np.ndarray, golden, count_bits: int) -> dict:
+    """Compare harness messages with ``golden.process(key)`` on every key (latency 1).
+
+    Returns tuples, messages (golden), mismatches (messages differing in cycle, key
+    or count, plus those only one side sent).
+    """
+    expected = []
+    for i, key in enumerate(keys.tolist()):
+        out = golden.process(key)
+        if out is not None:
+            expected.append((i + 1, out[0], out[1]))
+    got = [(int(c), int(k), int(n) & ((1 << count_bits) - 1)) for c, k, n in messages]
+    mismatches = sum(a != b for a, b in zip(got, expected, strict=False))
+    mismatches += abs(len(got) - len(expected))
+    return {"tuples": len(keys), "messages": len(expected), "mismatches": mismatches}
