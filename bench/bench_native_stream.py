@@ -17,14 +17,10 @@ import time
 from pathlib import Path
 
 from hwprof.catalog import get_top
-from hwprof.golden.samplers import Stratified
 from hwprof.golden.tagged import TaggedCompressor
 from hwprof.sim.native import build_native, check_stream, run_stream
 from hwprof.synth import to_verilog
-from tests.test_native_harness import synthetic_keys
-
-STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
-              "count_bits")  # fmt: skip
+from tests.test_native_harness import stratified_golden, synthetic_keys
 
 
 def main():
@@ -44,7 +40,7 @@ def main():
         if name == "tagged_compressor":
             golden, bits = TaggedCompressor(**p), p["hit_bits"] + 1
         else:
-            golden, bits = Stratified(**{k: p[k] for k in STRATIFIED}), p["rate"].bit_length()
+            golden, bits = stratified_golden(p), p["rate"].bit_length()
         report = check_stream(messages, keys, golden, bits)
         print(f"{name}: {rate:,.0f} cycles/s, {stalls} stalls, {report}")
 

@@ -12,6 +12,7 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.golden.brr import BrrConfig
+from hwprof.golden.multihash import MultiHashProfiler
 from hwprof.golden.samplers import Stratified
 from hwprof.golden.tagged import TaggedCompressor
 from hwprof.sim.native import (
@@ -19,6 +20,7 @@ from hwprof.sim.native import (
     check_brr_period,
     check_stream,
     run_brr_period,
+    run_multihash,
     run_stream,
 )
 from hwprof.synth import to_verilog
@@ -62,6 +64,15 @@ def test_tagged_compressor_stream_bit_exact(tmp_path, seed):
     assert wrong["mismatches"] > 0
 
 
+STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
+              "count_bits")  # fmt: skip
+
+
+def stratified_golden(params: dict, **changes) -> Stratified:
+    """The golden H[X_r]_n for a top's resolved parameters (``changes`` applied)."""
+    return Stratified(**{**{k: params[k] for k in STRATIFIED}, **changes})
+
+
 @pytest.mark.soak
 def test_stratified_stream_bit_exact(tmp_path, seed):
     top = get_top("stratified")
@@ -69,12 +80,24 @@ def test_stratified_stream_bit_exact(tmp_path, seed):
     exe = build_native(to_verilog(top.construct({}), top.name), top.name, "stream")
     keys = synthetic_keys(200_000, seed)
     messages, _, stalls = run_stream(exe, keys, tmp_path)
-    golden = Stratified(**{k: p[k] for k in ("rate", "entries", "key_bits", "pc_bits",
-                                             "hash_seed", "sampler", "seed", "count_bits")})
-    report = check_stream(messages, keys, golden, p["rate"].bit_length())
+    report = check_stream(messages, keys, stratified_golden(p), p["rate"].bit_length())
     assert stalls == 0 and report["messages"] > 100 and report["mismatches"] == 0, report
     # the checker can fail: against a model with another hash seed
-    other = Stratified(**{**{k: p[k] for k in ("rate", "entries", "key_bits", "pc_bits",
-                                                "sampler", "seed", "count_bits")},
-                          "hash_seed": 2})  # fmt: skip
+    other = stratified_golden(p, hash_seed=2)
     assert check_stream(messages, keys, other, p["rate"].bit_length())["mismatches"] > 0
+
+
+@pytest.mark.soak
+def test_multihash_stream_bit_exact(tmp_path, seed):
+    """Default profiler (4 x 512 counters, 100 entries, interval 10,000): ten intervals."""
+    top = get_top("multihash")
+    p = top.resolve({})
+    exe = build_native(to_verilog(top.construct({}), top.name), top.name, "multihash")
+    keys = synthetic_keys(100_000, seed)
+    got, _, _ = run_multihash(exe, keys, tmp_path, 64, p["counter_bits"],
+                              4 * p["accumulator"] + 20)  # fmt: skip
+    want = MultiHashProfiler(**p).run(keys)
+    assert len(want) == 10 and sum(map(len, want)) > 0
+    assert got == want
+    # the checker can fail: a profiler with another threshold reads out other profiles
+    assert got != MultiHashProfiler(**{**p, "threshold": 101}).run(keys)

@@ -129,3 +129,26 @@ def check_stream(messages: np.ndarray, keys: np.ndarray, golden, count_bits: int
     mismatches = sum(a != b for a, b in zip(got, expected, strict=False))
     mismatches += abs(len(got) - len(expected))
     return {"tuples": len(keys), "messages": len(expected), "mismatches": mismatches}
+
+
+def run_multihash(exe: Path, keys: np.ndarray, work: Path, key_bits: int, counter_bits: int,
+                  drain: int) -> tuple[list, float, int]:  # fmt: skip
+    """Stream ``keys`` through the ``multihash`` harness: the interval profiles read
+    out (lists of ``(key, count)``, split at the end markers), cycles/s, stalls."""
+    work = Path(work)
+    np.asarray(keys, dtype="<u8").tofile(work / "keys.bin")
+    proc = subprocess.run([str(exe), str(work / "keys.bin"), str(work / "out.bin"), str(drain)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    fields = proc.stdout.split()
+    words = np.fromfile(work / "out.bin", dtype="<u4").reshape(-1, 3).astype(object)
+    profiles, current = [], []
+    for w0, w1, w2 in words:
+        payload = int(w0) | int(w1) << 32 | int(w2) << 64
+        key = payload & ((1 << key_bits) - 1)
+        count = payload >> key_bits & ((1 << counter_bits) - 1)
+        if payload >> (key_bits + counter_bits) & 1:
+            profiles.append(current)
+            current = []
+        else:
+            current.append((key, count))
+    return profiles, float(fields[-2]), int(fields[2])
