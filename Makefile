@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean
+.PHONY: all report test test-fast soak lint clean prove mutate
 
 all: report
 
@@ -27,6 +27,21 @@ test-fast: $(STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python -m pytest --soak -m soak
+
+# Formal proofs of every block's properties (docs/verification.md).
+prove: $(STAMP)
+	nice -n 10 $(BIN)/hwprof prove
+
+# Mutation coverage: MUTATE_N yosys mutants per top through its cocotb regression
+# (docs/verification.md; hours for every top: pick MUTATE_TOPS).
+MUTATE_N ?= 100
+MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdown \
+	sampler_random brr assoc_table tagged_compressor stratified dispatch_filter \
+	profile_flag_predictor brr_decode brr_replicated brr_shared brr_deterministic \
+	stratified_pipeline multihash
+mutate: $(STAMP)
+	status=0; for t in $(MUTATE_TOPS); do \
+	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) || status=1; done; exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check hwprof tests cocotb_tests bench

@@ -83,6 +83,45 @@ def cmd_regress(args) -> int:
     return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
 
 
+def cmd_prove(args) -> int:
+    from .formal import PROPERTIES, prove_tops
+
+    tops = [get_top(n) for n in args.tops] if args.tops else \
+        [t for t in TOPS.values() if t.name in PROPERTIES]
+    for top in tops:
+        if top.name not in PROPERTIES:
+            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
+    if args.param and len(tops) != 1:
+        raise UsageError("-p applies to exactly one top; name one top with -p")
+    overrides = parse_params(tops[0], args.param) if args.param else {}
+    workdir = Path(args.output) if args.output else None
+    from .formal import FormalError
+
+    try:
+        return 0 if prove_tops(tops, overrides, workdir=workdir) else 1
+    except FormalError as exc:
+        first = str(exc).splitlines()[0]
+        raise UsageError(f"{first} (rerun with -o DIR to keep the yosys log)") from None
+
+
+def cmd_mutate(args) -> int:
+    from .mutate import MutateError, mutate_top
+
+    top = get_top(args.top)
+    if top.cocotb_module is None:
+        raise UsageError(f"top {top.name!r} has no cocotb regression")
+    if args.n < 1:
+        raise UsageError(f"-n must be a positive integer, not {args.n}")
+    overrides = parse_params(top, args.param)
+    top.resolve(overrides)
+    try:
+        report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
+                            workdir=Path(args.output) if args.output else None)  # fmt: skip
+    except MutateError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    return 0 if report.count("survived") == 0 else 1
+
+
 def cmd_experiment(args) -> int:
     from .experiments import all_experiments
 
@@ -137,6 +176,19 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     reg.set_defaults(func=cmd_regress)
+    prv = with_tops(sub.add_parser("prove", help="prove the blocks' properties (yosys sat)"))
+    prv.add_argument("-o", "--output", default=None,
+                     help="keep each proof's files (and counterexample VCD) under DIR/TOP/PROPERTY")
+    prv.set_defaults(func=cmd_prove)
+    mut = sub.add_parser("mutate", help="mutation coverage of a top's cocotb regression")
+    mut.add_argument("top", metavar="TOP", help="catalog name")
+    mut.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
+                     help="set a parameter of the top")  # fmt: skip
+    mut.add_argument("-n", type=int, default=20, help="number of mutants (default 20)")
+    mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
+    mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
+    mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")

@@ -1,0 +1,362 @@
+"""``hwprof mutate``: mutation coverage of a block's cocotb regression (yosys ``mutate``).
+
+The method of "Mutation Cover with Yosys" (MCY), with the block's own cocotb
+regression as the test bench:
+
+1. ``read_verilog``; ``prep -top TOP``; ``flatten``; ``mutate -list N -seed S
+   -ctrl mutsel 16 1``: N netlist mutations, evenly sampled, each tagged with
+   its source location.
+2. All N are applied to one netlist, mutation ``i`` active when the added input
+   ``mutsel`` equals ``i`` (0: the original design); ``opt_clean;
+   write_verilog -noattr``. A wrapper with the block's own ports sets
+   ``mutsel`` from the plusarg ``+mutsel=i``. One Verilator build serves every
+   mutant (a build takes tens of seconds; a regression run a few).
+3. The regression runs once per mutant (``+mutsel=i``, a fixed seed); a run with
+   a failing test, or one that exceeds the time limit, kills the mutant. The
+   original (``mutsel=0``) must pass first.
+4. A surviving mutant is written alone (its one ``mutate`` line on the original
+   netlist, ``opt_clean; write_verilog -noattr``) and checked against the
+   original with a yosys miter (``miter -equiv -flatten``; ``sat -tempinduct``
+   from the reset values): *equivalent* if the induction closes, else a
+   *survivor* (a test gap), reported with its source location.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import Top
+from .sim.runner import (
+    COCOTB_TESTS,
+    DEFAULT_BUILD_ROOT,
+    VERILATOR_WAIVED_WARNINGS,
+    _keep_runtime_objects,
+    _reuse_runtime_objects,
+    _runtime_cache_dir,
+    build_dir_for,
+    verilator_environment,
+)
+from .synth import to_verilog
+from .synth.area import _RUN_YOSYS
+
+__all__ = ["Mutant", "MutationReport", "list_mutants", "mutate_top"]
+
+CTRL = "mutsel"
+# A mutation may close a combinational loop that is live only when its mutant is
+# selected (UNOPTFLAT); warnings never fail a mutant build (the netlists are yosys',
+# not ours), the original design's own build keeps its named waivers only.
+_BUILD_ARGS = [*(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-Wno-UNOPTFLAT", "-Wno-fatal"]
+CTRL_WIDTH = 16
+
+
+class MutateError(RuntimeError):
+    """yosys or the original design's regression failed."""
+
+
+@dataclass
+class Mutant:
+    index: int
+    command: str  # the `mutate` line (without -ctrl)
+    src: str
+    status: str = "pending"  # killed / equivalent / survived
+    detail: str = ""
+
+
+@dataclass
+class MutationReport:
+    top: str
+    params: dict
+    seed: int
+    mutants: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(m.status == status for m in self.mutants)
+
+    def summary(self) -> str:
+        return (f"{self.top}: {len(self.mutants)} mutants, {self.count('killed')} killed, "
+                f"{self.count('equivalent')} equivalent, {self.count('survived')} survived "
+                f"({self.seconds:.0f} s)")  # fmt: skip
+
+
+def _yosys(script: str, workdir: Path, check: bool = True) -> tuple[int, str]:
+    (workdir / "run.ys").write_text(script)
+    proc = subprocess.run([sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "run.log", "run.ys"],
+                          cwd=workdir, capture_output=True, text=True)  # fmt: skip
+    log = (workdir / "run.log").read_text() if (workdir / "run.log").exists() else ""
+    if check and proc.returncode != 0:
+        tail = "\n".join((log + proc.stderr).splitlines()[-15:])
+        raise MutateError(f"yosys failed:\n{tail}")
+    return proc.returncode, log
+
+
+def _prep(top: str) -> str:
+    return f"read_verilog -sv orig.v\nprep -top {top}\nflatten\n"
+
+
+def list_mutants(verilog: str, top: str, n: int, seed: int, workdir: Path) -> list[Mutant]:
+    """``mutate -list n`` on the flattened design: the mutation lines."""
+    (workdir / "orig.v").write_text(verilog)
+    _yosys(_prep(top) + f"mutate -list {n} -seed {seed} -o muts.ys\n", workdir)
+    mutants = []
+    for line in (workdir / "muts.ys").read_text().splitlines():
+        if not line.startswith("mutate "):
+            continue
+        src = re.search(r"-src (\S+)", line)
+        mutants.append(Mutant(len(mutants) + 1, line.strip(), src.group(1) if src else "?"))
+    return mutants
+
+
+def _ports(verilog: str, top: str) -> list[tuple[str, str, str]]:
+    """``(direction, range, name)`` of the top module's ports in Amaranth's Verilog."""
+    start = re.search(rf"^module {re.escape(top)}\(", verilog, re.M)
+    end = verilog.index("\nendmodule", start.end())
+    body = verilog[start.end():end]
+    return re.findall(r"^\s*(input|output)\s+(\[[^\]]+\]\s+)?(\S+)\s*;", body, re.M)
+
+
+def _wrapper(verilog: str, top: str) -> str:
+    ports = _ports(verilog, top)
+    names = ", ".join(name for _, _, name in ports)
+    decls = "\n".join(f"  {d} {(r or '').strip()} {name};" for d, r, name in ports)
+    conns = ", ".join(f".{name}({name})" for _, _, name in ports)
+    return (
+        f"module {top}({names});\n{decls}\n"
+        f"  reg [{CTRL_WIDTH - 1}:0] {CTRL} = 0;\n"
+        f"  initial if (!$value$plusargs(\"{CTRL}=%d\", {CTRL})) {CTRL} = 0;\n"
+        f"  {top}__mutants dut({conns}, .{CTRL}({CTRL}));\n"
+        "endmodule\n"
+    )
+
+
+def build_mutant_design(verilog: str, top: str, mutants: list[Mutant], workdir: Path) -> str:
+    """One Verilog holding every mutant behind ``mutsel``, with the block's ports."""
+    lines = [f"{m.command} -ctrl {CTRL} {CTRL_WIDTH} {m.index}" for m in mutants]
+    script = (_prep(top) + "\n".join(lines) + f"\nopt_clean\nrename {top} {top}__mutants\n"
+              "write_verilog -noattr mutants.v\n")  # fmt: skip
+    _yosys(script, workdir)
+    return (workdir / "mutants.v").read_text() + "\n" + _wrapper(verilog, top)
+
+
+def write_single_mutant(verilog: str, top: str, mutant: Mutant, workdir: Path) -> str:
+    """The original netlist with one mutation (``opt_clean; write_verilog -noattr``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "orig.v").write_text(verilog)
+    _yosys(_prep(top) + f"{mutant.command}\nopt_clean\nwrite_verilog -noattr m.v\n", workdir)
+    return (workdir / "m.v").read_text()
+
+
+def _masked(verilog: str, top: str, core: str, name: str) -> str:
+    """A module ``name`` around ``core`` whose stream payloads read 0 while not valid."""
+    ports = _ports(verilog, top)
+    names = {n for _, _, n in ports}
+    decls, conns, assigns = [], [], []
+    for d, r, n in ports:
+        r = (r or "").strip()
+        decls.append(f"  {d} {r} {n};")
+        if d == "output" and n.endswith("__payload") and n[:-9] + "__valid" in names:
+            decls.append(f"  wire {r} {n}__raw;")
+            conns.append(f".{n}({n}__raw)")
+            assigns.append(f"  assign {n} = {n[:-9]}__valid ? {n}__raw : 0;")
+        else:
+            conns.append(f".{n}({n})")
+    return (f"module {name}({', '.join(n for _, _, n in ports)});\n" + "\n".join(decls)
+            + f"\n  {core} u({', '.join(conns)});\n" + "\n".join(assigns) + "\nendmodule\n")
+
+
+def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
+                   workdir: Path) -> bool:  # fmt: skip
+    """yosys equiv_make/equiv_induct: the mutant's registers matched to the original's.
+
+    The mutant is ``command`` applied to the original netlist (names match), else
+    the Verilog ``mutant_v``.
+    """
+    (workdir / "orig.v").write_text(verilog)
+    if command is not None:
+        gate = f"design -load base\n{command}\nopt_clean\n"
+    else:
+        (workdir / "gate_in.v").write_text(mutant_v)
+        gate = f"design -reset\nread_verilog -sv gate_in.v\nprep -top {top}\nflatten\nopt_clean\n"
+    script = (
+        _prep(top) + "opt_clean\ndesign -save base\n"
+        f"rename {top} gold\ndesign -stash gold\n{gate}"
+        f"rename {top} gate\ndesign -stash gate\n"
+        "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
+        "memory_map\nequiv_make gold gate equiv\nhierarchy -top equiv\n"
+        "equiv_simple -seq 4\nequiv_induct -seq 4\nequiv_status -assert\n"
+    )  # fmt: skip
+    rc, _ = _yosys(script, workdir, check=False)
+    return rc == 0
+
+
+def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
+                     maxsteps: int = 12, mutant_command: str | None = None,
+                     ) -> tuple[bool, str]:  # fmt: skip
+    """Sequential equivalence from the reset values: (proved, what yosys said).
+
+    First a miter of the outputs with ``sat -tempinduct`` (every output compared,
+    except that a stream payload, ``X__payload`` beside ``X__valid``, is compared
+    only while its ``valid`` is set: the stream protocol gives it no meaning
+    otherwise); then yosys' ``equiv_make; equiv_simple; equiv_induct`` with every
+    register matched by name to the original's (``mutant_command`` applied to the
+    original netlist, else ``mutant_v``): it closes where the miter's induction
+    would need invariants on unreachable states.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "gold.v").write_text(
+        verilog.replace(f"module {top}(", f"module {top}__gold(")
+        + _masked(verilog, top, f"{top}__gold", "gold"))
+    (workdir / "gate.v").write_text(
+        mutant_v.replace(f"module {top}(", f"module {top}__gate(")
+        + _masked(verilog, top, f"{top}__gate", "gate"))
+    script = (
+        "read_verilog -sv gold.v\nprep -top gold\nflatten\ndesign -stash gold\n"
+        "read_verilog -sv gate.v\nprep -top gate\nflatten\ndesign -stash gate\n"
+        "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
+        "memory_map\nmiter -equiv -flatten -make_assert gold gate miter\nhierarchy -top miter\n"
+        f"sat -tempinduct -prove-asserts -verify -maxsteps {maxsteps}\n"
+    )  # fmt: skip
+    rc, log = _yosys(script, workdir, check=False)
+    if rc == 0 and "Induction step proven: SUCCESS" in log:
+        return True, "equivalent (k-induction on the outputs)"
+    if _equiv_matched(verilog, top, mutant_command, mutant_v, workdir):
+        return True, "equivalent (equiv_induct, state matched by name)"
+    if "model found for base case" in log:
+        steps = re.findall(r"\[base case (\d+)\]", log)
+        return False, f"differs from the original at cycle {steps[-1] if steps else '?'}"
+    if "Reached maximum number of time steps" in log:
+        return False, f"no difference in {maxsteps} cycles from reset, not proved equivalent"
+    return False, "equivalence check failed: " + " ".join(log.splitlines()[-3:])
+
+
+# --- running the regression against the mutant build ---------------------------------------
+
+
+def _build(top: str, text: str, build_root: Path) -> tuple[object, Path]:
+    from cocotb_tools.runner import get_runner
+
+    verilator_environment()
+    build_dir = build_dir_for(f"{top}-mutants", {"verilog": text}, build_root).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / f"{top}.v"
+    if not source.exists() or source.read_text() != text:
+        source.write_text(text)
+    runner = get_runner("verilator")
+    _reuse_runtime_objects(runner, _runtime_cache_dir(build_root, False), build_dir)
+    runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir,
+                 build_args=_BUILD_ARGS, waves=False, log_file=build_dir / "build.log",
+                 timescale=("1ns", "1ps"))  # fmt: skip
+    _keep_runtime_objects(build_dir, _runtime_cache_dir(build_root, False))
+    return runner, build_dir
+
+
+def capture_test_command(runner, top: Top, build_dir: Path, env: dict, seed: int) -> dict:
+    """The simulator command line and environment ``runner.test`` would run (not run).
+
+    Replaying it with another ``+mutsel`` plusarg and results file runs the
+    regression on another mutant without cocotb's per-run rebuild check.
+    """
+    extra = {"HWPROF_SEED": str(seed)}
+    extra.update({f"HWPROF_{k.upper()}": json.dumps(v) for k, v in env.items()})
+    captured = {}
+
+    def capture(cmds, cwd, stdout=None):
+        captured.update(cmds=[list(map(str, c)) for c in cmds], cwd=str(cwd),
+                        env=dict(runner.env))  # fmt: skip
+
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(COCOTB_TESTS))
+    runner._execute_cmds = capture
+    try:
+        runner.test(test_module=top.cocotb_module, hdl_toplevel=top.name, seed=seed,
+                    extra_env=extra, build_dir=build_dir, test_dir=build_dir,
+                    results_xml=str(build_dir / "results-capture.xml"),
+                    plusargs=[f"+{CTRL}=0"], log_file=build_dir / "capture.log")  # fmt: skip
+    except (SystemExit, Exception):  # it finds no results file: nothing ran
+        pass
+    finally:
+        sys.path[:] = saved_path
+    if not captured:
+        raise MutateError("could not capture the cocotb simulator command")
+    return captured
+
+
+def run_regression(command: dict, build_dir: Path, index: int,
+                   timeout: float) -> tuple[str, str]:  # fmt: skip
+    """Run the captured regression on mutant ``index``: ("pass" | "fail" | "timeout", detail)."""
+    from cocotb_tools.runner import get_results
+
+    results = build_dir / f"results-{index}.xml"
+    results.unlink(missing_ok=True)
+    env = {**command["env"], "COCOTB_RESULTS_FILE": str(results)}
+    cmds = [[f"+{CTRL}={index}" if arg == f"+{CTRL}=0" else arg for arg in c]
+            for c in command["cmds"]]  # fmt: skip
+    with open(build_dir / f"run-{index}.log", "w") as log:
+        for cmd in cmds:
+            try:
+                subprocess.run(cmd, cwd=command["cwd"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, timeout=timeout)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return "timeout", f"no verdict in {timeout:.0f} s"
+    if not results.exists():
+        return "fail", "the simulation ended without results (crash)"
+    tests, failed = get_results(results)
+    if tests == 0:
+        return "fail", "no test ran"
+    return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed"
+
+
+def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,
+               cycles: int | None = None, workdir: Path | None = None,
+               build_root: Path = DEFAULT_BUILD_ROOT, out=print) -> MutationReport:  # fmt: skip
+    """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants."""
+    if top.cocotb_module is None:
+        raise ValueError(f"top {top.name!r} has no cocotb regression")
+    start = time.monotonic()
+    params = top.resolve(overrides or {})
+    verilog = to_verilog(top.construct(overrides or {}), top.name)
+    env = {"params": params}
+    if cycles is not None:
+        env["cycles"] = cycles
+    report = MutationReport(top.name, params, seed)
+    with tempfile.TemporaryDirectory(prefix="hwprof-mutate-") as tmp:
+        work = Path(workdir) if workdir is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        report.mutants = list_mutants(verilog, top.name, n, seed, work)
+        text = build_mutant_design(verilog, top.name, report.mutants, work)
+        out(f"{top.name}: {len(report.mutants)} mutants; building them into one Verilator model")
+        runner, build_dir = _build(top.name, text, Path(build_root))
+        command = capture_test_command(runner, top, build_dir, env, seed)
+        t0 = time.monotonic()
+        verdict, detail = run_regression(command, build_dir, 0, timeout=3600)
+        base = time.monotonic() - t0
+        if verdict != "pass":
+            raise MutateError(f"{top.name}: the original design fails its regression ({detail}); "
+                              f"see {build_dir}/run-0.log")  # fmt: skip
+        out(f"{top.name}: original passes ({base:.0f} s); running the mutants")
+        timeout = max(60.0, 5 * base + 30)
+        for m in report.mutants:
+            verdict, detail = run_regression(command, build_dir, m.index, timeout)
+            if verdict in ("fail", "timeout"):
+                m.status, m.detail = "killed", detail
+            else:
+                single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
+                same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
+                                              mutant_command=m.command)  # fmt: skip
+                m.status, m.detail = ("equivalent" if same else "survived"), what
+            out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+    report.seconds = time.monotonic() - start
+    out(report.summary())
+    for m in report.mutants:
+        if m.status == "survived":
+            out(f"  survivor {m.index}: {m.src}: {m.command}")
+    return report
+
+
