@@ -57,22 +57,26 @@ def _past(signals: dict[str, tuple[str, int]]) -> str:
 
 
 def _lfsr_props(module: str, reg: str, width: int, escape: bool,
-                taps: tuple | None = None) -> list[Property]:  # fmt: skip
-    """``taps``: a one-step Fibonacci LFSR with these taps (adds ``lfsr_step``)."""
+                lfsr=None) -> list[Property]:  # fmt: skip
+    """``lfsr``: an :class:`~hwprof.golden.lfsr.LfsrConfig` whose advance (``steps``
+    single steps of its form and taps) every enabled cycle must take (``lfsr_step``)."""
     past = _past({"state": (reg, width), "en": ("enable", 1), "load": ("load", 1),
                   "data": ("load_data", width)})  # fmt: skip
     props = []
-    if taps is not None:
-        # XAPP052 Fibonacci form (hwprof.golden.lfsr.fibonacci_step): shift toward
-        # stage 0, stage width-1 takes stage 0 xor the other taps
-        feedback = " ^ ".join(["f_state[0]", *(f"f_state[{t}]" for t in taps[1:])])
+    if lfsr is not None:
+        # The advance is linear over GF(2): bit j of the next state is the XOR of the
+        # stages i whose unit state e_i reaches a state with bit j set.
+        images = [lfsr.advance(1 << i) for i in range(width)]
+        bits = [" ^ ".join(f"f_state[{i}]" for i in range(width) if images[i] >> j & 1)
+                for j in reversed(range(width))]  # fmt: skip
         props.append(Property(
-            "lfsr_step", "from a non-zero state an enabled cycle takes one Fibonacci step of "
-            "the configured taps; a load takes the data; otherwise the state holds",
+            "lfsr_step", f"from a non-zero state an enabled cycle takes {lfsr.steps} "
+            f"{lfsr.form} step(s) of the configured taps; a load takes the data; "
+            "otherwise the state holds",
             {module: past + "always @* if (f_ok) begin\n"
              f"  if (f_load) assert ({reg} == f_data);\n"
              f"  else if (f_en && f_state != 0) "
-             f"assert ({reg} == {{{feedback}, f_state[{width - 1}:1]}});\n"
+             f"assert ({reg} == {{{', '.join(f'({b})' for b in bits)}}});\n"
              f"  else if (!f_en) assert ({reg} == f_state);\nend"}))  # fmt: skip
     if escape:
         props.append(Property(
@@ -101,15 +105,13 @@ def props_lfsr(p: dict) -> list[Property]:
 
     cfg = LfsrConfig(width=p["width"], seed=p["seed"], steps=p["steps"], form=p["form"],
                      taps=p["taps"], lockup_escape=p["lockup_escape"])  # fmt: skip
-    one_step = cfg.form == "fibonacci" and cfg.steps == 1
-    return _lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape,
-                       cfg.taps if one_step else None)  # fmt: skip
+    return _lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape, cfg)
 
 
 def props_brr(p: dict) -> list[Property]:
     cfg = BrrConfig(width=p["width"], seed=p["seed"], pipelined=p["pipelined"],
                     lockup_escape=p["lockup_escape"], positions=p["positions"],
-                    taps=p["taps"])  # fmt: skip
+                    taps=p["taps"], lfsr_steps=p["lfsr_steps"])  # fmt: skip
     chain = []
     for f in range(16):
         bits = ", ".join(f"state[{q}]" for q in cfg.positions[: f + 1])
@@ -120,7 +122,7 @@ def props_brr(p: dict) -> list[Property]:
         Property("taken_is_and_chain",
                  "taken is the AND of the freq + 1 outcome stages of the state (all freq)",
                  {"brr": "\n".join(chain)}),
-        *_lfsr_props("brr.lfsr", "register", cfg.width, cfg.lockup_escape, cfg.taps),
+        *_lfsr_props("brr.lfsr", "register", cfg.width, cfg.lockup_escape, cfg.lfsr),
     ]
 
 
