@@ -161,3 +161,20 @@ def test_config_errors(params, error, message):
 def test_freq_out_of_range():
     with pytest.raises(ValueError, match="freq must be between 0 and 15, not 16"):
         Brr().outcome(1, 16)
+
+
+@pytest.mark.parametrize("width", [16, 20, 32])
+def test_fast_states_equal_the_cycle_model(width, seed):
+    """The compiled fast path reads the same states as decode steps of the cycle model,
+    including the lock-up escape from a loaded all-zero state."""
+    start = random.Random(seed).randrange(1, 2**width)
+    fast, cycle = Brr(width=width, seed=start), Brr(width=width, seed=start)
+    expected = []
+    for _ in range(3000):
+        expected.append(cycle.step(decode_valid=1).state)
+    assert fast.states(3000).tolist() == expected, f"seed {seed}"
+    assert fast.state == cycle.state
+    fast.step(load_valid=1, load_data=0)
+    cycle.step(load_valid=1, load_data=0)
+    expected = [cycle.step(decode_valid=1).state for _ in range(5)]
+    assert fast.states(5).tolist() == expected

@@ -377,6 +377,29 @@ def _byte_tables(width: int, taps: tuple[int, ...], steps: int) -> tuple[list[in
     return tuple(tables)
 
 
+@cache
+def _states_kernel():
+    """Compiled (numba) loop of :meth:`Brr.states`: fills ``out`` with the states read
+    by consecutive brr (the byte tables of the advance; 0 escapes to 1) and returns
+    the state after them."""
+    from numba import njit
+
+    @njit(cache=True)
+    def kernel(tables, state, out):
+        for i in range(out.shape[0]):
+            out[i] = state
+            if state == 0:
+                state = np.uint64(1)
+            else:
+                state = (tables[0, state & np.uint64(255)]
+                         ^ tables[1, (state >> np.uint64(8)) & np.uint64(255)]
+                         ^ tables[2, (state >> np.uint64(16)) & np.uint64(255)]
+                         ^ tables[3, (state >> np.uint64(24)) & np.uint64(255)])  # fmt: skip
+        return state
+
+    return kernel
+
+
 @dataclass(frozen=True)
 class BrrConfig:
     """Validated parameters of the brr unit.
@@ -531,13 +554,8 @@ class Brr:
         out = np.empty(count, dtype=np.uint64)
         state = self.state
         if lfsr.lockup_escape or state != 0:
-            t0, t1, t2, t3 = _byte_tables(lfsr.width, lfsr.taps, lfsr.steps)
-            for i in range(count):
-                out[i] = state
-                state = (
-                    t0[state & 255] ^ t1[state >> 8 & 255] ^ t2[state >> 16 & 255]
-                    ^ t3[state >> 24 & 255]
-                ) if state else 1
+            tables = np.array(_byte_tables(lfsr.width, lfsr.taps, lfsr.steps), dtype=np.uint64)
+            state = int(_states_kernel()(tables, np.uint64(state), out))
         else:
             out[:] = 0
         self.state = state
