@@ -54,6 +54,7 @@ __all__ = [
     "perfect_profile",
     "error_rate",
     "ErrorRate",
+    "mean_error",
     "false_positive_bound",
     "run_fast",
     "run_plain",
@@ -530,47 +531,70 @@ def interval_counts(keys, interval_length: int):
 
 @dataclass(frozen=True)
 class ErrorRate:
-    """Formula (1), averaged over intervals, split by category (they sum to ``total``)."""
+    """Formula (1) averaged over the intervals that have a true candidate.
+
+    ``total`` is formula (1) itself (computed from ``|f_p - f_h|``, not as the sum
+    of the parts); the four parts split its numerator by category. An interval
+    without any true candidate (no tuple with ``f_p >= T``) is not averaged in:
+    the paper's error is relative to the candidates' frequencies, and with none
+    there is nothing to be wrong about except false positives. Those intervals
+    are counted in ``no_candidate``; ``no_candidate_reported`` of them had a
+    hardware profile anyway (false positives only). ``per_interval`` holds each
+    interval's formula (1) (NaN where there is no true candidate), the paper's
+    Fig. 13.
+    """
 
     false_positive: float
     false_negative: float
     neutral_positive: float
     neutral_negative: float
+    total: float
     intervals: int
+    no_candidate: int = 0
+    no_candidate_reported: int = 0
+    per_interval: tuple = ()
 
     @property
-    def total(self) -> float:
-        return (
-            self.false_positive
-            + self.false_negative
-            + self.neutral_positive
-            + self.neutral_negative
-        )
+    def averaged(self) -> int:
+        """Intervals in the average (those with at least one true candidate)."""
+        return self.intervals - self.no_candidate
+
+
+def mean_error(parts, totals, reported) -> ErrorRate:
+    """Average per-interval parts (``n x 4``) and totals (NaN = no true candidate)."""
+    parts = np.asarray(parts, dtype=float).reshape(-1, 4)
+    totals = np.asarray(totals, dtype=float)
+    defined = ~np.isnan(totals)
+    means = parts[defined].mean(axis=0) if defined.any() else np.zeros(4)
+    return ErrorRate(*means.tolist(), total=float(totals[defined].mean()) if defined.any()
+                     else 0.0, intervals=len(totals), no_candidate=int((~defined).sum()),
+                     no_candidate_reported=int((~defined & np.asarray(reported, bool)).sum()),
+                     per_interval=tuple(totals.tolist()))  # fmt: skip
 
 
 def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) -> ErrorRate:
     """The paper's error, formula (1): per interval ``sum |f_p - f_h| / sum f_p``.
 
     The sums run over every tuple that is a candidate of the perfect profiler
-    (``f_p >= T``) or of the hardware profile (an entry of the readout, ``f_h >=
-    T``); a tuple missing from the hardware profile has ``f_h = 0``. Each tuple's
-    term goes to one category: false positive (hardware only), false negative
-    (perfect only), neutral positive (both, ``f_h > f_p``), neutral negative
-    (both, ``f_h < f_p``). An interval with no candidate at all has error 0.
-    The net error is the simple average over the intervals.
+    (``f_p >= T``) or of the hardware profile (an entry of the readout); a tuple
+    missing from the hardware profile has ``f_h = 0``. Each tuple's term goes to
+    one category: false positive (hardware only), false negative (perfect only),
+    neutral positive (both, ``f_h > f_p``), neutral negative (both, ``f_h <
+    f_p``). The net error is the simple average over the intervals with at least
+    one true candidate; the others are counted apart (:class:`ErrorRate`).
+    This is the readable reference; :mod:`hwprof.golden.interval_error` is the
+    fast streaming form (tested equal).
     """
     counts = interval_counts(keys, interval_length)
     if len(hardware_profiles) != len(counts):
         raise ValueError(f"{len(hardware_profiles)} hardware profiles for {len(counts)} intervals")
-    sums = np.zeros(4)
+    parts, totals, reported = [], [], []
     for exact, hardware in zip(counts, hardware_profiles, strict=True):
         hw = dict(hardware)
         perfect = {k for k, v in exact.items() if v >= threshold}
         part = np.zeros(4)
-        total = 0
         for key in perfect | set(hw):
             fp, fh = exact.get(key, 0), hw.get(key, 0)
-            total += fp
             if key not in hw:
                 part[1] += fp
             elif key not in perfect:
@@ -579,10 +603,17 @@ def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) ->
                 part[2] += fh - fp
             else:
                 part[3] += fp - fh
-        if total:
-            sums += part / total
-    n = max(len(counts), 1)
-    return ErrorRate(*(sums / n).tolist(), intervals=len(counts))
+        reported.append(bool(hw))
+        if not perfect:
+            parts.append(np.zeros(4))
+            totals.append(math.nan)
+            continue
+        union = perfect | set(hw)
+        denominator = sum(exact.get(k, 0) for k in union)
+        numerator = sum(abs(exact.get(k, 0) - hw.get(k, 0)) for k in union)
+        parts.append(part / denominator)
+        totals.append(numerator / denominator)
+    return mean_error(parts, totals, reported)
 
 
 def false_positive_bound(tables: int, threshold_percent: float, counters: int) -> float:
