@@ -9,10 +9,10 @@ entries, 2048 counters): read (or generate) + profile + formula (1) per
 interval. With ``--trace`` the tuples come from a captured trace
 (``hwprof.golden.tracefile``); without, from the seeded synthetic value stream
 of ``hwprof.experiments.value_streams``, generated into memory beforehand (not
-timed: the figure is then profile + error only). Prints one
-line per preset, with the wall time and the CPU time of all threads (on the
-shared 2-core machine the wall time depends on the other jobs). The first call compiles the numba kernels (cached on disk);
-that warm-up is excluded.
+timed: the figure is then profile + error only). Prints one line per preset,
+with the wall time and the CPU time of all threads (on the shared 2-core
+machine the wall time depends on the other jobs). The first call compiles the
+numba kernels (cached on disk); that warm-up is excluded.
 """
 
 from __future__ import annotations
