@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from .catalog import TOPS, CatalogError, Top, get_top, parse_params
+from .golden.tracefile import TraceError
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # what a shell shows for a program killed by SIGPIPE
 
 
 class UsageError(Exception):
@@ -142,17 +145,87 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (gzip'd '<pc> <value>' hex lines), repeatable")  # fmt: skip
     exp.set_defaults(func=cmd_experiment)
+    _trace_parser(sub)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+def _trace_command(name: str):
+    def run(args) -> int:
+        from . import trace_commands
+
+        return getattr(trace_commands, name)(args)
+
+    return run
+
+
+def _kinds(text: str) -> str:
+    from .trace_commands import check_kinds
+
+    return check_kinds(text)
+
+
+def _count(text: str) -> int:
     try:
-        return args.func(args)
-    except (CatalogError, UsageError) as exc:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}")
+    return value
+
+
+def _trace_parser(sub) -> None:
+    """``hwprof trace capture|info|dump|convert`` (docs/traces.md)."""
+    trace = sub.add_parser("trace", help="program traces: capture, info, dump, convert")
+    tsub = trace.add_subparsers(dest="trace_command", required=True)
+    cap = tsub.add_parser("capture", help="record a program with our valgrind tool")
+    cap.add_argument("-o", "--output", required=True, metavar="FILE", help="trace file to write")
+    cap.add_argument(
+        "--kinds",
+        type=_kinds,
+        default="loads,branches",
+        help="record kinds: loads,branches[,blocks] (default: loads,branches)",
+    )
+    cap.add_argument(
+        "--skip", type=_count, default=0, metavar="N", help="instructions to skip before recording"
+    )
+    cap.add_argument("--limit", type=_count, default=None, metavar="N", help="stop after N records")
+    cap.add_argument("command", nargs="+", metavar="CMD", help="-- CMD ARGS...: the program")
+    cap.set_defaults(func=_trace_command("cmd_capture"))
+    info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
+    info.add_argument("file", metavar="FILE")
+    info.add_argument("--top", type=_count, default=10, metavar="N", help="top PCs to list")
+    info.set_defaults(func=_trace_command("cmd_info"))
+    dump = tsub.add_parser("dump", help="records as hex text, one a line")
+    dump.add_argument("file", metavar="FILE")
+    dump.add_argument(
+        "--kind",
+        choices=("loads", "branches"),
+        default=None,
+        help="only loads ('L pc addr value size') or branches ('B pc target kind')",
+    )
+    dump.add_argument("--limit", type=_count, default=None, metavar="N", help="first N records")
+    dump.set_defaults(func=_trace_command("cmd_dump"))
+    conv = tsub.add_parser("convert", help="a legacy gzip'd text edge trace -> trace format")
+    conv.add_argument("source", metavar="OLD")
+    conv.add_argument("target", metavar="NEW")
+    conv.set_defaults(func=_trace_command("cmd_convert"))  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except (CatalogError, UsageError, TraceError) as exc:
         print(f"hwprof: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader closed early (`hwprof list | head -1`): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the buffered rest goes nowhere at exit
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

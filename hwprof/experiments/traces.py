@@ -17,13 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..golden.tracefile import TraceError
+
 __all__ = ["TraceError", "read_trace", "write_trace", "capture", "WORKLOADS"]
 
 MASK32 = (1 << 32) - 1
-
-
-class TraceError(ValueError):
-    """A trace file is malformed or cannot be captured (one line for the user)."""
 
 
 def write_trace(path: Path, pcs, values, comment: str = "") -> None:
