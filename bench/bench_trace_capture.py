@@ -1,0 +1,107 @@
+"""Speed of trace capture against ``valgrind --tool=none`` on the same program.
+
+    .venv/bin/python bench/bench_trace_capture.py [--workloads xz,sort,perl] [--bytes N] [--runs R]
+
+For each workload (hwprof/sim/workloads.py, input cut to ``--bytes``) it times,
+``--runs`` times each, the median of:
+
+* ``none``     - ``valgrind --tool=none CMD`` (valgrind's own floor);
+* ``tool``     - our tool writing every load and branch record to /dev/null
+                 (the instrumentation and its buffered writes alone);
+* ``capture``  - ``hwprof trace capture``: the tool into a FIFO, read by Python
+                 into a compressed trace file (loads and branches);
+* ``zstd1``    - the same at zstd level 1 (faster compression, larger file);
+* ``loads``    - the same with ``--kinds loads`` only.
+
+Wall seconds on a shared machine vary; CPU seconds (user + sys of every
+process involved, valgrind and Python) are the steadier figure. Ratios are
+to ``none``. Figures and the command that produced them: docs/traces.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hwprof.sim.trace_capture import build_tool, capture
+from hwprof.sim.workloads import WORKLOAD_ENV, workload_command
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed(fn) -> tuple[float, float, object]:
+    cpu0, wall0 = _cpu(), time.perf_counter()
+    result = fn()
+    return time.perf_counter() - wall0, _cpu() - cpu0, result
+
+
+def _variants(command: list[str], work: Path, tool: Path, env: dict) -> dict:
+    out = work / "out.trace"
+    quiet = {"stdout": subprocess.DEVNULL, "env": env, "check": True, "cwd": work}
+    tool_env = env | {"VALGRIND_LIB": str(Path(tool).resolve())}
+
+    def none():
+        subprocess.run(["valgrind", "-q", "--tool=none", *command], **quiet)
+
+    def tool_only():
+        subprocess.run(["valgrind", "-q", "--tool=hwprof", "--out-file=/dev/null",
+                        f"--stats-file={work / 'stats.json'}", *command],
+                       **(quiet | {"env": tool_env}))  # fmt: skip
+
+    def full(kinds="loads,branches", level=None):
+        return capture(command, out, kinds=kinds, progress=False, env=WORKLOAD_ENV,
+                       stdout=subprocess.DEVNULL, cwd=work, level=level)["records"]  # fmt: skip
+
+    return {"none": none, "tool": tool_only, "capture": full, "zstd1": lambda: full(level=1),
+            "loads": lambda: full("loads")}  # fmt: skip
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default="xz,sort,perl")
+    parser.add_argument("--bytes", type=int, default=60_000, help="input size per workload")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    tool = build_tool()
+    env = dict(os.environ) | WORKLOAD_ENV
+    print(f"{'workload':9} {'variant':8} {'wall s':>7} {'cpu s':>7} {'cpu/none':>8} "
+          f"{'records':>12} {'records/s (wall)':>16}")  # fmt: skip
+    for name in args.workloads.split(","):
+        with tempfile.TemporaryDirectory(prefix="hwprof-bench-") as tmp:
+            work = Path(tmp)
+            command = workload_command(name, work)
+            text = (work / "input.txt").read_bytes()[: args.bytes]
+            (work / "input.txt").write_bytes(text)
+            variants = _variants(command, work, tool, env)
+            times: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
+            records: dict[str, object] = {}
+            for _ in range(args.runs):  # interleaved, so that drift hits all alike
+                for variant, fn in variants.items():
+                    wall, cpu, result = _timed(fn)
+                    times[variant].append((wall, cpu))
+                    records[variant] = result
+            base = statistics.median(c for _, c in times["none"])
+            for variant in variants:
+                wall = statistics.median(w for w, _ in times[variant])
+                cpu = statistics.median(c for _, c in times[variant])
+                n = records[variant]
+                rate = f"{n / wall:,.0f}" if n else ""
+                print(f"{name:9} {variant:8} {wall:7.2f} {cpu:7.2f} {cpu / base:8.2f} "
+                      f"{n if n else '':>12} {rate:>16}")  # fmt: skip
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

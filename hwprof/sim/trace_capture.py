@@ -1,0 +1,484 @@
+"""Capture a program's loads (with values) and control transfers with our valgrind tool.
+
+The tool is ``hwprof/sim/valgrind/hwprof_trace.c``. :func:`build_tool` compiles it on
+first use with the system C compiler against the installed valgrind tool headers
+and static libraries into a private directory (``build/valgrind/`` by default),
+next to a link to valgrind's ``vgpreload_core`` library; valgrind finds it there
+through ``VALGRIND_LIB``. The system install is never modified. The tool is
+rebuilt when its source, the compile command or the valgrind version changes.
+
+:func:`capture` runs ``valgrind --tool=hwprof`` on a command; the tool writes
+packed 32-byte records (:data:`hwprof.golden.tracefile.RAW_DTYPE`) into a FIFO that
+this process reads into a :class:`~hwprof.golden.tracefile.TraceWriter`, and its
+end statistics (guest instructions, skipped instructions, records) into a small
+JSON file that goes into the trace footer with the program's exit status.
+
+Errors the user can fix (valgrind or the C compiler missing, tool headers or
+libraries missing, an output path that cannot be written, an unknown command)
+raise :class:`~hwprof.golden.tracefile.TraceError` with one line; the CLI prints
+it and exits with status 2. A program that exits non-zero still leaves a trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..golden.tracefile import (
+    BLOCK,
+    BRANCH_KINDS,
+    KIND_NAMES,
+    LOAD,
+    RAW_DTYPE,
+    TraceError,
+    TraceWriter,
+    parse_kinds,
+)
+
+__all__ = [
+    "TOOL_SOURCE",
+    "DEFAULT_TOOL_DIR",
+    "INSTALL_HINT",
+    "find_valgrind",
+    "build_tool",
+    "capture",
+    "capture_command",
+    "tool_kinds",
+]
+
+TOOL_NAME = "hwprof"
+PLATFORM = "amd64-linux"
+TOOL_SOURCE = Path(__file__).with_name("valgrind") / "hwprof_trace.c"
+DEFAULT_TOOL_DIR = Path("build") / "valgrind"
+INSTALL_HINT = "install it (Debian/Ubuntu: apt-get install valgrind)"
+
+DEFINES = ["-DVGA_amd64=1", "-DVGO_linux=1", "-DVGP_amd64_linux=1",
+           "-DVGPV_amd64_linux_vanilla=1"]  # fmt: skip
+CFLAGS = ["-O2", "-m64", "-fno-strict-aliasing", "-fno-builtin", "-fno-stack-protector",
+          "-fno-pie", "-Wall"]  # fmt: skip
+# valgrind's Makefile.tool.am: a static executable at valgrind's tool address
+LDFLAGS = ["-static", "-nodefaultlibs", "-nostartfiles", "-u", "_start", "-Wl,--build-id=none",
+           "-Wl,-Ttext-segment=0x58000000"]  # fmt: skip
+LIBRARIES = [f"libcoregrind-{PLATFORM}.a", f"libvex-{PLATFORM}.a", f"libgcc-sup-{PLATFORM}.a"]
+PRELOAD = f"vgpreload_core-{PLATFORM}.so"
+
+#: Bytes per pipe read (a FIFO delivers at most its buffer size per read).
+READ_BYTES = 1 << 20
+PROGRESS_SECONDS = 1.0
+
+
+def find_valgrind() -> Path:
+    """The ``valgrind`` on PATH; :class:`TraceError` (how to install it) if there is none."""
+    path = shutil.which("valgrind")
+    if path is None:
+        raise TraceError(f"valgrind not found on PATH: {INSTALL_HINT}")
+    return Path(path)
+
+
+def _valgrind_version(valgrind: Path) -> str:
+    try:
+        out = subprocess.run([str(valgrind), "--version"], capture_output=True, text=True,
+                             timeout=60, check=False)  # fmt: skip
+    except OSError as exc:
+        raise TraceError(f"{valgrind}: cannot run ({exc.strerror})") from None
+    return out.stdout.strip() or "unknown"
+
+
+def _install_dirs(valgrind: Path) -> tuple[Path, Path, Path]:
+    """(include dir, static library dir, preload dir) of the valgrind install."""
+    prefix = valgrind.resolve().parent.parent
+    multiarch = f"{platform.machine()}-linux-gnu"
+    includes = [prefix / "include" / "valgrind"]
+    libdirs = [prefix / "lib" / multiarch / "valgrind", prefix / "lib" / "valgrind",
+               prefix / "libexec" / "valgrind", prefix / "lib64" / "valgrind"]  # fmt: skip
+    include = next((d for d in includes if (d / "pub_tool_basics.h").is_file()), None)
+    if include is None:
+        raise TraceError(
+            f"valgrind tool headers not found ({includes[0]}/pub_tool_basics.h): "
+            f"install valgrind with its tool headers (Debian: apt-get install valgrind)"
+        )
+    libdir = next((d for d in libdirs if all((d / lib).is_file() for lib in LIBRARIES)), None)
+    if libdir is None:
+        raise TraceError(
+            f"valgrind static libraries ({', '.join(LIBRARIES)}) not found in "
+            f"{' or '.join(str(d) for d in libdirs[:2])}: install valgrind with its tool "
+            f"libraries (Debian: apt-get install valgrind)"
+        )
+    preload = next((d for d in libdirs if (d / PRELOAD).is_file()), None)
+    if preload is None:
+        raise TraceError(f"valgrind's {PRELOAD} not found under {prefix}: reinstall valgrind")
+    return include, libdir, preload
+
+
+def build_tool(tool_dir: Path | str = DEFAULT_TOOL_DIR, *, quiet: bool = True) -> Path:
+    """Compile the tool into ``tool_dir`` if it is missing or stale; return ``tool_dir``.
+
+    ``tool_dir`` then holds ``hwprof-amd64-linux`` and links to valgrind's
+    ``vgpreload_core-amd64-linux.so`` and ``default.supp``: pass it as ``VALGRIND_LIB``.
+
+    Raises
+    ------
+    TraceError
+        valgrind, its tool headers or static libraries, or a C compiler missing;
+        a platform other than x86-64 Linux; the compiler failed.
+    """
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        raise TraceError(f"trace capture supports x86-64 Linux only, not "
+                         f"{platform.system()} {platform.machine()}")  # fmt: skip
+    valgrind = find_valgrind()
+    include, libdir, preload = _install_dirs(valgrind)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None or shutil.which(cc) is None:
+        raise TraceError("no C compiler found (cc/gcc) to build the valgrind tool: install one "
+                         "(Debian: apt-get install gcc)")  # fmt: skip
+    tool_dir = Path(tool_dir)
+    exe = tool_dir / f"{TOOL_NAME}-{PLATFORM}"
+    command = [cc, *CFLAGS, f"-I{include}", *DEFINES, "-o", "OUT", str(TOOL_SOURCE), *LDFLAGS,
+               *(str(libdir / lib) for lib in LIBRARIES), "-lgcc"]  # fmt: skip
+    digest = hashlib.sha256()
+    digest.update(TOOL_SOURCE.read_bytes())
+    digest.update("\0".join(command).encode())
+    digest.update(_valgrind_version(valgrind).encode())
+    stamp = tool_dir / f"{exe.name}.stamp"
+    key = digest.hexdigest()
+    fresh = exe.is_file() and stamp.is_file() and stamp.read_text().strip() == key
+    if not fresh:
+        try:
+            tool_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TraceError(f"{tool_dir}: cannot create the tool directory ({exc.strerror})") \
+                from None
+        tmp = tool_dir / f".{exe.name}.{os.getpid()}.tmp"
+        command[command.index("OUT")] = str(tmp)
+        if not quiet:
+            print(f"hwprof: building the valgrind tool into {tool_dir}", file=sys.stderr)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            first = next((ln for ln in result.stderr.splitlines() if "error" in ln),
+                         result.stderr.strip().splitlines()[-1:] or ["?"])  # fmt: skip
+            if isinstance(first, list):
+                first = first[0]
+            raise TraceError(f"building the valgrind tool failed: {first}")
+        os.replace(tmp, exe)
+        stamp.write_text(key + "\n")
+    for name, target in ((PRELOAD, preload / PRELOAD), ("default.supp", preload / "default.supp")):
+        link = tool_dir / name
+        if target.exists() and (not link.is_symlink() or os.readlink(link) != str(target)):
+            tmp_link = tool_dir / f".{name}.{os.getpid()}.tmp"
+            tmp_link.unlink(missing_ok=True)
+            tmp_link.symlink_to(target)
+            os.replace(tmp_link, link)
+    return tool_dir
+
+
+def tool_kinds(kinds) -> tuple[tuple[int, ...], dict[str, bool]]:
+    """Kind codes of ``kinds`` (``"loads,branches"``) and the tool's record switches."""
+    codes = parse_kinds(kinds)
+    if not codes:
+        raise TraceError("--kinds names no record kind")
+    switches = {"loads": LOAD in codes, "branches": any(k in codes for k in BRANCH_KINDS),
+                "blocks": BLOCK in codes}  # fmt: skip
+    bad = [KIND_NAMES[k] for k in codes if k not in (LOAD, BLOCK, *BRANCH_KINDS)]
+    if bad:
+        raise TraceError(f"the valgrind tool cannot record {', '.join(bad)} records")
+    return codes, switches
+
+
+def _resolve_program(name: str) -> Path:
+    path = shutil.which(name)
+    if path is None:
+        raise TraceError(f"{name}: command not found")
+    return Path(path)
+
+
+def _script_note(program: Path) -> str | None:
+    """A warning when ``program`` is a shell script (valgrind would record the shell)."""
+    try:
+        with open(program, "rb") as f:
+            head = f.read(128)
+    except OSError:
+        return None
+    if head.startswith(b"\x7fELF") or not head.startswith(b"#!"):
+        return None
+    interpreter = head[2:].split(b"\n")[0].strip().split()
+    shell = interpreter and Path(interpreter[-1 if interpreter[0].endswith(b"env") else 0]
+                                 .decode(errors="replace")).name  # fmt: skip
+    if shell in ("sh", "bash", "dash", "zsh", "ksh"):
+        return (f"note: {program} is a {shell} script: valgrind records the shell, not the "
+                "programs it starts; give the real binary (e.g. python3 -c "
+                "'import sys, os; print(os.path.realpath(sys.executable))')")  # fmt: skip
+    return None
+
+
+def _log_error(log: Path) -> str | None:
+    """The first error line valgrind wrote to its log (it does not start the program then)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        text = line.split("== ", 1)[-1].strip() if line.startswith("==") else line.strip()
+        low = text.lower()
+        if text and ("error" in low or "failed" in low or "cannot" in low or "bad option" in low
+                     or low.startswith("valgrind:")):  # fmt: skip
+            return text
+    return None
+
+
+def _fmt_rate(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+class _Progress:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.last = self.start
+        self.tty = enabled and sys.stderr.isatty()
+        self.shown = False
+
+    def update(self, records: int, final: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or (not final and now - self.last < PROGRESS_SECONDS):
+            return
+        if not final and not self.tty and now - self.last < 10 * PROGRESS_SECONDS:
+            return
+        self.last = now
+        rate = records / max(now - self.start, 1e-9)
+        line = f"capture: {records:,} records, {_fmt_rate(rate)} records/s"
+        end = "\n" if final or not self.tty else ""
+        print(("\r" if self.tty else "") + line, end=end, file=sys.stderr, flush=True)
+        self.shown = True
+
+
+def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: int | None = None,
+            progress: bool = True, stdin=None, stdout=None, cwd=None, env: dict | None = None,
+            tool_dir: Path | str = DEFAULT_TOOL_DIR, header: dict | None = None,
+            level: int | None = None) -> dict:
+    """Record ``command`` under valgrind into the trace file ``output``.
+
+    Parameters
+    ----------
+    command : list of str
+        The program and its arguments (a PATH name is resolved).
+    output : path-like
+        Trace file; written to a temporary name and renamed when complete.
+    kinds : str or iterable
+        Record kinds (:func:`hwprof.golden.tracefile.parse_kinds`): ``loads``,
+        ``branches``, ``blocks`` or single kind names (then the others are dropped).
+    skip : int
+        Guest instructions executed before recording starts (exact to a basic block).
+    limit : int or None
+        Records to keep; the program is stopped once they are written.
+    progress : bool
+        Print ``records so far, rate`` on stderr.
+    stdin, stdout, cwd
+        Passed to :class:`subprocess.Popen` for the program (stderr is inherited).
+    env : dict, optional
+        Variables added to the program's environment.
+    tool_dir : path-like
+        Where the tool is built (``VALGRIND_LIB``).
+    header : dict, optional
+        Extra header fields (e.g. ``workload``).
+    level : int, optional
+        zstd level of the trace file (default: the format's); 1 compresses
+        faster, which matters for programs with many records per instruction.
+
+    Returns
+    -------
+    dict
+        The footer: ``exit_status`` (None when stopped at the limit, negative
+        for a signal), ``guest_instructions``, ``skipped_instructions``,
+        ``stopped_at_limit``, ``records``, ``counts`` (per kind name), plus ``path``.
+
+    Raises
+    ------
+    TraceError
+        Missing valgrind/headers/libraries/compiler, unknown command, an output
+        that cannot be written, or valgrind failing before the program ran.
+        No trace file is left then.
+    """
+    command = [str(c) for c in command]
+    if not command:
+        raise TraceError("no command to capture")
+    if not isinstance(skip, int) or skip < 0:
+        raise TraceError(f"skip must be a non-negative integer, not {skip!r}")
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise TraceError(f"limit must be a non-negative integer or None, not {limit!r}")
+    codes, switches = tool_kinds(kinds)
+    output = Path(output)
+    valgrind = find_valgrind()
+    tool = build_tool(tool_dir)
+    program = _resolve_program(command[0])
+    note = _script_note(program)
+    if note:
+        print(f"hwprof: {note}", file=sys.stderr)
+    if output.is_dir():
+        raise TraceError(f"{output}: is a directory")
+    head = {"program": str(program), "argv": command,
+            "kinds": [KIND_NAMES[k] for k in codes],
+            "options": {"skip": skip, "limit": limit, "skip_unit": "instructions"},
+            "tool": "hwprof_trace (valgrind)", "valgrind": _valgrind_version(valgrind),
+            "machine": platform.machine()} | dict(header or {})  # fmt: skip
+    select_codes = None
+    wanted = set(codes)
+    produced = ({LOAD} if switches["loads"] else set()) | (
+        set(BRANCH_KINDS) if switches["branches"] else set()) | (
+        {BLOCK} if switches["blocks"] else set())  # fmt: skip
+    if produced != wanted:
+        select_codes = np.zeros(256, dtype=bool)
+        select_codes[list(wanted)] = True
+    levels = {} if level is None else {"level": level}
+    writer = TraceWriter(output, header=head, **levels)  # TraceError: path cannot be written
+    try:
+        with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp:
+            footer = _run(valgrind, tool, command, writer, Path(tmp), switches, skip, limit,
+                          progress, select_codes, stdin, stdout, cwd, env)  # fmt: skip
+        writer.close(footer)
+    except BaseException:
+        writer.abort()
+        raise
+    return footer | {"records": writer.records,
+                     "counts": {KIND_NAMES[k]: int(writer.counts[k]) for k in KIND_NAMES
+                                if writer.counts[k]},
+                     "path": str(output)}  # fmt: skip
+
+
+def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, progress,
+         select_codes, stdin, stdout, cwd, extra_env) -> dict:
+    fifo, stats, log = tmp / "records.fifo", tmp / "stats.json", tmp / "valgrind.log"
+    os.mkfifo(fifo)
+    yn = {True: "yes", False: "no"}
+    argv = [str(valgrind), f"--tool={TOOL_NAME}", "--vex-guest-chase=no",
+            "--vex-iropt-unroll-thresh=0", f"--log-file={log}", f"--out-file={fifo}",
+            f"--stats-file={stats}", f"--trace-loads={yn[switches['loads']]}",
+            f"--trace-branches={yn[switches['branches']]}",
+            f"--trace-blocks={yn[switches['blocks']]}", f"--skip-instrs={skip}",
+            f"--limit-records={-1 if limit is None else limit}", *command]  # fmt: skip
+    env = dict(os.environ) | dict(extra_env or {}) | {"VALGRIND_LIB": str(Path(tool).resolve())}
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    keep = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # no end-of-file before the exit
+    try:
+        try:
+            import fcntl
+
+            fcntl.fcntl(fd, 1031, READ_BYTES)  # F_SETPIPE_SZ: fewer, larger reads
+        except OSError:
+            pass
+        try:
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, cwd=cwd, env=env)
+        except OSError as exc:
+            raise TraceError(f"{valgrind}: cannot run ({exc.strerror})") from None
+        try:
+            received = _pump(fd, proc, writer, progress, select_codes)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        status = proc.wait()
+    finally:
+        os.close(keep)
+        os.close(fd)
+    try:
+        tool_stats = json.loads(stats.read_text())
+    except (OSError, ValueError):
+        tool_stats = None
+    if tool_stats is None:
+        error = _log_error(log)
+        if error is not None or status == 1 and writer.records == 0:
+            raise TraceError(f"valgrind failed: {error or 'exit status 1, no records'}")
+    footer = {"exit_status": status}
+    if tool_stats is None:
+        footer["tool_stats"] = "missing (the program was killed or its process replaced)"
+    else:
+        for key in ("guest_instructions", "skipped_instructions", "stopped_at_limit"):
+            footer[key] = tool_stats.get(key)
+        if tool_stats.get("stopped_at_limit"):
+            footer["exit_status"] = None
+        if tool_stats.get("records") != received:
+            raise TraceError(f"the tool wrote {tool_stats.get('records')} records but "
+                             f"{received} arrived")  # fmt: skip
+    return footer
+
+
+def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, progress: bool,
+          select_codes) -> int:
+    """Read the FIFO into ``writer`` until valgrind has exited and the FIFO is drained.
+
+    This process holds a write end of the FIFO too (see :func:`_run`), so a read
+    never sees end-of-file: the end is the process's exit, after which every
+    record the tool wrote is in the pipe.
+    """
+    shown = _Progress(progress)
+    rest = b""
+    received = 0
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    done = False
+    while True:
+        if not done:
+            done = proc.poll() is not None
+        if not done and not poller.poll(200):
+            continue
+        try:
+            data = os.read(fd, READ_BYTES)
+        except BlockingIOError:
+            data = b""
+        if not data:
+            if done:
+                break
+            continue
+        if rest:
+            data = rest + data
+        whole = len(data) - len(data) % RAW_DTYPE.itemsize
+        rest = data[whole:]
+        if whole:
+            records = np.frombuffer(data, dtype=RAW_DTYPE, count=whole // RAW_DTYPE.itemsize)
+            received += len(records)
+            if select_codes is not None:
+                records = records[select_codes[records["kind"]]]
+            writer.write_raw(records)
+        shown.update(received)
+    if rest:
+        raise TraceError(f"the record stream ended inside a record ({len(rest)} bytes)")
+    shown.update(received, final=shown.shown)
+    return received
+
+
+def capture_command(args) -> int:
+    """``hwprof trace capture``: args.output, kinds, skip, limit, command (list)."""
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    result = capture(command, args.output, kinds=args.kinds, skip=args.skip, limit=args.limit,
+                     progress=True)  # fmt: skip
+    counts = ", ".join(f"{n:,} {k}" for k, n in result["counts"].items()) or "no records"
+    guest = result.get("guest_instructions")
+    guest_text = f" from {guest:,} guest instructions" if guest is not None else ""
+    print(f"{result['path']}: {result['records']:,} records ({counts}){guest_text}",
+          file=sys.stderr)  # fmt: skip
+    status = result["exit_status"]
+    if result.get("stopped_at_limit"):
+        print(f"hwprof: stopped {command[0]} after --limit {args.limit} records",
+              file=sys.stderr)  # fmt: skip
+        return 0
+    if status:
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        print(f"hwprof: {command[0]} {how} (the trace was written)", file=sys.stderr)
+        return 1
+    return 0
