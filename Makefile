@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean
+.PHONY: all report test test-fast soak lint clean experiments
 
 all: report
 
@@ -27,6 +27,11 @@ test-fast: $(STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python -m pytest --soak -m soak
+
+# every paper reproduction at full size (results in docs/results/; some capture traces)
+experiments: $(STAMP)
+	for e in $$($(BIN)/python -c 'from hwprof.experiments import all_experiments as a; print(*a())'); \
+	do $(BIN)/hwprof experiment $$e || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check hwprof tests cocotb_tests bench
