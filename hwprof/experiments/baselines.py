@@ -20,7 +20,8 @@ with formula (1) exactly like the hardware):
   estimate ``>= T``, at most ``accumulator`` of them.
 * :class:`HotlistBaseline`: the Gibbons-Matias hotlist of
   :mod:`hwprof.golden.hotlist` (the same algorithm, compiled: :func:`hotlist_interval`),
-  one tuple at a time in stream order; candidates are entries with ``C[v] / p >= T``.
+  one tuple at a time in stream order, thinning factor ``f = 16/15`` (Burrows et
+  al.'s); candidates are entries with ``C[v] / p >= T``.
 
 Equal memory (:func:`budget_bytes`): the multi-hash configuration's counters
 (``counters x counter_bits``) plus its accumulator (``entries x (key + count +
@@ -223,6 +224,9 @@ class HotlistBaseline:
     """The hotlist with ``budget / (8 + counter_bits / 8)`` entries, reset per interval."""
 
     needs_truth = False
+    #: Burrows et al.'s thinning factor (their N = 16, f = 16/15); N / (N - 1) for our
+    #: hundreds of entries would thin one count in N per step and take ~N times longer
+    factor = 16 / 15
 
     def __init__(self, config: MultiHashConfig, *, seed: int = 1):
         self.config = config
@@ -236,6 +240,7 @@ class HotlistBaseline:
         out = []
         for start in range(0, len(keys), length):
             values, counts, p = hotlist_interval(keys[start : start + length], self.entries,
+                                                 self.factor,
                                                  seed=int(self.rng.integers(1 << 31)))  # fmt: skip
             estimates = np.floor(counts / p + 0.5).astype(np.int64)
             out.append(_top(values, estimates, self.config.threshold, self.config.accumulator))
