@@ -35,8 +35,10 @@ PROGRAMS = ("xz", "bzip2", "perl", "python", "sort")
 #: loads captured per program: the first program gets 100 intervals of 1M
 LIMITS = {"xz": 100_000_000}
 DEFAULT_LIMIT = 20_000_000
-#: intervals of 10K used per program (the first ones)
-INTERVALS_10K = 1000
+#: intervals used per program (the first ones): 10K intervals; 1M intervals of the
+#: programs after the first (the first, xz, gives all its 100)
+INTERVALS_10K = 200
+INTERVALS_1M_OTHERS = 10
 SEEDS = 5
 #: the --quick form (a smoke test of every path for the test suite): 10K only, 30 intervals
 #: of the shipped xz trace, 2 seeds
@@ -189,9 +191,10 @@ def _fmt(cell) -> str:
 
 def _markdown(result: dict, stem: str) -> str:
     cmd = "hwprof experiment multihash-values" + (" --quick" if result["quick"] else "")
+    partial = "" if result["complete"] else " **Partial: the run was still going.**"
     L = ["# Multi-hash profiler on value profiles (`<load pc, value>`)", "",
          f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}, "
-         f"{result['seconds']:.0f} s wall on the shared 2-core machine.", "",
+         f"{result['seconds']:.0f} s wall on the shared 2-core machine.{partial}", "",
          "Tuples: every load of the program after its initialisation "
          "(`hwprof.sim.workloads`, our valgrind tool), key = pc[31:0] : "
          "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
@@ -345,6 +348,16 @@ def _plots(result: dict, output_dir: Path, stem: str) -> None:
         plt.close(fig)
 
 
+def _write(result: dict, output_dir: Path, stem: str, seconds: float) -> None:
+    result["claims"] = _claims(result)
+    result["comparison"] = _comparison(result)
+    result["seconds"] = seconds
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
+    (output_dir / f"{stem}.md").write_text(_markdown(result, stem))
+    _plots(result, output_dir, stem)
+
+
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     """Run the experiment; write .md/.json/.png into ``output_dir``; return the headline."""
     start = time.perf_counter()
@@ -354,32 +367,31 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
 
     sources = _sources(quick, traces, seed, log)
     seeds = QUICK_SEEDS if quick else SEEDS
+    plan = []  # (preset, program index, max intervals), the long 1M run of the first last
     if quick:
-        presets = {"10k": (PRESETS["10k"], QUICK_INTERVALS)}
+        plan = [("10k", i, QUICK_INTERVALS) for i in range(len(sources))]
     else:
-        presets = {"10k": (PRESETS["10k"], INTERVALS_10K), "1m": (PRESETS["1m"], None)}
+        plan = [("10k", i, INTERVALS_10K) for i in range(len(sources))]
+        plan += [("1m", i, INTERVALS_1M_OTHERS) for i in range(1, len(sources))]
+        plan += [("1m", 0, None)]
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-              "budget": {k: budget_bytes(MultiHashConfig(**p)) for k, (p, _) in presets.items()},
-              "paper": PAPER}  # fmt: skip
+              "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
+                         for k in dict.fromkeys(p for p, _, _ in plan)},
+              "paper": PAPER, "complete": False}  # fmt: skip
     for name, trace in sources:
         result["collisions"][name] = _key_collisions(trace, 100_000 if quick else 1_000_000)
-    for preset, (params, max_intervals) in presets.items():
-        result["presets"][preset] = {}
-        for name, trace in sources:
-            r = run_program(trace, params, seeds, max_intervals)
-            log(f"{preset} {name}: {r['intervals']} intervals, {r['profilers']} profilers, "
-                f"{r['seconds']:.0f} s")  # fmt: skip
-            result["presets"][preset][name] = r
-    result["claims"] = _claims(result)
-    result["comparison"] = _comparison(result)
-    result["seconds"] = time.perf_counter() - start
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
     stem = "multihash-values-quick" if quick else "multihash-values"
-    (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    (output_dir / f"{stem}.md").write_text(_markdown(result, stem))
-    _plots(result, output_dir, stem)
+    for n, (preset, index, max_intervals) in enumerate(plan):
+        name, trace = sources[index]
+        r = run_program(trace, PRESETS[preset], seeds, max_intervals)
+        log(f"{preset} {name}: {r['intervals']} intervals, {r['tuples']:,} tuples, "
+            f"{r['profilers']} profilers, {r['seconds']:.0f} s")  # fmt: skip
+        result["presets"].setdefault(preset, {})[name] = r
+        result["complete"] = n == len(plan) - 1
+        if not quick or result["complete"]:  # the full run keeps what it has so far
+            _write(result, output_dir, stem, time.perf_counter() - start)
     return {p: {k: c[k] for k in ("c1r0_4_mean", "under_1pct", "hard", "order_of_magnitude")}
             for p, c in result["claims"].items()}  # fmt: skip
 
