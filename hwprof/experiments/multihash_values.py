@@ -35,10 +35,11 @@ PROGRAMS = ("xz", "bzip2", "perl", "python", "sort")
 #: loads captured per program: the first program gets 100 intervals of 1M
 LIMITS = {"xz": 100_000_000}
 DEFAULT_LIMIT = 20_000_000
-#: intervals used per program (the first ones): 10K intervals; 1M intervals of the
-#: programs after the first (the first, xz, gives all its 100)
-INTERVALS_10K = 200
-INTERVALS_1M_OTHERS = 10
+#: intervals of 10K used per program (the first ones); 1M intervals only on the first
+#: program (xz: all its 100; the others' 20M loads would give 20 each)
+INTERVALS_10K = 100
+#: threads for the profilers (the numba kernels release the GIL)
+WORKERS = 4
 SEEDS = 5
 #: the --quick form (a smoke test of every path for the test suite): 10K only, 30 intervals
 #: of the shipped xz trace, 2 seeds
@@ -371,9 +372,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     if quick:
         plan = [("10k", i, QUICK_INTERVALS) for i in range(len(sources))]
     else:
-        plan = [("10k", i, INTERVALS_10K) for i in range(len(sources))]
-        plan += [("1m", i, INTERVALS_1M_OTHERS) for i in range(1, len(sources))]
-        plan += [("1m", 0, None)]
+        plan = [("10k", i, INTERVALS_10K) for i in range(len(sources))] + [("1m", 0, None)]
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
@@ -385,7 +384,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     stem = "multihash-values-quick" if quick else "multihash-values"
     for n, (preset, index, max_intervals) in enumerate(plan):
         name, trace = sources[index]
-        r = run_program(trace, PRESETS[preset], seeds, max_intervals)
+        r = run_program(trace, PRESETS[preset], seeds, max_intervals, workers=WORKERS)
         log(f"{preset} {name}: {r['intervals']} intervals, {r['tuples']:,} tuples, "
             f"{r['profilers']} profilers, {r['seconds']:.0f} s")  # fmt: skip
         result["presets"].setdefault(preset, {})[name] = r
