@@ -342,6 +342,7 @@ def _plots(result: dict, output_dir: Path, stem: str) -> None:
             ax.set(xscale="log", xticks=TABLES, xticklabels=TABLES, xlabel="hash tables",
                    ylabel="error % (5 seeds: mean, min-max)", title=f"{name} {preset}")
             ax.set_yscale("symlog", linthresh=0.1)
+            ax.set_ylim(bottom=0)
             ax.minorticks_off()
         axes[0][0].legend(fontsize=7)
         fig.tight_layout()
@@ -358,6 +359,7 @@ def _plots(result: dict, output_dir: Path, stem: str) -> None:
                 ax.plot(range(len(ys)), ys, label=name, lw=0.8)
             ax.set(xlabel="interval (1M loads)", ylabel="error % (seed 1)", title=title)
             ax.set_yscale("symlog", linthresh=0.1)
+            ax.set_ylim(bottom=0)
         axes[0].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(output_dir / f"{stem}-intervals.png", dpi=110)
@@ -372,6 +374,13 @@ def _write(result: dict, output_dir: Path, stem: str, seconds: float) -> None:
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
     (output_dir / f"{stem}.md").write_text(_markdown(result, stem))
     _plots(result, output_dir, stem)
+
+
+def rerender(output_dir: Path, stem: str = "multihash-values") -> None:
+    """Write the .md and plots again from a run's .json (after a change of wording/plots)."""
+    output_dir = Path(output_dir)
+    result = json.loads((output_dir / f"{stem}.json").read_text())
+    _write(result, output_dir, stem, result["seconds"])
 
 
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
