@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean prove mutate
+.PHONY: all report test test-fast soak lint clean prove mutate experiments
 
 all: report
 
@@ -42,6 +42,11 @@ MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdow
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
 	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) || status=1; done; exit $$status
+
+# every paper reproduction at full size (results in docs/results/; some capture traces)
+experiments: $(STAMP)
+	for e in $$($(BIN)/python -c 'from hwprof.experiments import all_experiments as a; print(*a())'); \
+	do $(BIN)/hwprof experiment $$e || exit 1; done
 
 lint: $(STAMP)
 	$(BIN)/ruff check hwprof tests cocotb_tests bench

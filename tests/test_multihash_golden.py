@@ -12,7 +12,6 @@ from cocotb_tests.multihash_streams import (
     repeated_stream,
     zipf_keys,
 )
-from hwprof.golden.hashing import HashFunction
 from hwprof.golden.multihash import (
     PRESETS,
     MultiHashConfig,
@@ -266,10 +265,3 @@ def test_checker_catches_a_fast_path_difference(seed):
               "pc_bits": 16, "value_bits": 16}  # fmt: skip
     keys = collision_stream(MultiHashConfig(**params), rng, 6000)
     assert run_fast(keys, conservative=False, **params) != run_plain(keys, **params)
-
-
-def test_hash_indices_come_from_the_shared_hash_unit():
-    c = MultiHashConfig(hash_seed=7)
-    for i, h in enumerate(c.hashes()):
-        ref = HashFunction(c.index_bits, 64, 7 + i, pc_bits=32)
-        assert h.tables == ref.tables and h(0xDEADBEEF12345678) == ref(0xDEADBEEF12345678)

@@ -43,7 +43,10 @@ def sweep(keys, preset: dict) -> dict:
             profiles = run_fast(keys, tables=tables, conservative=conservative, reset=reset,
                                 retain=True, **preset)  # fmt: skip
             err = error_rate(keys, profiles, preset["interval_length"], preset["threshold"])
-            rows.append({p: 100 * getattr(err, p) for p in PARTS} | {"total": 100 * err.total})
+            rows.append({p: 100 * getattr(err, p) for p in PARTS} | {
+                "total": 100 * err.total, "intervals": err.intervals,
+                "no_candidate": err.no_candidate,
+                "no_candidate_reported": err.no_candidate_reported})
         out[variant] = rows
     return out
 
@@ -80,13 +83,22 @@ def _markdown(result: dict) -> str:
         lines.append(f"| {t['name']} | {t['length']:,} | {t['unique']:,} |")
     for config, summary in result["summary"].items():
         lines += ["", f"## {config} (2048 counters, retaining on)", "",
-                  "Mean error over traces, % (parts: FP / FN / neutral+ / neutral-):", "",
+                  "Mean error over traces, % (parts: FP / FN / neutral+ / neutral-). Formula (1) "
+                  "is averaged over the intervals with at least one true candidate only; "
+                  "intervals without one are counted apart below the table.", "",
                   "| variant | " + " | ".join(f"{n} tables" for n in TABLES) + " |",
                   "| --- |" + " ---: |" * len(TABLES)]  # fmt: skip
         for variant, row in summary.items():
             cells = [f"{c['total']:.2f} ({' / '.join(f'{c[p]:.2f}' for p in PARTS)})"
                      for c in row]  # fmt: skip
             lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+        first = summary[next(iter(summary))][0]
+        lines += ["", f"Intervals without a true candidate (not averaged in): "
+                  f"{first['no_candidate']} of {first['intervals']} (all traces). Intervals of "
+                  "those where the hardware reported tuples anyway (false positives only), per "
+                  "variant and table count: " + "; ".join(
+                      f"{v} " + "/".join(str(c["no_candidate_reported"]) for c in row)
+                      for v, row in summary.items()) + "."]  # fmt: skip
     h = result["headline"]
     lines += ["", "## Paper vs. here", "",
               "Paper: C1-R0 with 4 tables is best, average error under 1%; single hash much "
@@ -117,7 +129,10 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
         result["traces"].append(entry)
     result["summary"] = {
         c: {v: [{k: float(np.mean([t["configs"][c][v][i][k] for t in result["traces"]]))
-                 for k in (*PARTS, "total")} for i in range(len(TABLES))] for v in VARIANTS}
+                 for k in (*PARTS, "total")}
+                | {k: int(sum(t["configs"][c][v][i][k] for t in result["traces"]))
+                   for k in ("intervals", "no_candidate", "no_candidate_reported")}
+                for i in range(len(TABLES))] for v in VARIANTS}
         for c in configs
     }  # fmt: skip
     best = {c: min(((v, TABLES[i]) for v in VARIANTS for i in range(len(TABLES))),

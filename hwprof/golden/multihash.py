@@ -54,9 +54,12 @@ __all__ = [
     "perfect_profile",
     "error_rate",
     "ErrorRate",
+    "mean_error",
     "false_positive_bound",
     "run_fast",
     "run_plain",
+    "BulkProfiler",
+    "split_profiles",
 ]
 
 
@@ -270,37 +273,91 @@ def run_plain(keys, **params):
 
 _KERNEL = None
 
+# accumulator map (key -> entry) of the compiled path: open addressing, linear probing
+_EMPTY, _TOMB = -1, -2
+
 
 def _kernel():
-    """The compiled per-tuple loop (numba), the same rules as :meth:`MultiHashProfiler.step`."""
+    """The compiled per-tuple loop (numba), the same rules as :meth:`MultiHashProfiler.step`.
+
+    The hash indices are computed inside the loop from the pre-folded byte
+    tables of :meth:`HashFunction._prefolded` (tested equal to ``h(key)``); the
+    accumulator's associative lookup is an open-addressing map ``key -> entry``
+    rebuilt at every interval end (tombstones of entries evicted mid-interval
+    live at most until then).
+    """
     global _KERNEL
     if _KERNEL is not None:
         return _KERNEL
     from numba import njit
 
+    @njit(cache=True, nogil=True, inline="always")
+    def map_find(mkey, mslot, key, mask):
+        # returns (position of key or -1, first free position on its probe path)
+        h = (key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+        p = np.int64(h) & mask
+        free = -1
+        while True:
+            s = mslot[p]
+            if s == _EMPTY:
+                if free < 0:
+                    free = p
+                return -1, free
+            if s == _TOMB:
+                if free < 0:
+                    free = p
+            elif mkey[p] == key:
+                return p, free
+            p = (p + 1) & mask
+
     @njit(cache=True, nogil=True)
-    def kernel(ids, index, slot_of_id, acc_id, counts, valid, tag, count, repl, keys_u,
+    def kernel(keys, folded, layout, counts, valid, tag, count, repl, mkey, mslot, mpos,
                state, params, out_key, out_count, out_len):  # fmt: skip
-        # state: [position, n_records]; params: [L, T, conservative, reset, retain]
+        # layout: [value_bits, value_bytes, pc_bytes]
+        # state: [position, n_records, n_profiles]; params: [L, T, conservative, reset, retain]
         n_tables = counts.shape[0]
         accumulator = valid.shape[0]
+        mask = mslot.shape[0] - 1
         length, thr = params[0], params[1]
         conservative, reset, retain = params[2], params[3], params[4]
+        value_bits, value_bytes, pc_bytes = layout[0], layout[1], layout[2]
+        vmask = np.uint64(0xFFFFFFFFFFFFFFFF)
+        if value_bits < 64:
+            vmask = (np.uint64(1) << np.uint64(value_bits)) - np.uint64(1)
         position = state[0]
         n_out = state[1]
         n_profiles = state[2]
         old = np.zeros(n_tables, np.int64)
-        for j in range(ids.shape[0]):
-            kid = ids[j]
-            s = slot_of_id[kid]
-            if s >= 0:
+        index = np.zeros(n_tables, np.int64)
+        for j in range(keys.shape[0]):
+            key = keys[j]
+            p, free = map_find(mkey, mslot, key, mask)
+            if p >= 0:
+                s = mslot[p]
                 count[s] += 1
                 if repl[s] and count[s] >= thr:
                     repl[s] = False
             else:
-                low = counts[0, index[0, j]]
+                value = key & vmask
+                pc = np.uint64(0)
+                if value_bits < 64:
+                    pc = key >> np.uint64(value_bits)
                 for i in range(n_tables):
-                    old[i] = counts[i, index[i, j]]
+                    index[i] = 0
+                row = 0
+                for b in range(value_bytes):
+                    byte = np.int64((value >> np.uint64(8 * b)) & np.uint64(0xFF))
+                    for i in range(n_tables):
+                        index[i] ^= folded[row, byte, i]
+                    row += 1
+                for b in range(pc_bytes):
+                    byte = np.int64((pc >> np.uint64(8 * b)) & np.uint64(0xFF))
+                    for i in range(n_tables):
+                        index[i] ^= folded[row, byte, i]
+                    row += 1
+                low = counts[0, index[0]]
+                for i in range(n_tables):
+                    old[i] = counts[i, index[i]]
                     if old[i] < low:
                         low = old[i]
                 estimate = -1
@@ -323,21 +380,24 @@ def _kernel():
                                 target = a
                                 break
                     if target >= 0:
-                        if valid[target] and acc_id[target] >= 0:
-                            slot_of_id[acc_id[target]] = -1
+                        if valid[target]:  # evict the retained tuple
+                            mslot[mpos[target]] = _TOMB
+                            p2, free = map_find(mkey, mslot, key, mask)
                         valid[target] = True
-                        tag[target] = keys_u[kid]
-                        acc_id[target] = kid
-                        slot_of_id[kid] = target
+                        tag[target] = key
                         count[target] = estimate
                         repl[target] = False
+                        mkey[free] = key
+                        mslot[free] = target
+                        mpos[target] = free
                         if reset:
                             for i in range(n_tables):
                                 old[i] = 0
                 for i in range(n_tables):
-                    counts[i, index[i, j]] = old[i]
+                    counts[i, index[i]] = old[i]
             position += 1
             if position == length:
+                mslot[:] = _EMPTY
                 for a in range(accumulator):
                     candidate = valid[a] and not repl[a]
                     if candidate:
@@ -347,10 +407,13 @@ def _kernel():
                     if candidate and retain:
                         repl[a] = True
                         count[a] = 0
-                    elif valid[a]:
+                    else:
                         valid[a] = False
-                        if acc_id[a] >= 0:
-                            slot_of_id[acc_id[a]] = -1
+                    if valid[a]:
+                        p2, free = map_find(mkey, mslot, tag[a], mask)
+                        mkey[free] = tag[a]
+                        mslot[free] = a
+                        mpos[a] = free
                 out_len[n_profiles] = n_out
                 n_profiles += 1
                 counts[:, :] = 0
@@ -363,52 +426,82 @@ def _kernel():
     return kernel
 
 
-def run_fast(keys, chunk: int = 1 << 20, **params):
-    """Same profiles as :func:`run_plain` (tested bit-identical), compiled.
+class BulkProfiler:
+    """The compiled model, streaming: :meth:`feed` chunks of keys, get the profiles.
 
-    Keys are processed in chunks: each chunk's keys are hashed with
-    :meth:`HashFunction.many` and renumbered densely (``np.unique``), so the
-    accumulator lookup is an array access; the per-tuple loop runs in numba.
+    Same rules and results as :class:`MultiHashProfiler` (tested bit-identical on
+    streams that fill the accumulator, promote, shield, retain and reset); the
+    configuration registers are fixed (no :meth:`~MultiHashProfiler.configure`).
+    Parameters are those of :class:`MultiHashConfig`.
     """
-    c = MultiHashConfig(**params)
-    kernel = _kernel()
-    keys = np.asarray(keys, dtype=np.uint64)
-    hashes = c.hashes()
-    counts = np.zeros((c.tables, c.table_size), np.int64)
-    valid = np.zeros(c.accumulator, np.bool_)
-    repl = np.zeros(c.accumulator, np.bool_)
-    tag = np.zeros(c.accumulator, np.uint64)
-    count = np.zeros(c.accumulator, np.int64)
-    params_arr = np.array(
-        [c.interval_length, c.threshold, c.conservative, c.reset, c.retain], np.int64
-    )
-    profiles = []
-    state = np.zeros(3, np.int64)
-    for start in range(0, len(keys), chunk):
-        part = keys[start : start + chunk]
-        unique, ids = np.unique(part, return_inverse=True)
-        ids = ids.astype(np.int64).reshape(-1)
-        index = np.stack([h.many(part) for h in hashes])
-        slot_of_id = np.full(len(unique), -1, np.int64)
-        acc_id = np.full(c.accumulator, -1, np.int64)
-        live = np.flatnonzero(valid)
-        pos = np.searchsorted(unique, tag[live])
-        found = (pos < len(unique)) & (unique[np.minimum(pos, len(unique) - 1)] == tag[live])
-        slot_of_id[pos[found]] = live[found]
-        acc_id[live[found]] = pos[found]
-        max_profiles = (int(state[0]) + len(part)) // c.interval_length + 1
+
+    def __init__(self, **params):
+        self.config = c = MultiHashConfig(**params)
+        self._kernel = _kernel()
+        hashes = c.hashes()
+        self._folded = np.ascontiguousarray(
+            np.stack([h._prefolded() for h in hashes], axis=-1).astype(np.int32)
+        )
+        h0 = hashes[0].config
+        self._layout = np.array([h0.value_bits, h0.value_bytes, h0.pc_bytes], np.int64)
+        self.counts = np.zeros((c.tables, c.table_size), np.int32)
+        self.valid = np.zeros(c.accumulator, np.bool_)
+        self.repl = np.zeros(c.accumulator, np.bool_)
+        self.tag = np.zeros(c.accumulator, np.uint64)
+        self.count = np.zeros(c.accumulator, np.int64)
+        size = 1 << max(4, (4 * c.accumulator - 1).bit_length())
+        self._mkey = np.zeros(size, np.uint64)
+        self._mslot = np.full(size, _EMPTY, np.int32)
+        self._mpos = np.zeros(c.accumulator, np.int64)
+        self._params = np.array(
+            [c.interval_length, c.threshold, c.conservative, c.reset, c.retain], np.int64
+        )
+        self._state = np.zeros(3, np.int64)
+
+    @property
+    def position(self) -> int:
+        """Tuples seen in the current interval."""
+        return int(self._state[0])
+
+    def feed(self, keys):
+        """Profile ``keys`` (uint64); the profiles of the intervals completed in them.
+
+        Returns ``(keys, counts, ends)``: the records of all completed intervals
+        concatenated, and for each interval the end offset of its records.
+        """
+        c = self.config
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        max_profiles = (int(self._state[0]) + len(keys)) // c.interval_length
         out_key = np.zeros(max_profiles * c.accumulator, np.uint64)
         out_count = np.zeros(max_profiles * c.accumulator, np.int64)
         out_len = np.zeros(max_profiles, np.int64)
-        state[1] = state[2] = 0
-        kernel(ids, index, slot_of_id, acc_id, counts, valid, tag, count, repl, unique,
-               state, params_arr, out_key, out_count, out_len)  # fmt: skip
-        begin = 0
-        for end in out_len[: state[2]]:
-            profiles.append(
-                list(zip(out_key[begin:end].tolist(), out_count[begin:end].tolist(), strict=True))
-            )
-            begin = end
+        self._state[1] = self._state[2] = 0
+        self._kernel(keys, self._folded, self._layout, self.counts, self.valid, self.tag,
+                     self.count, self.repl, self._mkey, self._mslot, self._mpos, self._state,
+                     self._params, out_key, out_count, out_len)  # fmt: skip
+        n = int(self._state[1])
+        return out_key[:n], out_count[:n], out_len[: int(self._state[2])]
+
+
+def split_profiles(keys, counts, ends):
+    """``(keys, counts, ends)`` of :meth:`BulkProfiler.feed` as a list of profiles."""
+    out, begin = [], 0
+    for end in ends.tolist():
+        out.append(list(zip(keys[begin:end].tolist(), counts[begin:end].tolist(), strict=True)))
+        begin = end
+    return out
+
+
+def run_fast(keys, chunk: int = 1 << 20, **params):
+    """Same profiles as :func:`run_plain` (tested bit-identical), compiled.
+
+    ``keys`` is fed to a :class:`BulkProfiler` in chunks of ``chunk`` keys.
+    """
+    profiler = BulkProfiler(**params)
+    keys = np.asarray(keys, dtype=np.uint64)
+    profiles = []
+    for start in range(0, len(keys), chunk):
+        profiles += split_profiles(*profiler.feed(keys[start : start + chunk]))
     return profiles
 
 
@@ -438,47 +531,70 @@ def interval_counts(keys, interval_length: int):
 
 @dataclass(frozen=True)
 class ErrorRate:
-    """Formula (1), averaged over intervals, split by category (they sum to ``total``)."""
+    """Formula (1) averaged over the intervals that have a true candidate.
+
+    ``total`` is formula (1) itself (computed from ``|f_p - f_h|``, not as the sum
+    of the parts); the four parts split its numerator by category. An interval
+    without any true candidate (no tuple with ``f_p >= T``) is not averaged in:
+    the paper's error is relative to the candidates' frequencies, and with none
+    there is nothing to be wrong about except false positives. Those intervals
+    are counted in ``no_candidate``; ``no_candidate_reported`` of them had a
+    hardware profile anyway (false positives only). ``per_interval`` holds each
+    interval's formula (1) (NaN where there is no true candidate), the paper's
+    Fig. 13.
+    """
 
     false_positive: float
     false_negative: float
     neutral_positive: float
     neutral_negative: float
+    total: float
     intervals: int
+    no_candidate: int = 0
+    no_candidate_reported: int = 0
+    per_interval: tuple = ()
 
     @property
-    def total(self) -> float:
-        return (
-            self.false_positive
-            + self.false_negative
-            + self.neutral_positive
-            + self.neutral_negative
-        )
+    def averaged(self) -> int:
+        """Intervals in the average (those with at least one true candidate)."""
+        return self.intervals - self.no_candidate
+
+
+def mean_error(parts, totals, reported) -> ErrorRate:
+    """Average per-interval parts (``n x 4``) and totals (NaN = no true candidate)."""
+    parts = np.asarray(parts, dtype=float).reshape(-1, 4)
+    totals = np.asarray(totals, dtype=float)
+    defined = ~np.isnan(totals)
+    means = parts[defined].mean(axis=0) if defined.any() else np.zeros(4)
+    return ErrorRate(*means.tolist(), total=float(totals[defined].mean()) if defined.any()
+                     else 0.0, intervals=len(totals), no_candidate=int((~defined).sum()),
+                     no_candidate_reported=int((~defined & np.asarray(reported, bool)).sum()),
+                     per_interval=tuple(totals.tolist()))  # fmt: skip
 
 
 def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) -> ErrorRate:
     """The paper's error, formula (1): per interval ``sum |f_p - f_h| / sum f_p``.
 
     The sums run over every tuple that is a candidate of the perfect profiler
-    (``f_p >= T``) or of the hardware profile (an entry of the readout, ``f_h >=
-    T``); a tuple missing from the hardware profile has ``f_h = 0``. Each tuple's
-    term goes to one category: false positive (hardware only), false negative
-    (perfect only), neutral positive (both, ``f_h > f_p``), neutral negative
-    (both, ``f_h < f_p``). An interval with no candidate at all has error 0.
-    The net error is the simple average over the intervals.
+    (``f_p >= T``) or of the hardware profile (an entry of the readout); a tuple
+    missing from the hardware profile has ``f_h = 0``. Each tuple's term goes to
+    one category: false positive (hardware only), false negative (perfect only),
+    neutral positive (both, ``f_h > f_p``), neutral negative (both, ``f_h <
+    f_p``). The net error is the simple average over the intervals with at least
+    one true candidate; the others are counted apart (:class:`ErrorRate`).
+    This is the readable reference; :mod:`hwprof.golden.interval_error` is the
+    fast streaming form (tested equal).
     """
     counts = interval_counts(keys, interval_length)
     if len(hardware_profiles) != len(counts):
         raise ValueError(f"{len(hardware_profiles)} hardware profiles for {len(counts)} intervals")
-    sums = np.zeros(4)
+    parts, totals, reported = [], [], []
     for exact, hardware in zip(counts, hardware_profiles, strict=True):
         hw = dict(hardware)
         perfect = {k for k, v in exact.items() if v >= threshold}
         part = np.zeros(4)
-        total = 0
         for key in perfect | set(hw):
             fp, fh = exact.get(key, 0), hw.get(key, 0)
-            total += fp
             if key not in hw:
                 part[1] += fp
             elif key not in perfect:
@@ -487,10 +603,17 @@ def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) ->
                 part[2] += fh - fp
             else:
                 part[3] += fp - fh
-        if total:
-            sums += part / total
-    n = max(len(counts), 1)
-    return ErrorRate(*(sums / n).tolist(), intervals=len(counts))
+        reported.append(bool(hw))
+        if not perfect:
+            parts.append(np.zeros(4))
+            totals.append(math.nan)
+            continue
+        union = perfect | set(hw)
+        denominator = sum(exact.get(k, 0) for k in union)
+        numerator = sum(abs(exact.get(k, 0) - hw.get(k, 0)) for k in union)
+        parts.append(part / denominator)
+        totals.append(numerator / denominator)
+    return mean_error(parts, totals, reported)
 
 
 def false_positive_bound(tables: int, threshold_percent: float, counters: int) -> float:
