@@ -35,6 +35,9 @@ def test_quick_run_writes_plot_and_summary(tmp_path):
     assert set(data["real_programs"]) == set(REAL_PROGRAMS)
     for info in data["real_programs"].values():
         assert info["origin"] == "shipped" and info["events"] == 1 << 15 and info["sites"] > 1
+    # --quick compares only the default 32-bit taps (the paper's four need the search)
+    assert list(data["tap_sets"]) == ["default"]
+    assert set(data["tap_set_accuracy"]["xz"]["10"]["default"]) == {"mean", "min", "max"}
 
 
 def test_taken_sites_are_the_pcs_of_taken_transfers_in_order(tmp_path):
