@@ -40,7 +40,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
@@ -139,7 +139,7 @@ class RegisteredWrapper(wiring.Component):
 
 def wrapper_flops(block: wiring.Component) -> int:
     """Port bits of ``block`` (= flops :class:`RegisteredWrapper` adds before optimisation)."""
-    return sum(len(port) for _, _, port in block.signature.flatten(block))
+    return sum(Value.cast(port).shape().width for _, _, port in block.signature.flatten(block))
 
 
 _RUN_TOOL = "import sys, {package}; sys.exit({package}.{entry}(sys.argv[1:]))"
