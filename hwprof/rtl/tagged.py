@@ -6,15 +6,17 @@ set-associative way choice). Structure: the shared hash
 xor-fold of ``pc ^ value``; each way is an ``amaranth.lib.memory.Memory`` of
 ``sets`` entries ``{valid, tag, hit, miss}`` (``1 + tag_bits + hit_bits +
 miss_bits`` bits; Evict = valid with a non-zero miss counter, as in sec. 4.2)
-with an asynchronous read port and a write port. In the accept cycle all ways
-are read, the way is chosen, the FSM transition computed and the chosen way
-written back; a message goes to the one-message output register
-(:func:`hwprof.rtl.samplers.output_register`).
+with a read port and a write port. ``latency=1``: in the accept cycle all ways
+are read (asynchronously), the way is chosen, the FSM transition computed and
+the chosen way written back; a message goes to the one-message output register
+(:func:`hwprof.rtl.samplers.output_register`). ``latency=3`` (default): the same
+update one stage later, after a synchronous read (block RAM) and a register
+stage, with forwarding of the two writes a tuple's read misses.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
@@ -51,16 +53,26 @@ class TaggedCompressor(_Sampler):
         *ShouldReplace* threshold (misses after which an Evict entry is replaced).
     key_bits, pc_bits, hash_seed : int
         Tuple width, pc field width, table seed of the shared hash.
+    latency : int
+        3 (default): a three-stage pipeline around synchronous (block RAM) reads
+        with a bypass, for timing closure on an FPGA (docs/fpga.md). 1: the
+        table is read (asynchronously), updated and written in the accept cycle.
     keep_counts : bool
         ``True`` (the paper's E5/E6). ``False`` builds the mutant that resets
         the counters on E5/E6 instead, for the checker's own test.
+    bypass : bool
+        ``True``. ``False`` builds the mutant of ``latency=3`` without forwarding,
+        for the checker's own test.
 
     Attributes
     ----------
     tuples : In(stream.Signature(key_bits))
     messages : Out(stream.Signature(message_layout(key_bits, hit_bits + 1)))
 
-    Latency: 1 cycle; stalls only while a message waits for ``messages.ready``.
+    Latency: ``latency`` cycles from the tuple's acceptance to its message on
+    ``messages`` (1 or 3); one tuple per cycle either way. ``tuples.ready =
+    ~messages.valid | messages.ready`` (combinational, as in every sampler): the
+    whole pipeline stalls only while a message waits for ``messages.ready``.
 
     Raises
     ------
@@ -69,12 +81,16 @@ class TaggedCompressor(_Sampler):
     """
 
     def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
-                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, *,
-                 keep_counts=True):  # fmt: skip
+                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, *,
+                 keep_counts=True, bypass=True):  # fmt: skip
+        if latency not in (1, 3):
+            raise ValueError(f"latency must be 1 or 3, not {latency!r}")
+        self.latency = latency
         self.config = checked_config(self, lambda: TaggedConfig(
             entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
             key_bits, pc_bits, hash_seed))  # fmt: skip
         self.keep_counts = keep_counts
+        self.bypass = bypass
         super().__init__(key_bits, self.config.count_bits)
 
     def elaborate(self, platform):
@@ -91,16 +107,92 @@ class TaggedCompressor(_Sampler):
         tag = Signal(c.tag_bits)
         m.d.comb += tag.eq(_xor_fold(mixed, c.tag_bits))
 
-        entries, write_ports = [], []
+        mems = []
         for w in range(c.ways):
-            mem = Memory(shape=layout, depth=c.sets, init=[])
-            m.submodules[f"way{w}"] = mem
-            rp = mem.read_port(domain="comb")
-            wp = mem.write_port()
-            m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
-            entries.append(rp.data)
-            write_ports.append(wp)
+            m.submodules[f"way{w}"] = mem = Memory(shape=layout, depth=c.sets, init=[])
+            mems.append(mem)
+        if self.latency == 1:
+            # read, update and write back in the accept cycle (asynchronous reads)
+            write_ports = [mem.write_port() for mem in mems]
+            read_ports = [mem.read_port(domain="comb") for mem in mems]
+            for rp, wp in zip(read_ports, write_ports, strict=True):
+                m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
+            onehot, new, emit, count = self._update(m, [rp.data for rp in read_ports], tag)
+            accept = output_register(m, self.tuples, self.messages, emit, key, count)
+            for w, wp in enumerate(write_ports):
+                m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
+            return m
 
+        # latency 3, three stages advancing together (only when the output register is
+        # free: ``advance``). S0, the accept cycle: hash, tag, synchronous (block RAM)
+        # read of every way. S1: the read data into flops (nothing else after the
+        # block RAM's slow clock-to-output). S2: way choice, Figure 6 transition,
+        # write back, message. Bypass: a tuple's read misses the writes of the two
+        # tuples ahead of it; the older one's is forwarded at the S1 -> S2 capture,
+        # the newer one's at the S2 input, both from ``last`` (the previous S2 write,
+        # registered), so the forwarding muxes see only flops on their select side.
+        advance = Signal()
+        m.d.comb += [
+            advance.eq(~self.messages.valid | self.messages.ready),
+            self.tuples.ready.eq(advance),
+        ]
+
+        def stage(name):
+            return {"valid": Signal(name=f"{name}_valid"),
+                    "key": Signal(c.key_bits, name=f"{name}_key"),
+                    "index": Signal(c.index_bits, name=f"{name}_index"),
+                    "tag": Signal(c.tag_bits, name=f"{name}_tag")}  # fmt: skip
+
+        s1, s2 = stage("s1"), stage("s2")
+        s2_entries = [Signal(layout, name=f"s2_entry{w}") for w in range(c.ways)]
+        last_valid, last_index = Signal(), Signal(c.index_bits)
+        last_way, last_new = Signal(c.ways), Signal(layout)
+        s2_after_last = Signal()  # s2 reads the set that ``last`` wrote (compared a cycle early)
+        forward = Const(int(self.bypass))  # 0: the mutant without forwarding
+        write_ports = [mem.write_port() for mem in mems]
+        read_ports = [mem.read_port() for mem in mems]  # not transparent: old data
+        for rp, wp in zip(read_ports, write_ports, strict=True):
+            m.d.comb += [rp.addr.eq(h.index), rp.en.eq(advance), wp.addr.eq(s2["index"])]
+        entries = []
+        for w in range(c.ways):
+            entry = Signal(layout, name=f"entry{w}")
+            with m.If(s2_after_last & last_way[w]):
+                m.d.comb += entry.eq(last_new)
+            with m.Else():
+                m.d.comb += entry.eq(s2_entries[w])
+            entries.append(entry)
+        onehot, new, emit, count = self._update(m, entries, s2["tag"])
+        update = Signal()
+        m.d.comb += update.eq(s2["valid"] & advance)
+        with m.If(advance):
+            m.d.sync += [s1[k].eq(v) for k, v in (("valid", self.tuples.valid), ("key", key),
+                                                   ("index", h.index), ("tag", tag))]
+            m.d.sync += [s2[k].eq(s1[k]) for k in s1]
+            m.d.sync += [last_valid.eq(s2["valid"]), last_index.eq(s2["index"]),
+                         last_way.eq(onehot), last_new.eq(new)]
+            # the tuple in s2 now is ``last`` when s1 reaches s2
+            m.d.sync += s2_after_last.eq(forward & s2["valid"] & (s2["index"] == s1["index"]))
+            for w, rp in enumerate(read_ports):
+                with m.If(forward & last_valid & (last_index == s1["index"]) & last_way[w]):
+                    m.d.sync += s2_entries[w].eq(last_new)
+                with m.Else():
+                    m.d.sync += s2_entries[w].eq(rp.data)
+        with m.If(self.messages.ready):
+            m.d.sync += self.messages.valid.eq(0)
+        with m.If(update & emit):
+            m.d.sync += [
+                self.messages.valid.eq(1),
+                self.messages.payload.key.eq(s2["key"]),
+                self.messages.payload.count.eq(count),
+            ]
+        for w, wp in enumerate(write_ports):
+            m.d.comb += [wp.en.eq(update & onehot[w]), wp.data.eq(new)]
+        return m
+
+    def _update(self, m, entries, tag):
+        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
+        c = self.config
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
         hits = Cat(*[e.valid & (e.tag == tag) for e in entries])
         empty = Cat(*[~e.valid for e in entries])
@@ -161,7 +253,4 @@ class TaggedCompressor(_Sampler):
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.miss.eq(miss_plus)]
 
-        accept = output_register(m, self.tuples, self.messages, emit, key, count)
-        for w, wp in enumerate(write_ports):
-            m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
-        return m
+        return onehot, new, emit, count
