@@ -67,11 +67,14 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
+    if args.top and not args.fpga:
+        raise UsageError("--top applies to report --fpga only")
     if args.fpga:
         from .fpga_report import run_fpga_report
 
         _check_device(args.device)
-        run_fpga_report(Path(args.output), device=args.device)
+        tops = [get_top(name) for name in args.top] or None
+        run_fpga_report(Path(args.output), device=args.device, tops=tops)
         return 0
     from .report import run_report
 
@@ -164,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
+    rep.add_argument("--top", action="append", default=[], metavar="TOP",
+                     help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")

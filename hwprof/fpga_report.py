@@ -76,12 +76,18 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
 
     Written again after every top (atomically), so a long run leaves the figures
     measured so far. A top whose tool fails or exceeds ``timeout`` seconds gets a
-    record with ``error`` (and a row saying so).
+    record with ``error`` (and a row saying so). ``tops``: only these, replacing
+    their records in an existing ``fpga.json`` of the same device and keeping the
+    others (to measure again a block that changed).
     """
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
     records = []
+    if tops is not None:
+        names = {t.name for t in tops}
+        kept = load_fpga_records(output / "fpga.json").values()
+        records = [r for r in kept if r["block"] not in names and r.get("device") == device]
+    tops = _default_order(list(TOPS.values()) if tops is None else tops)
     for i, top in enumerate(tops, 1):
         print(f"[{i}/{len(tops)}] {top.name} on {device}", file=sys.stderr, flush=True)
         params = top.resolve({})
@@ -93,10 +99,16 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
             record = {"block": top.name, "device": device, "params": params, "error": str(exc)}
         record["seconds"] = round(time.monotonic() - start, 1)
         records.append(record)
+        records.sort(key=_order)
         _write(output, records, device)
     table = format_fpga_table(records)
     print(table)
     return records
+
+
+def _order(record: dict) -> tuple:
+    names = [t.name for t in _default_order(list(TOPS.values()))]
+    return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 
 def _write(output: Path, records: list[dict], device: str) -> None:

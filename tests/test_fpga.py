@@ -154,3 +154,32 @@ def test_area_table_reads_fpga_columns(tmp_path):
     (tmp_path / "bad.json").write_text("[{")
     assert load_fpga_records(tmp_path / "bad.json") == {}
     assert load_fpga_records(tmp_path / "absent.json") == {}
+
+
+def test_report_fpga_replaces_only_the_named_tops(tmp_path, monkeypatch, capsys):
+    """`report --fpga --top T` measures T again and keeps the other rows (fake tools)."""
+    import hwprof.fpga_report as report
+
+    runs = []
+
+    def fake(component, name, device, keep_dir=None, timeout=None):
+        runs.append(name)
+        if name == "lfsr" and len(runs) > 2:
+            raise FpgaError("nextpnr (ecp5-85k) did not finish in 900 s")
+        return {"luts": len(runs), "ffs": 1, "bram": 0, "dist_ram": 0, "fmax_mhz": 100.0,
+                "critical_path": None, "device": device, "cells": {}, "wrapper_flops": 1}
+
+    monkeypatch.setattr(report, "place_and_route", fake)
+    monkeypatch.setattr(report, "TOPS", {n: TOPS[n] for n in ("multihash", "brr", "lfsr")})
+    assert main(["report", "--fpga", "-o", str(tmp_path)]) == 0
+    assert runs == ["brr", "lfsr", "multihash"]  # multihash last
+    assert main(["report", "--fpga", "--top", "lfsr", "-o", str(tmp_path)]) == 0
+    records = json.loads((tmp_path / "fpga.json").read_text())
+    assert [r["block"] for r in records] == ["brr", "lfsr", "multihash"]
+    assert records[0]["luts"] == 1 and records[2]["luts"] == 3  # kept
+    assert records[1]["error"] == "nextpnr (ecp5-85k) did not finish in 900 s"
+    table = (tmp_path / "fpga.md").read_text()
+    assert "| lfsr | defaults | nextpnr (ecp5-85k) did not finish in 900 s |" in table
+    capsys.readouterr()
+    assert main(["report", "--top", "lfsr", "-o", str(tmp_path)]) == 2
+    assert "--top applies to report --fpga only" in capsys.readouterr().err
