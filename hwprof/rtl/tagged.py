@@ -177,11 +177,14 @@ class TaggedCompressor(_Sampler):
                     m.d.sync += s2_entries[w].eq(last_new)
                 with m.Else():
                     m.d.sync += s2_entries[w].eq(rp.data)
+        # The payload register loads on every update (then the register is free: the
+        # message it held, if any, is being taken), so its enable does not wait for
+        # ``emit``; ``valid`` says whether it holds a message.
         with m.If(self.messages.ready):
             m.d.sync += self.messages.valid.eq(0)
-        with m.If(update & emit):
+        with m.If(update):
             m.d.sync += [
-                self.messages.valid.eq(1),
+                self.messages.valid.eq(emit),
                 self.messages.payload.key.eq(s2["key"]),
                 self.messages.payload.count.eq(count),
             ]
@@ -209,28 +212,46 @@ class TaggedCompressor(_Sampler):
         m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
             empty.any(), _lowest_one(empty), Mux(
                 evict.any(), _lowest_one(evict), _lowest_one(Cat(*smallest))))))  # fmt: skip
-        is_hit = hits.any()
-        cur = Signal(layout)
-        for w in range(c.ways):
-            with m.If(onehot[w]):
-                m.d.comb += cur.eq(entries[w])
-
-        hit_max = c.hit_max
-        plus = Signal(c.hit_bits + 1)
-        m.d.comb += plus.eq(cur.hit + 1)
-        miss_plus = Signal(c.miss_bits + 1)
-        m.d.comb += miss_plus.eq(cur.miss + 1)
-        total = Signal(c.hit_bits + 1)
-        m.d.comb += total.eq(cur.hit + miss_plus)
+        # The transition of every way computed in parallel, as if it were chosen (a
+        # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
+        # the way choice and the counter arithmetic are side by side, not in series.
         new = Signal(layout)
         emit = Signal()
         count = Signal(c.hit_bits + 1)
+        for w, e in enumerate(entries):
+            new_w, emit_w, count_w = self._transition(m, e, hits[w], tag, w)
+            with m.If(onehot[w]):
+                m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w)]
+        return onehot, new, emit, count
+
+    def _transition(self, m, cur, is_hit, tag, w):
+        """Figure 6 for entry ``cur`` of way ``w``: ``(new entry, emit, count)``.
+
+        The thresholds are compared on the stored counters (``hit + 1 == H`` as
+        ``hit == H - 1``, and so on), so no compare waits for an increment.
+        """
+        c = self.config
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
+        hit_max = c.hit_max
+        plus = Signal(c.hit_bits + 1, name=f"plus{w}")
+        m.d.comb += plus.eq(cur.hit + 1)
+        miss_plus = Signal(c.miss_bits + 1, name=f"miss_plus{w}")
+        m.d.comb += miss_plus.eq(cur.miss + 1)
+        total = Signal(c.hit_bits + 1, name=f"total{w}")
+        m.d.comb += total.eq(cur.hit + miss_plus)
+        saturates = cur.hit == hit_max - 1  # plus == hit_max
+        should_evict = (cur.hit >= c.evict_hits - 1) | saturates  # plus >= evict_hits
+        should_replace = cur.miss >= c.replace_misses - 1  # miss_plus >= replace_misses
+        total_max = (cur.hit + cur.miss) >= hit_max - 1  # total >= hit_max
+        new = Signal(layout, name=f"new{w}")
+        emit = Signal(name=f"emit{w}")
+        count = Signal(c.hit_bits + 1, name=f"count{w}")
         keep = self.keep_counts
         with m.If(~cur.valid):  # Empty: E1
             m.d.comb += [new.valid.eq(1), new.tag.eq(tag), new.hit.eq(plus), new.miss.eq(0)]
         with m.Elif(cur.miss == 0):  # Valid
             with m.If(is_hit):  # E3, E2 on saturation
-                with m.If(plus == hit_max):
+                with m.If(saturates):
                     m.d.comb += [emit.eq(1), count.eq(hit_max), new.eq(0)]
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.hit.eq(plus)]
@@ -238,19 +259,18 @@ class TaggedCompressor(_Sampler):
                 m.d.comb += [new.eq(cur), new.miss.eq(1)]
         with m.Else():  # Evict
             with m.If(is_hit):  # E6a, E6 on ShouldEvict
-                with m.If((plus >= c.evict_hits) | (plus == hit_max)):
+                with m.If(should_evict):
                     m.d.comb += [emit.eq(1), count.eq(plus), new.valid.eq(0), new.tag.eq(0),
                                  new.hit.eq(cur.miss if keep else 0), new.miss.eq(0)]  # fmt: skip
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.hit.eq(plus)]
             with m.Else():  # E5a, E5 on ShouldReplace
-                with m.If(miss_plus >= c.replace_misses):
-                    with m.If(total >= hit_max):
+                with m.If(should_replace):
+                    with m.If(total_max):
                         m.d.comb += [emit.eq(1), count.eq(total), new.eq(0)]
                     with m.Else():
                         m.d.comb += [new.valid.eq(1), new.tag.eq(tag),
                                      new.hit.eq(total if keep else 1), new.miss.eq(0)]  # fmt: skip
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.miss.eq(miss_plus)]
-
-        return onehot, new, emit, count
+        return new, emit, count
