@@ -83,9 +83,12 @@ class TaggedCompressor(_Sampler):
     def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
                  replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, *,
                  keep_counts=True, bypass=True):  # fmt: skip
-        if latency not in (1, 3):
-            raise ValueError(f"latency must be 1 or 3, not {latency!r}")
-        self.latency = latency
+        def check_latency():
+            if latency not in (1, 3):
+                raise ValueError(f"latency must be 1 or 3, not {latency!r}")
+            return latency
+
+        self.latency = checked_config(self, check_latency)  # silenced if rejected
         self.config = checked_config(self, lambda: TaggedConfig(
             entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
             key_bits, pc_bits, hash_seed))  # fmt: skip
