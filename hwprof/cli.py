@@ -70,9 +70,44 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
+    if args.top and not args.fpga:
+        raise UsageError("--top applies to report --fpga only")
+    if args.fpga:
+        from .fpga_report import run_fpga_report
+
+        _check_device(args.device)
+        tops = [get_top(name) for name in args.top] or None
+        run_fpga_report(Path(args.output), device=args.device, tops=tops)
+        return 0
     from .report import run_report
 
     run_report(Path(args.output), include_slow=args.all)
+    return 0
+
+
+def _check_device(device: str) -> None:
+    from .synth.fpga import DEVICES
+
+    if device not in DEVICES:
+        raise UsageError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
+
+
+def cmd_fpga(args) -> int:
+    from .fpga_report import format_fpga_table, fpga_record
+    from .synth.fpga import FpgaError
+
+    _check_device(args.device)
+    built = _build_all(_selected(args.tops), args.param)
+    try:
+        records = [fpga_record(top, params, component, device=args.device)
+                   for top, params, component in built]  # fmt: skip
+    except FpgaError as exc:
+        print(f"hwprof: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print(format_fpga_table(records))
     return 0
 
 
@@ -171,7 +206,16 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="build", help="output directory")
     rep.add_argument("--all", action="store_true",
                      help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
+    rep.add_argument("--fpga", action="store_true",
+                     help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
+    rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
+    rep.add_argument("--top", action="append", default=[], metavar="TOP",
+                     help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
     rep.set_defaults(func=cmd_report)
+    fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
+    fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
+    fpga.add_argument("--json", action="store_true", help="print JSON records")
+    fpga.set_defaults(func=cmd_fpga)
     reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .catalog import TOPS, Top
+from .fpga_report import fpga_columns, load_fpga_records
 from .synth import synthesize, to_verilog, write_atomically
 
 __all__ = ["area_record", "format_table", "format_row", "run_report", "budget_for"]
@@ -45,8 +46,8 @@ def _params_text(record: dict, top: Top) -> str:
 
 _HEADER = [
     "| block | params | flops | gates | transistors | depth | memory bits "
-    "| paper budget | within |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    "| paper budget | within | ECP5 LUT4 | ECP5 FF | DP16KD | Fmax (MHz) |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |",
 ]
 
 
@@ -57,15 +58,19 @@ def _budget_text(budget: dict | None) -> str:
     return f"{', '.join(parts)} ({budget['source']})"
 
 
-def format_row(record: dict) -> str:
-    """One table row: an area record beside its paper budget."""
+def format_row(record: dict, fpga: dict | None = None) -> str:
+    """One table row: an area record beside its paper budget.
+
+    ``fpga``: :func:`~hwprof.fpga_report.load_fpga_records` of ``build/fpga.json``
+    (the last four columns, blank where place and route has not run).
+    """
     r = record
     top = TOPS[r["block"]]
     within = ("yes" if r["within_budget"] else "**no**") if r.get("budget") else "-"
     return (
         f"| {r['block']} | {_params_text(r, top)} | {r['flops']} | {r['gates']} "
         f"| {r['transistors']} | {r['depth']} | {r['memory_bits']} "
-        f"| {_budget_text(r.get('budget'))} | {within} |"
+        f"| {_budget_text(r.get('budget'))} | {within} |{fpga_columns(fpga or {}, r)}|"
     )
 
 
@@ -76,26 +81,29 @@ def slow_row(top: Top, variant: dict) -> str:
     return (
         f"| {top.name} | {_params_text({'params': params}, top)} | not synthesized "
         f"(slow): `hwprof report --all` or `hwprof synth {top.name} {options}` | | | | "
-        f"| {_budget_text(budget_for(top, params))} | - |"
+        f"| {_budget_text(budget_for(top, params))} | - | | | | |"
     )
 
 
-def format_table(records: list[dict]) -> str:
-    """A Markdown table: ours beside the paper's budget."""
-    return "\n".join([*_HEADER, *(format_row(r) for r in records)])
+def format_table(records: list[dict], fpga: dict | None = None) -> str:
+    """A Markdown table: ours beside the paper's budget (and FPGA figures from ``fpga``)."""
+    return "\n".join([*_HEADER, *(format_row(r, fpga) for r in records)])
 
 
 def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     """Verilog for every top and variant, area records, build/area.{json,md}.
 
     ``include_slow``: also synthesize the tops' ``slow_variants`` (tens of minutes
-    of yosys); otherwise their rows name the command that measures them.
+    of yosys); otherwise their rows name the command that measures them. The
+    FPGA columns come from ``output/fpga.json`` where ``hwprof report --fpga``
+    has written it.
     """
     jobs = []  # (top, variant, synthesize?) in table order
     for top in TOPS.values():
         jobs += [(top, variant, True) for variant in top.variants]
         jobs += [(top, variant, include_slow) for variant in top.slow_variants]
     total = sum(run for _, _, run in jobs)
+    fpga = load_fpga_records(output / "fpga.json")  # `hwprof report --fpga`, if it has run
     records, rows = [], list(_HEADER)
     for top, variant, run in jobs:
         if not run:
@@ -109,7 +117,7 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
         name = f"{top.name}{'-' + suffix if suffix else ''}"
         write_atomically(output / "verilog" / f"{name}.v", to_verilog(component, top.name))
         records.append(area_record(top, params, component))
-        rows.append(format_row(records[-1]))
+        rows.append(format_row(records[-1], fpga))
     table = "\n".join(rows)
     write_atomically(output / "area.json", json.dumps(records, indent=2) + "\n")
     write_atomically(output / "area.md", "# Area against the papers' budgets\n\n" + table + "\n")

@@ -159,8 +159,13 @@ class TaggedCompressor(StreamStage):
     FSM state of an entry; ``self.transitions`` counts E1..E6 (E5a/E6a included).
     """
 
-    def __init__(self, **params):
+    def __init__(self, latency=3, **params):
         super().__init__()
+        if latency not in (1, 3):
+            raise ValueError(f"latency must be 1 or 3, not {latency!r}")
+        #: cycles from a tuple's acceptance to its message (the RTL's ``latency``)
+        self.latency = latency
+        self.in_flight = [None] * (latency - 1)  # messages (or None) of the tuples ahead
         self.config = c = TaggedConfig(**params)
         self.count_bits = c.count_bits
         self.hash = HashFunction(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
@@ -235,6 +240,25 @@ class TaggedCompressor(StreamStage):
 
     def residual(self):
         return sum(e[2] + e[3] for ways in self.table for e in ways)
+
+    def step(self, in_valid=0, in_key=0, in_count=1, out_ready=1) -> dict:
+        """One clock cycle (see :meth:`StreamStage.step`), for any ``latency``.
+
+        The table is updated in the accept cycle (in order, so the result is that
+        of latency 1); the message waits ``latency - 1`` cycles in ``in_flight``,
+        which, like the RTL's stages, moves only when the output register is free.
+        """
+        if self.latency == 1:
+            return super().step(in_valid, in_key, in_count, out_ready)
+        shown = self.outputs(out_ready)
+        if shown["in_ready"]:  # every stage advances
+            self.out_valid = 0
+            message = self.in_flight.pop(0)
+            if message is not None:
+                self.out_valid = 1
+                self.out_key, self.out_count = message
+            self.in_flight.append(self.feed(in_key, in_count) if in_valid else None)
+        return shown
 
 
 @dataclass(frozen=True)

@@ -6,15 +6,17 @@ set-associative way choice). Structure: the shared hash
 xor-fold of ``pc ^ value``; each way is an ``amaranth.lib.memory.Memory`` of
 ``sets`` entries ``{valid, tag, hit, miss}`` (``1 + tag_bits + hit_bits +
 miss_bits`` bits; Evict = valid with a non-zero miss counter, as in sec. 4.2)
-with an asynchronous read port and a write port. In the accept cycle all ways
-are read, the way is chosen, the FSM transition computed and the chosen way
-written back; a message goes to the one-message output register
-(:func:`hwprof.rtl.samplers.output_register`).
+with a read port and a write port. ``latency=1``: in the accept cycle all ways
+are read (asynchronously), the way is chosen, the FSM transition computed and
+the chosen way written back; a message goes to the one-message output register
+(:func:`hwprof.rtl.samplers.output_register`). ``latency=3`` (default): the same
+update one stage later, after a synchronous read (block RAM) and a register
+stage, with forwarding of the two writes a tuple's read misses.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
@@ -51,16 +53,26 @@ class TaggedCompressor(_Sampler):
         *ShouldReplace* threshold (misses after which an Evict entry is replaced).
     key_bits, pc_bits, hash_seed : int
         Tuple width, pc field width, table seed of the shared hash.
+    latency : int
+        3 (default): a three-stage pipeline around synchronous (block RAM) reads
+        with a bypass, for timing closure on an FPGA (docs/fpga.md). 1: the
+        table is read (asynchronously), updated and written in the accept cycle.
     keep_counts : bool
         ``True`` (the paper's E5/E6). ``False`` builds the mutant that resets
         the counters on E5/E6 instead, for the checker's own test.
+    bypass : bool
+        ``True``. ``False`` builds the mutant of ``latency=3`` without forwarding,
+        for the checker's own test.
 
     Attributes
     ----------
     tuples : In(stream.Signature(key_bits))
     messages : Out(stream.Signature(message_layout(key_bits, hit_bits + 1)))
 
-    Latency: 1 cycle; stalls only while a message waits for ``messages.ready``.
+    Latency: ``latency`` cycles from the tuple's acceptance to its message on
+    ``messages`` (1 or 3); one tuple per cycle either way. ``tuples.ready =
+    ~messages.valid | messages.ready`` (combinational, as in every sampler): the
+    whole pipeline stalls only while a message waits for ``messages.ready``.
 
     Raises
     ------
@@ -69,12 +81,19 @@ class TaggedCompressor(_Sampler):
     """
 
     def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
-                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, *,
-                 keep_counts=True):  # fmt: skip
+                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, *,
+                 keep_counts=True, bypass=True):  # fmt: skip
+        def check_latency():
+            if latency not in (1, 3):
+                raise ValueError(f"latency must be 1 or 3, not {latency!r}")
+            return latency
+
+        self.latency = checked_config(self, check_latency)  # silenced if rejected
         self.config = checked_config(self, lambda: TaggedConfig(
             entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
             key_bits, pc_bits, hash_seed))  # fmt: skip
         self.keep_counts = keep_counts
+        self.bypass = bypass
         super().__init__(key_bits, self.config.count_bits)
 
     def elaborate(self, platform):
@@ -91,16 +110,95 @@ class TaggedCompressor(_Sampler):
         tag = Signal(c.tag_bits)
         m.d.comb += tag.eq(_xor_fold(mixed, c.tag_bits))
 
-        entries, write_ports = [], []
+        mems = []
         for w in range(c.ways):
-            mem = Memory(shape=layout, depth=c.sets, init=[])
-            m.submodules[f"way{w}"] = mem
-            rp = mem.read_port(domain="comb")
-            wp = mem.write_port()
-            m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
-            entries.append(rp.data)
-            write_ports.append(wp)
+            m.submodules[f"way{w}"] = mem = Memory(shape=layout, depth=c.sets, init=[])
+            mems.append(mem)
+        if self.latency == 1:
+            # read, update and write back in the accept cycle (asynchronous reads)
+            write_ports = [mem.write_port() for mem in mems]
+            read_ports = [mem.read_port(domain="comb") for mem in mems]
+            for rp, wp in zip(read_ports, write_ports, strict=True):
+                m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
+            onehot, new, emit, count = self._update(m, [rp.data for rp in read_ports], tag)
+            accept = output_register(m, self.tuples, self.messages, emit, key, count)
+            for w, wp in enumerate(write_ports):
+                m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
+            return m
 
+        # latency 3, three stages advancing together (only when the output register is
+        # free: ``advance``). S0, the accept cycle: hash, tag, synchronous (block RAM)
+        # read of every way. S1: the read data into flops (nothing else after the
+        # block RAM's slow clock-to-output). S2: way choice, Figure 6 transition,
+        # write back, message. Bypass: a tuple's read misses the writes of the two
+        # tuples ahead of it; the older one's is forwarded at the S1 -> S2 capture,
+        # the newer one's at the S2 input, both from ``last`` (the previous S2 write,
+        # registered), so the forwarding muxes see only flops on their select side.
+        advance = Signal()
+        m.d.comb += [
+            advance.eq(~self.messages.valid | self.messages.ready),
+            self.tuples.ready.eq(advance),
+        ]
+
+        def stage(name):
+            return {"valid": Signal(name=f"{name}_valid"),
+                    "key": Signal(c.key_bits, name=f"{name}_key"),
+                    "index": Signal(c.index_bits, name=f"{name}_index"),
+                    "tag": Signal(c.tag_bits, name=f"{name}_tag")}  # fmt: skip
+
+        s1, s2 = stage("s1"), stage("s2")
+        s2_entries = [Signal(layout, name=f"s2_entry{w}") for w in range(c.ways)]
+        last_valid, last_index = Signal(), Signal(c.index_bits)
+        last_way, last_new = Signal(c.ways), Signal(layout)
+        s2_after_last = Signal()  # s2 reads the set that ``last`` wrote (compared a cycle early)
+        forward = Const(int(self.bypass))  # 0: the mutant without forwarding
+        write_ports = [mem.write_port() for mem in mems]
+        read_ports = [mem.read_port() for mem in mems]  # not transparent: old data
+        for rp, wp in zip(read_ports, write_ports, strict=True):
+            m.d.comb += [rp.addr.eq(h.index), rp.en.eq(advance), wp.addr.eq(s2["index"])]
+        entries = []
+        for w in range(c.ways):
+            entry = Signal(layout, name=f"entry{w}")
+            with m.If(s2_after_last & last_way[w]):
+                m.d.comb += entry.eq(last_new)
+            with m.Else():
+                m.d.comb += entry.eq(s2_entries[w])
+            entries.append(entry)
+        onehot, new, emit, count = self._update(m, entries, s2["tag"])
+        update = Signal()
+        m.d.comb += update.eq(s2["valid"] & advance)
+        with m.If(advance):
+            m.d.sync += [s1[k].eq(v) for k, v in (("valid", self.tuples.valid), ("key", key),
+                                                   ("index", h.index), ("tag", tag))]
+            m.d.sync += [s2[k].eq(s1[k]) for k in s1]
+            m.d.sync += [last_valid.eq(s2["valid"]), last_index.eq(s2["index"]),
+                         last_way.eq(onehot), last_new.eq(new)]
+            # the tuple in s2 now is ``last`` when s1 reaches s2
+            m.d.sync += s2_after_last.eq(forward & s2["valid"] & (s2["index"] == s1["index"]))
+            for w, rp in enumerate(read_ports):
+                with m.If(forward & last_valid & (last_index == s1["index"]) & last_way[w]):
+                    m.d.sync += s2_entries[w].eq(last_new)
+                with m.Else():
+                    m.d.sync += s2_entries[w].eq(rp.data)
+        # The payload register loads on every update (then the register is free: the
+        # message it held, if any, is being taken), so its enable does not wait for
+        # ``emit``; ``valid`` says whether it holds a message.
+        with m.If(self.messages.ready):
+            m.d.sync += self.messages.valid.eq(0)
+        with m.If(update):
+            m.d.sync += [
+                self.messages.valid.eq(emit),
+                self.messages.payload.key.eq(s2["key"]),
+                self.messages.payload.count.eq(count),
+            ]
+        for w, wp in enumerate(write_ports):
+            m.d.comb += [wp.en.eq(update & onehot[w]), wp.data.eq(new)]
+        return m
+
+    def _update(self, m, entries, tag):
+        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
+        c = self.config
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
         hits = Cat(*[e.valid & (e.tag == tag) for e in entries])
         empty = Cat(*[~e.valid for e in entries])
@@ -117,28 +215,46 @@ class TaggedCompressor(_Sampler):
         m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
             empty.any(), _lowest_one(empty), Mux(
                 evict.any(), _lowest_one(evict), _lowest_one(Cat(*smallest))))))  # fmt: skip
-        is_hit = hits.any()
-        cur = Signal(layout)
-        for w in range(c.ways):
-            with m.If(onehot[w]):
-                m.d.comb += cur.eq(entries[w])
-
-        hit_max = c.hit_max
-        plus = Signal(c.hit_bits + 1)
-        m.d.comb += plus.eq(cur.hit + 1)
-        miss_plus = Signal(c.miss_bits + 1)
-        m.d.comb += miss_plus.eq(cur.miss + 1)
-        total = Signal(c.hit_bits + 1)
-        m.d.comb += total.eq(cur.hit + miss_plus)
+        # The transition of every way computed in parallel, as if it were chosen (a
+        # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
+        # the way choice and the counter arithmetic are side by side, not in series.
         new = Signal(layout)
         emit = Signal()
         count = Signal(c.hit_bits + 1)
+        for w, e in enumerate(entries):
+            new_w, emit_w, count_w = self._transition(m, e, hits[w], tag, w)
+            with m.If(onehot[w]):
+                m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w)]
+        return onehot, new, emit, count
+
+    def _transition(self, m, cur, is_hit, tag, w):
+        """Figure 6 for entry ``cur`` of way ``w``: ``(new entry, emit, count)``.
+
+        The thresholds are compared on the stored counters (``hit + 1 == H`` as
+        ``hit == H - 1``, and so on), so no compare waits for an increment.
+        """
+        c = self.config
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
+        hit_max = c.hit_max
+        plus = Signal(c.hit_bits + 1, name=f"plus{w}")
+        m.d.comb += plus.eq(cur.hit + 1)
+        miss_plus = Signal(c.miss_bits + 1, name=f"miss_plus{w}")
+        m.d.comb += miss_plus.eq(cur.miss + 1)
+        total = Signal(c.hit_bits + 1, name=f"total{w}")
+        m.d.comb += total.eq(cur.hit + miss_plus)
+        saturates = cur.hit == hit_max - 1  # plus == hit_max
+        should_evict = (cur.hit >= c.evict_hits - 1) | saturates  # plus >= evict_hits
+        should_replace = cur.miss >= c.replace_misses - 1  # miss_plus >= replace_misses
+        total_max = (cur.hit + cur.miss) >= hit_max - 1  # total >= hit_max
+        new = Signal(layout, name=f"new{w}")
+        emit = Signal(name=f"emit{w}")
+        count = Signal(c.hit_bits + 1, name=f"count{w}")
         keep = self.keep_counts
         with m.If(~cur.valid):  # Empty: E1
             m.d.comb += [new.valid.eq(1), new.tag.eq(tag), new.hit.eq(plus), new.miss.eq(0)]
         with m.Elif(cur.miss == 0):  # Valid
             with m.If(is_hit):  # E3, E2 on saturation
-                with m.If(plus == hit_max):
+                with m.If(saturates):
                     m.d.comb += [emit.eq(1), count.eq(hit_max), new.eq(0)]
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.hit.eq(plus)]
@@ -146,22 +262,18 @@ class TaggedCompressor(_Sampler):
                 m.d.comb += [new.eq(cur), new.miss.eq(1)]
         with m.Else():  # Evict
             with m.If(is_hit):  # E6a, E6 on ShouldEvict
-                with m.If((plus >= c.evict_hits) | (plus == hit_max)):
+                with m.If(should_evict):
                     m.d.comb += [emit.eq(1), count.eq(plus), new.valid.eq(0), new.tag.eq(0),
                                  new.hit.eq(cur.miss if keep else 0), new.miss.eq(0)]  # fmt: skip
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.hit.eq(plus)]
             with m.Else():  # E5a, E5 on ShouldReplace
-                with m.If(miss_plus >= c.replace_misses):
-                    with m.If(total >= hit_max):
+                with m.If(should_replace):
+                    with m.If(total_max):
                         m.d.comb += [emit.eq(1), count.eq(total), new.eq(0)]
                     with m.Else():
                         m.d.comb += [new.valid.eq(1), new.tag.eq(tag),
                                      new.hit.eq(total if keep else 1), new.miss.eq(0)]  # fmt: skip
                 with m.Else():
                     m.d.comb += [new.eq(cur), new.miss.eq(miss_plus)]
-
-        accept = output_register(m, self.tuples, self.messages, emit, key, count)
-        for w, wp in enumerate(write_ports):
-            m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
-        return m
+        return new, emit, count

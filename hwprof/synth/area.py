@@ -69,11 +69,11 @@ class SynthError(RuntimeError):
     """yosys failed; the message carries the end of its log."""
 
 
-def _yosys(script: str, workdir: Path) -> str:
+def _yosys(script: str, workdir: Path, timeout: float | None = None) -> str:
     (workdir / "run.ys").write_text(script)
     proc = subprocess.run(
         [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "yosys.log", "run.ys"],
-        cwd=workdir, capture_output=True, text=True,
+        cwd=workdir, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     log = (workdir / "yosys.log").read_text() if (workdir / "yosys.log").exists() else ""
     if proc.returncode != 0:

@@ -134,6 +134,8 @@ TOPS = [
             KEY,
             PC,
             HASH,
+            Param("latency", 3, "int", "1: table read/update in the accept cycle (async "
+                  "reads); 3: block RAM pipeline with bypass (docs/fpga.md)"),
         ),
         budget=tagged_budget,
         variants=({}, {"tag_bits": 1}),
