@@ -38,6 +38,7 @@ from hwprof.golden.tracefile import (
     iter_keys,
     open_trace,
     parse_kinds,
+    recorded_instructions,
 )
 from tests.trace_records import random_records, read_all, write_records
 
@@ -498,3 +499,11 @@ def test_writer_removes_temporaries_of_dead_writers_only(tmp_path):
         writer.write(kind=0, pc=[1])
         writer.close()
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_recorded_instructions_are_executed_minus_skipped():
+    assert recorded_instructions({"guest_instructions": 7_820_122,
+                                  "skipped_instructions": 2_000_009}) == 5_820_113
+    assert recorded_instructions({"guest_instructions": 100}) == 100
+    assert recorded_instructions({"counts": {}}) is None
+    assert recorded_instructions(None) is None

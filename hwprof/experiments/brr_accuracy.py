@@ -44,7 +44,16 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.brr import Brr, BrrConfig
-from ..golden.tracefile import CALL, COND_TAKEN, INDIRECT, JUMP, RETURN, TraceError, open_trace
+from ..golden.tracefile import (
+    CALL,
+    COND_TAKEN,
+    INDIRECT,
+    JUMP,
+    RETURN,
+    TraceError,
+    open_trace,
+    recorded_instructions,
+)
 from . import Experiment
 
 RATES = (10, 13)
@@ -147,7 +156,7 @@ def program_overhead(footer: dict, rate: int) -> dict:
     """Overhead of instrumenting every call (method entry, as the paper's method
     execution frequency profile) of a trace window, in % of its dynamic instructions."""
     calls = footer["counts"].get("call", 0)
-    window = footer["guest_instructions"] - footer.get("skipped_instructions", 0)
+    window = recorded_instructions(footer)
     return {f: 100.0 * calls * overhead_per_site(f, rate)["instructions"] / window
             for f in OVERHEAD_INSTRUCTIONS} | {"calls": calls, "instructions": window}  # fmt: skip
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..golden.isa_profile import NOP, Insn, encode
 from ..golden.predictor import ProfileFlagPredictor
-from ..golden.tracefile import CALL, RETURN, TraceError, open_trace
+from ..golden.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
 from . import Experiment
 
 __all__ = ["load_program", "simulate", "run", "EXPERIMENTS"]
@@ -80,7 +80,7 @@ def load_program(path: Path, max_instructions: float | None = None) -> dict:
     start = addr[:-1]
     length = end[1:] - start
     ok = (length > 0) & (length < 4096)
-    window = footer.get("guest_instructions", 0) - footer.get("skipped_instructions", 0)
+    window = recorded_instructions(footer) or 0
     mean_len = float(length[ok].sum()) / window if window > 0 else 4.0
     insns = np.where(ok, np.maximum(1, np.rint(length / max(mean_len, 1.0))), 1).astype(np.int64)
     kind = kind[1:]

@@ -59,6 +59,7 @@ from ..golden.tracefile import (
     TraceWriter,
     iter_keys,
     open_trace,
+    recorded_instructions,
 )
 from . import Experiment
 
@@ -284,12 +285,11 @@ def read_streams(path: Path, events: int):
     loads = _take(iter_keys(reader, kinds=(LOAD,)), events)
     edges = _take(iter_keys(reader, field="address", kinds=EDGE_KINDS), events)
     footer = getattr(reader, "footer", {}) or {}
-    guest = footer.get("guest_instructions")
-    skipped = footer.get("skipped_instructions") or 0
+    instructions = recorded_instructions(footer)
     loads_total = (footer.get("counts") or {}).get("load")
     per_load = None
-    if guest and loads_total:
-        per_load = (guest - skipped) / loads_total
+    if instructions and loads_total:
+        per_load = instructions / loads_total
     header = getattr(reader, "header", {}) or {}
     program = header.get("workload") or Path(str(header.get("program") or path)).name
     return loads, edges, per_load, str(program)

@@ -66,6 +66,7 @@ import zstandard
 
 __all__ = [
     "TraceError",
+    "recorded_instructions",
     "KIND_NAMES",
     "KIND_CODES",
     "LOAD",
@@ -140,6 +141,13 @@ _TRAILER = struct.Struct("<IIQQ8s")  # footer length, footer crc, records, chunk
 #: Largest chunk a reader accepts (records); bounds the memory of one chunk.
 MAX_CHUNK_RECORDS = 1 << 24
 ZSTD_LEVEL = 3
+
+
+def recorded_instructions(footer: dict | None) -> int | None:
+    """Guest instructions of the recorded window (executed minus ``--skip``ped), from a
+    capture's footer; ``None`` when the trace does not say (converted or built traces)."""
+    guest = (footer or {}).get("guest_instructions")
+    return None if guest is None else guest - ((footer or {}).get("skipped_instructions") or 0)
 
 
 def parse_kinds(text: str | Iterable[str]) -> tuple[int, ...]:
