@@ -4,29 +4,45 @@ Vaswani, Srikant & Thazhuthaveetil instrument the 10 hottest methods of SPEC
 programs for call-graph profiling (Fig. 4: ``mov/b; jal/b _mcount; mov/b`` at
 method entry) and basic-block profiling (Fig. 3: a five-PI counter at every
 basic block), each method wrapped in ``pushpf; resetpf`` ... ``poppf``, and let a
-runtime patch the ``resetpf`` into ``setpf`` for 10, 25 or 50% of every period.
+runtime patch the ``resetpf`` into ``setpf`` for 10, 25 or 50% of every period
+(theirs: 2, 5 or 10 M instructions of every 20 M, over 100-million-instruction
+windows).
 
 Here the block structure and the dynamic path come from real programs: the
-branch records of hwprof traces (``traces/*.trace``, captured with our valgrind
-tool): a basic block runs from the target (or fall-through) of one control
-transfer to the next one, calls and returns give the methods (a shadow call
-stack), and a block's instruction count is its length in bytes over the trace's
-mean instruction length. The hot methods are the 10 with most instructions.
-For each execution of an instrumented block, in program order, the golden
-profile-flag predictor (:class:`hwprof.golden.predictor.ProfileFlagPredictor`,
-2 x 64, ``min_block`` 4) looks the leader up at fetch and is updated with the
-PIs decoded (a sequential model: one fetch lookup, then the decode of what was
-fetched; no pipeline timing, no wrong path). Profiling is on when the
-instruction count, shifted by a random phase (the seed), is in the first
-fraction q of a period.
+branch records of hwprof traces (captured with our valgrind tool through
+:func:`hwprof.sim.workloads.trace_for`; whole program runs of up to
+``WINDOW`` = 100 M instructions): a basic block runs from the target (or
+fall-through) of one control transfer to the next one, calls and returns give
+the methods (a shadow call stack), and a block's instruction count is its length
+in bytes over the trace's mean instruction length. The hot methods are the 10
+with most instructions. For each execution of an instrumented block, in program
+order, the golden profile-flag predictor
+(:class:`hwprof.golden.predictor.ProfileFlagPredictor`, 2 x 64, ``min_block`` 4)
+looks the leader up at fetch and is updated with the PIs decoded (a sequential
+model: one fetch lookup, then the decode of what was fetched; no pipeline
+timing, no wrong path). Profiling is on when the instruction count, shifted by a
+random phase (the seed), is in the first fraction q of a period; the period is
+swept (1, 2 and 5 M instructions).
+
+Speed without a second predictor model: in this stream every execution starts
+with the leader address register clear (the block's own code, an ordinary
+instruction, clears it), never fetches a ``setpf``/``resetpf`` and reads and
+writes only the table set of its leader. So the golden model's effect of one
+execution is a function of (that set's entries and LRU bit, the leader, the
+flag), and :class:`GoldenMemo` asks the golden model for each such transition
+once (loading the set's state into a :class:`ProfileFlagPredictor`, running the
+execution, reading the set back) and replays it from a table in a numba loop
+(:func:`_walk`). ``simulate(..., engine="golden")`` runs the golden model on
+every execution instead; the tests check that both give the same rows, and that
+a mutant of the golden model changes the memoized results.
 
 Reported per program and configuration: PIs fetched, decoded, dispatched and
-skipped per instrumented execution, flag mis-predictions, profile accuracy
-``(1 - MD/2) * 100`` (sec. VI-C) of the block counts or call-graph edges against
-the full profile, and an overhead model in dynamic instructions (PIs dispatched
-plus the ``_mcount`` body, relative to the program's instructions) and in
-front-end slots (instructions fetched, plus ``REDIRECT_SLOTS`` per skip or
-flag mis-prediction for the broken fetch block). There is no execution-time
+skipped, flag mis-predictions, profile accuracy ``(1 - MD/2) * 100``
+(sec. VI-C) of the block counts or call-graph edges against the full profile of
+the window, and an overhead model in dynamic instructions (PIs dispatched plus
+the ``_mcount`` body, relative to the program's instructions) and in front-end
+slots (instructions fetched, plus ``REDIRECT_SLOTS`` per skip or flag
+mis-prediction for the broken fetch block). There is no execution-time
 simulator: the paper's overheads are execution time on SimpleScalar.
 """
 
@@ -34,20 +50,27 @@ from __future__ import annotations
 
 import datetime
 import json
+import time
 from pathlib import Path
 
 import numpy as np
 
 from ..golden.isa_profile import NOP, Insn, encode
-from ..golden.predictor import ProfileFlagPredictor
+from ..golden.predictor import ProfileFlagPredictor, _Entry
 from ..golden.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
 from . import Experiment
 
-__all__ = ["load_program", "simulate", "run", "EXPERIMENTS"]
+__all__ = ["load_program", "simulate", "GoldenMemo", "run", "EXPERIMENTS"]
 
 FRACTIONS = (0.0, 0.10, 0.25, 0.50, 1.0)
-WINDOW = 1_000_000  # instructions of each trace used (the shipped traces hold ~4 M)
-PERIOD = 250_000  # sampling period, instructions (the paper: 20 M); 4 periods per window
+SAMPLED = (0.10, 0.25, 0.50)  # fractions where the period and its phase matter
+WINDOW = 100_000_000  # instructions of each trace used at most (the paper's window)
+PERIODS = (1_000_000, 2_000_000, 5_000_000)  # sampling periods swept (the paper: 20 M)
+SEEDS = 5  # random phases of the sampling period per point
+QUICK_WINDOW = 1_000_000
+QUICK_PERIODS = (100_000, 200_000, 500_000)
+PROGRAMS = ("bzip2", "perl", "python", "sort", "xz")
+CAPTURE_RECORDS = 40_000_000  # branch records captured per program (whole runs but xz's)
 HOT_METHODS = 10
 REDIRECT_SLOTS = 1.5  # a fetch block broken by a redirect loses (W - 1) / 2 slots, W = 4
 MCOUNT = (10, 25, 50)  # instructions of the _mcount body (swept; the paper gives none)
@@ -55,6 +78,7 @@ COUNTER_PIS = 5  # Fig. 3: lui/b, lw/b, addi/b, lui/b, sw/b
 CALLGRAPH_PIS = 3  # Fig. 4: mov/b, jal/b _mcount, mov/b
 ENTRY_PCIS = 3  # pushpf, resetpf/setpf, poppf
 PI_WORD = encode(Insn("pi", "lw", 0, rd=26, rs1=26))
+PREDICTOR = {"lanes": 4}  # the golden model's defaults otherwise: 2 x 64, min_block 4
 #: the paper's averages (Tables IV, V, VI): overhead % at 0/10/25/50/100% profiling
 PAPER = {
     "callgraph": {"overhead": (0.48, 4.96, 11.41, 22.04, 41.81),
@@ -64,11 +88,46 @@ PAPER = {
                     "accuracy": (None, 89.07, 96.20, 97.50, None)},
 }  # fmt: skip
 
+_JIT: dict = {}
+
+
+def _jit(name, build):
+    if name not in _JIT:
+        from numba import njit
+
+        _JIT[name] = njit(cache=True, nogil=True)(build())
+    return _JIT[name]
+
+
+def _build_shadow_stack():
+    def shadow_stack(kind, callee, call_code, return_code, method, calls):
+        """method[i] := the method on top of the stack in block i; calls as (block, caller,
+        callee); returns the number of calls."""
+        stack = np.empty(len(calls) + 1, np.int64)
+        stack[0] = 0
+        depth = 1
+        n_calls = 0
+        for i in range(len(kind)):
+            top = stack[depth - 1]
+            method[i] = top
+            if kind[i] == call_code:
+                calls[n_calls, 0] = i + 1
+                calls[n_calls, 1] = top
+                calls[n_calls, 2] = callee[i]
+                n_calls += 1
+                stack[depth] = callee[i]
+                depth += 1
+            elif kind[i] == return_code and depth > 1:
+                depth -= 1
+        return n_calls
+
+    return shadow_stack
+
 
 def load_program(path: Path, max_instructions: float | None = None) -> dict:
     """Dynamic basic blocks of a trace: start, instructions, method, call events."""
     with open_trace(path) as trace:
-        chunks = list(trace.chunks(kinds="branches", columns=("kind", "pc", "addr", "value")))
+        chunks = list(trace.chunks(kinds="branches", columns=("kind", "addr", "value")))
         footer = trace.footer or {}
         header = trace.header or {}
     if not chunks:
@@ -76,39 +135,42 @@ def load_program(path: Path, max_instructions: float | None = None) -> dict:
     kind = np.concatenate([c.kind for c in chunks])
     addr = np.concatenate([c.addr for c in chunks]).astype(np.int64)
     end = np.concatenate([c.value for c in chunks]).astype(np.int64)  # fall-through
+    del chunks
     # block i (i >= 1) runs from the successor of transfer i - 1 to transfer i
     start = addr[:-1]
     length = end[1:] - start
+    del end
     ok = (length > 0) & (length < 4096)
     window = recorded_instructions(footer) or 0
     mean_len = float(length[ok].sum()) / window if window > 0 else 4.0
     insns = np.where(ok, np.maximum(1, np.rint(length / max(mean_len, 1.0))), 1).astype(np.int64)
+    del length, ok
     kind = kind[1:]
+    addr = addr[1:]
     if max_instructions is not None:
         keep = int(np.searchsorted(np.cumsum(insns), max_instructions)) + 1
-        start, insns, kind, addr = start[:keep], insns[:keep], kind[:keep], addr[1:keep + 1]
-    else:
-        addr = addr[1:]
-    # methods: a shadow call stack; method 0 is whatever ran before the first call
-    ids: dict[int, int] = {}
+        start, insns, kind, addr = start[:keep], insns[:keep], kind[:keep], addr[:keep]
+    # methods: a shadow call stack; method 0 is whatever ran before the first call,
+    # callees numbered 1, 2, ... in the order of their first call
+    is_call = kind == CALL
+    targets = addr[is_call]
+    uniq, first, inverse = np.unique(targets, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniq), np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+    callee = np.zeros(len(kind), np.int64)
+    callee[is_call] = rank[inverse] + 1
     method = np.zeros(len(start), np.int64)
-    calls = []  # (block index of the callee's first block, caller, callee)
-    stack = [0]
-    for i, (k, target) in enumerate(zip(kind.tolist(), addr.tolist(), strict=True)):
-        method[i] = stack[-1]
-        if k == CALL:
-            callee = ids.setdefault(target, len(ids) + 1)
-            calls.append((i + 1, stack[-1], callee))
-            stack.append(callee)
-        elif k == RETURN and len(stack) > 1:
-            stack.pop()
-    weight = np.bincount(method, weights=insns, minlength=len(ids) + 1)
+    calls = np.zeros((int(is_call.sum()), 3), np.int64)
+    n_calls = _jit("shadow_stack", _build_shadow_stack)(
+        kind, callee, np.uint8(CALL), np.uint8(RETURN), method, calls)
+    calls = calls[:n_calls]
+    weight = np.bincount(method, weights=insns, minlength=len(uniq) + 1)
     weight[0] = 0  # the unknown outer context is not a method
-    hot = set(np.argsort(weight)[::-1][:HOT_METHODS].tolist()) - {0}
-    return {"name": Path(path).stem, "program": header.get("program", ""),
-            "start": start, "insns": insns, "method": method, "hot": hot,
-            "calls": np.array(calls, np.int64).reshape(-1, 3), "methods": len(ids),
-            "instructions": int(insns.sum()), "mean_insn_bytes": mean_len}  # fmt: skip
+    hot = set(np.argsort(weight, kind="stable")[::-1][:HOT_METHODS].tolist()) - {0}
+    return {"name": Path(path).stem.split("-")[0], "program": header.get("program", ""),
+            "path": str(path), "start": start, "insns": insns, "method": method, "hot": hot,
+            "calls": calls, "methods": len(uniq), "instructions": int(insns.sum()),
+            "mean_insn_bytes": mean_len}  # fmt: skip
 
 
 def _accuracy(full: np.ndarray, sampled: np.ndarray) -> float | None:
@@ -117,69 +179,252 @@ def _accuracy(full: np.ndarray, sampled: np.ndarray) -> float | None:
     return float((1 - np.abs(full / full.sum() - sampled / sampled.sum()).sum() / 2) * 100)
 
 
-def simulate(prog: dict, kind: str, fraction: float, period: int, phase: int,
-             predictor: bool) -> dict:
-    """One configuration: ``kind`` is ``"basic_block"`` or ``"callgraph"``."""
-    cum = np.cumsum(prog["insns"]) - prog["insns"]  # instructions before each block
-    on_block = ((cum + phase) % period) < fraction * period
-    if kind == "basic_block":
-        execs = np.flatnonzero(np.isin(prog["method"], list(prog["hot"])))
-        leaders = prog["start"][execs]
-        length = COUNTER_PIS
-        keys = leaders
+def _block_updates(pc: int, skip: int, flag: int, length: int) -> list:
+    """What decode sees of one instrumented execution: the leader alone (skipped, flag
+    off) or the whole block (not skipped, or a flag mis-prediction refetched from
+    ``pc + 4``, appendix A.1), then the block's own code (an ordinary instruction)."""
+    if skip and not flag:
+        update = [(PI_WORD, pc, 0)]
     else:
+        update = [(PI_WORD, pc + 4 * i, int(flag)) for i in range(length)]
+    update.append((NOP, pc + 4 * len(update), 0))
+    return update
+
+
+def _execute(p: ProfileFlagPredictor, pc: int, flag: int, length: int) -> int:
+    """One instrumented execution on the golden model: fetch lookup, then decode."""
+    p.begin()
+    skip = p.fetch_lane(PI_WORD, pc).skip
+    p.end(_block_updates(pc, skip, flag, length))
+    return skip
+
+
+def _build_walk():
+    def walk(lid, flag, lid_set, cur, keys, nxt, skip_of, mask, n_lids, begin, skip):
+        """Replay memoized transitions from ``begin``; return the first unknown one."""
+        for j in range(begin, len(lid)):
+            s = lid_set[lid[j]]
+            key = (cur[s] * n_lids + lid[j]) * 2 + flag[j]
+            h = (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)
+            slot = np.int64(h & np.uint64(mask))
+            while True:
+                if keys[slot] == key:
+                    break
+                if keys[slot] == -1:
+                    return j
+                slot = (slot + 1) & mask
+            cur[s] = nxt[slot]
+            skip[j] = skip_of[slot]
+        return len(lid)
+
+    return walk
+
+
+class GoldenMemo:
+    """The golden predictor's per-execution transitions of one program and profile kind.
+
+    A state is one table set (its ways' valid, tag, follow, prediction and lock
+    fields and its LRU bit); a transition is what :func:`_execute` on the golden
+    model does to the leader's set, and whether fetch skipped, for one (state,
+    leader, flag). Transitions are computed on first use and kept in an
+    open-addressing table that the numba loop reads.
+    """
+
+    def __init__(self, pcs: np.ndarray, length: int):
+        self.pcs = [int(pc) for pc in pcs]  # leader id -> byte address
+        self.length = length
+        self.p = ProfileFlagPredictor(**PREDICTOR)
+        self.lid_set = np.array([self.p._split(pc)[1] for pc in self.pcs], np.int64)
+        ways = self.p.config.ways
+        empty = (tuple((0, 0, 0, 0, 0) for _ in range(ways)), 0)
+        self.states = [empty]
+        self.state_id = {empty: 0}
+        self._alloc(1 << 12)
+        self.transitions = 0
+
+    def _alloc(self, size):
+        self.keys = np.full(size, -1, np.int64)
+        self.nxt = np.zeros(size, np.int64)
+        self.skip = np.zeros(size, np.int8)
+        self.mask = size - 1
+
+    def _insert(self, key, nxt, skip):
+        h = (key * 0x9E3779B97F4A7C15 & 0xFFFF_FFFF_FFFF_FFFF) >> 20
+        slot = h & self.mask
+        while self.keys[slot] != -1:
+            slot = (slot + 1) & self.mask
+        self.keys[slot], self.nxt[slot], self.skip[slot] = key, nxt, skip
+
+    def _learn(self, sid: int, lid: int, flag: int) -> None:
+        p, pc = self.p, self.pcs[lid]
+        _, index, _ = p._split(pc)
+        entries, mru = self.states[sid]
+        p.table[index] = [_Entry(*e) for e in entries]
+        p.mru[index] = mru
+        bits, declared = p.bits, p.fetch_declared
+        skip = _execute(p, pc, flag, self.length)
+        # what the decomposition relies on, checked on every transition learnt
+        assert not p.leader_valid and p.bits == bits and p.fetch_declared == declared
+        row = p.table[index]
+        state = (tuple((e.valid, e.tag, e.follow, e.pred, e.lock) for e in row), p.mru[index])
+        p.table[index] = [_Entry() for _ in row]  # the set back to empty for the next one
+        p.mru[index] = 0
+        nxt = self.state_id.setdefault(state, len(self.states))
+        if nxt == len(self.states):
+            self.states.append(state)
+        self.transitions += 1
+        if 2 * self.transitions > len(self.keys):  # grow, keep the load under one half
+            old = [(k, n, s) for k, n, s in zip(self.keys, self.nxt, self.skip, strict=True)
+                   if k != -1]  # fmt: skip
+            self._alloc(4 * len(self.keys))
+            for k, n, s in old:
+                self._insert(int(k), int(n), int(s))
+        self._insert((sid * len(self.pcs) + lid) * 2 + flag, nxt, skip)
+
+    def run(self, lid: np.ndarray, flag: np.ndarray) -> np.ndarray:
+        """Skip bit of each execution (leader ids, flags), the table starting empty."""
+        walk = _jit("walk", _build_walk)
+        cur = np.zeros(self.p.config.sets, np.int64)
+        skip = np.zeros(len(lid), np.int8)
+        flag = flag.astype(np.int64)
+        j = 0
+        while True:
+            j = walk(lid, flag, self.lid_set, cur, self.keys, self.nxt, self.skip, self.mask,
+                     len(self.pcs), j, skip)  # fmt: skip
+            if j == len(lid):
+                return skip
+            self._learn(int(cur[self.lid_set[lid[j]]]), int(lid[j]), int(flag[j]))
+
+
+def _instrumented(prog: dict, kind: str) -> dict:
+    """The instrumented executions of one profile kind, computed once per program."""
+    cache = prog.setdefault("_instrumented", {})
+    if kind in cache:
+        return cache[kind]
+    hot = np.array(sorted(prog["hot"]), np.int64)
+    if kind == "basic_block":
+        execs = np.flatnonzero(np.isin(prog["method"], hot))
+        keys = prog["start"][execs]
+        length = COUNTER_PIS
+    elif kind == "callgraph":
         calls = prog["calls"]
-        calls = calls[np.isin(calls[:, 2], list(prog["hot"])) & (calls[:, 0] < len(cum))]
+        calls = calls[np.isin(calls[:, 2], hot) & (calls[:, 0] < len(prog["start"]))]
         execs = calls[:, 0]
-        leaders = prog["start"][execs]
-        length = CALLGRAPH_PIS
         keys = calls[:, 1] * (prog["methods"] + 1) + calls[:, 2]  # caller -> callee edge
-    on = on_block[execs]
-    n = len(execs)
-    fetched = decoded = np.full(n, length, np.int64)
-    skips = mispredicts = 0
-    if predictor:
-        p = ProfileFlagPredictor(lanes=4)
-        fetched = np.empty(n, np.int64)
-        for j, (leader, flag) in enumerate(zip(leaders.tolist(), on.tolist(), strict=True)):
-            pc = (leader << 2) & 0xFFFF_FFFF  # the instrumented code, word aligned
-            p.begin()
-            skip = p.fetch_lane(PI_WORD, pc).skip
-            if skip and not flag:  # the leader is fetched and dropped, the rest skipped
-                skips += 1
-                fetched[j] = 1
-                update = [(PI_WORD, pc, 0)]
-            else:
-                skips += skip
-                mispredicts += skip  # flag on: refetch the block from pc + 4 (A.1)
-                fetched[j] = length
-                update = [(PI_WORD, pc + 4 * i, int(flag)) for i in range(length)]
-            update.append((NOP, pc + 4 * len(update), 0))  # the block's own code
-            p.end(update)
-        decoded = fetched
-    dispatched = np.where(on, length, 0)
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    full = np.bincount(inverse, minlength=len(uniq)).astype(float)
-    sampled = np.bincount(inverse, weights=on.astype(float), minlength=len(uniq))
-    hot_calls = prog["calls"][np.isin(prog["calls"][:, 2], list(prog["hot"]))]
-    pcis = ENTRY_PCIS * len(hot_calls)
+        length = CALLGRAPH_PIS
+    else:
+        raise ValueError(f"unknown profile kind {kind!r}")
+    pcs = (prog["start"][execs] << 2) & 0xFFFF_FFFF  # the instrumented code, word aligned
+    lid, upcs = _factorize(pcs)
+    key_id, ukeys = _factorize(keys)
+    full = np.bincount(key_id, minlength=len(ukeys)).astype(float)
+    hot_calls = int(np.isin(prog["calls"][:, 2], hot).sum())
+    before = np.cumsum(prog["insns"]) - prog["insns"]  # instructions before each block
+    out = {"execs": execs, "before": before[execs], "lid": lid, "pcs": upcs, "key_id": key_id,
+           "full": full, "length": length, "pcis": ENTRY_PCIS * hot_calls,
+           "memo": GoldenMemo(upcs, length)}  # fmt: skip
+    cache[kind] = out
+    return out
+
+
+def _build_factorize():
+    def factorize(values, ids, uniques):
+        """ids[i] := number of values[i] in the order of first appearance; returns how many
+        (-1: more than 32768 distinct values)."""
+        size = 1 << 16
+        keys = np.empty(size, np.int64)
+        slot_id = np.full(size, -1, np.int64)
+        mask = size - 1
+        n = 0
+        for i in range(len(values)):
+            v = values[i]
+            h = (np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(17)
+            slot = np.int64(h & np.uint64(mask))
+            while slot_id[slot] != -1 and keys[slot] != v:
+                slot = (slot + 1) & mask
+            if slot_id[slot] == -1:
+                if 2 * (n + 1) > size:
+                    return -1  # more distinct values than the table holds
+                keys[slot] = v
+                slot_id[slot] = n
+                uniques[n] = v
+                n += 1
+            ids[i] = slot_id[slot]
+        return n
+
+    return factorize
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, distinct values) without sorting (a hash table in numba)."""
+    values = np.ascontiguousarray(values, np.int64)
+    ids = np.empty(len(values), np.int64)
+    uniques = np.empty(1 << 15, np.int64)
+    n = _jit("factorize", _build_factorize)(values, ids, uniques)
+    if n < 0:  # many distinct values: sort instead
+        uniques, ids = np.unique(values, return_inverse=True)
+        return ids.astype(np.int64).reshape(-1), uniques
+    return ids, uniques[:n].copy()
+
+
+def _build_sample():
+    def sample(before, key_id, phase, period, threshold, on, sampled):
+        """on[j] := profiling is on at execution j; sampled[k] := executions of key k on."""
+        for j in range(len(before)):
+            flag = (before[j] + phase) % period < threshold
+            on[j] = flag
+            if flag:
+                sampled[key_id[j]] += 1
+
+    return sample
+
+
+def simulate(prog: dict, kind: str, fraction: float, period: int, phase: int,
+             predictor: bool, engine: str = "memo") -> dict:
+    """One configuration: ``kind`` is ``"basic_block"`` or ``"callgraph"``; ``engine``
+    ``"memo"`` (:class:`GoldenMemo`) or ``"golden"`` (the golden model per execution)."""
+    ins = _instrumented(prog, kind)
+    length = ins["length"]
+    n = len(ins["before"])
+    on8 = np.zeros(n, np.int8)
+    counts = np.zeros(len(ins["full"]), np.int64)
+    # on iff the instruction count shifted by the phase is in the first fraction of a period
+    threshold = fraction * period
+    _jit("sample", _build_sample)(ins["before"], ins["key_id"], int(phase), int(period),
+                                  float(threshold), on8, counts)  # fmt: skip
+    on = on8.view(np.bool_)
+    if not predictor:
+        skip = np.zeros(n, np.int8)
+    elif engine == "memo":
+        skip = ins["memo"].run(ins["lid"], on)
+    elif engine == "golden":
+        p = ProfileFlagPredictor(**PREDICTOR)
+        pcs = ins["pcs"][ins["lid"]].tolist()
+        skip = np.array([_execute(p, pc, flag, length)
+                         for pc, flag in zip(pcs, on.tolist(), strict=True)], np.int8)  # fmt: skip
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    skipped = (skip == 1) & ~on  # fetch skips the block: only the leader is fetched
+    mispredicts = int(((skip == 1) & on).sum())  # skipped, flag on: refetched from pc + 4
+    fetched = n * length - int(skipped.sum()) * (length - 1)
+    dispatched = int(on.sum()) * length
+    sampled = counts.astype(float)
     instructions = prog["instructions"]
-    redirects = skips + mispredicts
+    redirects = int(skipped.sum()) + 2 * mispredicts  # a mis-prediction: skip, then refetch
     row = {
-        "kind": kind, "profiling": fraction, "predictor": predictor, "phase": phase,
-        "executions": n, "pi_fetched": int(fetched.sum()), "pi_decoded": int(decoded.sum()),
-        "pi_dispatched": int(dispatched.sum()),
-        "pi_skipped": int(n * length - fetched.sum() + length * mispredicts),
-        "skips": int(skips), "flag_mispredicts": int(mispredicts),
-        "accuracy": _accuracy(full, sampled),
-        "slots_overhead": 100 * (fetched.sum() + pcis + REDIRECT_SLOTS * redirects)
+        "kind": kind, "profiling": fraction, "predictor": predictor, "period": period,
+        "phase": phase, "executions": n, "pi_fetched": fetched, "pi_decoded": fetched,
+        "pi_dispatched": dispatched, "pi_skipped": n * length - fetched,
+        "skips": int(skipped.sum()) + mispredicts, "flag_mispredicts": mispredicts,
+        "accuracy": _accuracy(ins["full"], sampled),
+        "slots_overhead": 100 * (fetched + ins["pcis"] + REDIRECT_SLOTS * redirects)
         / instructions,
     }  # fmt: skip
     if kind == "callgraph":
-        row["dispatch_overhead"] = {m: 100 * (dispatched.sum() + m * on.sum()) / instructions
+        row["dispatch_overhead"] = {m: 100 * (dispatched + m * int(on.sum())) / instructions
                                     for m in MCOUNT}  # fmt: skip
     else:
-        row["dispatch_overhead"] = 100 * dispatched.sum() / instructions
+        row["dispatch_overhead"] = 100 * dispatched / instructions
     return row
 
 
@@ -191,8 +436,8 @@ def _mean_sd(values):
 
 
 def _aggregate(rows):
-    keys = ("pi_fetched", "pi_dispatched", "pi_skipped", "skips", "flag_mispredicts",
-            "accuracy", "slots_overhead")  # fmt: skip
+    keys = ("pi_fetched", "pi_decoded", "pi_dispatched", "pi_skipped", "skips",
+            "flag_mispredicts", "accuracy", "slots_overhead")  # fmt: skip
     out = {k: _mean_sd([r[k] for r in rows]) for k in keys}
     if isinstance(rows[0]["dispatch_overhead"], dict):
         out["dispatch_overhead"] = {m: _mean_sd([r["dispatch_overhead"][m] for r in rows])
@@ -200,87 +445,141 @@ def _aggregate(rows):
     else:
         out["dispatch_overhead"] = _mean_sd([r["dispatch_overhead"] for r in rows])
     out["executions"] = rows[0]["executions"]
+    out["runs"] = len(rows)
     return out
 
 
-def _fmt(ms, digits=2, pct=False):
+def _dispatch(agg):
+    table = agg["dispatch_overhead"]
+    if isinstance(table, dict):
+        return table[25 if 25 in table else "25"]  # JSON keys are strings
+    return table
+
+
+def _fmt(ms, digits=2):
     mean, sd = ms
     if mean is None:
         return "–"
-    return f"{mean:.{digits}f} ± {sd:.{digits}f}"
+    return f"{mean:,.{digits}f} ± {sd:,.{digits}f}"
 
 
-def _markdown(result, stem) -> str:
-    cmd = "hwprof experiment selective-dispatch-programs" + (" --quick" if result["quick"] else "")
-    lines = [
-        "# Selective dispatch on real program structure (Vaswani et al., sec. VII)", "",
-        f"`{cmd}` (seed {result['seed']}, {result['date']}); {result['seeds']} random "
-        f"phases of the sampling period per point at 10-50% (mean ± standard deviation "
-        f"over them; at 0% and 100% the phase changes nothing: one run); "
-        f"the first {result['window']:,} instructions of each trace, sampling period "
-        f"{result['period']:,} instructions; hot methods: the {HOT_METHODS} with "
-        f"most instructions; predictor 2 x 64, min_block 4.", "",
-        f"![overheads]({stem}.png)", "",
-        "| program | instructions | methods | hot-method instructions | bytes/insn |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for t in result["programs"]:
-        lines.append(f"| {t['name']} | {t['instructions']:,} | {t['methods']:,} | "
-                     f"{100 * t['hot_share']:.1f}% | {t['mean_insn_bytes']:.2f} |")
-    for kind, title in (("basic_block", "Basic-block profiling (Fig. 3)"),
-                        ("callgraph", "Call-graph profiling (Fig. 4)")):
-        lines += ["", f"## {title}", "",
-                  "| program | profiling | predictor | executions | PIs fetched | dispatched "
-                  "| skipped | skips | flag mispredicts | accuracy % | dispatch overhead % "
-                  "| front-end slots overhead % |",
-                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-                  "| ---: |"]  # fmt: skip
-        for r in result["rows"]:
-            if r["kind"] != kind:
-                continue
-            a = r["agg"]
-            dov = a["dispatch_overhead"]
-            dov = _fmt(dov[25]) + " (mcount 25)" if isinstance(dov, dict) else _fmt(dov)
-            lines.append(
-                f"| {r['program']} | {100 * r['profiling']:.0f}% | "
-                f"{'yes' if r['predictor'] else 'no'} | {a['executions']:,} | "
-                f"{_fmt(a['pi_fetched'], 0)} | {_fmt(a['pi_dispatched'], 0)} | "
-                f"{_fmt(a['pi_skipped'], 0)} | {_fmt(a['skips'], 0)} | "
-                f"{_fmt(a['flag_mispredicts'], 0)} | {_fmt(a['accuracy'])} | {dov} | "
-                f"{_fmt(a['slots_overhead'])} |")
-    lines += ["", "## Beside the paper (averages over the programs)", "",
-              "| profile | profiling | paper overhead % (time) | ours: dispatch overhead % "
-              "| ours: front-end slots % | paper accuracy % | ours: accuracy % |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for line in result["beside"]:
-        lines.append(line)
-    lines += ["", result["reading"], ""]
-    return "\n".join(lines)
+def _label(kind, pred):
+    return {"callgraph": "call graph", "basic_block": "basic block"}[kind] + \
+        (" + predictor" if pred else "")
 
 
-def _avg(rows, get) -> str:
-    vals = [v for v in (get(r["agg"]) for r in rows) if v is not None]
-    return f"{np.mean(vals):.2f}" if vals else "–"
+def _select(result, kind, pred, q, period=None, program=None):
+    return [r for r in result["rows"] if r["kind"] == kind and r["predictor"] == pred
+            and r["profiling"] == q and (q in (0.0, 1.0) or r["period"] == period)
+            and (program is None or r["program"] == program)]  # fmt: skip
 
 
 def _beside(result):
+    """Means over the programs (± the mean over programs of the seed spread)."""
     out = []
+    periods = result["periods"]
     for kind, pred, paper_key in (("callgraph", False, "overhead"),
                                   ("basic_block", False, "overhead"),
                                   ("basic_block", True, "overhead_predictor")):
         for i, q in enumerate(FRACTIONS):
-            rows = [r for r in result["rows"] if r["kind"] == kind and r["predictor"] == pred
-                    and r["profiling"] == q]  # fmt: skip
-            dov = _avg(rows, lambda a, kind=kind: (a["dispatch_overhead"][25]
-                                                   if kind == "callgraph"
-                                                   else a["dispatch_overhead"])[0])
-            slots = _avg(rows, lambda a: a["slots_overhead"][0])
-            acc = _avg(rows, lambda a: a["accuracy"][0])
+            cells = []
+            for get in (lambda a: _dispatch(a), lambda a: a["slots_overhead"],
+                        lambda a: a["accuracy"]):  # fmt: skip
+                for period in (periods if q in SAMPLED else periods[:1]):
+                    vals = [get(r["agg"]) for r in _select(result, kind, pred, q, period)]
+                    vals = [v for v in vals if v[0] is not None]
+                    if not vals:
+                        cells.append("–")
+                        continue
+                    mean = np.mean([v[0] for v in vals])
+                    sd = np.mean([v[1] for v in vals])
+                    cells.append(f"{mean:.2f}" + (f" ± {sd:.2f}" if q in SAMPLED else ""))
+                if q not in SAMPLED:  # the period does not matter: one value for all
+                    cells += [cells[-1]] * (len(periods) - 1)
+            n = len(periods)
             paper_acc = PAPER[kind]["accuracy"][i]
-            label = f"{kind.replace('_', '-')}{' + predictor' if pred else ''}"
-            out.append(f"| {label} | {100 * q:.0f}% | {PAPER[kind][paper_key][i]:.2f} | {dov} "
-                       f"| {slots} | {'–' if paper_acc is None else paper_acc} | {acc} |")
+            paper_acc = "–" if paper_acc is None else f"{paper_acc:.2f}"
+            out.append(" | ".join([f"| {_label(kind, pred)}", f"{100 * q:.0f}%",
+                                   f"{PAPER[kind][paper_key][i]:.2f}", *cells[:2 * n],
+                                   paper_acc, *cells[2 * n:]]) + " |")  # fmt: skip
     return out
+
+
+def _markdown(result, stem) -> str:
+    cmd = result["command"]
+    periods = result["periods"]
+    mega = [f"{p / 1e6:g}M" for p in periods]
+    lines = [
+        "# Selective dispatch on real program structure (Vaswani et al., sec. VII)", "",
+        f"`{cmd}` (seed {result['seed']}, {result['date']}): {result['elapsed_s']:.0f} s "
+        f"wall-clock for the whole run ({result['load']}). Up to {result['window']:,} "
+        f"instructions of each program (the paper's window: 100 M); sampling periods "
+        f"{', '.join(f'{p:,}' for p in periods)} instructions (the paper: 20 M, swept "
+        f"here, not chosen), profiling on for 10, 25 and 50% of each; {result['seeds']} "
+        f"random phases of the period per point (mean ± standard deviation over them; at 0% "
+        f"and 100% neither the period nor the phase changes anything: one run); hot methods: "
+        f"the {HOT_METHODS} with most instructions; golden predictor 2 x 64, min_block 4, "
+        f"starting empty at the window's start.", "",
+        f"![overheads]({stem}.png)", "",
+        "| program | trace | instructions | whole run | methods | hot-method instructions "
+        "| bytes/insn | BB executions | call-graph executions | periods per window ("
+        + " / ".join(mega) + ") | golden transitions (BB / CG) |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for t in result["programs"]:
+        per = " / ".join(f"{t['instructions'] / p:.0f}" for p in periods)
+        lines.append(f"| {t['name']} | `{Path(t['path']).name}` | {t['instructions']:,} | "
+                     f"{t['whole_run']} | {t['methods']:,} | {100 * t['hot_share']:.1f}% | "
+                     f"{t['mean_insn_bytes']:.2f} | {t['executions']['basic_block']:,} | "
+                     f"{t['executions']['callgraph']:,} | {per} | "
+                     f"{t['transitions']['basic_block']:,} / "
+                     f"{t['transitions']['callgraph']:,} |")  # fmt: skip
+    head = " | ".join(mega)
+    lines += ["", "## Beside the paper (means over the programs)", "",
+              "Ours: mean over the programs of each program's mean over the phases, ± the "
+              "mean over the programs of the phase spread (sd). Dispatch overhead: PIs "
+              "dispatched (+ a 25-instruction `_mcount` per call-graph sample) as % of the "
+              "program's instructions; front-end slots: PIs and PCIs fetched plus "
+              f"{REDIRECT_SLOTS} slots per fetch redirect, same unit; the paper's overheads "
+              "are execution time.", "",
+              f"| profile | profiling | paper overhead % (time) | ours: dispatch % at period "
+              f"{head} | ours: front-end slots % at {head} | paper accuracy % | ours: "
+              f"accuracy % at {head} |".replace(" | ", " | ", 1),
+              "| --- | --- | ---: |" + " ---: |" * (3 * len(periods) + 1)]
+    # one column per period in each group
+    lines[-2] = ("| profile | profiling | paper overhead % (time) | "
+                 + " | ".join(f"dispatch % {m}" for m in mega) + " | "
+                 + " | ".join(f"slots % {m}" for m in mega) + " | paper accuracy % | "
+                 + " | ".join(f"accuracy % {m}" for m in mega) + " |")
+    lines += result["beside"]
+    lines += ["", result["reading"], ""]
+    for kind, title in (("basic_block", "Basic-block profiling (Fig. 3), per program"),
+                        ("callgraph", "Call-graph profiling (Fig. 4), per program")):
+        lines += ["", f"## {title}", "",
+                  "PIs decoded = PIs fetched in this model (a skipped block's leader is "
+                  "fetched and decoded; no wrong path); skipped = PIs fetch never brought "
+                  "in; skips = fetch redirects to a block's follow address (flag "
+                  "mis-predictions included, which refetch the block).", "",
+                  "| program | profiling | period | predictor | PIs fetched = decoded "
+                  "| dispatched | skipped | skips | flag mispredicts | accuracy % "
+                  "| dispatch overhead % | front-end slots overhead % |",
+                  "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: |"]  # fmt: skip
+        for t in result["programs"]:
+            for pred in (False, True):
+                for q in FRACTIONS:
+                    for period in (periods if q in SAMPLED else [None]):
+                        for r in _select(result, kind, pred, q, period, t["name"]):
+                            a = r["agg"]
+                            lines.append(
+                                f"| {t['name']} | {100 * q:.0f}% | "
+                                f"{'–' if period is None else f'{period:,}'} | "
+                                f"{'yes' if pred else 'no'} | {_fmt(a['pi_fetched'], 0)} | "
+                                f"{_fmt(a['pi_dispatched'], 0)} | {_fmt(a['pi_skipped'], 0)} | "
+                                f"{_fmt(a['skips'], 0)} | {_fmt(a['flag_mispredicts'], 0)} | "
+                                f"{_fmt(a['accuracy'])} | {_fmt(_dispatch(a))} | "
+                                f"{_fmt(a['slots_overhead'])} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def _plot(result, path: Path) -> None:
@@ -289,121 +588,146 @@ def _plot(result, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     xs = [100 * q for q in FRACTIONS]
+    periods = result["periods"]
 
-    def callgraph_dispatch(agg):
-        table = agg["dispatch_overhead"]
-        return table[25 if 25 in table else "25"][0]  # JSON keys are strings
+    def curve(kind, pred, period, get):
+        means, sds = [], []
+        for q in FRACTIONS:
+            vals = [get(r["agg"]) for r in _select(result, kind, pred, q, period)]
+            vals = [v for v in vals if v[0] is not None]
+            means.append(np.mean([v[0] for v in vals]) if vals else np.nan)
+            sds.append(np.mean([v[1] for v in vals]) if vals else np.nan)
+        return np.array(means), np.array(sds)
 
-    panels = (("basic_block", lambda a: a["slots_overhead"][0],
-               "basic-block: front-end slots overhead"),
-              ("callgraph", callgraph_dispatch,
-               "call-graph: dispatch overhead (_mcount 25 insns)"))  # fmt: skip
-    for ax, (kind, value, title) in zip(axes, panels, strict=True):
-        for color, t in enumerate(result["programs"]):
-            for pred, style in ((False, "-"), (True, "--")):
-                rows = sorted((r for r in result["rows"] if r["kind"] == kind
-                               and r["predictor"] == pred and r["program"] == t["name"]),
-                              key=lambda r: r["profiling"])  # fmt: skip
-                ax.plot(xs, [value(r["agg"]) for r in rows], style, marker="o",
-                        color=f"C{color}",
-                        label=f"{t['name']}{' + predictor' if pred else ''}")  # fmt: skip
-        ax.set_title(title)
+    panels = (
+        (axes[0], "basic block: front-end slots % (ours) / time % (paper)",
+         (("basic_block", False, "-"), ("basic_block", True, "--")),
+         lambda a: a["slots_overhead"],
+         (("basic_block", "overhead", "no predictor"),
+          ("basic_block", "overhead_predictor", "predictor"))),
+        (axes[1], "call graph: dispatch % (_mcount 25; ours) / time % (paper)",
+         (("callgraph", False, "-"),), _dispatch, (("callgraph", "overhead", ""),)),
+        (axes[2], "profile accuracy (1 - MD/2) %",
+         (("basic_block", False, "-"), ("callgraph", False, ":")),
+         lambda a: a["accuracy"],
+         (("basic_block", "accuracy", "basic block"), ("callgraph", "accuracy", "call graph"))),
+    )  # fmt: skip
+    for ax, title, series, get, paper in panels:
+        for color, period in enumerate(periods):
+            for kind, pred, style in series:
+                mean, sd = curve(kind, pred, period, get)
+                ax.errorbar(xs, mean, yerr=sd, fmt=style, marker="o", ms=3, capsize=2,
+                            color=f"C{color}",
+                            label=f"{_label(kind, pred)}, period {period / 1e6:g}M")  # fmt: skip
+        for kind, key, name in paper:
+            ys = [np.nan if v is None else v for v in PAPER[kind][key]]
+            ax.plot(xs, ys, "k" + ("x" if "predictor" == name else "s"), ms=5,
+                    label=f"paper {name}".strip(), mfc="none")  # fmt: skip
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("profiling on (% of each period)")
-        ax.set_ylabel("% of the program's instructions")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("% (mean over programs; bars: phase sd)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
-    paths = [Path(p) for p in traces] or sorted(Path("traces").glob("*.trace"))
-    if not paths:
-        raise TraceError("no traces: pass --trace FILE (the shipped ones are traces/*.trace)")
+def _traces(quick: bool, traces) -> list[tuple[Path, str]]:
+    """(path, origin) per program: --trace files, else captured (full) or shipped (quick)."""
+    from ..sim.workloads import shipped_trace, trace_for
+
+    if traces:
+        return [(Path(p), "given") for p in traces]
     if quick:
-        paths = paths[:1]
-    limit = 300_000 if quick else WINDOW
-    period = 60_000 if quick else PERIOD
-    seeds = 5
-    programs = [load_program(p, limit) for p in paths]  # read everything first
+        return [(shipped_trace("bzip2"), "shipped")]
+    found = []
+    for name in PROGRAMS:
+        try:
+            found.append((trace_for(name, kinds="branches", limit=CAPTURE_RECORDS,
+                                    progress=True), "captured"))  # fmt: skip
+        except TraceError as exc:
+            print(f"selective-dispatch-programs: {exc}; using the shipped trace")
+            found.append((shipped_trace(name), "shipped"))
+    return found
+
+
+def _load() -> str:
+    try:
+        import os
+
+        one, five, _ = os.getloadavg()
+        return f"load average {one:.1f} at the end, {five:.1f} over 5 minutes, 2 cores"
+    except OSError:
+        return "load not known"
+
+
+def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
+    began = time.perf_counter()
+    found = _traces(quick, traces)
+    window = QUICK_WINDOW if quick else WINDOW
+    periods = QUICK_PERIODS if quick else PERIODS
+    programs = []
+    for path, _origin in found:  # read everything first
+        prog = load_program(path, window)
+        with open_trace(path) as trace:
+            footer = trace.footer or {}
+        prog["whole_run"] = ("yes" if footer.get("exit_status") == 0
+                             and prog["instructions"] < window else "no")  # fmt: skip
+        programs.append(prog)
     rng = np.random.default_rng(seed)
-    result = {"seed": seed, "quick": quick, "period": period, "seeds": seeds, "window": limit,
+    result = {"seed": seed, "quick": quick, "periods": list(periods), "seeds": SEEDS,
+              "window": window, "fractions": list(FRACTIONS),
+              "command": "hwprof experiment selective-dispatch-programs"
+              + (" --quick" if quick else "") + "".join(f" --trace {p}" for p in traces),
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "programs": [], "rows": []}  # fmt: skip
     for prog in programs:
-        hot_share = float(prog["insns"][np.isin(prog["method"], list(prog["hot"]))].sum()
-                          / prog["instructions"])  # fmt: skip
-        result["programs"].append({"name": prog["name"], "program": prog["program"],
-                                   "instructions": prog["instructions"],
-                                   "methods": prog["methods"], "hot_share": hot_share,
-                                   "mean_insn_bytes": prog["mean_insn_bytes"]})  # fmt: skip
-        phases = rng.integers(0, period, seeds).tolist()
+        phases = {period: rng.integers(0, period, SEEDS).tolist() for period in periods}
         for kind in ("basic_block", "callgraph"):
             for pred in (False, True):
                 for q in FRACTIONS:
-                    # at 0% and 100% the phase changes nothing: one run, spread 0
-                    use = phases if 0 < q < 1 else phases[:1]
-                    runs = [simulate(prog, kind, q, period, ph, pred) for ph in use]
-                    result["rows"].append({"program": prog["name"], "kind": kind,
-                                           "predictor": pred, "profiling": q,
-                                           "agg": _aggregate(runs)})  # fmt: skip
+                    # at 0% and 100% neither the period nor the phase changes anything
+                    for period in (periods if q in SAMPLED else periods[:1]):
+                        use = phases[period] if q in SAMPLED else phases[period][:1]
+                        runs = [simulate(prog, kind, q, period, ph, pred) for ph in use]
+                        result["rows"].append({
+                            "program": prog["name"], "kind": kind, "predictor": pred,
+                            "profiling": q, "period": period if q in SAMPLED else None,
+                            "phases": use, "agg": _aggregate(runs)})  # fmt: skip
+        ins = prog["_instrumented"]
+        hot_share = float(prog["insns"][np.isin(prog["method"], list(prog["hot"]))].sum()
+                          / prog["instructions"])  # fmt: skip
+        result["programs"].append({
+            "name": prog["name"], "program": prog["program"], "path": prog["path"],
+            "instructions": prog["instructions"], "whole_run": prog["whole_run"],
+            "methods": prog["methods"], "hot_share": hot_share,
+            "mean_insn_bytes": prog["mean_insn_bytes"],
+            "executions": {k: int(len(v["execs"])) for k, v in ins.items()},
+            "transitions": {k: v["memo"].transitions for k, v in ins.items()}})  # fmt: skip
     result["beside"] = _beside(result)
     result["reading"] = READING
+    result["elapsed_s"] = time.perf_counter() - began
+    result["load"] = _load()
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     stem = "selective-dispatch-programs-quick" if quick else "selective-dispatch-programs"
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1, default=str))
     (output_dir / f"{stem}.md").write_text(_markdown(result, stem))
     _plot(result, output_dir / f"{stem}.png")
-    bb = [r for r in result["rows"] if r["kind"] == "basic_block" and r["profiling"] == 0.25]
-    return {"basic_block_25pct_slots": {
-        ("predictor" if r["predictor"] else "dispatch_only") + ":" + r["program"]:
-        round(r["agg"]["slots_overhead"][0], 2) for r in bb}}
+    bb = [r for r in result["rows"] if r["kind"] == "basic_block" and r["profiling"] == 0.25
+          and r["period"] == periods[0]]  # fmt: skip
+    slots = {("predictor" if r["predictor"] else "dispatch_only") + ":" + r["program"]:
+             round(r["agg"]["slots_overhead"][0], 2) for r in bb}  # fmt: skip
+    return {"basic_block_25pct_slots": slots, "seconds": round(result["elapsed_s"], 1)}
 
 
-READING = (
-    "Reading. What the model reproduces: selective dispatch alone leaves every PI "
-    "fetched and decoded whatever the sampling fraction (front-end slots stay at "
-    "their 100% level; the paper's Figs. 5-6, i-cache accesses near their maximum), "
-    "while dispatched PIs and `_mcount` calls follow the fraction (the paper's "
-    "call-graph overheads falling roughly in proportion, 41.81% -> 11.41% at 25%); "
-    "the profile-flag predictor skips basic-block counters while profiling is off, "
-    "so front-end slots fall with the off time (the paper's Table VI: 26.31% -> "
-    "12.52% at 25%), never skips the 3-PI call-graph blocks (shorter than min_block "
-    "4, as the paper assumes) and does not change the profile (a skip is taken only "
-    "for a block predicted ignored, and a flag mis-prediction refetches it: the "
-    "guarantee itself is tested in tests/test_dispatch_paper.py).\n\n"
-    "Differences, one by one. (1) Basic-block overheads are far larger here in "
-    "instructions (about two thirds of the program's instructions at 100%) than the "
-    "paper's 26.42% of execution time: x86 basic blocks of these programs are a few "
-    "instructions long, so a 5-PI counter per block nearly doubles the hot "
-    "methods' dynamic instructions, while the paper's out-of-order core executes "
-    "these independent PIs in parallel (sec. IV: they 'add to the available "
-    "instruction level parallelism'); only time would show that. (2) The call-graph "
-    "overhead at 100% depends on the assumed `_mcount` size (10/25/50 instructions "
-    "in the JSON; 25 shown), which the paper does not give; its fall with the "
-    "fraction (in proportion) is what we can compare, and it matches. (3) Accuracy "
-    "at 10% is higher than the paper's 89-90%: a 1-million-instruction window "
-    "sampled every 250,000 instructions covers few program phases, whereas the "
-    "paper's 20-million periods over 100-million windows miss whole phases (its "
-    "explanation for parser and gzip). (4) With profiling off, the predictor cuts "
-    "front-end slots by about a third, the same order as the paper's 12.98% -> "
-    "7.96%; the leader of every skipped block is still fetched and decoded, the "
-    "paper's first reason for the residual overhead.\n\n"
-    "What it cannot reproduce: execution time. The paper's overheads are cycles on "
-    "SimpleScalar (caches, out-of-order back end, the work of `_mcount`); ours are "
-    "instruction and slot counts relative to the program's instructions, with "
-    "1.5 slots lost per fetch redirect (fixed, not swept), a fixed sampling period, "
-    "on the first million x86 instructions of each trace (the paper: "
-    "100-million-instruction windows of SPEC CPU2000 on PISA), with block sizes "
-    "estimated from byte lengths and methods from a shadow call stack."
-)
+READING = "Reading: (to be written from the full run)"
 
 EXPERIMENTS = [Experiment(
     "selective-dispatch-programs",
     "basic-block and call-graph profiling of real programs' block structure (branch "
-    "traces): PIs fetched/dispatched/skipped, accuracy, overhead model (Vaswani et al. "
-    "sec. VII)", run, takes_traces=True)]  # fmt: skip
+    "traces, periods 1-5 M instructions): PIs fetched/dispatched/skipped, accuracy, "
+    "overhead model (Vaswani et al. sec. VII)", run, takes_traces=True)]  # fmt: skip
