@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from hwprof.experiments import all_experiments
+from hwprof.experiments import dispatch_programs as dp
 from hwprof.experiments.dispatch_programs import _accuracy, load_program, simulate
+from hwprof.golden.predictor import ProfileFlagPredictor
 from hwprof.golden.tracefile import TraceError
 
 TRACE = Path("traces/bzip2.trace")
@@ -58,11 +60,65 @@ def test_quick_run_writes_results(tmp_path, seed):
     headline = experiment.run(tmp_path, seed, quick=True, traces=[TRACE])
     stem = "selective-dispatch-programs-quick"
     result = json.loads((tmp_path / f"{stem}.json").read_text())
-    assert len(result["rows"]) == 2 * 2 * 5 and (tmp_path / f"{stem}.png").exists()
+    # 2 kinds x 2 (predictor or not) x (0% and 100% once, 3 fractions x 3 periods)
+    assert len(result["rows"]) == 2 * 2 * (2 + 3 * 3) and (tmp_path / f"{stem}.png").exists()
+    assert all(len(r["phases"]) == dp.SEEDS for r in result["rows"] if r["period"])
     text = (tmp_path / f"{stem}.md").read_text()
     assert "41.81" in text and "12.52" in text  # the paper's figures beside ours
     assert headline["basic_block_25pct_slots"]["predictor:bzip2"] < \
         headline["basic_block_25pct_slots"]["dispatch_only:bzip2"]
+
+
+def _fresh(program):
+    """The program without the per-kind caches (memoized transitions included)."""
+    return {k: v for k, v in program.items() if not k.startswith("_")}
+
+
+@pytest.mark.parametrize("kind", ["basic_block", "callgraph"])
+def test_memoized_predictor_equals_the_golden_model_on_every_execution(program, kind, seed):
+    rng = np.random.default_rng(seed)
+    prog = _fresh(program)
+    for q in (0.0, 0.1, 0.5, 1.0):
+        period = int(rng.integers(20_000, 80_000))
+        phase = int(rng.integers(0, period))
+        memo = simulate(prog, kind, q, period, phase, True, engine="memo")
+        golden = simulate(prog, kind, q, period, phase, True, engine="golden")
+        assert memo == golden, (q, period, phase)
+    if kind == "basic_block":  # the comparison has something to compare
+        assert simulate(prog, kind, 0.0, 50_000, 0, True)["skips"] > 1000
+        assert simulate(prog, kind, 0.5, 50_000, 0, True)["flag_mispredicts"] > 0
+
+
+def test_the_memo_runs_the_golden_model(program, monkeypatch):
+    # a mutant of the golden model (the follow field never grows: every block stays
+    # one PI long, below min_block) must show in the memoized results: no skips
+    before = simulate(_fresh(program), "basic_block", 0.0, 50_000, 0, True)["skips"]
+    monkeypatch.setattr(ProfileFlagPredictor, "_grows", staticmethod(lambda *a: False))
+    after = simulate(_fresh(program), "basic_block", 0.0, 50_000, 0, True)["skips"]
+    assert before > 1000 and after == 0
+
+
+def test_profiling_is_on_in_the_first_fraction_of_each_period(program, seed):
+    rng = np.random.default_rng(seed)
+    period, q = int(rng.integers(10_000, 100_000)), float(rng.choice([0.1, 0.25, 0.5]))
+    phase = int(rng.integers(0, period))
+    before = np.cumsum(program["insns"]) - program["insns"]
+    hot = np.isin(program["method"], list(program["hot"]))
+    on = ((before[hot] + phase) % period) < q * period
+    row = simulate(program, "basic_block", q, period, phase, False)
+    assert row["pi_dispatched"] == dp.COUNTER_PIS * int(on.sum())
+    assert row["pi_fetched"] == dp.COUNTER_PIS * int(hot.sum())
+
+
+def test_factorize_numbers_values_in_order_of_first_appearance(seed):
+    rng = np.random.default_rng(seed)
+    for distinct in (5, 40_000):  # the second overflows the hash table: sorted instead
+        values = rng.integers(0, 1 << 40, distinct)[rng.integers(0, distinct, 100_000)]
+        ids, uniques = dp._factorize(values)
+        assert np.array_equal(uniques[ids], values)
+        assert len(uniques) == len(np.unique(values))
+    ids, uniques = dp._factorize(np.array([7, 3, 7, 9, 3]))
+    assert ids.tolist() == [0, 1, 0, 2, 1] and uniques.tolist() == [7, 3, 9]
 
 
 def test_a_trace_without_branches_is_one_error(tmp_path):
