@@ -22,7 +22,7 @@ looks the leader up at fetch and is updated with the PIs decoded (a sequential
 model: one fetch lookup, then the decode of what was fetched; no pipeline
 timing, no wrong path). Profiling is on when the instruction count, shifted by a
 random phase (the seed), is in the first fraction q of a period; the period is
-swept (1, 2 and 5 M instructions).
+swept (1, 2, 5 and 20 M instructions).
 
 Speed without a second predictor model: in this stream every execution starts
 with the leader address register clear (the block's own code, an ordinary
@@ -31,9 +31,9 @@ writes only the table set of its leader. So the golden model's effect of one
 execution is a function of (that set's entries and LRU bit, the leader, the
 flag), and :class:`GoldenMemo` asks the golden model for each such transition
 once (loading the set's state into a :class:`ProfileFlagPredictor`, running the
-execution, reading the set back) and replays it from a table in a numba loop
-(:func:`_walk`). ``simulate(..., engine="golden")`` runs the golden model on
-every execution instead; the tests check that both give the same rows, and that
+execution, reading the set back) and replays it from a table in a numba
+loop. ``simulate(..., engine="golden")`` runs the golden model on every
+execution instead; the tests check that both give the same rows, and that
 a mutant of the golden model changes the memoized results.
 
 Reported per program and configuration: PIs fetched, decoded, dispatched and
@@ -65,10 +65,11 @@ __all__ = ["load_program", "simulate", "GoldenMemo", "run", "EXPERIMENTS"]
 FRACTIONS = (0.0, 0.10, 0.25, 0.50, 1.0)
 SAMPLED = (0.10, 0.25, 0.50)  # fractions where the period and its phase matter
 WINDOW = 100_000_000  # instructions of each trace used at most (the paper's window)
-PERIODS = (1_000_000, 2_000_000, 5_000_000)  # sampling periods swept (the paper: 20 M)
+#: sampling periods swept; 20 M is the paper's (5 periods per 100 M window, as there)
+PERIODS = (1_000_000, 2_000_000, 5_000_000, 20_000_000)
 SEEDS = 5  # random phases of the sampling period per point
 QUICK_WINDOW = 1_000_000
-QUICK_PERIODS = (100_000, 200_000, 500_000)
+QUICK_PERIODS = tuple(p // 20 for p in PERIODS)
 PROGRAMS = ("bzip2", "perl", "python", "sort", "xz")
 CAPTURE_RECORDS = 40_000_000  # branch records captured per program (whole runs but xz's)
 HOT_METHODS = 10
@@ -286,7 +287,6 @@ class GoldenMemo:
         walk = _jit("walk", _build_walk)
         cur = np.zeros(self.p.config.sets, np.int64)
         skip = np.zeros(len(lid), np.int8)
-        flag = flag.astype(np.int64)
         j = 0
         while True:
             j = walk(lid, flag, self.lid_set, cur, self.keys, self.nxt, self.skip, self.mask,
@@ -369,14 +369,38 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _build_sample():
     def sample(before, key_id, phase, period, threshold, on, sampled):
-        """on[j] := profiling is on at execution j; sampled[k] := executions of key k on."""
+        """on[j] := profiling is on at execution j, i.e. the instruction count shifted by
+        the phase is in the first ``threshold`` instructions of a period; sampled[k] +=
+        executions of key k while on. ``before`` never decreases. Returns how many on."""
+        n_on = 0
+        base = 0  # start of the current period, in shifted instructions
         for j in range(len(before)):
-            flag = (before[j] + phase) % period < threshold
-            on[j] = flag
-            if flag:
+            x = before[j] + phase
+            if x >= base + period:
+                base = x - x % period
+            if x - base < threshold:
+                on[j] = 1
                 sampled[key_id[j]] += 1
+                n_on += 1
+        return n_on
 
     return sample
+
+
+def _build_outcomes():
+    def outcomes(skip, on):
+        """(blocks skipped with the flag off, flag mis-predictions: skipped, flag on)."""
+        skipped = 0
+        mispredicts = 0
+        for j in range(len(skip)):
+            if skip[j]:
+                if on[j]:
+                    mispredicts += 1
+                else:
+                    skipped += 1
+        return skipped, mispredicts
+
+    return outcomes
 
 
 def simulate(prog: dict, kind: str, fraction: float, period: int, phase: int,
@@ -390,38 +414,37 @@ def simulate(prog: dict, kind: str, fraction: float, period: int, phase: int,
     counts = np.zeros(len(ins["full"]), np.int64)
     # on iff the instruction count shifted by the phase is in the first fraction of a period
     threshold = fraction * period
-    _jit("sample", _build_sample)(ins["before"], ins["key_id"], int(phase), int(period),
-                                  float(threshold), on8, counts)  # fmt: skip
-    on = on8.view(np.bool_)
+    n_on = _jit("sample", _build_sample)(ins["before"], ins["key_id"], int(phase),
+                                         int(period), float(threshold), on8, counts)  # fmt: skip
     if not predictor:
-        skip = np.zeros(n, np.int8)
+        skip = np.zeros(n, np.int8)  # no lookups: nothing skipped
     elif engine == "memo":
-        skip = ins["memo"].run(ins["lid"], on)
+        skip = ins["memo"].run(ins["lid"], on8)
     elif engine == "golden":
         p = ProfileFlagPredictor(**PREDICTOR)
         pcs = ins["pcs"][ins["lid"]].tolist()
         skip = np.array([_execute(p, pc, flag, length)
-                         for pc, flag in zip(pcs, on.tolist(), strict=True)], np.int8)  # fmt: skip
+                         for pc, flag in zip(pcs, on8.tolist(), strict=True)], np.int8)  # fmt: skip
     else:
         raise ValueError(f"unknown engine {engine!r}")
-    skipped = (skip == 1) & ~on  # fetch skips the block: only the leader is fetched
-    mispredicts = int(((skip == 1) & on).sum())  # skipped, flag on: refetched from pc + 4
-    fetched = n * length - int(skipped.sum()) * (length - 1)
-    dispatched = int(on.sum()) * length
+    # skipped, flag off: only the leader is fetched; flag on: refetched from pc + 4
+    skipped, mispredicts = _jit("outcomes", _build_outcomes)(skip, on8)
+    fetched = n * length - skipped * (length - 1)
+    dispatched = n_on * length
     sampled = counts.astype(float)
     instructions = prog["instructions"]
-    redirects = int(skipped.sum()) + 2 * mispredicts  # a mis-prediction: skip, then refetch
+    redirects = skipped + 2 * mispredicts  # a mis-prediction: skip, then refetch
     row = {
         "kind": kind, "profiling": fraction, "predictor": predictor, "period": period,
         "phase": phase, "executions": n, "pi_fetched": fetched, "pi_decoded": fetched,
         "pi_dispatched": dispatched, "pi_skipped": n * length - fetched,
-        "skips": int(skipped.sum()) + mispredicts, "flag_mispredicts": mispredicts,
+        "skips": skipped + mispredicts, "flag_mispredicts": mispredicts,
         "accuracy": _accuracy(ins["full"], sampled),
         "slots_overhead": 100 * (fetched + ins["pcis"] + REDIRECT_SLOTS * redirects)
         / instructions,
     }  # fmt: skip
     if kind == "callgraph":
-        row["dispatch_overhead"] = {m: 100 * (dispatched + m * int(on.sum())) / instructions
+        row["dispatch_overhead"] = {m: 100 * (dispatched + m * n_on) / instructions
                                     for m in MCOUNT}  # fmt: skip
     else:
         row["dispatch_overhead"] = 100 * dispatched / instructions
