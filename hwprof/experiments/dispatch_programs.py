@@ -542,7 +542,10 @@ def _markdown(result, stem) -> str:
         f"random phases of the period per point (mean ± standard deviation over them; at 0% "
         f"and 100% neither the period nor the phase changes anything: one run); hot methods: "
         f"the {HOT_METHODS} with most instructions; golden predictor 2 x 64, min_block 4, "
-        f"starting empty at the window's start.", "",
+        f"starting empty at the window's start. Traces: the workloads' whole runs after "
+        f"their start-up, captured once into build/traces by `trace_for(NAME, "
+        f"kinds='branches', limit={CAPTURE_RECORDS:_})` (hwprof.sim.workloads; valgrind; "
+        f"4-11 s each on the loaded machine), or `--trace FILE`.", "",
         f"![overheads]({stem}.png)", "",
         "| program | trace | instructions | whole run | methods | hot-method instructions "
         "| bytes/insn | BB executions | call-graph executions | periods per window ("
@@ -646,8 +649,9 @@ def _plot(result, path: Path) -> None:
                             label=f"{_label(kind, pred)}, period {period / 1e6:g}M")  # fmt: skip
         for kind, key, name in paper:
             ys = [np.nan if v is None else v for v in PAPER[kind][key]]
-            ax.plot(xs, ys, "k" + ("x" if "predictor" == name else "s"), ms=5,
-                    label=f"paper {name}".strip(), mfc="none")  # fmt: skip
+            marker = {"predictor": "x", "call graph": "^"}.get(name, "s")
+            ax.plot(xs, ys, "k" + marker, ms=6, label=f"paper {name}".strip(),
+                    mfc="none")  # fmt: skip
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("profiling on (% of each period)")
         ax.grid(alpha=0.3)
@@ -747,7 +751,71 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     return {"basic_block_25pct_slots": slots, "seconds": round(result["elapsed_s"], 1)}
 
 
-READING = "Reading: (to be written from the full run)"
+READING = (
+    "Reading (numbers from the full run above; means over the five programs). "
+    "What the model reproduces. (a) Selective dispatch alone: every PI is fetched and "
+    "decoded whatever the fraction (basic block: front-end slots 77.12% of the "
+    "program's instructions at 0, 10, 25, 50 and 100%; the paper's Figs. 5-6: i-cache "
+    "accesses near their maximum), while PIs dispatched and `_mcount` calls fall in "
+    "proportion to the fraction: call graph 27.03% -> 6.73-6.86% at 25% over the four "
+    "periods (-75%), the paper's 41.81% -> 11.41% (-72.7%). (b) The profile-flag "
+    "predictor skips basic-block counters while profiling is off: front-end slots "
+    "77.12% -> 48.48% at 0% (-37%; the paper's time 12.98% -> 7.96%, -39%), 55.67% at "
+    "25% (-28%; paper 16.31% -> 12.52%, -23%), 62.84% at 50% (-19%; paper -12.5%), no "
+    "change at 100% (paper 26.42% vs 26.31%). It never skips a 3-PI call-graph block "
+    "(below min_block 4, as the paper assumes), and it never changes the profile: "
+    "dispatched PIs and accuracy are identical with and without it in every row (a "
+    "skip is taken only for a block predicted ignored; a flag mis-prediction refetches "
+    "the block). Flag mis-predictions are rare: 40-100 each time profiling switches "
+    "on (a block whose entry still predicts 'ignored'), so in proportion to the "
+    "number of periods, at most 0.22% of the skips. (c) Accuracy against "
+    "the full profile falls with the period, not only with the fraction: at the "
+    "paper's 20 M period (5 periods per 100 M window) ours is 91.75 / 94.00 / 96.15% "
+    "(basic block, 10 / 25 / 50%) against the paper's 89.07 / 96.20 / 97.50%, and "
+    "94.15 / 95.77 / 97.45% (call graph) against 90.48 / 96.24 / 97.92%, each within "
+    "1.5 times the phase spread (sd 1.6-2.4 points at 20 M); with 1 M periods (100 per "
+    "window) it rises to 98.5-99.7%: more, shorter samples see every phase, the "
+    "paper's own explanation of its 10% figures (parser, gzip).\n\n"
+    "Differences, one by one. (1) Basic-block overheads are far larger in "
+    "instructions (74.23% dispatched, 77.12% of slots at 100%) than the paper's "
+    "26.42% of execution time: x86 basic blocks of these programs are a few "
+    "instructions long, so a 5-PI counter per block nearly doubles the hot methods' "
+    "instructions, while the paper's out-of-order core executes these independent "
+    "PIs in parallel with the program (sec. IV); only time would show that. (2) The "
+    "paper's basic-block overhead without the predictor keeps half of its 100% "
+    "value at 0% (12.98 of 26.42) and falls with the fraction; ours is two separate "
+    "counts, dispatch (falls to 0) and slots (does not fall at all): time mixes both "
+    "in proportions we have no model for. For the same reason the headline 26.31% -> "
+    "12.52% (predictor, 100% -> 25%, -52%) lies between our two counts (-75% "
+    "dispatched, -28% slots). (3) The call-graph overhead at 100% depends on the "
+    "assumed `_mcount` size (10/25/50 instructions in the JSON; 25 shown), which the "
+    "paper does not give; only its fall with the fraction is comparable, and it "
+    "matches. Our call-graph slots (5.79%, the 3 PIs and 3 PCIs per call) do not "
+    "change with the fraction; the paper's 0.48% at 0% is time. (4) The predictor's "
+    "saving at 0% is bounded in our model: a skipped block still costs its leader "
+    "(fetched, decoded, dropped) and 1.5 slots for the redirect, 2.5 of the 5 "
+    "counter slots, the paper's first reason for the residual overhead; our -37% "
+    "against the paper's -39% says the bound is of the right size, not that the "
+    "redirect cost is right (it is assumed, not swept). (5) Accuracy at 10% with "
+    "periods of 1-5 M is higher than the paper's; with its 20 M period the gaps are "
+    "of the size of the phase spread; our programs (bzip2, perl, python, sort, xz "
+    "on generated inputs) are not the paper's SPEC CPU2000 set, so per-program "
+    "accuracies are not comparable. "
+    "(6) sort's overheads exceed 100% of its instructions (117% of slots): its hot "
+    "methods are small functions called 1.3 M times in 54 M instructions.\n\n"
+    "What it cannot reproduce: execution time. The paper's overheads are cycles on "
+    "SimpleScalar (caches, the out-of-order back end, the work of `_mcount`); ours "
+    "are instruction and slot counts relative to the program's instructions, with "
+    "1.5 slots lost per fetch redirect (fixed, not swept), on up to 100 M x86 "
+    "instructions of each program after its start-up (the paper: several "
+    "100-million-instruction windows of SPEC CPU2000 on PISA), with block sizes "
+    "estimated from byte lengths, methods from a shadow call stack, and a sequential "
+    "predictor model (no wrong path, no pipeline timing). Cold start: the predictor "
+    "table starts empty once per window; with 20-100 periods per window at 1-5 M "
+    "(sort: 11-54) no single period decides a mean; at 20 M there are 5 (sort: 3), "
+    "the paper's setting, and the phase spread is correspondingly wide."
+)
+
 
 EXPERIMENTS = [Experiment(
     "selective-dispatch-programs",
