@@ -775,7 +775,7 @@ READING = (
     "paper's 20 M period (5 periods per 100 M window) ours is 91.75 / 94.00 / 96.15% "
     "(basic block, 10 / 25 / 50%) against the paper's 89.07 / 96.20 / 97.50%, and "
     "94.15 / 95.77 / 97.45% (call graph) against 90.48 / 96.24 / 97.92%, each within "
-    "1.5 times the phase spread (sd 1.6-2.4 points at 20 M); with 1 M periods (100 per "
+    "1.6 times the phase spread (sd 1.6-2.4 points at 20 M); with 1 M periods (100 per "
     "window) it rises to 98.5-99.7%: more, shorter samples see every phase, the "
     "paper's own explanation of its 10% figures (parser, gzip).\n\n"
     "Differences, one by one. (1) Basic-block overheads are far larger in "
