@@ -260,6 +260,17 @@ def _kinds(text: str) -> str:
     return check_kinds(text)
 
 
+def _level(text: str) -> int:
+    """argparse type of ``--level``: a zstd compression level, 1..19."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 19:
+        raise argparse.ArgumentTypeError(f"expected a zstd level 1..19, not {text!r}")
+    return value
+
+
 def _count(text: str) -> int:
     try:
         value = int(text, 0)
@@ -286,6 +297,9 @@ def _trace_parser(sub) -> None:
         "--skip", type=_count, default=0, metavar="N", help="instructions to skip before recording"
     )
     cap.add_argument("--limit", type=_count, default=None, metavar="N", help="stop after N records")
+    cap.add_argument("--level", type=_level, default=None, metavar="L",
+                     help="zstd level of the file (default 1, the fastest; "
+                          "'trace convert --level' recompresses)")  # fmt: skip
     cap.add_argument("command", nargs="+", metavar="CMD", help="-- CMD ARGS...: the program")
     cap.set_defaults(func=_trace_command("cmd_capture"))
     info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
@@ -302,9 +316,12 @@ def _trace_parser(sub) -> None:
     )
     dump.add_argument("--limit", type=_count, default=None, metavar="N", help="first N records")
     dump.set_defaults(func=_trace_command("cmd_dump"))
-    conv = tsub.add_parser("convert", help="a legacy gzip'd text edge trace -> trace format")
+    conv = tsub.add_parser("convert", help="a legacy gzip'd text edge trace (or a trace, to "
+                                           "recompress it) -> trace format")  # fmt: skip
     conv.add_argument("source", metavar="OLD")
     conv.add_argument("target", metavar="NEW")
+    conv.add_argument("--level", type=_level, default=None, metavar="L",
+                      help="zstd level (default 3; 19 for the smallest file)")  # fmt: skip
     conv.set_defaults(func=_trace_command("cmd_convert"))  # fmt: skip
 
 
