@@ -64,8 +64,9 @@ def _variants(command: list[str], work: Path, tool: Path, extra: dict) -> dict:
                        **(quiet | {"env": tool_env}))  # fmt: skip
 
     def full(kinds="loads,branches", level=None):
-        return capture(command, out, kinds=kinds, progress=False, env=extra,
-                       stdout=subprocess.DEVNULL, cwd=work, level=level)["records"]  # fmt: skip
+        n = capture(command, out, kinds=kinds, progress=False, env=extra,
+                    stdout=subprocess.DEVNULL, cwd=work, level=level)["records"]  # fmt: skip
+        return n, out.stat().st_size
 
     return {"none": none, "tool": tool_only, "capture": full, "zstd3": lambda: full(level=3)}
 
@@ -78,7 +79,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     tool = build_tool()
     print(f"{'workload':9} {'variant':8} {'wall s':>7} {'cpu s':>7} {'wall/none':>9} "
-          f"{'cpu/none':>8} {'records':>12} {'records/s (wall)':>16}  (wall of each run)")
+          f"{'cpu/none':>8} {'records':>12} {'records/s (wall)':>16} {'bytes/rec':>9}"
+          f"  (wall of each run)")  # fmt: skip
     for name in args.workloads.split(","):
         with tempfile.TemporaryDirectory(prefix="hwprof-bench-") as tmp:
             work = Path(tmp)
@@ -100,11 +102,12 @@ def main(argv=None) -> int:
             for variant in variants:
                 wall = statistics.median(w for w, _ in times[variant])
                 cpu = statistics.median(c for _, c in times[variant])
-                n = records[variant]
+                n, size = records[variant] or (None, None)
                 rate = f"{n / wall:,.0f}" if n else ""
+                per = f"{size / n:.2f}" if n else ""
                 each = " ".join(f"{w:.2f}" for w, _ in times[variant])
                 print(f"{name:9} {variant:8} {wall:7.2f} {cpu:7.2f} {wall / base_wall:9.2f} "
-                      f"{cpu / base:8.2f} {n if n else '':>12} {rate:>16}  ({each})")
+                      f"{cpu / base:8.2f} {n if n else '':>12} {rate:>16} {per:>9}  ({each})")
             sys.stdout.flush()
     return 0
 

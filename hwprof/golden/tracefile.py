@@ -376,13 +376,15 @@ class TraceWriter:
     chunk_records : int
         Records per chunk (the reader's unit of memory), 1..2**24.
     level : int
-        zstd compression level: 3 (default) writes about 5M records/s per CPU
-        second; 1 about 8M/s with files 7% larger (docs/traces.md). Readers
-        decompress either at the same speed.
+        zstd compression level: 3 (default) writes about 21M records/s per CPU
+        second of a real program's raw stream, 1 about 26-29M/s with files about
+        10% larger (docs/traces.md); zstd is most of the cost. Readers decompress
+        either at the same speed.
     threads : int, optional
-        Compression threads (zstd runs without the GIL): with 2 or more, chunks
-        compress in the background while the caller writes the next records
-        (at most ``threads`` chunks in flight). Default :data:`READ_THREADS`.
+        Encoding threads (the split kernel and zstd run without the GIL): with 2
+        or more, full chunks are split and compressed in the background while the
+        caller writes the next records (at most ``threads`` chunks in flight).
+        Default :data:`READ_THREADS`.
 
     Raises
     ------
