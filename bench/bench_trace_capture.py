@@ -13,7 +13,10 @@ the load of a shared machine hits every variant alike, the median of:
 * ``capture``  - :func:`hwprof.sim.trace_capture.capture` in this process (no
                  Python start-up): the tool into a FIFO, read by Python into a
                  compressed trace file (loads and branches, zstd level 1, the default);
-* ``zstd3``    - the same at zstd level 3 (the format's default; smaller, slower).
+* ``zstd3``    - the same at zstd level 3 (the format's default; smaller, slower);
+* ``cli``      - ``python -m hwprof.cli trace capture -o FILE -- CMD``: a whole
+                 process, Python's start-up and imports included (the first,
+                 untimed run builds the tool in the work directory).
 
 Wall seconds are the issue's measure (capture at most 3x ``none``); CPU seconds
 (user + sys of every process involved, valgrind and Python) say what the
@@ -68,7 +71,17 @@ def _variants(command: list[str], work: Path, tool: Path, extra: dict) -> dict:
                     stdout=subprocess.DEVNULL, cwd=work, level=level)["records"]  # fmt: skip
         return n, out.stat().st_size
 
-    return {"none": none, "tool": tool_only, "capture": full, "zstd3": lambda: full(level=3)}
+    root = Path(__file__).resolve().parents[1]
+    cli_env = env | {"PYTHONPATH": os.pathsep.join(filter(None, [str(root),
+                                                               env.get("PYTHONPATH")]))}
+
+    def cli():  # a whole `hwprof trace capture` process, with Python's start-up
+        subprocess.run([sys.executable, "-m", "hwprof.cli", "trace", "capture", "-o", str(out),
+                        "--", *command], **(quiet | {"env": cli_env, "stderr": subprocess.DEVNULL}))
+        return None
+
+    return {"none": none, "tool": tool_only, "capture": full, "zstd3": lambda: full(level=3),
+            "cli": cli}  # fmt: skip
 
 
 def main(argv=None) -> int:

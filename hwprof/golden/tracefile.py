@@ -381,7 +381,7 @@ class TraceWriter:
         10% larger (docs/traces.md); zstd is most of the cost. Readers decompress
         either at the same speed.
     threads : int, optional
-        Encoding threads (the split kernel and zstd run without the GIL): with 2
+        Encoding threads (numpy's copies and zstd run without the GIL): with 2
         or more, full chunks are split and compressed in the background while the
         caller writes the next records (at most ``threads`` chunks in flight).
         Default :data:`READ_THREADS`.
