@@ -7,9 +7,38 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .catalog import TOPS, CatalogError, Top, get_top, parse_params
 from .golden.tracefile import TraceError
+
+if TYPE_CHECKING:
+    from .catalog import Top
+
+
+# The catalog (every block's RTL, amaranth) loads on first use: `hwprof trace ...` never
+# needs it, and importing it costs about half a CPU-second (docs/traces.md, capture speed).
+def _tops() -> dict:
+    from .catalog import TOPS
+
+    return TOPS
+
+
+def get_top(name: str) -> Top:
+    from .catalog import get_top as get
+
+    return get(name)
+
+
+def parse_params(top: Top, assignments: list[str]) -> dict:
+    from .catalog import parse_params as parse
+
+    return parse(top, assignments)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Exceptions that are one line for the user (CatalogError only once the catalog is in)."""
+    catalog = sys.modules.get(f"{__package__}.catalog")
+    return (UsageError, TraceError) + ((catalog.CatalogError,) if catalog else ())
 
 __all__ = ["main"]
 
@@ -22,7 +51,7 @@ class UsageError(Exception):
 
 
 def _selected(names: list[str]) -> list[Top]:
-    return [get_top(n) for n in names] if names else list(TOPS.values())
+    return [get_top(n) for n in names] if names else list(_tops().values())
 
 
 def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict, object]]:
@@ -37,7 +66,7 @@ def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict,
 
 
 def cmd_list(args) -> int:
-    for top in TOPS.values():
+    for top in _tops().values():
         print(f"{top.name}: {top.description}")
         for p in top.params:
             default = "derived" if p.default is None else json.dumps(p.default)
@@ -122,7 +151,7 @@ def cmd_prove(args) -> int:
     from .formal import PROPERTIES, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in TOPS.values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.name in PROPERTIES]
     for top in tops:
         if top.name not in PROPERTIES:
             raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
@@ -331,14 +360,16 @@ def main(argv: list[str] | None = None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
-    except (CatalogError, UsageError, TraceError) as exc:
-        print(f"hwprof: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:  # the reader closed early (`hwprof list | head -1`): end quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the buffered rest goes nowhere at exit
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
+        print(f"hwprof: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover
