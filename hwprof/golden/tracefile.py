@@ -376,10 +376,10 @@ class TraceWriter:
     chunk_records : int
         Records per chunk (the reader's unit of memory), 1..2**24.
     level : int
-        zstd compression level: 3 (default) writes about 21M records/s per CPU
-        second of a real program's raw stream, 1 about 26-29M/s with files about
-        10% larger (docs/traces.md); zstd is most of the cost. Readers decompress
-        either at the same speed.
+        zstd compression level: 3 (default) writes about 14-19M records/s per
+        CPU second of a real program's raw stream, 1 about 19-24M/s with files
+        11-20% larger (docs/traces.md, measured under load); zstd is most of
+        the cost. Readers decompress either at the same speed.
     threads : int, optional
         Encoding threads (numpy's copies and zstd run without the GIL): with 2
         or more, full chunks are split and compressed in the background while the

@@ -76,7 +76,7 @@ PRELOAD = f"vgpreload_core-{PLATFORM}.so"
 #: Bytes per pipe read (a FIFO delivers at most its buffer size per read).
 READ_BYTES = 1 << 20
 #: zstd level of captured traces: the fastest standard level, since the writer's zstd is
-#: most of the capture's cost (files about 10% larger than at the format's default 3;
+#: most of the capture's cost (files 11-20% larger than at the format's default 3;
 #: ``hwprof trace convert --level`` recompresses). docs/traces.md has the figures.
 CAPTURE_LEVEL = 1
 PROGRESS_SECONDS = 1.0
