@@ -141,7 +141,8 @@ def test_columns_and_raw_records_interleave_in_order(tmp_path, seed):
     with TraceWriter(path, header={}, chunk_records=700) as writer:
         writer.write_raw(raw[:900])
         writer.write(**{name: raw[name][900:1600] for name in COLUMNS})
-        writer.write_raw(raw[1600:].tobytes())
+        writer.write_raw(raw[1600:2000].tobytes())
+        writer.write_raw(raw[2000:].view(np.uint8))  # an array of bytes
         writer.close()
     got = read_all(TraceReader(path))
     for name in COLUMNS:

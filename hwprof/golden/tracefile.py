@@ -487,16 +487,16 @@ class TraceWriter:
     def write_raw(self, data) -> None:
         """Append records of the valgrind tool's raw stream (:data:`RAW_DTYPE`, 32 bytes each).
 
-        ``data`` (bytes-like, or an array of ``RAW_DTYPE``) may end inside a record
+        ``data`` (bytes-like, or an array of ``RAW_DTYPE`` or uint8) may end inside a record
         (a pipe read): the rest waits for the next call. A record kind beyond
         ``EDGE`` raises :class:`TraceError` when its chunk is encoded (at a later
         call or at :meth:`close`).
         """
         self._check_open()
         if isinstance(data, np.ndarray):
-            if data.dtype != RAW_DTYPE:
-                raise ValueError(f"raw records must be of RAW_DTYPE, not {data.dtype}")
-            view = memoryview(np.ascontiguousarray(data).view(np.uint8))
+            if data.dtype not in (RAW_DTYPE, np.uint8):
+                raise ValueError(f"raw records must be of RAW_DTYPE (or bytes), not {data.dtype}")
+            view = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
         else:
             view = memoryview(data).cast("B")
         done = 0
