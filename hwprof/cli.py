@@ -7,9 +7,38 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .catalog import TOPS, CatalogError, Top, get_top, parse_params
 from .golden.tracefile import TraceError
+
+if TYPE_CHECKING:
+    from .catalog import Top
+
+
+# The catalog (every block's RTL, amaranth) loads on first use: `hwprof trace ...` never
+# needs it, and importing it costs about half a CPU-second (docs/traces.md, capture speed).
+def _tops() -> dict:
+    from .catalog import TOPS
+
+    return TOPS
+
+
+def get_top(name: str) -> Top:
+    from .catalog import get_top as get
+
+    return get(name)
+
+
+def parse_params(top: Top, assignments: list[str]) -> dict:
+    from .catalog import parse_params as parse
+
+    return parse(top, assignments)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Exceptions that are one line for the user (CatalogError only once the catalog is in)."""
+    catalog = sys.modules.get(f"{__package__}.catalog")
+    return (UsageError, TraceError) + ((catalog.CatalogError,) if catalog else ())
 
 __all__ = ["main"]
 
@@ -22,7 +51,7 @@ class UsageError(Exception):
 
 
 def _selected(names: list[str]) -> list[Top]:
-    return [get_top(n) for n in names] if names else list(TOPS.values())
+    return [get_top(n) for n in names] if names else list(_tops().values())
 
 
 def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict, object]]:
@@ -37,7 +66,7 @@ def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict,
 
 
 def cmd_list(args) -> int:
-    for top in TOPS.values():
+    for top in _tops().values():
         print(f"{top.name}: {top.description}")
         for p in top.params:
             default = "derived" if p.default is None else json.dumps(p.default)
@@ -122,7 +151,7 @@ def cmd_prove(args) -> int:
     from .formal import PROPERTIES, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in TOPS.values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.name in PROPERTIES]
     for top in tops:
         if top.name not in PROPERTIES:
             raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
@@ -260,6 +289,17 @@ def _kinds(text: str) -> str:
     return check_kinds(text)
 
 
+def _level(text: str) -> int:
+    """argparse type of ``--level``: a zstd compression level, 1..19."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 19:
+        raise argparse.ArgumentTypeError(f"expected a zstd level 1..19, not {text!r}")
+    return value
+
+
 def _count(text: str) -> int:
     try:
         value = int(text, 0)
@@ -286,6 +326,9 @@ def _trace_parser(sub) -> None:
         "--skip", type=_count, default=0, metavar="N", help="instructions to skip before recording"
     )
     cap.add_argument("--limit", type=_count, default=None, metavar="N", help="stop after N records")
+    cap.add_argument("--level", type=_level, default=None, metavar="L",
+                     help="zstd level of the file (default 1, the fastest; "
+                          "'trace convert --level' recompresses)")  # fmt: skip
     cap.add_argument("command", nargs="+", metavar="CMD", help="-- CMD ARGS...: the program")
     cap.set_defaults(func=_trace_command("cmd_capture"))
     info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
@@ -302,9 +345,12 @@ def _trace_parser(sub) -> None:
     )
     dump.add_argument("--limit", type=_count, default=None, metavar="N", help="first N records")
     dump.set_defaults(func=_trace_command("cmd_dump"))
-    conv = tsub.add_parser("convert", help="a legacy gzip'd text edge trace -> trace format")
+    conv = tsub.add_parser("convert", help="a legacy gzip'd text edge trace (or a trace, to "
+                                           "recompress it) -> trace format")  # fmt: skip
     conv.add_argument("source", metavar="OLD")
     conv.add_argument("target", metavar="NEW")
+    conv.add_argument("--level", type=_level, default=None, metavar="L",
+                      help="zstd level (default 3; 19 for the smallest file)")  # fmt: skip
     conv.set_defaults(func=_trace_command("cmd_convert"))  # fmt: skip
 
 
@@ -314,14 +360,16 @@ def main(argv: list[str] | None = None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
-    except (CatalogError, UsageError, TraceError) as exc:
-        print(f"hwprof: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:  # the reader closed early (`hwprof list | head -1`): end quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the buffered rest goes nowhere at exit
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
+        print(f"hwprof: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -167,7 +167,8 @@ def cmd_convert(args) -> int:
             header["comment"] = reader.header["comment"]
         if reader.header.get("captured"):
             header["captured"] = reader.header["captured"]
-        with TraceWriter(target, header=header) as writer:
+        level = {} if getattr(args, "level", None) is None else {"level": args.level}
+        with TraceWriter(target, header=header, **level) as writer:
             for chunk in reader.chunks():
                 writer.write(kind=chunk.kind, size=chunk.size, pc=chunk.pc, addr=chunk.addr,
                              value=chunk.value)  # fmt: skip

@@ -17,6 +17,7 @@ from hwprof.golden import trace_stats
 from hwprof.golden.trace_stats import IntervalTuples, PcCounts
 from hwprof.golden.tracefile import (
     BLOCK,
+    COLUMNS,
     COND_NOT_TAKEN,
     COND_TAKEN,
     EDGE,
@@ -247,6 +248,28 @@ def test_convert_legacy_and_info(tmp_path, capsys, seed):
     assert ("edges", "<source,destination>", 10_000) in info_rows(out)
     assert main(["trace", "dump", str(new), "--limit", "1"]) == 0
     assert capsys.readouterr().out == f"E {int(src[0]):x} {int(dst[0]):x}\n"
+
+
+def test_convert_recompresses_a_trace_at_a_level(tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    records = random_records(rng, 20_000, kinds=[0])
+    records["value"] = rng.integers(0, 50, 20_000).astype(np.uint64)  # compressible
+    records["addr"] = (records["pc"] * np.uint64(3)) % np.uint64(1 << 20)
+    fast = write_records(tmp_path / "fast.trace", records, chunk_records=5000)
+    small = tmp_path / "small.trace"
+    assert main(["trace", "convert", "--level", "19", str(fast), str(small)]) == 0
+    assert small.stat().st_size < fast.stat().st_size  # level 19 beats the default 3
+    got = read_all(open_trace(small))
+    for column in COLUMNS:
+        np.testing.assert_array_equal(got[column], records[column], err_msg=column)
+    capsys.readouterr()
+    for command in (["convert", str(fast), str(tmp_path / "x.trace")],
+                    ["capture", "-o", str(tmp_path / "x.trace"), "--", "true"]):  # fmt: skip
+        with pytest.raises(SystemExit) as exc:
+            main(["trace", *command[:1], "--level", "0", *command[1:]])
+        assert exc.value.code == 2
+        assert "expected a zstd level 1..19, not '0'" in capsys.readouterr().err
+    assert not (tmp_path / "x.trace").exists()
 
 
 def defects(tmp_path):

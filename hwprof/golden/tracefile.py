@@ -64,6 +64,8 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
+from . import raw_split
+
 __all__ = [
     "TraceError",
     "recorded_instructions",
@@ -216,20 +218,35 @@ _NARROW = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4")}
 DICT_MAX = 1 << 16
 
 
-def _encode_column(column: np.ndarray, compressor, dictionary: bool = False) -> bytes:
+def _encode_column(column: np.ndarray, compressor, dictionary: bool = False,
+                   bounds: tuple[int, int] | None = None, scratch=None) -> bytes:
+    """The stored block of ``column`` (see above).
+
+    ``bounds``: the column's ``(min, max)`` if known (the raw path computes them
+    while splitting); ``scratch``: ``scratch(dtype)`` gives a reusable array of at
+    least ``len(column)`` elements for the narrowed column. Neither changes the bytes.
+    """
     if not len(column):
         return _DESC.pack(RAW, column.itemsize, 0, 0, 0) + compressor.compress(b"")
-    lo, hi = int(column.min()), int(column.max())
+    lo, hi = bounds if bounds is not None else (int(column.min()), int(column.max()))
     if lo == hi:
         return _DESC.pack(CONST, column.itemsize, 0, 0, lo)
     for width, dtype in _NARROW.items():
         if width < column.itemsize and hi - lo < 1 << (8 * width):
-            data = (column - column.dtype.type(lo)).astype(dtype)
-            return _DESC.pack(OFFSET, width, 0, 0, lo) + compressor.compress(data.tobytes())
+            if scratch is None:
+                data = (column - column.dtype.type(lo)).astype(dtype)
+            else:
+                data = raw_split.narrow(column, lo, dtype, scratch(dtype))
+            return _DESC.pack(OFFSET, width, 0, 0, lo) + compressor.compress(_bytes(data))
     if dictionary and column.itemsize == 8 and (dict_block := _dictionary(column, compressor)):
         return dict_block  # pcs of code spread over more than 4 GiB (a sort: the writer's cost)
-    frame = compressor.compress(column.astype(column.dtype.newbyteorder("<")).tobytes())
-    return _DESC.pack(RAW, column.itemsize, 0, 0, 0) + frame
+    little = np.ascontiguousarray(column, dtype=column.dtype.newbyteorder("<"))
+    return _DESC.pack(RAW, column.itemsize, 0, 0, 0) + compressor.compress(_bytes(little))
+
+
+def _bytes(array: np.ndarray) -> memoryview:
+    """The bytes of a contiguous array without copying them (zstd reads any buffer)."""
+    return memoryview(np.ascontiguousarray(array)).cast("B")
 
 
 def _dictionary(column: np.ndarray, compressor) -> bytes | None:
@@ -359,13 +376,15 @@ class TraceWriter:
     chunk_records : int
         Records per chunk (the reader's unit of memory), 1..2**24.
     level : int
-        zstd compression level: 3 (default) writes about 5M records/s per CPU
-        second; 1 about 8M/s with files 7% larger (docs/traces.md). Readers
-        decompress either at the same speed.
+        zstd compression level: 3 (default) writes about 14-19M records/s per
+        CPU second of a real program's raw stream, 1 about 19-24M/s with files
+        11-20% larger (docs/traces.md, measured under load); zstd is most of
+        the cost. Readers decompress either at the same speed.
     threads : int, optional
-        Compression threads (zstd runs without the GIL): with 2 or more, chunks
-        compress in the background while the caller writes the next records
-        (at most ``threads`` chunks in flight). Default :data:`READ_THREADS`.
+        Encoding threads (numpy's copies and zstd run without the GIL): with 2
+        or more, full chunks are split and compressed in the background while the
+        caller writes the next records (at most ``threads`` chunks in flight).
+        Default :data:`READ_THREADS`.
 
     Raises
     ------
@@ -394,10 +413,16 @@ class TraceWriter:
         self.level = level
         self._threads = READ_THREADS if threads is None else threads
         self._pool = None  # set below, once the file is open
-        self._inflight: deque = deque()
-        self._pending: list[tuple] = []
-        self._pending_n = 0
-        self._raw_rest = b""
+        self._inflight: deque = deque()  # (raw buffer, future of its encoded chunk)
+        # Every record waits in a raw chunk buffer (RAW_DTYPE: write() packs columns into
+        # it; a capture reads the tool's stream straight into it) until the chunk is full;
+        # then it is split and encoded in a worker thread. Buffers and the split's arrays
+        # are reused: fresh memory's page faults cost more than the split itself.
+        self._raw: np.ndarray | None = None
+        self._raw_bytes: memoryview | None = None
+        self._fill = 0  # bytes of self._raw filled
+        self._spare: list[np.ndarray] = []
+        self._scratch: dict[int, dict] = {}  # per thread: the split's columns, narrow arrays
         self.counts = np.zeros(256, dtype=np.int64)
         self.records = 0
         self.chunks = 0
@@ -446,72 +471,124 @@ class TraceWriter:
             cols.append(a)
         if n and int(cols[0].max()) > EDGE:
             raise ValueError(f"record kind {int(cols[0].max())} is not one of 0..{EDGE}")
-        self._append(tuple(cols), n)
+        if self._fill % RAW_DTYPE.itemsize:
+            raise ValueError(f"{self.path}: columns written after a raw record cut short")
+        done = 0
+        while done < n:
+            raw = self._buffer()
+            at = self._fill // RAW_DTYPE.itemsize
+            take = min(n - done, self.chunk_records - at)
+            part = raw[at : at + take]
+            for name, column in zip(COLUMNS, cols, strict=True):
+                part[name] = column[done : done + take]
+            done += take
+            self.commit_raw(take * RAW_DTYPE.itemsize)
 
     def write_raw(self, data) -> None:
         """Append records of the valgrind tool's raw stream (:data:`RAW_DTYPE`, 32 bytes each).
 
-        ``data`` may end inside a record (a pipe read): the rest waits for the next call.
+        ``data`` (bytes-like, or an array of ``RAW_DTYPE`` or uint8) may end inside a record
+        (a pipe read): the rest waits for the next call. A record kind beyond
+        ``EDGE`` raises :class:`TraceError` when its chunk is encoded (at a later
+        call or at :meth:`close`).
         """
         self._check_open()
-        if isinstance(data, np.ndarray) and data.dtype == RAW_DTYPE:
-            records = data
+        if isinstance(data, np.ndarray):
+            if data.dtype not in (RAW_DTYPE, np.uint8):
+                raise ValueError(f"raw records must be of RAW_DTYPE (or bytes), not {data.dtype}")
+            view = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
         else:
-            buf = bytes(memoryview(data).cast("B"))
-            if self._raw_rest:
-                buf = self._raw_rest + buf
-            whole = len(buf) - len(buf) % RAW_DTYPE.itemsize
-            self._raw_rest = buf[whole:]
-            records = np.frombuffer(buf, dtype=RAW_DTYPE, count=whole // RAW_DTYPE.itemsize)
-        if len(records):
-            self.write(kind=records["kind"], size=records["size"], pc=records["pc"],
-                       addr=records["addr"], value=records["value"])  # fmt: skip
+            view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            window = self.raw_buffer()
+            take = min(len(window), len(view) - done)
+            window[:take] = view[done : done + take]
+            done += take
+            self.commit_raw(take)
 
-    def _append(self, cols: tuple, n: int) -> None:
-        while n:
-            take = min(n, self.chunk_records - self._pending_n)
-            self._pending.append(tuple(c[:take] for c in cols))
-            self._pending_n += take
-            cols, n = tuple(c[take:] for c in cols), n - take
-            if self._pending_n == self.chunk_records:
-                self._flush()
+    def raw_buffer(self) -> memoryview:
+        """Writable bytes for the next raw records: the rest of the chunk being filled.
+
+        Read the tool's stream straight into them (``os.readv``), then
+        :meth:`commit_raw` the bytes that arrived; that spares a copy of every byte.
+        The buffer is never empty; it is valid until the next call of any method.
+        """
+        self._check_open()
+        self._buffer()
+        return self._raw_bytes[self._fill :]
+
+    def commit_raw(self, nbytes: int) -> None:
+        """Append the ``nbytes`` bytes just placed at the start of :meth:`raw_buffer`."""
+        self._check_open()
+        if self._raw is None or not 0 <= nbytes <= len(self._raw_bytes) - self._fill:
+            raise ValueError(f"commit_raw({nbytes}): not the bytes of raw_buffer()")
+        self._fill += nbytes
+        if self._fill == len(self._raw_bytes):
+            self._flush()
+
+    def _buffer(self) -> np.ndarray:
+        if self._raw is None:
+            self._raw = self._spare.pop() if self._spare else np.empty(self.chunk_records,
+                                                                       RAW_DTYPE)  # fmt: skip
+            self._raw_bytes = memoryview(self._raw.view(np.uint8))
+            self._fill = 0
+        return self._raw
 
     def _flush(self) -> None:
-        if not self._pending_n:
+        if not self._fill:
             return
-        columns = [np.ascontiguousarray(np.concatenate([p[i] for p in self._pending]))
-                   for i in range(len(COLUMNS))]  # fmt: skip
-        n = self._pending_n
-        self._pending, self._pending_n = [], 0
-        self.counts += np.bincount(columns[0], minlength=256)
+        n = self._fill // RAW_DTYPE.itemsize
+        raw, self._raw, self._raw_bytes, self._fill = self._raw, None, None, 0
         if self._pool is None:
-            self._write_chunk(n, self._encode(columns))
+            self._write_chunk(*self._encode(raw, n))
+            self._spare.append(raw)
             return
-        self._inflight.append((n, self._pool.submit(self._encode, columns)))
-        while len(self._inflight) > self._threads:  # bounded: `threads` chunks compressing
+        self._inflight.append((raw, self._pool.submit(self._encode, raw, n)))
+        while len(self._inflight) > self._threads:  # bounded: `threads` chunks encoding
             self._write_chunk(*self._next_done())
 
     def _next_done(self):
-        n, future = self._inflight.popleft()
-        return n, future.result()
+        raw, future = self._inflight.popleft()
+        done = future.result()
+        self._spare.append(raw)
+        return done
 
-    def _encode(self, columns) -> list[bytes]:
+    def _encode(self, raw: np.ndarray, n: int):
+        """Split chunk ``raw[:n]`` into columns and encode them (in a worker thread).
+
+        Returns ``(n, counts per kind, chunk header, payload)``.
+        """
+        scratch = self._scratch.get(threading.get_ident())
+        if scratch is None:
+            size = self.chunk_records
+            scratch = self._scratch[threading.get_ident()] = {
+                "columns": [np.empty(size, DTYPES[name]) for name in COLUMNS],
+                **{dtype: np.empty(size, dtype) for dtype in _NARROW.values()},
+            }  # fmt: skip
+        columns, bounds, counts = raw_split.split_raw(raw[:n], out=scratch["columns"])
+        if bounds["kind"][1] > EDGE:
+            raise TraceError(f"{self.path}: record kind {bounds['kind'][1]} in the raw stream "
+                             f"is not one of 0..{EDGE}")  # fmt: skip
         compressor = getattr(_THREAD, "compressor", None)
         if compressor is None or getattr(_THREAD, "level", None) != self.level:
             compressor = _THREAD.compressor = zstandard.ZstdCompressor(level=self.level)
             _THREAD.level = self.level
-        return [_encode_column(c, compressor, dictionary=name == "pc")
-                for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
-
-    def _write_chunk(self, n: int, frames: list[bytes]) -> None:
+        frames = [_encode_column(c, compressor, dictionary=name == "pc", bounds=bounds[name],
+                                 scratch=scratch.__getitem__)
+                  for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
         payload = b"".join(frames)
         head = _CHUNK.pack(CHUNK_MAGIC, n, *(len(f) for f in frames), _crc(payload))
+        return n, counts, head + struct.pack("<I", _crc(head)), payload
+
+    def _write_chunk(self, n: int, counts: np.ndarray, head: bytes, payload: bytes) -> None:
         try:
-            self._file.write(head + struct.pack("<I", _crc(head)))
+            self._file.write(head)
             self._file.write(payload)
         except OSError as exc:
             self.abort()
             raise TraceError(f"{self.path}: write failed ({exc.strerror})") from None
+        self.counts += counts
         self.records += n
         self.chunks += 1
 
@@ -523,10 +600,10 @@ class TraceWriter:
         """Flush, write the end marker with ``footer`` (plus counts), and rename into place."""
         self._check_open()
         try:
-            if self._raw_rest:
+            if self._fill % RAW_DTYPE.itemsize:
                 raise TraceError(
                     f"{self.path}: raw record stream ends inside a record "
-                    f"({len(self._raw_rest)} of {RAW_DTYPE.itemsize} bytes)"
+                    f"({self._fill % RAW_DTYPE.itemsize} of {RAW_DTYPE.itemsize} bytes)"
                 )
             self._flush()
             while self._inflight:
@@ -554,6 +631,9 @@ class TraceWriter:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._inflight.clear()
+        self._raw = self._raw_bytes = None
+        self._spare.clear()
+        self._scratch.clear()
 
     def abort(self) -> None:
         """Stop writing and delete the temporary file (the destination is not touched)."""

@@ -75,6 +75,10 @@ PRELOAD = f"vgpreload_core-{PLATFORM}.so"
 
 #: Bytes per pipe read (a FIFO delivers at most its buffer size per read).
 READ_BYTES = 1 << 20
+#: zstd level of captured traces: the fastest standard level, since the writer's zstd is
+#: most of the capture's cost (files 11-20% larger than at the format's default 3;
+#: ``hwprof trace convert --level`` recompresses). docs/traces.md has the figures.
+CAPTURE_LEVEL = 1
 PROGRESS_SECONDS = 1.0
 
 
@@ -296,8 +300,8 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     header : dict, optional
         Extra header fields (e.g. ``workload``).
     level : int, optional
-        zstd level of the trace file (default: the format's); 1 compresses
-        faster, which matters for programs with many records per instruction.
+        zstd level of the trace file (default :data:`CAPTURE_LEVEL`, 1: the
+        fastest; higher levels make smaller files more slowly).
 
     Returns
     -------
@@ -343,8 +347,8 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     if produced != wanted:
         select_codes = np.zeros(256, dtype=bool)
         select_codes[list(wanted)] = True
-    levels = {} if level is None else {"level": level}
-    writer = TraceWriter(output, header=head, **levels)  # TraceError: path cannot be written
+    level = CAPTURE_LEVEL if level is None else level
+    writer = TraceWriter(output, header=head, level=level)  # TraceError: path cannot be written
     try:
         with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp:
             footer = _run(valgrind, tool, command, writer, Path(tmp), switches, skip, limit,
@@ -422,11 +426,16 @@ def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, progress: bool,
 
     This process holds a write end of the FIFO too (see :func:`_run`), so a read
     never sees end-of-file: the end is the process's exit, after which every
-    record the tool wrote is in the pipe.
+    record the tool wrote is in the pipe. The bytes go straight into the writer's
+    chunk buffer (:meth:`~hwprof.golden.tracefile.TraceWriter.raw_buffer`), or,
+    when only some kinds are kept, into one reused buffer that is filtered first:
+    no per-read allocation (fresh memory's page faults cost as much as the copy).
     """
     shown = _Progress(progress)
-    rest = b""
-    received = 0
+    size = RAW_DTYPE.itemsize
+    scratch = bytearray(READ_BYTES) if select_codes is not None else None
+    rest = 0  # bytes of a record cut by the last read, at the start of scratch
+    received = 0  # bytes
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     done = False
@@ -435,29 +444,29 @@ def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, progress: bool,
             done = proc.poll() is not None
         if not done and not poller.poll(200):
             continue
+        window = writer.raw_buffer() if scratch is None else memoryview(scratch)[rest:]
         try:
-            data = os.read(fd, READ_BYTES)
+            got = os.readv(fd, [window])
         except BlockingIOError:
-            data = b""
-        if not data:
+            got = 0
+        if not got:
             if done:
                 break
             continue
-        if rest:
-            data = rest + data
-        whole = len(data) - len(data) % RAW_DTYPE.itemsize
-        rest = data[whole:]
-        if whole:
-            records = np.frombuffer(data, dtype=RAW_DTYPE, count=whole // RAW_DTYPE.itemsize)
-            received += len(records)
-            if select_codes is not None:
-                records = records[select_codes[records["kind"]]]
-            writer.write_raw(records)
-        shown.update(received)
-    if rest:
-        raise TraceError(f"the record stream ended inside a record ({len(rest)} bytes)")
-    shown.update(received, final=shown.shown)
-    return received
+        received += got
+        if scratch is None:
+            writer.commit_raw(got)
+        else:
+            whole = (rest + got) // size * size
+            records = np.frombuffer(scratch, dtype=RAW_DTYPE, count=whole // size)
+            writer.write_raw(records[select_codes[records["kind"]]])
+            rest = rest + got - whole
+            scratch[:rest] = scratch[whole : whole + rest]
+        shown.update(received // size)
+    if received % size:
+        raise TraceError(f"the record stream ended inside a record ({received % size} bytes)")
+    shown.update(received // size, final=shown.shown)
+    return received // size
 
 
 def capture_command(args) -> int:
@@ -467,7 +476,8 @@ def capture_command(args) -> int:
         command = command[1:]
     try:
         result = capture(command, args.output, kinds=args.kinds, skip=args.skip,
-                         limit=args.limit, progress=True)  # fmt: skip
+                         limit=args.limit, progress=True,
+                         level=getattr(args, "level", None))  # fmt: skip
     except KeyboardInterrupt:  # valgrind was stopped and the partial trace removed
         raise TraceError(f"{args.output}: capture interrupted, no trace written") from None
     counts = ", ".join(f"{n:,} {k}" for k, n in result["counts"].items()) or "no records"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..golden.tracefile import TraceError
+from ..golden.tracefile import ZSTD_LEVEL, TraceError
 
 __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_trace", "trace_for",
            "workload_command", "workload_env", "real_python"]  # fmt: skip
@@ -178,13 +178,14 @@ def shipped_trace(name: str) -> Path:
     return path
 
 
-def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress) -> dict:
+def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress,
+             level: int | None = None) -> dict:  # fmt: skip
     from .trace_capture import capture
 
     with tempfile.TemporaryDirectory(prefix=f"hwprof-{name}-") as tmp:
         command = workload_command(name, Path(tmp), seed)
         return capture(command, output, kinds=kinds, skip=skip, limit=limit, progress=progress,
-                       stdout=subprocess.DEVNULL, cwd=tmp, env=workload_env(name),
+                       stdout=subprocess.DEVNULL, cwd=tmp, env=workload_env(name), level=level,
                        header={"workload": name, "seed": seed,
                                "description": WORKLOADS[name].description,
                                "env": workload_env(name)})  # fmt: skip
@@ -239,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.names:
         out = args.out / f"{name}.trace"
+        # shipped files are written once and kept: the format's level, not the capture's
         result = _capture(name, out, kinds=SHIPPED_KINDS, skip=_workload(name).skip,
-                          limit=SHIPPED_LIMIT, seed=DEFAULT_SEED, progress=True)  # fmt: skip
+                          limit=SHIPPED_LIMIT, seed=DEFAULT_SEED, progress=True,
+                          level=ZSTD_LEVEL)  # fmt: skip
         print(f"{out}: {result['records']:,} records, {out.stat().st_size / 2**20:.2f} MiB, "
               f"stopped at limit: {result.get('stopped_at_limit')}")  # fmt: skip
     return 0
