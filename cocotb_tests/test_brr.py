@@ -14,21 +14,11 @@ stuck AND term or mux select of theirs would go unnoticed.
 from __future__ import annotations
 
 import cocotb
+from brr_stimulus import outcome_states
 from cocotb.triggers import FallingEdge, ReadOnly
 from harness import check_equal, golden_params, param, rng, start_in_reset
 
 from hwprof.golden.brr import Brr
-
-
-def outcome_states(masks, width, r):
-    """States that meet each outcome mask exactly, with random other bits, and one bit short."""
-    full = (1 << width) - 1
-    for mask in masks:
-        yield mask
-        yield mask | r.getrandbits(width)
-        bits = [b for b in range(width) if mask >> b & 1]
-        for b in bits:
-            yield (mask | r.getrandbits(width)) & ~(1 << b) & full
 
 
 @cocotb.test()
