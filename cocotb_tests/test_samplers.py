@@ -174,11 +174,15 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
     ``window`` before saturation with ``tuples.valid`` = 1 and ``messages.ready``
     = 0, not checked cycle by cycle (fast), where a message sent too early is
     held and seen at the end; then ``3 * window`` checked cycles with random
-    keys and backpressure across the saturation and its message.
+    backpressure across the saturation and its message, every tuple with one
+    key in even periods and its complement in odd ones (so each bit of the
+    message key is seen as 0 and as 1).
     """
     model, r = ch.model, ch.r
     last = (1 << model.count_bits) - 1
-    for _ in range(periods):
+    first = r.getrandbits(ch.key_bits)
+    keys = [first, first ^ ((1 << ch.key_bits) - 1)]
+    for period in range(periods):
         while ch.holding or model.out_valid:
             ch.drive("random", cycle, 1.0)
             await ReadOnly()
@@ -197,6 +201,8 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
             ch.tuples += skip
             cycle += skip
         for _ in range(3 * window):
+            if ch.pending is None:  # every key bit seen as 0 and as 1
+                ch.pending = (keys[period % 2], 1)
             ch.drive("random", cycle, 0.5)
             await ReadOnly()
             ch.check(cycle)
