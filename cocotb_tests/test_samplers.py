@@ -174,7 +174,8 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
     ``window`` before saturation with ``tuples.valid`` = 1 and ``messages.ready``
     = 0, not checked cycle by cycle (fast), where a message sent too early is
     held and seen at the end; then ``3 * window`` checked cycles with random
-    backpressure across the saturation and its message, every tuple with one
+    backpressure across the saturation and its message (which is held its first
+    two cycles, so the output register's hold path is seen), every tuple with one
     key in even periods and its complement in odd ones (so each bit of the
     message key is seen as 0 and as 1).
     """
@@ -200,10 +201,15 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
             await ClockCycles(dut.clk, skip, FallingEdge)
             ch.tuples += skip
             cycle += skip
+        held = 0
         for _ in range(3 * window):
             if ch.pending is None:  # every key bit seen as 0 and as 1
                 ch.pending = (keys[period % 2], 1)
             ch.drive("random", cycle, 0.5)
+            if model.out_valid and held < 2:  # the message waits two cycles first
+                ch.ready = 0
+                ch.port("messages__ready").value = 0
+                held += 1
             await ReadOnly()
             ch.check(cycle)
             await FallingEdge(dut.clk)
