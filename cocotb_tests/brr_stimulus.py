@@ -3,6 +3,8 @@
 * :func:`random_word`: instruction words: brr with random fields, near misses
   (a brr with one bit of its match pattern flipped), real RISC-V branches with
   the same immediate layout, and random words.
+* :func:`outcome_states`: LFSR states that just meet each ``freq``'s outcome
+  mask, and states one mask bit short of it (for units with a load port).
 * :class:`CoreSchedule`: a small out-of-order core around the deterministic
   brr: it decodes a program of brr in order, goes down wrong paths (random
   extra brr) that are later squashed together with some correct-path brr
@@ -19,7 +21,7 @@ import random
 
 from hwprof.golden.brr_isa import MATCH_MASK, encode_brr, is_brr
 
-__all__ = ["random_word", "random_packet", "CoreSchedule"]
+__all__ = ["random_word", "random_packet", "outcome_states", "CoreSchedule"]
 
 BEQ = 0b1100011
 
@@ -49,6 +51,23 @@ def random_packet(rng: random.Random, lanes: int, p_brr: float) -> dict:
         "pc": [(base + 4 * i) % (1 << 32) for i in range(lanes)],
         "valid": [int(rng.random() < 0.9) for _ in range(lanes)],
     }
+
+
+def outcome_states(masks, width: int, rng: random.Random):
+    """Per outcome mask: the mask itself, the mask with random other bits, and for
+    each of its bits the mask with random other bits and that bit clear.
+
+    Random states take a brr of the high frequencies (probability 2^-14..2^-16)
+    almost never; loaded one by one and read with every ``freq``, these decide
+    each AND term and each outcome-mux input.
+    """
+    full = (1 << width) - 1
+    for mask in masks:
+        yield mask
+        yield mask | rng.getrandbits(width)
+        for b in range(width):
+            if mask >> b & 1:
+                yield (mask | rng.getrandbits(width)) & ~(1 << b) & full
 
 
 class CoreSchedule:

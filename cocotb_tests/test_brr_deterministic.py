@@ -9,13 +9,16 @@ write, or scan in). Checked every cycle: every output equals
 ``hwprof.golden.brr_deterministic.BrrDeterministic``. Now and then a core
 that lost count asks to commit and squash one brr more than are in flight:
 ``protocol_error`` must rise and nothing move (the golden model says so every
-cycle). Checked at the end: the k-th committed brr of the program saw exactly
+cycle). After the schedule, a directed phase writes (CSR) states that meet
+each ``freq``'s outcome mask or miss it by one bit and reads ``taken`` for all
+16 ``freq`` in each (random states almost never take the high frequencies).
+Checked at the end: the k-th committed brr of the program saw exactly
 the state and outcome that the k-th brr of a core with no squashes and no
 context switches sees (``hwprof.golden.brr.Brr`` stepped once per brr).
 """
 
 import cocotb
-from brr_stimulus import CoreSchedule, lost_count_inputs
+from brr_stimulus import CoreSchedule, lost_count_inputs, outcome_states
 from cocotb.triggers import FallingEdge, ReadOnly
 from harness import Mismatch, check_equal, param, rng, seed, start_clock
 
@@ -113,6 +116,10 @@ async def brr_deterministic_matches_golden(dut):
                 f"no-squash core: index {k}, state {expected.state:#x}, taken "
                 f"{expected.taken}; reproduce with seed {seed()}"
             )
+    for state in outcome_states(cfg.brr_config.outcome_masks, cfg.width, r):
+        await driver.step(write_valid=1, write_data=state)
+        for i, freq in enumerate(r.sample(range(16), 16)):
+            await driver.step(decode_valid=int(i == 15), freq=freq)
     dut._log.info(
         "%d cycles equal; %d brr committed as without squashes (%d squashed, %d overflow "
         "stalls, %d context switches, %d lost counts flagged)", driver.cycle,

@@ -12,7 +12,7 @@ with a different random output backpressure.
 from __future__ import annotations
 
 import cocotb
-from cocotb.triggers import FallingEdge, ReadOnly
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 from harness import check_equal, golden_params, param, rng, start_in_reset
 
 from hwprof.golden import samplers as gs
@@ -160,4 +160,57 @@ async def compressor_matches_golden(dut):
         for ch in channels:
             ch.check(cycle)
         await FallingEdge(dut.clk)
+    if name != "sampler_bank" and isinstance(channels[0].model, gs.Counter):
+        await saturate(dut, channels[0], cycle + 1)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
+
+
+async def saturate(dut, ch, cycle, periods=2, window=48):
+    """Drive ``C`` through ``periods`` saturations; the phases above never reach one.
+
+    The default 16-bit counter reports once per 65,535 tuples, more than the
+    phases feed, so its counter would go unobserved. Each period: the checked
+    loop until no tuple or message waits; then every tuple but the last
+    ``window`` before saturation with ``tuples.valid`` = 1 and ``messages.ready``
+    = 0, not checked cycle by cycle (fast), where a message sent too early is
+    held and seen at the end; then ``3 * window`` checked cycles with random
+    backpressure across the saturation and its message (which is held its first
+    two cycles, so the output register's hold path is seen), every tuple with one
+    key in even periods and its complement in odd ones (so each bit of the
+    message key is seen as 0 and as 1).
+    """
+    model, r = ch.model, ch.r
+    last = (1 << model.count_bits) - 1
+    first = r.getrandbits(ch.key_bits)
+    keys = [first, first ^ ((1 << ch.key_bits) - 1)]
+    for period in range(periods):
+        while ch.holding or model.out_valid:
+            ch.drive("random", cycle, 1.0)
+            await ReadOnly()
+            ch.check(cycle)
+            await FallingEdge(dut.clk)
+            cycle += 1
+        skip = last - 1 - model.counter - window
+        if skip > 0:
+            key = r.getrandbits(ch.key_bits)
+            ch.port("tuples__valid").value = 1
+            ch.port("tuples__payload").value = key
+            ch.port("messages__ready").value = 0
+            for _ in range(skip):
+                model.step(in_valid=1, in_key=key, out_ready=0)
+            await ClockCycles(dut.clk, skip, FallingEdge)
+            ch.tuples += skip
+            cycle += skip
+        held = 0
+        for _ in range(3 * window):
+            if ch.pending is None:  # every key bit seen as 0 and as 1
+                ch.pending = (keys[period % 2], 1)
+            ch.drive("random", cycle, 0.5)
+            if model.out_valid and held < 2:  # the message waits two cycles first
+                ch.ready = 0
+                ch.port("messages__ready").value = 0
+                held += 1
+            await ReadOnly()
+            ch.check(cycle)
+            await FallingEdge(dut.clk)
+            cycle += 1
