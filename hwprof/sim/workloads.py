@@ -36,8 +36,8 @@ import numpy as np
 from ..golden.tracefile import TraceError
 
 __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_trace", "trace_for",
-           "workload_command", "workload_description", "workload_env", "real_python",
-           "LARGE_SCALE"]  # fmt: skip
+           "cached_trace_path", "workload_command", "workload_description", "workload_env",
+           "real_python", "LARGE_SCALE"]  # fmt: skip
 
 #: The repository's shipped traces (a source checkout; not part of a wheel).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -177,7 +177,7 @@ def _workload(name: str) -> Workload:
 
 def workload_command(name: str, work: Path, seed: int = DEFAULT_SEED, scale: int = 1) -> list[str]:
     """Write workload ``name``'s input (``scale`` times its size) into ``work``; its command."""
-    if not isinstance(scale, int) or scale < 1:
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
         raise TraceError(f"input scale must be a positive integer, not {scale!r}")
     return _workload(name).argv(Path(work), seed, scale)
 
@@ -212,6 +212,22 @@ def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress, sca
                        header=header)  # fmt: skip
 
 
+def cached_trace_path(name: str, *, kinds: str, skip: int, limit: int | None, seed: int,
+                      cache: Path | str, scale: int = 1) -> Path:
+    """The cache file of :func:`trace_for`: named by the options, tagged by a hash of the
+    tool's source, the workload's description (with its input scale) and environment."""
+    _workload(name)
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
+        raise TraceError(f"input scale must be a positive integer, not {scale!r}")
+    source = (Path(__file__).with_name("valgrind") / "hwprof_trace.c").read_bytes()
+    # scale 1 keeps the tag and name of the traces cached before scales existed
+    tag = hashlib.sha256(source + repr((workload_description(name, scale), kinds,
+                                        workload_env(name))).encode()).hexdigest()[:10]
+    scaled = "" if scale == 1 else f"-x{scale}"
+    return Path(cache) / (f"{name}{scaled}-s{seed}-skip{skip}-limit{limit}-"
+                          f"{kinds.replace(',', '+')}-{tag}.trace")  # fmt: skip
+
+
 def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
               limit: int | None = SHIPPED_LIMIT, seed: int = DEFAULT_SEED,
               cache: Path | str = Path("build/traces"), progress: bool = False,
@@ -224,17 +240,9 @@ def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
     :class:`TraceError` when it must capture and valgrind is missing (naming
     the shipped trace to use instead).
     """
-    work = _workload(name)
-    skip = work.skip if skip is None else skip
-    source = (Path(__file__).with_name("valgrind") / "hwprof_trace.c").read_bytes()
-    if not isinstance(scale, int) or scale < 1:
-        raise TraceError(f"input scale must be a positive integer, not {scale!r}")
-    # scale 1 keeps the tag and name of the traces cached before scales existed
-    tag = hashlib.sha256(source + repr((workload_description(name, scale), kinds,
-                                        workload_env(name))).encode()).hexdigest()[:10]
-    scaled = "" if scale == 1 else f"-x{scale}"
-    path = Path(cache) / (f"{name}{scaled}-s{seed}-skip{skip}-limit{limit}-"
-                          f"{kinds.replace(',', '+')}-{tag}.trace")  # fmt: skip
+    skip = _workload(name).skip if skip is None else skip
+    path = cached_trace_path(name, kinds=kinds, skip=skip, limit=limit, seed=seed, cache=cache,
+                             scale=scale)  # fmt: skip
     if path.is_file():
         return path
     if shutil.which("valgrind") is None:
