@@ -49,7 +49,6 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..golden.tagged import AssocTable
 from ..golden.tracefile import (
     CALL,
     COND_NOT_TAKEN,
@@ -189,11 +188,11 @@ def assoc_compression(keys: np.ndarray, counts: np.ndarray, entries: int = 16) -
     positions = np.flatnonzero(counts)
     if len(positions) == 0:
         return 1.0
-    table = AssocTable(entries=entries, key_bits=64, in_count_bits=9, count_bits=16)
-    for key, count in zip(keys[positions].tolist(), counts[positions].tolist(), strict=True):
-        table.feed(key, count)
-    out = len(table.messages) + sum(table.valid)  # a held entry is one more message
-    return len(positions) / max(out, 1)
+    # the golden AssocTable's rules, compiled (tests/test_compressors_fast.py: equal to
+    # its feed() on streams that fill, replace and overflow)
+    messages, held = cf.assoc_messages(keys[positions], counts[positions], entries=entries,
+                                       count_bits=16)  # fmt: skip
+    return len(positions) / max(messages + held, 1)  # a held entry is one more message
 
 
 # --- inputs -----------------------------------------------------------------------------
