@@ -508,7 +508,10 @@ def _summary(r, stem):
                         "through the trace reader (real traces were not available when this "
                         "was run; rerun with `--trace FILE` or once hwprof.sim.workloads "
                         "ships traces)",
-           "workloads": "the traces of hwprof.sim.workloads",
+           "workloads": "the traces of hwprof.sim.workloads (the full run: 40M records of "
+                        "loads and control transfers after each program's initialisation, "
+                        "inputs enlarged as `LARGE_SCALE`: bzip2 and python x4, perl x5, "
+                        "sort x8; docs/traces.md)",
            "--trace": "the traces given with --trace"}[r["source"]]  # fmt: skip
     lines = [
         "# Stratified and tagged compressors on value streams (Sastry et al., Figs. 7-8, 10, 11)",
