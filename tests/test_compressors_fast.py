@@ -105,3 +105,45 @@ def test_comparison_catches_a_golden_mutant(seed, monkeypatch):
     monkeypatch.setattr(gt.TaggedCompressor, "process", mutant)
     golden = golden_counts(gt.TaggedCompressor(entries=64, ways=2), keys)
     assert not np.array_equal(cf.tagged_counts(keys, entries=64, ways=2)[0], golden)
+
+
+def assoc_stream(seed, n=6000):
+    """Messages for A_k in phases: few hot keys with large counts (overflow of small
+    counters), many distinct keys (round-robin replacement), and a mix."""
+    rng = np.random.default_rng(seed)
+    hot = rng.integers(1, 1 << 63, 5, dtype=np.uint64)
+    distinct = rng.integers(1, 1 << 63, n // 3, dtype=np.uint64)
+    mixed = np.where(rng.random(n // 3) < 0.5, rng.choice(hot, n // 3),
+                     rng.integers(1, 50, n // 3).astype(np.uint64))  # fmt: skip
+    keys = np.concatenate([rng.choice(hot, n // 3), distinct, mixed])
+    counts = rng.integers(1, 300, len(keys))
+    return keys, counts
+
+
+def golden_assoc(keys, counts, entries, count_bits):
+    table = gt.AssocTable(entries=entries, key_bits=64, in_count_bits=9, count_bits=count_bits)
+    for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
+        table.feed(key, count)
+    return len(table.messages), sum(table.valid)
+
+
+@pytest.mark.parametrize("entries,count_bits", [(16, 16), (16, 10), (3, 9), (1, 12)])
+def test_assoc_messages_equal_golden_feed(entries, count_bits, seed):
+    keys, counts = assoc_stream(seed)
+    golden = golden_assoc(keys, counts, entries, count_bits)
+    assert golden[0] > 0, "the stream must make A_k send messages"
+    assert cf.assoc_messages(keys, counts, entries, count_bits) == golden, f"seed {seed}"
+
+
+def test_assoc_comparison_catches_a_golden_mutant(seed, monkeypatch):
+    """The replacement pointer never advances: the compiled path differs."""
+    keys, counts = assoc_stream(seed)
+    original = gt.AssocTable.process
+
+    def mutant(self, key, count=1):
+        message = original(self, key, count)
+        self.pointer = 0
+        return message
+
+    monkeypatch.setattr(gt.AssocTable, "process", mutant)
+    assert cf.assoc_messages(keys, counts, 16, 10) != golden_assoc(keys, counts, 16, 10)

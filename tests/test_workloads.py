@@ -93,3 +93,38 @@ def test_perl_workload_repeats(tmp_path):
     assert ra.header["argv"] == rb.header["argv"] and ra.header["argv"][-1] == "input.txt"
     for col in ("kind", "pc", "addr"):
         assert (getattr(ca, col) == getattr(cb, col)).all(), col
+
+
+def test_input_scale_multiplies_the_input(tmp_path):
+    sizes, commands = {}, {}
+    for scale in (1, 3):
+        work = tmp_path / f"x{scale}"
+        work.mkdir()
+        commands[scale] = workload_command("sort", work, 5, scale=scale)
+        sizes[scale] = len((work / "input.txt").read_text().splitlines())
+    assert sizes == {1: 40_000, 3: 120_000}
+    # an enlarged sort input is sorted in one thread (one program-order load stream)
+    assert commands[1] == ["sort", "input.txt"]
+    assert commands[3] == ["sort", "--parallel=1", "input.txt"]
+    work = tmp_path / "perl"
+    work.mkdir()
+    workload_command("perl", work, 5, scale=2)
+    assert len((work / "input.txt").read_text().split()) == 120_000
+
+
+def test_scaled_traces_have_their_own_cache_name(tmp_path):
+    common = {"kinds": "loads", "skip": 10, "limit": 100, "seed": 1, "cache": tmp_path}
+    plain = workloads.cached_trace_path("perl", **common)
+    assert plain == workloads.cached_trace_path("perl", scale=1, **common)
+    assert plain.name.startswith("perl-s1-skip10-limit100-loads-")
+    scaled = workloads.cached_trace_path("perl", scale=5, **common)
+    assert scaled.name.startswith("perl-x5-s1-skip10-limit100-loads-")
+    # the tag differs too (it hashes the description, which names the scale)
+    assert scaled.name.rsplit("-", 1)[1] != plain.name.rsplit("-", 1)[1]
+    assert workloads.workload_description("perl", 5).endswith("input x5")
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(TraceError, match="input scale must be a positive integer"):
+            workloads.cached_trace_path("perl", scale=bad, **common)
+        with pytest.raises(TraceError, match="input scale must be a positive integer"):
+            workload_command("perl", tmp_path, 1, scale=bad)
+    assert set(workloads.LARGE_SCALE) == set(WORKLOADS)

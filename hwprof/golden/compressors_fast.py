@@ -20,6 +20,9 @@ they use the same hash (:meth:`HashFunction.many`), LFSR taps and tag fold.
   ``r``-th, ``2r``-th, ... of its hash index (a stable sort by index).
 * :func:`tagged_counts`: the tagged compressor (Figure 6), a compiled loop over
   the tuples with the same transitions and way choice as the golden model.
+* :func:`assoc_messages`: ``A_k`` (:class:`~hwprof.golden.tagged.AssocTable`) fed a
+  message stream: the messages it sends and the entries it still holds, a compiled
+  loop with the golden model's lookup, fill, round-robin replacement and overflow.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ __all__ = [
     "tag_array",
     "hash_index",
     "tagged_counts",
+    "assoc_messages",
 ]
 
 _JIT = {}
@@ -109,7 +113,10 @@ def stratified_counts(keys, rate: int = 256, entries: int = 2048, hash_seed: int
     c = StratifiedConfig(rate=rate, entries=entries, key_bits=64, pc_bits=32, hash_seed=hash_seed)
     if index is None:
         index = hash_index(keys, c.index_bits, hash_seed)
-    order = np.argsort(index, kind="stable")
+    # the stable sort of indices below 2^16 as uint16 is numpy's O(n) radix sort (the same
+    # order as any stable sort; an int64 index would be merge-sorted)
+    small = index.astype(np.uint16) if index.max(initial=0) < 1 << 16 else index
+    order = np.argsort(small, kind="stable")
     sorted_index = index[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_index)) + 1]
     group_start = np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
@@ -215,3 +222,63 @@ def tagged_counts(keys, index=None, **params) -> tuple[np.ndarray, int]:
     loop = _njit("tagged", _build_tagged)
     residual = loop(index, tags, c.sets, c.ways, c.hit_max, c.evict_hits, c.replace_misses, out)
     return out, int(residual)
+
+
+def _build_assoc():
+    def assoc_loop(keys, counts, entries, limit):
+        valid = np.zeros(entries, np.bool_)
+        held_key = np.zeros(entries, np.uint64)
+        held_count = np.zeros(entries, np.int64)
+        pointer = 0
+        messages = 0
+        for j in range(keys.shape[0]):
+            key = keys[j]
+            count = counts[j]
+            hit = -1
+            for i in range(entries):
+                if valid[i] and held_key[i] == key:
+                    hit = i
+                    break
+            if hit >= 0:
+                if held_count[hit] + count > limit:  # overflow: send the old count
+                    messages += 1
+                    held_count[hit] = count
+                else:
+                    held_count[hit] += count
+                continue
+            free = -1
+            for i in range(entries):
+                if not valid[i]:
+                    free = i
+                    break
+            if free >= 0:
+                valid[free] = True
+                held_key[free] = key
+                held_count[free] = count
+                continue
+            messages += 1  # the entry at the pointer is sent and replaced
+            held_key[pointer] = key
+            held_count[pointer] = count
+            pointer = (pointer + 1) % entries
+        held = 0
+        for i in range(entries):
+            if valid[i]:
+                held += 1
+        return messages, held
+
+    return assoc_loop
+
+
+def assoc_messages(keys, counts, entries: int = 16, count_bits: int = 16) -> tuple[int, int]:
+    """``A_k`` fed the messages ``(keys[t], counts[t])`` in order: ``(messages it sent,
+    entries it still holds)``, as :class:`~hwprof.golden.tagged.AssocTable`'s ``feed``."""
+    from .tagged import AssocConfig
+
+    c = AssocConfig(entries, 64, 9, count_bits)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if len(keys) != len(counts):
+        raise ValueError(f"{len(keys)} keys but {len(counts)} counts")
+    loop = _njit("assoc", _build_assoc)
+    messages, held = loop(keys, counts, c.entries, (1 << c.count_bits) - 1)
+    return int(messages), int(held)

@@ -329,6 +329,13 @@ def _kernel():
         n_profiles = state[2]
         old = np.zeros(n_tables, np.int64)
         index = np.zeros(n_tables, np.int64)
+        # entries that are valid and not replaceable: when all are, no entry can take a
+        # new tuple, and the two scans below for a target are skipped (a flooded table
+        # set, C0 or too many tables, asks on nearly every tuple)
+        busy = 0
+        for a in range(accumulator):
+            if valid[a] and not repl[a]:
+                busy += 1
         for j in range(keys.shape[0]):
             key = keys[j]
             p, free = map_find(mkey, mslot, key, mask)
@@ -337,6 +344,7 @@ def _kernel():
                 count[s] += 1
                 if repl[s] and count[s] >= thr:
                     repl[s] = False
+                    busy += 1
             else:
                 value = key & vmask
                 pc = np.uint64(0)
@@ -368,7 +376,7 @@ def _kernel():
                     old[i] = v
                     if estimate < 0 or v < estimate:
                         estimate = v
-                if estimate >= thr:
+                if estimate >= thr and busy < accumulator:
                     target = -1
                     for a in range(accumulator):
                         if not valid[a]:
@@ -387,6 +395,7 @@ def _kernel():
                         tag[target] = key
                         count[target] = estimate
                         repl[target] = False
+                        busy += 1
                         mkey[free] = key
                         mslot[free] = target
                         mpos[target] = free
@@ -414,6 +423,10 @@ def _kernel():
                         mkey[free] = tag[a]
                         mslot[free] = a
                         mpos[a] = free
+                busy = 0
+                for a in range(accumulator):
+                    if valid[a] and not repl[a]:
+                        busy += 1
                 out_len[n_profiles] = n_out
                 n_profiles += 1
                 counts[:, :] = 0

@@ -36,7 +36,8 @@ import numpy as np
 from ..golden.tracefile import ZSTD_LEVEL, TraceError
 
 __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_trace", "trace_for",
-           "workload_command", "workload_env", "real_python"]  # fmt: skip
+           "cached_trace_path", "workload_command", "workload_description", "workload_env",
+           "real_python", "LARGE_SCALE"]  # fmt: skip
 
 #: The repository's shipped traces (a source checkout; not part of a wheel).
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -90,9 +91,10 @@ class Workload:
     description : str
     skip : int
         Guest instructions of initialisation to skip before recording.
-    argv : callable (work dir, seed) -> list of str
-        Writes the input into the work dir and returns the command (which runs
-        in the work dir and names its input relative to it).
+    argv : callable (work dir, seed, scale) -> list of str
+        Writes the input (``scale`` times the default size) into the work dir
+        and returns the command (which runs in the work dir and names its input
+        relative to it).
     env : dict
         Environment variables that make the run repeatable (hash seeds).
     """
@@ -100,34 +102,38 @@ class Workload:
     name: str
     description: str
     skip: int
-    argv: Callable[[Path, int], list[str]]
+    argv: Callable[[Path, int, int], list[str]]
     env: dict = field(default_factory=dict)
 
 
-def _xz(work: Path, seed: int) -> list[str]:
-    return ["xz", "-6", "-c", "-T1", _text(work / "input.txt", np.random.default_rng(seed), 60_000)]
+def _xz(work: Path, seed: int, scale: int = 1) -> list[str]:
+    text = _text(work / "input.txt", np.random.default_rng(seed), 60_000 * scale)
+    return ["xz", "-6", "-c", "-T1", text]
 
 
-def _bzip2(work: Path, seed: int) -> list[str]:
-    return ["bzip2", "-9", "-c", _text(work / "input.txt", np.random.default_rng(seed), 60_000)]
+def _bzip2(work: Path, seed: int, scale: int = 1) -> list[str]:
+    return ["bzip2", "-9", "-c", _text(work / "input.txt", np.random.default_rng(seed),
+                                       60_000 * scale)]  # fmt: skip
 
 
-def _sort(work: Path, seed: int) -> list[str]:
+def _sort(work: Path, seed: int, scale: int = 1) -> list[str]:
     rng = np.random.default_rng(seed)
-    words = _words(rng, 40_000)
+    words = _words(rng, 40_000 * scale)
     numbers = rng.integers(0, 1_000_000, len(words))
     path = work / "input.txt"
     path.write_text("".join(f"{w} {v}\n" for w, v in zip(words, numbers, strict=True)))
-    return ["sort", path.name]
+    # GNU sort sorts with threads from 128K lines on (SUBTHREAD_LINES_HEURISTIC); an
+    # enlarged input is sorted in one thread, so that its loads are one program-order stream
+    return ["sort", path.name] if scale == 1 else ["sort", "--parallel=1", path.name]
 
 
-def _perl(work: Path, seed: int) -> list[str]:
-    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
+def _perl(work: Path, seed: int, scale: int = 1) -> list[str]:
+    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000 * scale)
     return ["perl", "-e", WORD_COUNT_PERL, name]
 
 
-def _python(work: Path, seed: int) -> list[str]:
-    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000)
+def _python(work: Path, seed: int, scale: int = 1) -> list[str]:
+    name = _text(work / "input.txt", np.random.default_rng(seed), 60_000 * scale)
     # -P (3.11+): the work dir is not put on sys.path, so its random name is not
     # hashed into the import system's dicts (the run would differ from run to run)
     isolate = ["-P"] if sys.version_info >= (3, 11) else []
@@ -147,6 +153,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
                                    "PYTHONPATH": "", "PYTHONSTARTUP": ""}),
 )}  # fmt: skip
 
+#: Input scale per workload that gives at least 100M loads after the skip (the
+#: default inputs give xz 458M guest instructions and more than 100M loads, bzip2
+#: 36.4M loads, perl 34.4M, python 31.2M, sort 14.7M): multihash-values' 100
+#: intervals of 1M loads. Measured: docs/traces.md.
+LARGE_SCALE = {"xz": 1, "bzip2": 4, "perl": 5, "python": 4, "sort": 8}
+
 #: the environment of every workload (locale-independent behaviour)
 WORKLOAD_ENV = {"LC_ALL": "C"}
 
@@ -163,9 +175,17 @@ def _workload(name: str) -> Workload:
         raise TraceError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})") from None
 
 
-def workload_command(name: str, work: Path, seed: int = DEFAULT_SEED) -> list[str]:
-    """Write workload ``name``'s input into ``work`` and return its command."""
-    return _workload(name).argv(Path(work), seed)
+def workload_command(name: str, work: Path, seed: int = DEFAULT_SEED, scale: int = 1) -> list[str]:
+    """Write workload ``name``'s input (``scale`` times its size) into ``work``; its command."""
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
+        raise TraceError(f"input scale must be a positive integer, not {scale!r}")
+    return _workload(name).argv(Path(work), seed, scale)
+
+
+def workload_description(name: str, scale: int = 1) -> str:
+    """The workload's description, with the input scale when it is not 1."""
+    text = _workload(name).description
+    return text if scale == 1 else f"{text}, input x{scale}"
 
 
 def shipped_trace(name: str) -> Path:
@@ -178,35 +198,52 @@ def shipped_trace(name: str) -> Path:
     return path
 
 
-def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress,
+def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress, scale=1,
              level: int | None = None) -> dict:  # fmt: skip
     from .trace_capture import capture
 
     with tempfile.TemporaryDirectory(prefix=f"hwprof-{name}-") as tmp:
-        command = workload_command(name, Path(tmp), seed)
+        command = workload_command(name, Path(tmp), seed, scale)
+        header = {"workload": name, "seed": seed,
+                  "description": workload_description(name, scale), "env": workload_env(name)}
+        if scale != 1:
+            header["scale"] = scale
         return capture(command, output, kinds=kinds, skip=skip, limit=limit, progress=progress,
                        stdout=subprocess.DEVNULL, cwd=tmp, env=workload_env(name), level=level,
-                       header={"workload": name, "seed": seed,
-                               "description": WORKLOADS[name].description,
-                               "env": workload_env(name)})  # fmt: skip
+                       header=header)  # fmt: skip
+
+
+def cached_trace_path(name: str, *, kinds: str, skip: int, limit: int | None, seed: int,
+                      cache: Path | str, scale: int = 1) -> Path:
+    """The cache file of :func:`trace_for`: named by the options, tagged by a hash of the
+    tool's source, the workload's description (with its input scale) and environment."""
+    _workload(name)
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale < 1:
+        raise TraceError(f"input scale must be a positive integer, not {scale!r}")
+    source = (Path(__file__).with_name("valgrind") / "hwprof_trace.c").read_bytes()
+    # scale 1 keeps the tag and name of the traces cached before scales existed
+    tag = hashlib.sha256(source + repr((workload_description(name, scale), kinds,
+                                        workload_env(name))).encode()).hexdigest()[:10]
+    scaled = "" if scale == 1 else f"-x{scale}"
+    return Path(cache) / (f"{name}{scaled}-s{seed}-skip{skip}-limit{limit}-"
+                          f"{kinds.replace(',', '+')}-{tag}.trace")  # fmt: skip
 
 
 def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
               limit: int | None = SHIPPED_LIMIT, seed: int = DEFAULT_SEED,
-              cache: Path | str = Path("build/traces"), progress: bool = False) -> Path:
+              cache: Path | str = Path("build/traces"), progress: bool = False,
+              scale: int = 1) -> Path:
     """A trace of workload ``name``, captured into ``cache`` on first use.
 
-    ``skip`` defaults to the workload's initialisation length. Raises
+    ``skip`` defaults to the workload's initialisation length; ``scale``
+    multiplies the workload's input (for traces longer than the default input
+    gives: :data:`LARGE_SCALE`). Raises
     :class:`TraceError` when it must capture and valgrind is missing (naming
     the shipped trace to use instead).
     """
-    work = _workload(name)
-    skip = work.skip if skip is None else skip
-    source = (Path(__file__).with_name("valgrind") / "hwprof_trace.c").read_bytes()
-    tag = hashlib.sha256(source + repr((work.description, kinds, workload_env(name))).encode()
-                         ).hexdigest()[:10]  # fmt: skip
-    path = Path(cache) / (f"{name}-s{seed}-skip{skip}-limit{limit}-"
-                          f"{kinds.replace(',', '+')}-{tag}.trace")  # fmt: skip
+    skip = _workload(name).skip if skip is None else skip
+    path = cached_trace_path(name, kinds=kinds, skip=skip, limit=limit, seed=seed, cache=cache,
+                             scale=scale)  # fmt: skip
     if path.is_file():
         return path
     if shutil.which("valgrind") is None:
@@ -218,7 +255,7 @@ def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
     except OSError as exc:
         raise TraceError(f"{path.parent}: cannot create ({exc.strerror})") from None
     result = _capture(name, path, kinds=kinds, skip=skip, limit=limit, seed=seed,
-                      progress=progress)  # fmt: skip
+                      progress=progress, scale=scale)  # fmt: skip
     status = result.get("exit_status")
     if status not in (0, None):
         path.unlink(missing_ok=True)
