@@ -117,8 +117,13 @@ class Check:
         harness = StreamHarness(component, to_verilog(component, name), name, opt=opt)
         return cls(name, params, harness)
 
+    drain_cycles: int | None = None
+
     def drain(self) -> int:
-        """Cycles after the last tuple: the model's latency, or a multi-hash readout."""
+        """Cycles after the last tuple: the model's latency, or a multi-hash readout
+        (``drain_cycles`` if set)."""
+        if self.drain_cycles is not None:
+            return self.drain_cycles
         if self.name == "multihash":
             return 4 * self.params["accumulator"] + 64
         return getattr(golden_model(self.name, self.params), "latency", 1) + 2
@@ -203,6 +208,9 @@ def main(argv=None) -> int:
         metavar="K=V",
         help="top parameter (one top only)",
     )
+    parser.add_argument("--drain", type=int,
+                        help="cycles run after the last tuple (default: latency + 2; "
+                        "multihash: 4 x accumulator + 64, its last readout)")  # fmt: skip
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--work", type=Path, help="directory for key and output files")
     args = parser.parse_args(argv)
@@ -219,7 +227,11 @@ def main(argv=None) -> int:
         for name in args.tops:
             golden_model(name, {}) if name not in TOPS else None
         overrides = parse_params(get_top(args.tops[0]), args.params) if args.params else {}
+        if args.drain is not None and args.drain < 0:
+            raise ValueError(f"--drain must be >= 0, not {args.drain}")
         checks = [Check.build(name, overrides) for name in args.tops]
+        for check in checks:
+            check.drain_cycles = args.drain
     except (ValueError, CatalogError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
