@@ -42,14 +42,20 @@ def test_trace_keys_are_the_load_tuples():
     assert np.array_equal(keys, want)
 
 
+def _unelaborated(name):
+    component = get_top(name).construct({})
+    component._MustUse__silence = True  # only its signature is read
+    return component
+
+
 def test_stream_ports_follow_the_signature():
     for name, sink in (("stratified", "messages"), ("tagged_compressor", "messages"),
                        ("multihash", "records")):  # fmt: skip
-        source, out, layout = stream_ports(get_top(name).construct({}))
+        source, out, layout = stream_ports(_unelaborated(name))
         assert (source, out) == ("tuples", sink)
         assert layout.members["key"] == 64
     with pytest.raises(ValueError, match="one input and one output stream"):
-        stream_ports(get_top("brr").construct({}))
+        stream_ports(_unelaborated("brr"))
 
 
 def test_payload_fields_across_words(seed):
