@@ -118,7 +118,7 @@ def _run(cmd: list[str]) -> dict:
 class BrrRun:
     """Outputs of ``brr_period``: per cycle ``freq``, ``taken``, ``redirect``, ``state``."""
 
-    def __init__(self, path: Path, cycles: int, rate: float):
+    def __init__(self, path: Path, cycles: int, rate: float, cpu_rate: float = 0.0):
         raw = Path(path).read_bytes()
         if len(raw) != cycles * 6:
             raise RuntimeError(f"{path}: {len(raw)} bytes, expected {cycles * 6}")
@@ -127,12 +127,13 @@ class BrrRun:
         self.taken = flags & 1
         self.redirect = flags >> 1 & 1
         self.state = np.frombuffer(raw, np.uint32, cycles, 2 * cycles)
-        self.cycles_per_second = rate
+        self.cycles_per_second = rate  # by wall time of the simulation loop
+        self.cpu_cycles_per_second = cpu_rate  # by its CPU time
 
 
 def run_brr_period(exe: Path, cycles: int, seed: int, out: Path) -> BrrRun:
     report = _run([exe, cycles, seed, out])
-    return BrrRun(out, cycles, report["cycles_per_second"])
+    return BrrRun(out, cycles, report["cycles_per_second"], report["cpu_cycles_per_second"])
 
 
 def check_brr_period(run: BrrRun, config) -> dict:
