@@ -352,19 +352,24 @@ class StreamHarness:
                          cycle=raw[:, 0].copy(), fields=fields)  # fmt: skip
 
 
-def ready_pattern(cycles: int, ready: float, seed: int) -> np.ndarray:
-    """The output ready of ``stream.cpp``'s first ``cycles`` cycles (its xorshift)."""
+def _readies(ready: float, seed: int):
+    """stream.cpp's output ready, cycle after cycle (its xorshift64 and threshold)."""
     ppm = round(ready * READY_PPM)
-    if ppm >= READY_PPM:
-        return np.ones(cycles, dtype=bool)
     x, mask = seed | 1, (1 << 64) - 1
-    out = np.empty(cycles, dtype=bool)
-    for c in range(cycles):
+    while True:
+        if ppm >= READY_PPM:
+            yield True
+            continue
         x ^= x << 13 & mask
         x ^= x >> 7
         x ^= x << 17 & mask
-        out[c] = (x >> 11) % READY_PPM < ppm
-    return out
+        yield (x >> 11) % READY_PPM < ppm
+
+
+def ready_pattern(cycles: int, ready: float, seed: int) -> np.ndarray:
+    """The output ready of ``stream.cpp``'s first ``cycles`` cycles."""
+    readies = _readies(ready, seed)
+    return np.array([next(readies) for _ in range(cycles)], dtype=bool)
 
 
 def golden_transfers(model, keys, drain: int, ready: float = 1.0, seed: int = 1) -> dict:
@@ -378,13 +383,9 @@ def golden_transfers(model, keys, drain: int, ready: float = 1.0, seed: int = 1)
     keys = [int(k) for k in np.asarray(keys, dtype=np.uint64)]
     n, i, idle, cycle, stalls = len(keys), 0, 0, 0, 0
     got = {"cycle": [], "key": [], "count": []}
-    readies = ready_pattern(0, ready, seed)  # extended on demand
-    x_pattern = []
+    readies = _readies(ready, seed)
     while i < n or idle < drain:
-        if cycle >= len(x_pattern):
-            readies = ready_pattern(max(2 * cycle, 1024), ready, seed)
-            x_pattern = readies
-        out_ready = int(x_pattern[cycle])
+        out_ready = int(next(readies))
         offer = i < n
         shown = model.step(int(offer), keys[i] if offer else 0, 1, out_ready)
         if out_ready and shown["out_valid"]:
