@@ -112,8 +112,12 @@ class Check:
     @classmethod
     def build(cls, name: str, overrides: dict | None = None, opt: str = OPT) -> Check:
         top = get_top(name)
-        params = top.resolve(overrides or {})
-        component = top.construct(overrides or {})
+        return cls.of(name, top.construct(overrides or {}), top.resolve(overrides or {}), opt)
+
+    @classmethod
+    def of(cls, name: str, component, params: dict, opt: str = OPT) -> Check:
+        """Top ``name``'s check on ``component`` (e.g. a mutant of the block) built with
+        ``params`` (resolved: the golden model's)."""
         harness = StreamHarness(component, to_verilog(component, name), name, opt=opt)
         return cls(name, params, harness)
 

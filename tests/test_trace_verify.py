@@ -12,6 +12,8 @@ tuple trace.
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 from amaranth.lib import data
@@ -19,7 +21,14 @@ from amaranth.lib import data
 from hwprof.catalog import get_top
 from hwprof.golden.samplers import Stratified
 from hwprof.golden.tagged import TaggedCompressor
-from hwprof.sim.native import OPT, _field, compare_counts, ready_pattern, stream_ports
+from hwprof.sim.native import (
+    OPT,
+    _field,
+    compare_counts,
+    ready_pattern,
+    stream_ports,
+    stream_wrapper,
+)
 from hwprof.sim.workloads import shipped_trace
 from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys
 
@@ -56,6 +65,13 @@ def test_stream_ports_follow_the_signature():
         assert layout.members["key"] == 64
     with pytest.raises(ValueError, match="one input and one output stream"):
         stream_ports(_unelaborated("brr"))
+
+
+def test_wrapper_drives_the_streams_and_ties_other_inputs():
+    verilog, macros = stream_wrapper(_unelaborated("multihash"), "multihash")
+    assert ".tuples__valid(in_valid_q)" in verilog and ".records__ready(out_ready_q)" in verilog
+    assert ".cfg_we(1'd0)" in verilog and ".cfg_interval(24'd0)" in verilog
+    assert macros["HWPROF_PAYLOAD_BITS"] == 89 and macros["HWPROF_KEY_BITS"] == 64
 
 
 def test_payload_fields_across_words(seed):
@@ -120,6 +136,15 @@ def test_real_trace_slice_bit_exact(xz_keys, tmp_path, name):
     assert late["mismatches"] == report["messages"]
 
 
+def test_harness_rejects_a_truncated_key_file(tmp_path):
+    exe = _slice_check("tagged_compressor").harness.exe
+    (tmp_path / "keys.bin").write_bytes(b"\x01" * 7)
+    proc = subprocess.run([exe, tmp_path / "keys.bin", tmp_path / "out.bin", "5"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("size is not a multiple of 8 bytes (uint64 keys)")
+
+
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
     """Output ready on 30 % of cycles: stalls, against the golden cycle model."""
@@ -144,6 +169,17 @@ def test_shipped_trace_bit_exact(tmp_path, name, trace):
     report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
     assert report["tuples"] == len(keys) > 1_000_000
+
+
+@pytest.mark.soak
+def test_tagged_compressor_without_bypass_fails_on_a_trace(xz_keys, tmp_path):
+    """The RTL mutant of latency 3 without forwarding (rtl.tagged's ``bypass=False``)
+    differs from the golden model on real tuples: the harness and check catch it."""
+    from hwprof.rtl.tagged import TaggedCompressor as Rtl
+
+    params = get_top("tagged_compressor").resolve({})
+    check = Check.of("tagged_compressor", Rtl(**params, bypass=False), params, opt="-O0")
+    assert check.run(xz_keys, tmp_path)["mismatches"] > 0
 
 
 @pytest.mark.soak
