@@ -89,13 +89,16 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     build.mkdir(parents=True, exist_ok=True)
     (build / f"{top}.v").write_text(verilog)
     env = dict(os.environ)
-    # the model's speed is the point here (verilator_environment sets -O0 for cocotb)
+    # the model's speed is the point here (verilator_environment sets -O0 for cocotb):
+    # ``opt`` for the per-cycle code (OPT_FAST, also the harness) and the runtime
+    # library, -O0 for the construction code run once (OPT_SLOW: half the C++ of a
+    # large model, and most of its build time at -O2)
     flags = " ".join(f for f in env.get("MAKEFLAGS", "").split() if not f.startswith("OPT_"))
     env["MAKEFLAGS"] = f"{flags} OPT_FAST={opt} OPT_SLOW=-O0 OPT_GLOBAL={opt}".strip()
     macros = {"HWPROF_TOP": f"V{top}", "HWPROF_TOP_HEADER": f'\\"V{top}.h\\"', **defines}
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
            *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), *VERILATOR_OPTIONS,
-           "--Mdir", str(build / "obj"), "-o", harness, "-CFLAGS", opt,
+           "--Mdir", str(build / "obj"), "-o", harness,
            "-CFLAGS", f"-I{HARNESSES}",
            *(a for k, v in macros.items() for a in ("-CFLAGS", f"-D{k}={v}")),
            str(build / f"{top}.v"), str(HARNESSES / f"{harness}.cpp")]  # fmt: skip
