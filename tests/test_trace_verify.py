@@ -35,11 +35,6 @@ from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_ke
 SLICE = 20_000
 
 
-@pytest.fixture(scope="module")
-def xz_keys():
-    return trace_keys(shipped_trace("xz"), SLICE)
-
-
 def test_trace_keys_are_the_load_tuples():
     keys = trace_keys(shipped_trace("sort"), 1000)
     assert keys.dtype == np.uint64 and len(keys) == 1000
@@ -122,17 +117,22 @@ def _slice_check(name: str) -> Check:
     return _check(name, "-O0") if name == "tagged_compressor" else _check(name)
 
 
+#: tuples per slice: H[P_256]_2048 sends a message per 256 tuples of a substream
+SLICES = {"tagged_compressor": 20_000, "stratified": 400_000}
+
+
 @pytest.mark.parametrize("name", SLICE_TOPS)
-def test_real_trace_slice_bit_exact(xz_keys, tmp_path, name):
+def test_real_trace_slice_bit_exact(tmp_path, name):
+    keys = trace_keys(shipped_trace("xz"), SLICES[name])
     check = _slice_check(name)
-    report = check.run(xz_keys, tmp_path)
+    report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
-    assert report["tuples"] == SLICE and report["stalls"] == 0
+    assert report["tuples"] == len(keys) and report["stalls"] == 0
     assert report["messages"] >= 20, report
     # the check can fail: every message expected one cycle late
-    run = check.harness.run(xz_keys, tmp_path, check.drain())
+    run = check.harness.run(keys, tmp_path, check.drain())
     latency = getattr(golden_model(name, check.params), "latency", 1)
-    late = compare_counts(run, xz_keys, bulk_counts(name, check.params, xz_keys), latency + 1)
+    late = compare_counts(run, keys, bulk_counts(name, check.params, keys), latency + 1)
     assert late["mismatches"] == report["messages"]
 
 
@@ -148,7 +148,7 @@ def test_harness_rejects_a_truncated_key_file(tmp_path):
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
     """Output ready on 30 % of cycles: stalls, against the golden cycle model."""
-    keys = trace_keys(shipped_trace("perl"), 20_000)
+    keys = trace_keys(shipped_trace("perl"), SLICES[name])
     check = _slice_check(name)
     report = check.run(keys, tmp_path, ready=0.3, seed=seed)
     assert report["mismatches"] == 0, report
@@ -172,23 +172,23 @@ def test_shipped_trace_bit_exact(tmp_path, name, trace):
 
 
 @pytest.mark.soak
-def test_tagged_compressor_without_bypass_fails_on_a_trace(xz_keys, tmp_path):
+def test_tagged_compressor_without_bypass_fails_on_a_trace(tmp_path):
     """The RTL mutant of latency 3 without forwarding (rtl.tagged's ``bypass=False``)
     differs from the golden model on real tuples: the harness and check catch it."""
     from hwprof.rtl.tagged import TaggedCompressor as Rtl
 
     params = get_top("tagged_compressor").resolve({})
     check = Check.of("tagged_compressor", Rtl(**params, bypass=False), params, opt="-O0")
-    assert check.run(xz_keys, tmp_path)["mismatches"] > 0
+    assert check.run(trace_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
 
 
 @pytest.mark.soak
 def test_multihash_slice_checker_can_fail(tmp_path):
-    """The multi-hash comparison catches a profiler with another threshold."""
+    """The multi-hash comparison catches a profiler with intervals one tuple shorter."""
     check = _check("multihash")
     keys = trace_keys(shipped_trace("xz"), 50_000)
     assert check.run(keys, tmp_path)["mismatches"] == 0
-    wrong = golden_model("multihash", {**check.params, "threshold": 101})
+    wrong = golden_model("multihash", {**check.params, "interval_length": 9_999})
     assert check.run(keys, tmp_path, golden=wrong)["mismatches"] > 0
 
 
