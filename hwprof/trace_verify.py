@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .catalog import CatalogError, get_top, parse_params
-from .golden.tracefile import iter_keys
+from .golden.tracefile import iter_keys, open_trace
 from .sim.native import (
     OPT,
     StreamHarness,
@@ -48,7 +48,7 @@ from .sim.native import (
 from .sim.workloads import SHIPPED_DIR
 from .synth import to_verilog
 
-__all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "verify", "main"]
+__all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "main"]
 
 #: the tops checked on traces, and the golden parameters each takes from the top's
 TOPS = ("stratified", "tagged_compressor", "multihash")
@@ -169,15 +169,6 @@ class Check:
                 "mismatches": differ + records, "interval_mismatches": differ}  # fmt: skip
 
 
-def verify(name: str, trace, *, limit=None, ready=1.0, seed=1, overrides=None,
-           work: Path | None = None) -> dict:  # fmt: skip
-    """Build ``name`` and check it on the tuples of ``trace``; the report."""
-    check = Check.build(name, overrides)
-    keys = trace_keys(trace, limit)
-    with tempfile.TemporaryDirectory(dir=work) as tmp:
-        return {"trace": Path(trace).name, **check.run(keys, Path(tmp), ready, seed)}
-
-
 def _row(r: dict) -> str:
     rate = f"{r['rtl_cpu_cycles_per_second']:,} ({r['rtl_cycles_per_second']:,})"
     return (
@@ -228,8 +219,11 @@ def main(argv=None) -> int:
             raise ValueError("-p needs exactly one top")
         if not 0 < args.ready <= 1:
             raise ValueError(f"--ready must be in (0, 1], not {args.ready}")
-        for name in args.tops:
-            golden_model(name, {}) if name not in TOPS else None
+        unknown = [name for name in args.tops if name not in TOPS]
+        if unknown:
+            raise ValueError(f"no trace check for {', '.join(unknown)} (one of {', '.join(TOPS)})")
+        for t in traces:
+            open_trace(t).close()  # a malformed trace fails here, before any build
         overrides = parse_params(get_top(args.tops[0]), args.params) if args.params else {}
         if args.drain is not None and args.drain < 0:
             raise ValueError(f"--drain must be >= 0, not {args.drain}")
@@ -241,7 +235,11 @@ def main(argv=None) -> int:
         return 2
     rows, bad = [], 0
     for t in traces:
-        keys = trace_keys(t, args.limit)
+        try:
+            keys = trace_keys(t, args.limit)
+        except ValueError as exc:  # TraceError: a chunk that does not decode
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         for check in checks:
             with tempfile.TemporaryDirectory(dir=args.work) as tmp:
                 r = {"trace": Path(t).name, **check.run(keys, Path(tmp), args.ready, args.seed)}

@@ -89,12 +89,15 @@ def test_ready_pattern_fraction(seed):
     assert ready_pattern(100, 1.0, seed).all()
 
 
-def test_unknown_top_and_bad_ready_are_usage_errors(capsys):
+def test_unknown_top_bad_ready_and_bad_trace_are_usage_errors(capsys, tmp_path):
+    truncated = tmp_path / "truncated.trace"
+    truncated.write_bytes(shipped_trace("xz").read_bytes()[:100])
     assert main(["brr", "--limit", "10"]) == 2
     assert main(["tagged_compressor", "--ready", "0"]) == 2
     assert main(["tagged_compressor", "--trace", "no/such.trace"]) == 2
+    assert main(["tagged_compressor", "--trace", str(truncated)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("error: ") for line in err)
+    assert len(err) == 4 and all(line.startswith("error: ") for line in err)
 
 
 _CHECKS = {}
