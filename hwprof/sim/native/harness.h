@@ -1,10 +1,9 @@
 // Shared pieces of the native Verilator harnesses (hwprof/sim/native/*.cpp): the
-// model's reset and clock, the key file (mapped, not copied), output files, wide
-// payload words, and the timing line every harness prints.
+// model's reset and clock, the key file (mapped, not copied), output files, and
+// the timing line every harness prints.
 //
 // The harness is compiled with -DHWPROF_TOP=V<top> -DHWPROF_TOP_HEADER="V<top>.h"
-// (hwprof.sim.native.build_native). Verilator spells an Amaranth port's double
-// underscore ___05F: HWPROF_PORT(tuples, valid) is tuples___05Fvalid.
+// (hwprof.sim.native.build_native).
 #pragma once
 
 #include <fcntl.h>
@@ -19,14 +18,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <type_traits>
 #include <vector>
 
 #include "verilated.h"
-
-#define HWPROF_CAT3(a, b, c) a##b##c
-#define HWPROF_PORT_(stream, field) HWPROF_CAT3(stream, ___05F, field)
-#define HWPROF_PORT(stream, field) HWPROF_PORT_(stream, field)
 
 namespace hwprof {
 
@@ -128,30 +122,6 @@ class Writer {
     std::FILE* f_;
     std::vector<uint64_t> buf_;
 };
-
-// A port's value as 64-bit words, least significant first (Verilator keeps ports of
-// up to 64 bits in an integer, wider ones in 32-bit words, VlWide).
-template <class T> constexpr int words64() {
-    if constexpr (std::is_integral_v<T>) return 1;
-    else return (T::Words + 1) / 2;
-}
-template <class T> inline uint64_t word64(const T& v, int i) {
-    if constexpr (std::is_integral_v<T>) {
-        return i == 0 ? static_cast<uint64_t>(v) : 0;
-    } else {
-        const uint64_t lo = v[2 * i];
-        const uint64_t hi = 2 * i + 1 < T::Words ? static_cast<uint64_t>(v[2 * i + 1]) : 0;
-        return lo | hi << 32;
-    }
-}
-template <class T> inline void set_word64(T& v, uint64_t x) {
-    if constexpr (std::is_integral_v<T>) {
-        v = static_cast<T>(x);
-    } else {
-        v[0] = static_cast<uint32_t>(x);
-        if (T::Words > 1) v[1] = static_cast<uint32_t>(x >> 32);
-    }
-}
 
 // Wall and CPU time (this process) of the simulation loop only (not file I/O or
 // model construction). On a shared machine the CPU time is the model's own cost;
