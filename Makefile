@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean prove mutate experiments
+.PHONY: all report test test-fast soak lint clean prove mutate experiments trace-verify
 
 all: report
 
@@ -42,6 +42,17 @@ MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdow
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
 	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) || status=1; done; exit $$status
+
+# The generated Verilog of stratified, tagged_compressor and multihash on every load
+# tuple of the shipped traces and of the first TRACE_LIMIT tuples of the 100M-load xz
+# trace (captured on first use, needs valgrind), native Verilator harness
+# (docs/verification.md).
+TRACE_LIMIT ?= 12000000
+trace-verify: $(STAMP)
+	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown
+	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
+	    $$($(BIN)/python -c 'from hwprof.sim.workloads import trace_for as t; \
+	    print(t("xz", kinds="loads", limit=100_000_000))')
 
 # every paper reproduction at full size (results in docs/results/; some capture traces)
 experiments: $(STAMP)

@@ -41,7 +41,8 @@ def main():
             run = run_brr_period(exe, cycles, args.seed + r, Path(tmp) / "out.bin")
             rates.append(run.cycles_per_second)
             report = check_brr_period(run, config)
-            print(f"run {r}: {run.cycles_per_second:,.0f} cycles/s; {report}")
+            print(f"run {r}: {run.cycles_per_second:,.0f} cycles/s (CPU time: "
+                  f"{run.cpu_cycles_per_second:,.0f}); {report}")  # fmt: skip
     print(f"brr width {args.width}: {cycles:,} cycles ({args.periods} periods), "
           f"best {max(rates):,.0f} cycles/s")  # fmt: skip
 

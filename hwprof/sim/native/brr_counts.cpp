@@ -5,20 +5,19 @@
 // enters: the counts come from the Verilog alone.
 //
 // usage: brr_counts PERIOD
-#include <cstdio>
-#include <cstdint>
-#include <cstdlib>
-#include <vector>
+#include "harness.h"
 #include "Vbrr.h"
-#include "verilated.h"
 
 int main(int argc, char** argv) {
-    Verilated::commandArgs(argc, argv);
-    const uint64_t period = std::strtoull(argv[1], nullptr, 10);
+    using namespace hwprof;
+    usage_if(argc != 2, argv[0], "PERIOD");
+    const uint64_t period = parse_u64(argv[1]);
     const int lags = 8;
-    Vbrr* top = new Vbrr;
-    top->clk = 0; top->rst = 1; top->decode_valid = 0; top->load_valid = 0; top->freq = 0;
-    top->eval(); top->clk = 1; top->eval(); top->clk = 0; top->rst = 0; top->eval();
+    VerilatedContext ctx;
+    Vbrr* top = new Vbrr{&ctx};
+    top->decode_valid = 0; top->load_valid = 0; top->freq = 0;
+    reset(top);
+    top->eval();
     std::vector<uint16_t> taken(period);
     uint64_t first_state = top->state;
     for (uint64_t t = 0; t < period; ++t) {
@@ -29,7 +28,7 @@ int main(int argc, char** argv) {
         }
         taken[t] = bits;
         top->decode_valid = 1; top->eval();
-        top->clk = 1; top->eval(); top->clk = 0; top->eval();
+        rising_edge(top);
         top->decode_valid = 0; top->eval();
     }
     std::printf("{\"back_to_start\": %d, \"taken\": [", (uint64_t)top->state == first_state);

@@ -1,67 +1,120 @@
-// Native Verilator harness for a stream compressor (tuples in, messages out):
-// streams 64-bit keys from a file, one per cycle (tuples__valid = 1,
-// messages__ready = 1), and writes every message as (cycle, key, count).
-// HWPROF_TOP / HWPROF_TOP_HEADER name the Verilated class (-DHWPROF_TOP=Vx ...); Verilator
-// spells the ports' double underscore ___05F.
+// Native Verilator harness for any block with a stream in and a stream out (the
+// samplers, the tagged compressor, the multi-hash profiler).
 //
-// usage: stream KEYS.bin OUT.bin   (KEYS.bin: little-endian uint64 keys)
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <vector>
-
+// The top is a generated Verilog wrapper (hwprof.sim.native.stream_wrapper) around
+// the block: flops in the wrapper drive the block's input stream (valid, payload)
+// and its output stream's ready, and once per rising edge the wrapper calls
+// hwprof_step (below, DPI) with what it saw in the cycle that ends (the block's
+// ready, valid and payload, before the edge) to learn what to drive next. The block's
+// inputs are thus all flops: its combinational logic is evaluated once per cycle
+// (after the edge), not again for every change of a C++-driven input.
+//
+// Stimulus: the 64-bit keys of a file in order, one offered every cycle and held
+// until accepted (valid/ready); the output's ready high, or low on a seeded fraction
+// of cycles (READY_PPM: parts per million of cycles with ready high); DRAIN cycles
+// after the last key is accepted. Any other input of the block is tied to 0.
+//
+// Writes every transfer on the output stream as 1 + W little-endian uint64 words: the
+// cycle (0 = the first after reset; tuple t is offered first in cycle t), then the
+// payload in W = ceil(bits / 64) words, least significant first. Prints one JSON
+// line (harness.h report): cycles, times, accepted tuples, input stalls (cycles a
+// key was offered and not accepted), output transfers and W.
+//
+// usage: stream KEYS.bin OUT.bin DRAIN [READY_PPM SEED]
+// -DHWPROF_PAYLOAD_BITS=<output payload width> -DHWPROF_KEY_BITS=<input payload width>
+// -DHWPROF_DPI_HEADER="V<wrapper>__Dpi.h"
+#include "harness.h"
 #include HWPROF_TOP_HEADER
-#include "verilated.h"
+#include "svdpi.h"
+#include HWPROF_DPI_HEADER  // hwprof_step's prototype, as Verilator declares it
 
-template <typename T> static uint64_t word(const T& w, int i) { return w[i]; }
+namespace {
+
+constexpr int kOutWords32 = (HWPROF_PAYLOAD_BITS + 31) / 32;
+constexpr int kOutWords64 = (HWPROF_PAYLOAD_BITS + 63) / 64;
+static_assert(HWPROF_KEY_BITS <= 64, "keys are read as uint64");
+
+struct State {
+    const hwprof::Keys* keys = nullptr;
+    hwprof::Writer* out = nullptr;
+    uint64_t drain = 0, ready_ppm = 1000000, x = 1;
+    uint64_t next = 0;  // next key to offer
+    uint64_t key = 0;   // the key offered (held while not accepted)
+    uint64_t cycle = 0, accepted = 0, stalls = 0, idle = 0, transfers = 0;
+    bool done = false;
+};
+State S;
+
+}  // namespace
+
+// Called by the wrapper at every rising edge, the reset edge included (rst = 1),
+// with the values of the cycle that ends; returns the next cycle's in valid, key and
+// out ready.
+extern "C" void hwprof_step(svBit rst, svBit in_valid, svBit in_ready, svBit out_valid,
+                            svBit out_ready, const svBitVecVal* payload, svBit* valid,
+                            svBitVecVal* key, svBit* ready) {
+    State& s = S;
+    bool advance = true;
+    if (!rst) {
+        if (out_valid && out_ready) {
+            s.out->put(s.cycle);
+            for (int w = 0; w < kOutWords64; ++w) {
+                const uint64_t lo = payload[2 * w];
+                const uint64_t hi = 2 * w + 1 < kOutWords32 ? payload[2 * w + 1] : 0;
+                s.out->put(lo | hi << 32);
+            }
+            ++s.transfers;
+        }
+        if (in_valid) {
+            if (in_ready) ++s.accepted;
+            else { ++s.stalls; advance = false; }
+        } else {
+            ++s.idle;
+        }
+        ++s.cycle;
+        s.done = s.accepted == s.keys->size() && s.idle >= s.drain;
+    }
+    if (advance) {
+        const bool offer = s.next < s.keys->size();
+        *valid = offer;
+        s.key = offer ? (*s.keys)[s.next++] : 0;
+    } else {
+        *valid = 1;  // held
+    }
+    key[0] = static_cast<uint32_t>(s.key);
+    if (HWPROF_KEY_BITS > 32) key[1] = static_cast<uint32_t>(s.key >> 32);
+    *ready = s.ready_ppm == 1000000 || (hwprof::xorshift(s.x) >> 11) % 1000000 < s.ready_ppm;
+}
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: %s KEYS.bin OUT.bin\n", argv[0]);
-        return 2;
+    using namespace hwprof;
+    usage_if(argc != 4 && argc != 6, argv[0], "KEYS.bin OUT.bin DRAIN [READY_PPM SEED]");
+    const Keys keys(argv[1]);
+    Writer out(argv[2]);
+    S.keys = &keys;
+    S.out = &out;
+    S.drain = parse_u64(argv[3]);
+    if (argc == 6) {
+        S.ready_ppm = parse_u64(argv[4]);
+        S.x = parse_u64(argv[5]) | 1;
+        if (S.ready_ppm > 1000000) die("READY_PPM must be at most 1000000", argv[4]);
     }
-    std::FILE* in = std::fopen(argv[1], "rb");
-    if (!in) { std::perror(argv[1]); return 1; }
-    std::vector<uint64_t> keys;
-    uint64_t buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 8, 4096, in)) > 0) keys.insert(keys.end(), buf, buf + n);
-    std::fclose(in);
     VerilatedContext ctx;
     HWPROF_TOP* top = new HWPROF_TOP{&ctx};
-    top->clk = 0;
-    top->rst = 1;
-    top->tuples___05Fvalid = 0;
-    top->messages___05Fready = 1;
-    top->eval();
-    top->clk = 1; top->eval(); top->clk = 0; top->eval();
-    top->rst = 0;
-    std::vector<uint64_t> out;  // cycle, key, count
-    const uint64_t cycles = keys.size() + 2;
-    uint64_t stalls = 0;
-    auto start = std::chrono::steady_clock::now();
-    for (uint64_t i = 0; i < cycles; ++i) {
-        top->tuples___05Fvalid = i < keys.size();
-        top->tuples___05Fpayload = i < keys.size() ? keys[i] : 0;
-        top->eval();
-        if (i < keys.size() && !top->tuples___05Fready) ++stalls;
-        if (top->messages___05Fvalid) {
-            // payload = {count, key}: key in bits 0..63, count above
-            const auto& p = top->messages___05Fpayload;
-            out.push_back(i);
-            out.push_back(word(p, 0) | (word(p, 1) << 32));
-            out.push_back(word(p, 2));
-        }
-        top->clk = 1; top->eval(); top->clk = 0; top->eval();
+    reset(top);  // the reset edge loads the first key
+    Timer timer;
+    while (!S.done) {
+        top->eval();  // clk low (nothing of the block's logic changes)
+        rising_edge(top);
     }
-    auto stop = std::chrono::steady_clock::now();
-    double seconds = std::chrono::duration<double>(stop - start).count();
-    std::FILE* o = std::fopen(argv[2], "wb");
-    if (!o) { std::perror(argv[2]); return 1; }
-    std::fwrite(out.data(), 8, out.size(), o);
-    std::fclose(o);
-    std::printf("%llu cycles %llu stalls %.6f s %.0f cycles/s\n", (unsigned long long)cycles,
-                (unsigned long long)stalls, seconds, cycles / seconds);
+    timer.stop();
+    out.close();
+    char extra[160];
+    std::snprintf(extra, sizeof extra,
+                  ", \"tuples\": %llu, \"stalls\": %llu, \"transfers\": %llu, \"words\": %d",
+                  (unsigned long long)S.accepted, (unsigned long long)S.stalls,
+                  (unsigned long long)S.transfers, kOutWords64);
+    report(S.cycle, timer, extra);
     top->final();
     delete top;
     return 0;

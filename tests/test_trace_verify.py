@@ -1,0 +1,202 @@
+"""The generated Verilog on real traces (hwprof/trace_verify.py, native stream harness).
+
+Default tier: the tagged compressor, built once at ``-O0`` (the build is the slow
+part), on slices of the shipped traces: with the output always ready against the
+golden bulk path, and back-pressured against the golden cycle model; each check
+shown to fail (a message one cycle late, a model with another ShouldEvict
+threshold). Soak tier (``make soak``): the same for the stratified sampler, every
+tuple of every shipped trace for the three tops, and the multi-hash check's own
+failure; docs/verification.md gives the figures and the command for a 10M+
+tuple trace.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+from amaranth.lib import data
+
+from hwprof.catalog import get_top
+from hwprof.golden.samplers import Stratified
+from hwprof.golden.tagged import TaggedCompressor
+from hwprof.sim.native import (
+    OPT,
+    _field,
+    compare_counts,
+    ready_pattern,
+    stream_ports,
+    stream_wrapper,
+)
+from hwprof.sim.workloads import shipped_trace
+from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys
+
+SLICE = 20_000
+
+
+def test_trace_keys_are_the_load_tuples():
+    keys = trace_keys(shipped_trace("sort"), 1000)
+    assert keys.dtype == np.uint64 and len(keys) == 1000
+    from hwprof.golden.tracefile import LOAD, TraceReader
+
+    with TraceReader(shipped_trace("sort")) as r:
+        chunk = next(r.chunks(kinds=(LOAD,), columns=("kind", "pc", "value")))
+    want = (chunk.pc[:1000] & 0xFFFFFFFF) << np.uint64(32) | (chunk.value[:1000] & 0xFFFFFFFF)
+    assert np.array_equal(keys, want)
+
+
+def _unelaborated(name):
+    component = get_top(name).construct({})
+    component._MustUse__silence = True  # only its signature is read
+    return component
+
+
+def test_stream_ports_follow_the_signature():
+    for name, sink in (("stratified", "messages"), ("tagged_compressor", "messages"),
+                       ("multihash", "records")):  # fmt: skip
+        source, out, layout = stream_ports(_unelaborated(name))
+        assert (source, out) == ("tuples", sink)
+        assert layout.members["key"] == 64
+    with pytest.raises(ValueError, match="one input and one output stream"):
+        stream_ports(_unelaborated("brr"))
+
+
+def test_wrapper_drives_the_streams_and_ties_other_inputs():
+    verilog, macros = stream_wrapper(_unelaborated("multihash"), "multihash")
+    assert ".tuples__valid(in_valid_q)" in verilog and ".records__ready(out_ready_q)" in verilog
+    assert ".cfg_we(1'd0)" in verilog and ".cfg_interval(24'd0)" in verilog
+    assert macros["HWPROF_PAYLOAD_BITS"] == 89 and macros["HWPROF_KEY_BITS"] == 64
+
+
+def test_payload_fields_across_words(seed):
+    rng = np.random.default_rng(seed)
+    layout = data.StructLayout({"key": 64, "count": 24, "end": 1})
+    values = [(int(rng.integers(0, 1 << 63)) * 2 + 1, int(rng.integers(0, 1 << 24)),
+               int(rng.integers(0, 2))) for _ in range(50)]  # fmt: skip
+    words = np.array([[(k | c << 64 | e << 88) >> s & (2**64 - 1) for s in (0, 64)]
+                      for k, c, e in values], dtype=np.uint64)  # fmt: skip
+    got = {name: _field(words, f.offset, f.width).tolist() for name, f in layout}
+    assert got["key"] == [v[0] for v in values]
+    assert got["count"] == [v[1] for v in values]
+    assert got["end"] == [v[2] for v in values]
+
+
+def test_ready_pattern_fraction(seed):
+    pattern = ready_pattern(20_000, 0.7, seed)
+    # 20,000 draws at p = 0.7: 6 sigma is 389
+    assert abs(pattern.sum() - 14_000) < 389
+    assert ready_pattern(100, 1.0, seed).all()
+
+
+def test_unknown_top_bad_ready_and_bad_trace_are_usage_errors(capsys, tmp_path):
+    truncated = tmp_path / "truncated.trace"
+    truncated.write_bytes(shipped_trace("xz").read_bytes()[:100])
+    assert main(["brr", "--limit", "10"]) == 2
+    assert main(["tagged_compressor", "--ready", "0"]) == 2
+    assert main(["tagged_compressor", "--trace", "no/such.trace"]) == 2
+    assert main(["tagged_compressor", "--trace", str(truncated)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 4 and all(line.startswith("error: ") for line in err)
+
+
+_CHECKS = {}
+
+
+def _check(name: str, opt: str = OPT) -> Check:
+    """One build per top and optimisation for the whole session."""
+    if (name, opt) not in _CHECKS:
+        _CHECKS[name, opt] = Check.build(name, opt=opt)
+    return _CHECKS[name, opt]
+
+
+WRONG = {"tagged_compressor": {"evict_hits": 7}, "stratified": {"hash_seed": 2}}
+# the tagged compressor (latency 3: pipeline, bypass) in the default tier, built -O0
+# (a build takes about a minute); the stratified sampler with the soak runs, -O2
+SLICE_TOPS = ["tagged_compressor", pytest.param("stratified", marks=pytest.mark.soak)]
+
+
+def _slice_check(name: str) -> Check:
+    return _check(name, "-O0") if name == "tagged_compressor" else _check(name)
+
+
+#: tuples per slice: H[P_256]_2048 sends a message per 256 tuples of a substream
+SLICES = {"tagged_compressor": 20_000, "stratified": 400_000}
+
+
+@pytest.mark.parametrize("name", SLICE_TOPS)
+def test_real_trace_slice_bit_exact(tmp_path, name):
+    keys = trace_keys(shipped_trace("xz"), SLICES[name])
+    check = _slice_check(name)
+    report = check.run(keys, tmp_path)
+    assert report["mismatches"] == 0, report
+    assert report["tuples"] == len(keys) and report["stalls"] == 0
+    assert report["messages"] >= 20, report
+    # the check can fail: every message expected one cycle late
+    run = check.harness.run(keys, tmp_path, check.drain())
+    latency = getattr(golden_model(name, check.params), "latency", 1)
+    late = compare_counts(run, keys, bulk_counts(name, check.params, keys), latency + 1)
+    assert late["mismatches"] == report["messages"]
+
+
+def test_harness_rejects_a_truncated_key_file(tmp_path):
+    exe = _slice_check("tagged_compressor").harness.exe
+    (tmp_path / "keys.bin").write_bytes(b"\x01" * 7)
+    proc = subprocess.run([exe, tmp_path / "keys.bin", tmp_path / "out.bin", "5"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("size is not a multiple of 8 bytes (uint64 keys)")
+
+
+@pytest.mark.parametrize("name", SLICE_TOPS)
+def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
+    """Output ready on 30 % of cycles: stalls, against the golden cycle model."""
+    keys = trace_keys(shipped_trace("perl"), SLICES[name])
+    check = _slice_check(name)
+    report = check.run(keys, tmp_path, ready=0.3, seed=seed)
+    assert report["mismatches"] == 0, report
+    assert report["stalls"] > 0 and report["messages"] > 20, report
+    # the check can fail: the golden model of other parameters, same stimulus
+    wrong = golden_model(name, {**check.params, **WRONG[name]})
+    bad = check.run(keys, tmp_path, ready=0.3, seed=seed, golden=wrong)
+    assert bad["mismatches"] > 0
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", ["stratified", "tagged_compressor", "multihash"])
+@pytest.mark.parametrize("trace", ["bzip2", "perl", "python", "sort", "xz"])
+def test_shipped_trace_bit_exact(tmp_path, name, trace):
+    """Every load tuple of a shipped trace (1.3-1.4M), -O2 builds."""
+    check = _check(name)
+    keys = trace_keys(shipped_trace(trace))
+    report = check.run(keys, tmp_path)
+    assert report["mismatches"] == 0, report
+    assert report["tuples"] == len(keys) > 1_000_000
+
+
+@pytest.mark.soak
+def test_tagged_compressor_without_bypass_fails_on_a_trace(tmp_path):
+    """The RTL mutant of latency 3 without forwarding (rtl.tagged's ``bypass=False``)
+    differs from the golden model on real tuples: the harness and check catch it."""
+    from hwprof.rtl.tagged import TaggedCompressor as Rtl
+
+    params = get_top("tagged_compressor").resolve({})
+    check = Check.of("tagged_compressor", Rtl(**params, bypass=False), params, opt="-O0")
+    assert check.run(trace_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
+
+
+@pytest.mark.soak
+def test_multihash_slice_checker_can_fail(tmp_path):
+    """The multi-hash comparison catches a profiler with intervals one tuple shorter."""
+    check = _check("multihash")
+    keys = trace_keys(shipped_trace("xz"), 50_000)
+    assert check.run(keys, tmp_path)["mismatches"] == 0
+    wrong = golden_model("multihash", {**check.params, "interval_length": 9_999})
+    assert check.run(keys, tmp_path, golden=wrong)["mismatches"] > 0
+
+
+def test_golden_models_take_the_tops_parameters():
+    p = get_top("tagged_compressor").resolve({})
+    assert isinstance(golden_model("tagged_compressor", p), TaggedCompressor)
+    assert golden_model("tagged_compressor", p).latency == p["latency"]
+    assert isinstance(golden_model("stratified", get_top("stratified").resolve({})), Stratified)
