@@ -155,7 +155,6 @@ class DispatchFilter(wiring.Component):
         m.d.comb += [base_flags.eq(Mux(self.squash, self.restore[:n], flags)),
                      base_stack.eq(Mux(self.squash, self.restore[n:n + depth], stack)),
                      base_sp.eq(Mux(self.squash, r_sp, sp))]  # fmt: skip
-        base_ext = Cat(base_flags, Const(0, MAX_FLAGS - n)) if n < MAX_FLAGS else base_flags
 
         # Decode of every lane, and what lane i sees of the lanes before it, computed in
         # parallel from the decode alone (timing: no lane waits for the previous lane's
@@ -174,25 +173,41 @@ class DispatchFilter(wiring.Component):
             m.d.comb += onehot.eq(Const(1, MAX_FLAGS) << k)
             exists = (k < n) if n < MAX_FLAGS else Const(1)
             lanes.append((is_pci, op, is_pi, is_cti, k, onehot, exists))
+        # A lane decides only when no squash is pending (a squash stops every lane),
+        # so its decisions read the registers, not the restored checkpoint.
+        flags_ext = Cat(flags, Const(0, MAX_FLAGS - n)) if n < MAX_FLAGS else flags
         popped = Const(0, MAX_FLAGS)
-        delta = Const(0, c.sp_width)
-        seen = []  # per lane: (popped before it, its pointer, its flag operand's value)
+        pushes, pops = Const(0, 2), Const(0, 2)  # successful pushpf / poppf before lane i
+        seen = []  # per lane: popped before it, its pointer, flag read, stack full / empty
         for i, (is_pci, op, _is_pi, _, k, onehot, exists) in enumerate(lanes):
             lane_popped, lane_sp = Signal(MAX_FLAGS, name=f"lane{i}_popped_before"), \
                 Signal(c.sp_width, name=f"lane{i}_sp_in")
             fbit = Signal(name=f"lane{i}_fbit")
-            value = base_ext.bit_select(k, 1)
+            full, empty = Signal(name=f"lane{i}_full"), Signal(name=f"lane{i}_empty")
+            value = flags_ext.bit_select(k, 1)
             for j in range(i):
                 j_pci, j_op, _, _, j_k, _, j_exists = lanes[j]
                 writes = j_pci & ~j_op[1] & j_exists & (j_k == k)  # setpf/resetpf of k
                 value = Mux(writes, ~j_op[0], value)
-            m.d.comb += [lane_popped.eq(popped), lane_sp.eq((base_sp + delta)[:c.sp_width]),
-                         fbit.eq(value)]  # fmt: skip
-            seen.append((lane_popped, lane_sp, fbit))
+            # the pointer lane i sees is sp + pushes - pops: full/empty compare the
+            # register with each possible offset in parallel, the offset selects
+            full_terms, empty_terms = [Const(0)], [Const(0)]
+            for p in range(i + 1):
+                for q in range(i + 1 - p):
+                    at = (pushes == p) & (pops == q)
+                    if 0 <= depth - (p - q) < (1 << c.sp_width):
+                        full_terms.append(at & self._full(sp, depth - (p - q)))
+                    if q >= p and q - p < (1 << c.sp_width):
+                        empty_terms.append(at & (sp == q - p))
+            m.d.comb += [lane_popped.eq(popped),
+                         lane_sp.eq((sp + pushes - pops)[:c.sp_width]),
+                         fbit.eq(value), full.eq(_or_all(full_terms)),
+                         empty.eq(_or_all(empty_terms))]  # fmt: skip
+            seen.append((lane_popped, lane_sp, fbit, full, empty))
             push = is_pci & (op == 2) & exists
             pop = is_pci & (op == 3) & exists
             popped = popped | Mux(is_pci & (op == 3), onehot, 0)
-            delta = (delta + push - pop)[:c.sp_width]
+            pushes, pops = (pushes + push)[:2], (pops + pop)[:2]
 
         # In program order: the decision of each lane, and the flag state after it
         # (flags and stack contents chained through 2:1 muxes whose selects come
@@ -201,7 +216,7 @@ class DispatchFilter(wiring.Component):
         stopped = self.squash | halted
         redirects = []
         for i, (is_pci, op, is_pi, is_cti, _k, onehot, exists) in enumerate(lanes):
-            popped, lane_sp, fbit = seen[i]
+            popped, lane_sp, fbit, full, empty = seen[i]
             reads = is_pi | (is_pci & (op == 2))
             hazard = self._hazard(reads, popped, onehot)
             fl, st, sp_o = Signal(n, name=f"lane{i}_flags"), Signal(depth, name=f"lane{i}_stack"), \
@@ -230,7 +245,7 @@ class DispatchFilter(wiring.Component):
                             m.d.comb += fl.eq(cur_flags & ~mask_n)
                         with m.Elif(op == 2):
                             with m.If(exists):
-                                with m.If(self._full(lane_sp, depth)):
+                                with m.If(full):
                                     m.d.comb += [self.overflow[i].eq(1), self.dispatch[i].eq(1),
                                                  stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
@@ -241,7 +256,7 @@ class DispatchFilter(wiring.Component):
                                     ]  # fmt: skip
                         with m.Else():
                             with m.If(exists):
-                                with m.If(lane_sp == 0):
+                                with m.If(empty):
                                     m.d.comb += [self.underflow[i].eq(1), self.dispatch[i].eq(1),
                                                  stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
@@ -279,7 +294,11 @@ class DispatchFilter(wiring.Component):
         return m
 
     def _full(self, sp, depth):
-        """A pushpf faults (instead of writing) when the stack pointer is at the depth."""
+        """A pushpf faults (instead of writing) when the stack pointer is at the depth.
+
+        ``depth`` here is the depth less the pushes (plus the pops) of the lanes
+        before it in the cycle (the register is compared with each such offset).
+        """
         return sp == depth
 
 
