@@ -205,3 +205,37 @@ def test_length_check_never_skips_a_recompiled_block(extra_seed, seed):
             frontend.run(4000, patches=stale_block_patches(program, 1500))
             genuine = frontend.counts["genuine_skipped"]
             assert (genuine > 0) != length_check, f"seed {run_seed}: {genuine} genuine skipped"
+
+
+# ------------------------------------------------------- latency parameters (issue 15)
+def _learn_then_look_up(**params):
+    """Decode a 4-PI block twice (the second visit unlocks it); fetch its leader each cycle.
+
+    Returns the cycles (from the unlocking one) whose lookup of the leader skips.
+    """
+    pi = encode(Insn("pi", "lw", 0, rd=5, rs1=5))
+    leader = 0x400
+    block = [(pi, leader + 4 * j, 0) for j in range(4)]
+    p = ProfileFlagPredictor(lanes=4, min_block=1, **params)
+    p.step(update=[(NOP, leader - 4, 0)] + block[:3])
+    p.step(update=[block[3], (NOP, leader + 16, 0), block[0]])  # leader seen again: unlocked
+    return [cycle for cycle in range(4)
+            if p.step(fetch=[(pi, leader)]).skip]
+
+
+def test_update_latency_delays_the_table_by_one_cycle():
+    """Paper: the row is written in the decode cycle, so the next fetch skips; with
+    update_latency=1 the write is a cycle later and the first lookup misses it."""
+    assert _learn_then_look_up() == [0, 1, 2, 3]
+    assert _learn_then_look_up(update_latency=1) == [1, 2, 3]
+
+
+def test_fetch_latency_delivers_the_lookup_a_cycle_later():
+    assert _learn_then_look_up(fetch_latency=1) == [1, 2, 3]  # cycle 0 shows no lookup
+    assert _learn_then_look_up(update_latency=1, fetch_latency=1) == [2, 3]
+
+
+@pytest.mark.parametrize("name", ["update_latency", "fetch_latency"])
+def test_latency_parameters_are_checked(name):
+    with pytest.raises(ValueError, match=f"{name} must be between 0 and 1, not 2"):
+        PredictorConfig(**{name: 2})

@@ -227,3 +227,93 @@ def test_rtl_parameter_errors(params, error, message):
 def test_generates_verilog():
     text = to_verilog(ProfileFlagPredictor(), "profile_flag_predictor")
     assert "module profile_flag_predictor" in text
+
+
+# ------------------------------------------------- pipelined update, registered fetch
+@pytest.mark.parametrize("params", [
+    {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
+    {"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
+    {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
+])  # fmt: skip
+def test_rtl_with_update_latency_1_matches_golden(params, seed):
+    """The table written a cycle after decode (issue 15): RTL and golden model agree."""
+    params = {**params, "update_latency": 1}
+    program = basic_block_program(random.Random(seed), n_flags=params["n_flags"],
+                                  toggle_rate=0.5, pflen=params.get("length_check", False))
+    frontend = FrontEnd(program, lanes=params["lanes"], n_flags=params["n_flags"],
+                        mispredict_rate=0.05, seed=seed,
+                        predictor={k: params[k] for k in (*TABLE, "update_latency")
+                                   if k in params})  # fmt: skip
+    frontend.run(3000)
+    assert frontend.counts["skips"] > 0, f"seed {seed}: nothing skipped"
+    dut = ProfileFlagPredictor(**params)
+    assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
+
+
+def test_update_latency_is_visible_to_the_check(seed):
+    """A pipelined RTL checked against the paper's (latency 0) golden trace mismatches."""
+    params = {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 1}
+    program = fig3_basic_block(False)
+    frontend = trace(params, program, seed, rate=0.0)
+    dut = ProfileFlagPredictor(**params, update_latency=1)
+    assert compare(dut, 4, frontend.predictor_trace) is not None, f"seed {seed}"
+
+
+def delayed_steps(steps, lanes, **params):
+    """The golden model with ``fetch_latency=1`` re-run on recorded inputs."""
+    golden = GoldenPredictor(lanes=lanes, fetch_latency=1, **params)
+    return [PredictorStep(st.fetch, st.update, st.squash,
+                          golden.step(st.fetch, st.update, st.squash)) for st in steps]
+
+
+@pytest.mark.parametrize("update_latency", [0, 1])
+def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
+    """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1."""
+    params = {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2}
+    program = basic_block_program(random.Random(seed), n_flags=2, toggle_rate=0.5)
+    frontend = trace(params, program, seed)
+    table = {k: params[k] for k in TABLE if k in params}
+    steps = delayed_steps(frontend.predictor_trace, 4, n_flags=2,
+                          update_latency=update_latency, **table)
+    # outputs compared for the lanes fetched in the cycle before
+    shifted = [PredictorStep(steps[i - 1].fetch if i else [], st.update, st.squash, st.out)
+               for i, st in enumerate(steps)]  # fmt: skip
+    assert any(st.out.skip for st in shifted)
+    dut = ProfileFlagPredictor(**params, update_latency=update_latency, fetch_latency=1)
+    assert compare_registered(dut, 4, steps, shifted) is None, f"seed {seed}"
+    # and the combinational RTL does not match the delayed outputs
+    dut0 = ProfileFlagPredictor(**params, update_latency=update_latency)
+    assert compare_registered(dut0, 4, steps, shifted) is not None, f"seed {seed}"
+
+
+def compare_registered(dut, lanes, steps, shifted):
+    """Drive ``steps``' inputs; compare the outputs with ``shifted`` (last cycle's lanes)."""
+    fetched = [0]
+    expected = iter(shifted)
+
+    def drive(ctx, st):
+        out = next(expected)
+        fetched[0] = len(out.fetch)
+        fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
+        update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
+        ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
+        ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
+        ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
+        ctx.set(dut.squash, st.squash)
+        for i in range(lanes):
+            ctx.set(dut.fetch_insn[i], fetch[i][0])
+            ctx.set(dut.fetch_pc[i], fetch[i][1])
+            ctx.set(dut.upd_insn[i], update[i][0])
+            ctx.set(dut.upd_pc[i], update[i][1])
+        n = fetched[0]
+        return (out.out.skip, out.out.not_taken,
+                [out.out.follow[i] if i < n else 0 for i in range(lanes)], out.out.bits)
+
+    def observe(ctx):
+        n = fetched[0]
+        mask = (1 << n) - 1
+        return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
+                [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
+                ctx.get(dut.bits))
+
+    return replay(dut, steps, drive, observe)

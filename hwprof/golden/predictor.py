@@ -79,6 +79,15 @@ class PredictorConfig:
     min_block: int = 4
     addr_width: int = 32
     length_check: bool = False
+    #: cycles between a decode group and its table write: 0 (the paper's
+    #: behaviour: the row is written at the end of the decode cycle) or 1 (the RTL
+    #: pipelined for timing: written one cycle later, so the fetch of the next
+    #: cycle still sees the old row). The leader register is not delayed.
+    update_latency: int = 0
+    #: cycles between a fetch and its ``skip``/``follow``/``not_taken`` outputs in
+    #: :meth:`ProfileFlagPredictor.step`: 0 (combinational) or 1 (registered: the
+    #: lookup is that of the fetch cycle, delivered a cycle later).
+    fetch_latency: int = 0
 
     def __post_init__(self):
         if not isinstance(self.length_check, bool):
@@ -91,6 +100,8 @@ class PredictorConfig:
         _int_in("ways", self.ways, 1, 2)
         _int_in("min_block", self.min_block, 1, 64)
         _int_in("addr_width", self.addr_width, 8, 64)
+        _int_in("update_latency", self.update_latency, 0, 1)
+        _int_in("fetch_latency", self.fetch_latency, 0, 1)
         if self.addr_width - 2 - self.index_bits < 1:
             raise ValueError(
                 f"addr_width {self.addr_width} leaves no tag bits for {self.sets} sets")
@@ -170,6 +181,8 @@ class ProfileFlagPredictor:
         self.fetch_declared = None  # pflen length of the last fetched instruction
         self.decode_declared = None  # ... of the last decoded instruction
         self._fetch_declared = None
+        self._pending = []  # row updates of the last decode group (update_latency=1)
+        self._delayed = None  # outputs of the last cycle (fetch_latency=1)
 
     # ---------------------------------------------------------------- address
     def _split(self, pc: int) -> tuple[int, int, int]:
@@ -214,6 +227,11 @@ class ProfileFlagPredictor:
     def end(self, update=(), squash=0) -> None:
         self.bits = self._bits
         self.fetch_declared = self._fetch_declared
+        # update_latency=1: the row updates of the previous group are applied now,
+        # squash or not (they were decoded before it), before this group's.
+        pending, self._pending = self._pending, []
+        for args in pending:
+            self._update(*args)
         if squash:
             self.leader_valid = 0
             self.decode_declared = None
@@ -230,7 +248,10 @@ class ProfileFlagPredictor:
             if row_leader is None:
                 row_leader = self.leader
             if self.leader == row_leader:
-                self._update(pc, self.leader, flag, declared)
+                if self.config.update_latency:
+                    self._pending.append((pc, self.leader, flag, declared))
+                else:
+                    self._update(pc, self.leader, flag, declared)
 
     @staticmethod
     def _aligned(pc: int) -> bool:
@@ -291,4 +312,9 @@ class ProfileFlagPredictor:
             out.follow.append(lane.follow)
         out.follow += [0] * (self.config.lanes - len(out.follow))
         self.end(update, squash)
+        if self.config.fetch_latency:  # the lookup of the last cycle (none in the first)
+            lookup, self._delayed = self._delayed, out
+            if lookup is None:
+                lookup = PredictorOutputs(follow=[0] * self.config.lanes)
+            return PredictorOutputs(lookup.skip, lookup.not_taken, lookup.follow, out.bits)
         return out

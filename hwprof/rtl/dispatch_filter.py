@@ -94,7 +94,10 @@ class DispatchFilter(wiring.Component):
         Flag state after each lane (``flags | stack << n | sp << (n + depth)``).
 
     Latency: all outputs are combinational from the inputs and the state (0
-    cycles); the state is updated at the clock edge. Reset is synchronous.
+    cycles); the state is updated at the clock edge. Reset is synchronous. The
+    lane decisions are computed in parallel from each lane's decode (what lane i
+    sees of lanes 0..i-1 needs only their decode, see ``elaborate``); only the
+    flag and stack values of the checkpoints are chained through the lanes.
 
     Raises
     ------
@@ -136,7 +139,7 @@ class DispatchFilter(wiring.Component):
 
     def elaborate(self, platform):
         c = self.config
-        n, depth = c.n_flags, c.stack_depth
+        n, depth, w = c.n_flags, c.stack_depth, c.lanes
         m = Module()
         flags = Signal(n)
         stack = Signal(depth)
@@ -146,32 +149,87 @@ class DispatchFilter(wiring.Component):
 
         # Chain start: the registers, or the restored checkpoint on a squash.
         r_sp = self.restore[n + depth:]
-        cur_flags = Mux(self.squash, self.restore[:n], flags)
-        cur_stack = Mux(self.squash, self.restore[n:n + depth], stack)
+        base_flags, base_stack, base_sp = Signal(n), Signal(depth), Signal(c.sp_width)
         if (1 << c.sp_width) - 1 > depth:  # an out-of-range restored pointer is clamped
             r_sp = Mux(r_sp > depth, depth, r_sp)
-        cur_sp = Mux(self.squash, r_sp, sp)
-        stopped = self.squash | halted
-        popped = Const(0, MAX_FLAGS)
-        for i in range(c.lanes):
-            word = self.insn[i]
-            is_pci, op, is_pi, is_cti, k = decode_fields(m, word, f"lane{i}")
+        m.d.comb += [base_flags.eq(Mux(self.squash, self.restore[:n], flags)),
+                     base_stack.eq(Mux(self.squash, self.restore[n:n + depth], stack)),
+                     base_sp.eq(Mux(self.squash, r_sp, sp))]  # fmt: skip
+
+        # Decode of every lane, and what lane i sees of the lanes before it, computed in
+        # parallel from the decode alone (timing: no lane waits for the previous lane's
+        # result). Lane i only acts when every lane before it was taken without an
+        # exception or a redirect (otherwise decode stopped before it), so:
+        # * the flags popped before it are the poppf operands of lanes 0..i-1;
+        # * the stack pointer it sees is the start pointer plus the pushpf and minus
+        #   the poppf of lanes 0..i-1 (flags that exist: the others change nothing);
+        # * the flag k it reads (a PI, or a pushpf) is the value of the last
+        #   setpf/resetpf of k in lanes 0..i-1, else the register's: a poppf of k
+        #   before it is a RAW hazard (a stall), so it never reads a popped value.
+        lanes = []
+        for i in range(w):
+            is_pci, op, is_pi, is_cti, k = decode_fields(m, self.insn[i], f"lane{i}")
             onehot = Signal(MAX_FLAGS, name=f"lane{i}_onehot")
             m.d.comb += onehot.eq(Const(1, MAX_FLAGS) << k)
-            fbit = Cat(cur_flags, Const(0, MAX_FLAGS - n)).bit_select(k, 1) if n < MAX_FLAGS \
-                else cur_flags.bit_select(k, 1)
+            exists = (k < n) if n < MAX_FLAGS else Const(1)
+            lanes.append((is_pci, op, is_pi, is_cti, k, onehot, exists))
+        # A lane decides only when no squash is pending (a squash stops every lane),
+        # so its decisions read the registers, not the restored checkpoint.
+        flags_ext = Cat(flags, Const(0, MAX_FLAGS - n)) if n < MAX_FLAGS else flags
+        popped = Const(0, MAX_FLAGS)
+        pushes, pops = Const(0, 2), Const(0, 2)  # successful pushpf / poppf before lane i
+        seen = []  # per lane: popped before it, its pointer, flag read, stack full / empty
+        for i, (is_pci, op, _is_pi, _, k, onehot, exists) in enumerate(lanes):
+            lane_popped, lane_sp = Signal(MAX_FLAGS, name=f"lane{i}_popped_before"), \
+                Signal(c.sp_width, name=f"lane{i}_sp_in")
+            fbit = Signal(name=f"lane{i}_fbit")
+            full, empty = Signal(name=f"lane{i}_full"), Signal(name=f"lane{i}_empty")
+            value = flags_ext.bit_select(k, 1)
+            for j in range(i):
+                j_pci, j_op, _, _, j_k, _, j_exists = lanes[j]
+                writes = j_pci & ~j_op[1] & j_exists & (j_k == k)  # setpf/resetpf of k
+                value = Mux(writes, ~j_op[0], value)
+            # the pointer lane i sees is sp + pushes - pops: full/empty compare the
+            # register with each possible offset in parallel, the offset selects
+            full_terms, empty_terms = [Const(0)], [Const(0)]
+            for p in range(i + 1):
+                for q in range(i + 1 - p):
+                    at = (pushes == p) & (pops == q)
+                    if 0 <= depth - (p - q) < (1 << c.sp_width):
+                        full_terms.append(at & self._full(sp, depth - (p - q)))
+                    if q >= p and q - p < (1 << c.sp_width):
+                        empty_terms.append(at & (sp == q - p))
+            m.d.comb += [lane_popped.eq(popped),
+                         lane_sp.eq((sp + pushes - pops)[:c.sp_width]),
+                         fbit.eq(value), full.eq(_or_all(full_terms)),
+                         empty.eq(_or_all(empty_terms))]  # fmt: skip
+            seen.append((lane_popped, lane_sp, fbit, full, empty))
+            push = is_pci & (op == 2) & exists
+            pop = is_pci & (op == 3) & exists
+            popped = popped | Mux(is_pci & (op == 3), onehot, 0)
+            pushes, pops = (pushes + push)[:2], (pops + pop)[:2]
+
+        # In program order: the decision of each lane, and the flag state after it
+        # (flags and stack contents chained through 2:1 muxes whose selects come
+        # from the parallel part above).
+        cur_flags, cur_stack, cur_sp = base_flags, base_stack, base_sp
+        stopped = self.squash | halted
+        redirects = []
+        for i, (is_pci, op, is_pi, is_cti, _k, onehot, exists) in enumerate(lanes):
+            popped, lane_sp, fbit, full, empty = seen[i]
             reads = is_pi | (is_pci & (op == 2))
             hazard = self._hazard(reads, popped, onehot)
             fl, st, sp_o = Signal(n, name=f"lane{i}_flags"), Signal(depth, name=f"lane{i}_stack"), \
                 Signal(c.sp_width, name=f"lane{i}_sp")
-            pop_o, stop_o = Signal(MAX_FLAGS, name=f"lane{i}_popped"), Signal(name=f"lane{i}_stop")
-            m.d.comb += [fl.eq(cur_flags), st.eq(cur_stack), sp_o.eq(cur_sp),
-                         pop_o.eq(popped), stop_o.eq(stopped)]  # fmt: skip
-            fall_through = (self.pc[i] + 4)[:c.addr_width]
-            sp_mask = (Const(1, depth) << cur_sp)[:depth]
+            stop_o = Signal(name=f"lane{i}_stop")
+            redirect = Signal(name=f"lane{i}_redirect")
+            m.d.comb += [fl.eq(cur_flags), st.eq(cur_stack), sp_o.eq(cur_sp), stop_o.eq(stopped)]
+            fall_through = Signal(c.addr_width, name=f"lane{i}_fall_through")
+            m.d.comb += fall_through.eq((self.pc[i] + 4)[:c.addr_width])
+            redirects.append((redirect, fall_through))
+            sp_mask = (Const(1, depth) << lane_sp)[:depth]
             top = Signal(c.sp_width, name=f"lane{i}_top")
-            m.d.comb += top.eq(cur_sp - 1)
-            exists = (k < n) if n < MAX_FLAGS else Const(1)
+            m.d.comb += top.eq(lane_sp - 1)
             mask_n = onehot[:n]
             with m.If(~stopped):
                 with m.If(~self.valid[i]):
@@ -187,19 +245,18 @@ class DispatchFilter(wiring.Component):
                             m.d.comb += fl.eq(cur_flags & ~mask_n)
                         with m.Elif(op == 2):
                             with m.If(exists):
-                                with m.If(self._full(cur_sp, depth)):
+                                with m.If(full):
                                     m.d.comb += [self.overflow[i].eq(1), self.dispatch[i].eq(1),
                                                  stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
                                     m.d.comb += [
                                         st.eq(Mux(fbit, cur_stack | sp_mask,
                                                   cur_stack & ~sp_mask)),
-                                        sp_o.eq(cur_sp + 1),
+                                        sp_o.eq(lane_sp + 1),
                                     ]  # fmt: skip
                         with m.Else():
-                            m.d.comb += pop_o.eq(popped | onehot)
                             with m.If(exists):
-                                with m.If(cur_sp == 0):
+                                with m.If(empty):
                                     m.d.comb += [self.underflow[i].eq(1), self.dispatch[i].eq(1),
                                                  stop_o.eq(1)]  # fmt: skip
                                 with m.Else():
@@ -213,19 +270,22 @@ class DispatchFilter(wiring.Component):
                         with m.If(fbit):
                             m.d.comb += self.dispatch[i].eq(1)
                             with m.If(self.skipped[i]):
-                                m.d.comb += [self.redirect.eq(1), self.flag_mispredict.eq(1),
-                                             self.redirect_pc.eq(fall_through),
+                                m.d.comb += [redirect.eq(1), self.flag_mispredict.eq(1),
                                              stop_o.eq(1)]  # fmt: skip
                         with m.Else():
                             m.d.comb += self.drop[i].eq(1)
                             with m.If(is_cti & self.pred_taken[i]):
-                                m.d.comb += [self.redirect.eq(1), self.misfetch.eq(1),
-                                             self.redirect_pc.eq(fall_through),
+                                m.d.comb += [redirect.eq(1), self.misfetch.eq(1),
                                              stop_o.eq(1)]  # fmt: skip
                     with m.Else():
                         m.d.comb += self.dispatch[i].eq(1)
             m.d.comb += self.ckpt[i].eq(Cat(fl, st, sp_o))
-            cur_flags, cur_stack, cur_sp, popped, stopped = fl, st, sp_o, pop_o, stop_o
+            cur_flags, cur_stack, cur_sp, stopped = fl, st, sp_o, stop_o
+        # At most one lane redirects (decode stops behind it): an AND-OR, not a chain.
+        m.d.comb += [
+            self.redirect.eq(Cat(r for r, _ in redirects).any()),
+            self.redirect_pc.eq(_or_all([Mux(r, ft, 0) for r, ft in redirects])),
+        ]  # fmt: skip
         m.d.sync += [flags.eq(cur_flags), stack.eq(cur_stack), sp.eq(cur_sp)]
         with m.If(self.squash):
             m.d.sync += halted.eq(0)
@@ -234,5 +294,16 @@ class DispatchFilter(wiring.Component):
         return m
 
     def _full(self, sp, depth):
-        """A pushpf faults (instead of writing) when the stack pointer is at the depth."""
+        """A pushpf faults (instead of writing) when the stack pointer is at the depth.
+
+        ``depth`` here is the depth less the pushes (plus the pops) of the lanes
+        before it in the cycle (the register is compared with each such offset).
+        """
         return sp == depth
+
+
+def _or_all(values):
+    result = values[0]
+    for value in values[1:]:
+        result = result | value
+    return result

