@@ -172,7 +172,8 @@ def props_dispatch_filter(p: dict) -> list[Property]:
             f"  if (take[{i}] && f_pi{i}) assert (dispatch[{i}] == f_on{i});\n"
             f"  if (take[{i}] && f_pi{i}) assert (drop[{i}] == !f_on{i});\n"
             f"  if (take[{i}] && !f_pi{i} && !f_pci{i}) assert (dispatch[{i}]);\n"
-            f"  if (f_pci{i}) assert (!dispatch[{i}] && !drop[{i}]);\n"
+            f"  if (f_pci{i}) assert (!drop[{i}] && "
+            f"dispatch[{i}] == (overflow[{i}] || underflow[{i}]));\n"
             f"end"
         )  # fmt: skip
         sp.append(f"always @* assert (ckpt[{cw * i + cw - 1}:{cw * i + n + depth}] <= {depth});")
@@ -180,7 +181,7 @@ def props_dispatch_filter(p: dict) -> list[Property]:
         Property("pi_dispatch_by_flag",
                  "a taken PI is dispatched iff its flag (as left by the older lanes) is set, "
                  "else dropped; every taken non-PI, non-PCI instruction is dispatched; "
-                 "PCIs never", {"dispatch_filter": "".join(decode) + "\n".join(dispatch)}),
+                 "a PCI only to carry its flag-stack overflow/underflow exception to commit", {"dispatch_filter": "".join(decode) + "\n".join(dispatch)}),
         Property("flag_sp_in_range",
                  f"the flag stack pointer stays in 0..{depth} (register and every checkpoint)",
                  {"dispatch_filter": f"always @* assert (sp <= {depth});\n" + "\n".join(sp)}),
