@@ -20,6 +20,8 @@ PC = Param("pc_bits", 32, "int", "pc field width (top bits of the tuple)")
 SEED = Param("seed", 1, "int", "32-bit LFSR reset state, non-zero")
 HASH = Param("hash_seed", 1, "int", "table seed of the shared profiler hash")
 COUNT = Param("count_bits", 16, "int", "counter / message count width")
+SKID = Param("skid", False, "bool", "register tuples.ready and messages.valid (a skid buffer "
+             "after the output register; one more cycle of latency)")
 
 
 def stratified_budget(params):
@@ -98,6 +100,9 @@ TOPS = [
             Param("sampler", "periodic", "str", "X of H[X]_n: periodic, cr or random"),
             SEED,
             COUNT,
+            Param("latency", 3, "int", "1: counter read/update in the accept cycle (async "
+                  "read); 3: block RAM pipeline with bypass (docs/fpga.md)"),
+            SKID,
         ),
         budget=stratified_budget,
         variants=({}, {"rate": 512}, {"sampler": "cr"}),
@@ -136,6 +141,7 @@ TOPS = [
             HASH,
             Param("latency", 3, "int", "1: table read/update in the accept cycle (async "
                   "reads); 3: block RAM pipeline with bypass (docs/fpga.md)"),
+            SKID,
         ),
         budget=tagged_budget,
         variants=({}, {"tag_bits": 1}),
@@ -150,6 +156,9 @@ TOPS = [
             KEY,
             Param("in_count_bits", 9, "int", "input message count width"),
             COUNT,
+            Param("latency", 2, "int", "1: compare and update in the accept cycle; 2: the "
+                  "key compares registered, with forwarding (docs/fpga.md)"),
+            SKID,
         ),
         budget=assoc_budget,
         cocotb_module="test_samplers",
