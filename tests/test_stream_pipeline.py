@@ -42,7 +42,7 @@ def test_stratified_matches_golden_at_latency(params, latency, seed):
     rng = random.Random(seed)
     model = gs.Stratified(**params, latency=latency)
     dut = rs.Stratified(**params, latency=latency)
-    keys = key_stream(rng, "alias", 400, aliases=same_counter_keys(model))
+    keys = key_stream(rng, "alias", 250, aliases=same_counter_keys(model))
     assert run(dut, model, rng, keys) is None, f"seed {seed}"
 
 
@@ -60,7 +60,7 @@ def test_assoc_table_matches_golden_at_latency(latency, seed):
     rng = random.Random(seed)
     dut = rs.AssocTable(**ASSOC, latency=latency)
     model = gt.AssocTable(**ASSOC, latency=latency)
-    keys = [rng.randrange(5) for _ in range(400)]
+    keys = [rng.randrange(5) for _ in range(250)]
     assert run(dut, model, rng, keys, structured_input=True, max_count=15) is None, f"seed {seed}"
 
 
@@ -116,7 +116,7 @@ SKID_BLOCKS = {
 def test_skid_matches_golden(name, seed):
     rng = random.Random(seed)
     make_dut, make_model, structured = SKID_BLOCKS[name]
-    keys = [rng.randrange(6) for _ in range(400)]
+    keys = [rng.randrange(6) for _ in range(250)]
     assert run(make_dut(), make_model(), rng, keys, structured_input=structured,
                max_count=15 if structured else None) is None, f"seed {seed}"  # fmt: skip
 
@@ -185,7 +185,7 @@ def functional(model, accepted):
 def test_skid_handshake_loses_and_duplicates_nothing(name, seed):
     rng = random.Random(seed)
     make_dut, make_model, structured = SKID_BLOCKS[name]
-    keys = [rng.randrange(6) for _ in range(500)]
+    keys = [rng.randrange(6) for _ in range(300)]
     accepted, taken, combinational = transfers(make_dut(), rng, keys, structured=structured)
     assert len(accepted) == len(keys), "every tuple is accepted in the end"
     want = functional(make_model(), accepted)
@@ -198,7 +198,7 @@ def test_handshake_checks_can_fail(seed):
     """Without ``skid`` ``tuples.ready`` follows ``messages.ready`` within the cycle;
     a skid buffer that loses its skid register loses messages."""
     rng = random.Random(seed)
-    keys = [rng.randrange(6) for _ in range(300)]
+    keys = [rng.randrange(6) for _ in range(150)]
     accepted, taken, combinational = transfers(rs.Stratified(**STRAT), rng, keys)
     assert combinational, "the check saw no combinational ready without the skid buffer"
     assert taken == functional(gs.Stratified(**STRAT), accepted)
@@ -209,7 +209,7 @@ def test_handshake_checks_can_fail(seed):
 
 def test_skid_buffer_alone_passes_everything_in_order(seed):
     rng = random.Random(seed)
-    keys = [rng.getrandbits(64) for _ in range(300)]
+    keys = [rng.getrandbits(64) for _ in range(200)]
     dut = SkidBuffer(rs.message_layout(64, 4))
     accepted, taken, combinational = transfers(dut, rng, keys, structured=True, ready_p=0.5)
     assert len(accepted) == len(keys) and taken == accepted and combinational == []

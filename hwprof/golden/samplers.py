@@ -58,7 +58,10 @@ output register (:class:`StreamStage`). In a cycle, ``in_ready = ~out_valid |
 out_ready``; an accepted tuple updates the sampler at the clock edge and its
 message, if any, is in the output register (``out_valid``) from the next cycle.
 So the input stalls only while a message waits in the register and the consumer
-does not take it.
+does not take it. Pipelined blocks (``latency`` > 1: ``H[X]_n``, ``A_k``, the
+tagged compressor) update their tables at acceptance, in order, and their
+messages reach the output register ``latency`` cycles later; ``skid`` adds a
+:class:`SkidBuffer` after it (registered handshake, one more cycle).
 
 :func:`figure4_estimates` is the vectorized (numpy) Monte Carlo of Figure 4.
 """

@@ -618,12 +618,13 @@ class StratifiedPipeline(wiring.Component):
     irq : Out(1)
         The buffer is full.
 
-    Latency: a message leaves ``H[P]`` one cycle after its tuple, ``A_k`` one
-    cycle later, and is at the buffer head the cycle after that. ``ready`` is
-    combinational from the buffer back to ``tuples``: the input stalls when a
-    stage's output register holds a message that the next stage cannot take,
-    i.e. only once the buffer is full (interrupt pending) and the registers
-    behind it have filled.
+    Latency: a message leaves ``H[P]`` three cycles after its tuple (its default
+    ``latency=3``), ``A_k`` two cycles later (``latency=2``), and is at the buffer
+    head the cycle after that: 6 cycles. ``ready`` is combinational from the
+    buffer back to ``tuples`` (from the buffer's level, a register; no path from
+    ``messages.ready``): the input stalls when a stage's output register holds a
+    message that the next stage cannot take, i.e. only once the buffer is full
+    (interrupt pending) and the registers behind it have filled.
     """
 
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,

@@ -144,13 +144,30 @@ class TaggedCompressor(_Sampler):
         rmw = ReadModifyWrite(m, mems, h.index, advance,
                               {"valid": self.tuples.valid, "key": key, "tag": tag},
                               bypass=self.bypass)  # fmt: skip
-        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"])
+        def below(a, b, strict):
+            """``entries[a].hit < (<=) entries[b].hit``, compared on the flops before
+            the forwarding mux (a compare per case, the case chosen by flops)."""
+            def cmp(x, y):
+                return x.hit < y.hit if strict else x.hit <= y.hit
+            words, last = rmw.words, rmw.last_new
+            return Mux(rmw.from_last[a], cmp(last, words[b]),
+                       Mux(rmw.from_last[b], cmp(words[a], last), cmp(words[a], words[b])))
+
+        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"], below)
         update = rmw.write(onehot, new)
         load_message(m, messages, update, emit, rmw.s2["key"], count)
         return m
 
-    def _update(self, m, entries, tag):
-        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
+    def _update(self, m, entries, tag, below=None):
+        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``.
+
+        ``below(a, b, strict)``: ``entries[a].hit < entries[b].hit`` (``<=`` if not
+        ``strict``), if the caller computes it faster than on ``entries``.
+        """
+        if below is None:
+            def below(a, b, strict):
+                ha, hb = entries[a].hit, entries[b].hit
+                return ha < hb if strict else ha <= hb
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
@@ -158,9 +175,9 @@ class TaggedCompressor(_Sampler):
         empty = Cat(*[~e.valid for e in entries])
         evict = Cat(*[e.valid & (e.miss != 0) for e in entries])
         smallest = [Signal(name=f"smallest{w}") for w in range(c.ways)]
-        for w, e in enumerate(entries):
-            lower = [e.hit < o.hit for o in entries[:w]]  # strictly below earlier ways
-            not_higher = [e.hit <= o.hit for o in entries[w + 1 :]]
+        for w in range(c.ways):
+            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
+            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
             cond = 1
             for term in lower + not_higher:
                 cond = cond & term
