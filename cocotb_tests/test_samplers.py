@@ -51,13 +51,7 @@ def colliding_keys(model, r, count=4):
     if isinstance(inner, gt.TaggedCompressor):
         return gt.aliasing_keys(inner, min(count, 1 << inner.config.tag_bits), r.getrandbits(20))
     if hasattr(inner, "hash"):
-        first = r.getrandbits(32)
-        target, keys, key = inner.hash(first), [first], first + 1
-        while len(keys) < count:
-            if inner.hash(key) == target:
-                keys.append(key)
-            key += 1
-        return keys
+        return gs.same_index_keys(inner.hash, count, r.getrandbits(32))
     return [r.getrandbits(32) for _ in range(count)]
 
 

@@ -28,12 +28,7 @@ TAGGED = {"entries": 8, "ways": 2, "hit_bits": 4, "miss_bits": 2, "evict_hits": 
 
 def same_counter_keys(model, count=3, start=1):
     """Keys that hash to one counter of a golden ``H[X]_n`` (back-to-back hazards)."""
-    target, keys, key = model.hash(start), [start], start + 1
-    while len(keys) < count:
-        if model.hash(key) == target:
-            keys.append(key)
-        key += 1
-    return keys
+    return gs.same_index_keys(model.hash, count, start)
 
 
 @pytest.mark.parametrize("latency", [1, 3])
@@ -185,11 +180,11 @@ def functional(model, accepted):
 def test_skid_handshake_loses_and_duplicates_nothing(name, seed):
     rng = random.Random(seed)
     make_dut, make_model, structured = SKID_BLOCKS[name]
-    keys = [rng.randrange(6) for _ in range(300)]
+    keys = [rng.randrange(12) for _ in range(300)]  # 12 keys: conflicts, so messages
     accepted, taken, combinational = transfers(make_dut(), rng, keys, structured=structured)
     assert len(accepted) == len(keys), "every tuple is accepted in the end"
     want = functional(make_model(), accepted)
-    assert len(want) > 20, "too few messages to say anything"
+    assert len(want) >= 10, "too few messages to say anything"
     assert taken == want, f"seed {seed}"
     assert combinational == [], f"handshake outputs followed the inputs (seed {seed})"
 

@@ -87,6 +87,7 @@ __all__ = [
     "CountingRandomSampler",
     "Stratified",
     "Pipeline",
+    "same_index_keys",
     "random_threshold",
     "check_latency",
     "countdown_reload",
@@ -499,6 +500,17 @@ class Stratified(StreamStage):
 
     def residual(self):
         return 0 if self.config.sampler == "random" else sum(self.table)
+
+
+def same_index_keys(hash_function, count: int, start: int) -> list[int]:
+    """``count`` keys from ``start`` upward that ``hash_function`` maps to one index
+    (``start``'s): tuples that share one counter of ``H[X]_n`` (back-to-back hazards)."""
+    target, keys, key = hash_function(start), [start], start + 1
+    while len(keys) < count:
+        if hash_function(key) == target:
+            keys.append(key)
+        key += 1
+    return keys
 
 
 class Pipeline:
