@@ -37,9 +37,10 @@ def golden_for(name, params):
     if name == "stratified_pipeline":
         p = params
         return gs.Pipeline([
-            gs.Stratified(p["rate"], p["entries"], p["key_bits"], p["pc_bits"], p["hash_seed"]),
+            gs.Stratified(p["rate"], p["entries"], p["key_bits"], p["pc_bits"], p["hash_seed"],
+                          skid=p["skid"]),
             gt.AssocTable(p["assoc_entries"], p["key_bits"], p["rate"].bit_length(),
-                          p["count_bits"]),
+                          p["count_bits"], skid=p["skid"]),
             gt.MessageBuffer(p["depth"]),
         ])  # fmt: skip
     return SIMPLE[name](**params)

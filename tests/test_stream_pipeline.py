@@ -220,3 +220,15 @@ def test_bad_latency(make, text):
     with pytest.raises(ValueError) as info:
         make()
     assert str(info.value) == text
+
+
+def test_pipeline_with_skid_matches_golden(seed):
+    """``StratifiedPipeline(skid=True)``: a skid buffer after H[P] and after A_k."""
+    rng = random.Random(seed)
+    params = {"rate": 4, "entries": 8, "assoc_entries": 2, "count_bits": 6, "depth": 3}
+    dut = rs.StratifiedPipeline(**params, skid=True)
+    model = gs.Pipeline([gs.Stratified(rate=4, entries=8, skid=True),
+                         gt.AssocTable(entries=2, in_count_bits=3, count_bits=6, skid=True),
+                         gt.MessageBuffer(depth=3)])  # fmt: skip
+    keys = [rng.randrange(12) for _ in range(300)]
+    assert run(dut, model, rng, keys) is None, f"seed {seed}"

@@ -598,6 +598,10 @@ class MessageBuffer(wiring.Component):
         return m
 
 
+#: ``StratifiedPipeline``'s default ``skid``.
+SKID_DEFAULT = False
+
+
 class StratifiedPipeline(wiring.Component):
     """``H[P_r]_n A_k`` followed by the message buffer: three chained components.
 
@@ -609,6 +613,10 @@ class StratifiedPipeline(wiring.Component):
         ``k`` and the count width of ``A_k`` (its input count is ``bits(r)``).
     depth : int
         Message buffer depth (default 100).
+    skid : bool
+        ``True``: ``H[P]`` and ``A_k`` each end in a skid buffer (their ``skid``
+        option), so the ``ready`` chain from the buffer stops at each stage's
+        registered ready; one more cycle in each.
 
     Attributes
     ----------
@@ -628,13 +636,14 @@ class StratifiedPipeline(wiring.Component):
     """
 
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
-                 assoc_entries=16, count_bits=16, depth=100):  # fmt: skip
+                 assoc_entries=16, count_bits=16, depth=100, skid=SKID_DEFAULT):  # fmt: skip
         checked_config(self, lambda: (
             StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed),
             AssocConfig(assoc_entries, key_bits, rate.bit_length(), count_bits),
             MessageBuffer.check(depth, key_bits, count_bits)))  # fmt: skip
-        self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed)
-        self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits)
+        self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed, skid=skid)
+        self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits,
+                                skid=skid)  # fmt: skip
         self.buffer = MessageBuffer(depth, key_bits, count_bits)
         super().__init__({
             "tuples": In(stream.Signature(key_bits)),

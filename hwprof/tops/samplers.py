@@ -2,6 +2,7 @@
 
 from ..catalog import Param, Top
 from ..rtl.samplers import (
+    SKID_DEFAULT,
     AssocTable,
     CountdownSampler,
     Counter,
@@ -121,6 +122,8 @@ TOPS = [
             Param("assoc_entries", 16, "int", "k entries of A_k"),
             COUNT,
             Param("depth", 100, "int", "message buffer depth (interrupt when full)"),
+            Param("skid", SKID_DEFAULT, "bool", "a skid buffer after H[P] and after A_k "
+                  "(registered ready between the stages; one more cycle in each)"),
         ),
         cocotb_module="test_samplers",
     ),
