@@ -491,12 +491,14 @@ class AssocTable(_Sampler):
             u_valid, key = Signal(), Signal(c.key_bits, name="u_key")
             inc, match = Signal(c.in_count_bits, name="u_inc"), Signal(k, name="u_match")
         hit_count = Signal(c.count_bits)
+        # every entry's sum computed in parallel from the flops (no mux before the
+        # adders); the hit entry's is used
+        totals = [Signal(c.count_bits + 1, name=f"total{i}") for i in range(k)]
+        overflow = Signal()  # the hit entry's total > 2**count_bits - 1
         for i in range(k):
+            m.d.comb += totals[i].eq(counts[i] + inc)
             with m.If(match[i]):
-                m.d.comb += hit_count.eq(counts[i])
-        total = Signal(c.count_bits + 1)
-        m.d.comb += total.eq(hit_count + inc)
-        overflow = total[-1]  # total > 2**count_bits - 1
+                m.d.comb += [hit_count.eq(counts[i]), overflow.eq(totals[i][-1])]
         victim_key = Signal(c.key_bits)
         victim_count = Signal(c.count_bits)
         for i in range(k):
@@ -532,7 +534,7 @@ class AssocTable(_Sampler):
             for i in range(k):
                 with m.If(target[i]):
                     with m.If(hit):
-                        m.d.sync += counts[i].eq(Mux(overflow, inc, total))
+                        m.d.sync += counts[i].eq(Mux(totals[i][-1], inc, totals[i]))
                     with m.Else():
                         m.d.sync += [valid[i].eq(1), keys[i].eq(key), counts[i].eq(inc)]
             with m.If(~hit & full):
