@@ -37,9 +37,10 @@ def golden_for(name, params):
     if name == "stratified_pipeline":
         p = params
         return gs.Pipeline([
-            gs.Stratified(p["rate"], p["entries"], p["key_bits"], p["pc_bits"], p["hash_seed"]),
+            gs.Stratified(p["rate"], p["entries"], p["key_bits"], p["pc_bits"], p["hash_seed"],
+                          skid=p["skid"]),
             gt.AssocTable(p["assoc_entries"], p["key_bits"], p["rate"].bit_length(),
-                          p["count_bits"]),
+                          p["count_bits"], skid=p["skid"]),
             gt.MessageBuffer(p["depth"]),
         ])  # fmt: skip
     return SIMPLE[name](**params)
@@ -51,13 +52,7 @@ def colliding_keys(model, r, count=4):
     if isinstance(inner, gt.TaggedCompressor):
         return gt.aliasing_keys(inner, min(count, 1 << inner.config.tag_bits), r.getrandbits(20))
     if hasattr(inner, "hash"):
-        first = r.getrandbits(32)
-        target, keys, key = inner.hash(first), [first], first + 1
-        while len(keys) < count:
-            if inner.hash(key) == target:
-                keys.append(key)
-            key += 1
-        return keys
+        return gs.same_index_keys(inner.hash, count, r.getrandbits(32))
     return [r.getrandbits(32) for _ in range(count)]
 
 

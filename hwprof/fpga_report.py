@@ -40,7 +40,9 @@ _HEADER = [
 
 
 def _params_text(top: Top, params: dict) -> str:
-    changed = {p.name: params[p.name] for p in top.params if params.get(p.name) != p.default}
+    # a record written before a parameter existed ran at that parameter's default
+    changed = {p.name: params[p.name] for p in top.params
+               if params.get(p.name, p.default) != p.default}  # fmt: skip
     return " ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "defaults"
 
 

@@ -1,5 +1,6 @@
-"""cocotb tier: sampler Verilog on Verilator against the golden models (4 builds:
-the sampler bank, the H[P]A_k pipeline, the tagged compressor and its mutant)."""
+"""cocotb tier: sampler Verilog on Verilator against the golden models (6 builds:
+the sampler bank, the H[P]A_k pipeline, the tagged compressor and its mutant,
+A_k and H[CR] with the skid buffer)."""
 
 import pytest
 
@@ -36,6 +37,20 @@ def test_stratified_pipeline_on_verilator(seed):
 def test_tagged_compressor_on_verilator(seed):
     result = run_top_regression(get_top("tagged_compressor"), {"evict_hits": 4}, seed=seed,
                                 cycles=20_000)  # fmt: skip
+    assert result.passed, describe(result)
+
+
+def test_assoc_table_skid_on_verilator(seed):
+    """A_k at its default latency 2 with the skid buffer (registered handshake)."""
+    params = {"entries": 4, "in_count_bits": 4, "count_bits": 8, "skid": True}
+    result = run_top_regression(get_top("assoc_table"), params, seed=seed, cycles=20_000)
+    assert result.passed, describe(result)
+
+
+def test_stratified_skid_on_verilator(seed):
+    """H[CR_r]_n at latency 3 with the skid buffer (the bank has H[P], H[CR] without)."""
+    params = {"rate": 4, "entries": 16, "sampler": "cr", "count_bits": 4, "skid": True}
+    result = run_top_regression(get_top("stratified"), params, seed=seed, cycles=20_000)
     assert result.passed, describe(result)
 
 

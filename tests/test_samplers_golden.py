@@ -213,6 +213,8 @@ def test_pipeline_preserves_counts_under_backpressure(seed):
         drained += shown["out_count"] if shown["out_valid"] and ready else 0
         held = sum(s.residual() for s in stages) + sum(
             s.out_count for s in stages[:2] if s.out_valid
+        ) + sum(  # messages on their way through a pipelined stage (latency > 1)
+            m[1] for s in stages[:2] for m in s.in_flight if m is not None
         )
         assert drained + held == accepted, f"seed {seed}"
 

@@ -28,11 +28,15 @@ __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
 FORMAL_PARAMS = {
     "multihash": {"tables": 2, "counters": 8, "counter_bits": 8, "accumulator": 2,
                   "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2},
-    "stratified": {"rate": 4, "entries": 4, "key_bits": 4, "pc_bits": 2},
+    # the stream compressors' properties are stated on the latency-1 form (one update
+    # per accepted tuple, in the accept cycle); the pipelined forms are checked against
+    # the golden models by simulation (docs/samplers.md)
+    "stratified": {"rate": 4, "entries": 4, "key_bits": 4, "pc_bits": 2, "latency": 1},
     "tagged_compressor": {"entries": 4, "ways": 2, "tag_bits": 2, "hit_bits": 4,
                           "miss_bits": 2, "evict_hits": 4, "replace_misses": 3,
                           "key_bits": 4, "pc_bits": 2},
-    "assoc_table": {"entries": 3, "key_bits": 4, "in_count_bits": 3, "count_bits": 5},
+    "assoc_table": {"entries": 3, "key_bits": 4, "in_count_bits": 3, "count_bits": 5,
+                    "latency": 1},
     "sampler_periodic": {"rate": 5, "key_bits": 8},
     "sampler_counter": {"count_bits": 4, "key_bits": 8},
     "sampler_cr": {"rate": 4, "count_bits": 4, "key_bits": 8},

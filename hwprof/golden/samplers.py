@@ -58,7 +58,10 @@ output register (:class:`StreamStage`). In a cycle, ``in_ready = ~out_valid |
 out_ready``; an accepted tuple updates the sampler at the clock edge and its
 message, if any, is in the output register (``out_valid``) from the next cycle.
 So the input stalls only while a message waits in the register and the consumer
-does not take it.
+does not take it. Pipelined blocks (``latency`` > 1: ``H[X]_n``, ``A_k``, the
+tagged compressor) update their tables at acceptance, in order, and their
+messages reach the output register ``latency`` cycles later; ``skid`` adds a
+:class:`SkidBuffer` after it (registered handshake, one more cycle).
 
 :func:`figure4_estimates` is the vectorized (numpy) Monte Carlo of Figure 4.
 """
@@ -76,6 +79,7 @@ __all__ = [
     "RAND_BITS",
     "LFSR_WIDTH",
     "StreamStage",
+    "SkidBuffer",
     "RandomSampler",
     "CountdownSampler",
     "PeriodicSampler",
@@ -83,7 +87,9 @@ __all__ = [
     "CountingRandomSampler",
     "Stratified",
     "Pipeline",
+    "same_index_keys",
     "random_threshold",
+    "check_latency",
     "countdown_reload",
     "check_int",
     "figure4_estimates",
@@ -107,6 +113,14 @@ def check_power_of_two(name: str, value, low: int, high: int) -> int:
     if value & (value - 1):
         raise ValueError(f"{name} must be a power of two, not {value!r}")
     return value
+
+
+def check_latency(latency, allowed: tuple[int, ...]) -> int:
+    """A pipeline latency option: one of ``allowed`` (the text the RTL shares)."""
+    if latency not in allowed:
+        choices = " or ".join(str(a) for a in allowed)
+        raise ValueError(f"latency must be {choices}, not {latency!r}")
+    return latency
 
 
 def random_threshold(rate: int) -> int:
@@ -145,12 +159,17 @@ class StreamStage:
 
     count_bits: int
 
-    def __init__(self):
+    def __init__(self, latency: int = 1, skid: bool = False):
         self.out_valid = 0
         self.out_key = 0
         self.out_count = 0
         self.messages: list[tuple[int, int]] = []
         self.consumed = 0
+        #: cycles from a tuple's acceptance to its message in the output register
+        self.latency = latency
+        self.in_flight: list = [None] * (latency - 1)  # messages (or None) of the tuples ahead
+        #: ``skid``: a :class:`SkidBuffer` after the output register (registered handshake)
+        self.skid = SkidBuffer() if skid else None
 
     def process(self, key: int, count: int = 1):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -170,7 +189,7 @@ class StreamStage:
     def in_ready(self, out_ready: int) -> int:
         return int(not self.out_valid or out_ready)
 
-    def outputs(self, out_ready: int) -> dict:
+    def _register_outputs(self, out_ready: int) -> dict:
         return {
             "in_ready": self.in_ready(out_ready),
             "out_valid": self.out_valid,
@@ -178,16 +197,75 @@ class StreamStage:
             "out_count": self.out_count,
         }
 
+    def outputs(self, out_ready: int) -> dict:
+        """The outputs shown in a cycle (before the edge), from the state alone."""
+        if self.skid is None:
+            return self._register_outputs(out_ready)
+        shown = self.skid.outputs(out_ready)
+        return {**shown, "in_ready": self.in_ready(shown["in_ready"])}
+
     def step(self, in_valid=0, in_key=0, in_count=1, out_ready=1) -> dict:
-        """One clock cycle; returns the outputs shown during it (before the edge)."""
-        shown = self.outputs(out_ready)
-        if self.out_valid and out_ready:
-            self.out_valid = 0
-        if in_valid and shown["in_ready"]:
-            message = self.feed(in_key, in_count)
+        """One clock cycle; returns the outputs shown during it (before the edge).
+
+        The input is accepted when ``in_ready = ~out_valid | out_ready``, i.e. when
+        the output register is free after the edge; then every stage advances: the
+        accepted tuple is processed at once (the tables are updated in order) and
+        its message, if any, enters the output register ``latency`` cycles after
+        acceptance (``latency - 1`` cycles in ``in_flight``, which moves only
+        with the input). With ``skid`` the output register feeds a
+        :class:`SkidBuffer`, whose registered ``in_ready`` stands for
+        ``out_ready``.
+        """
+        if self.skid is not None:
+            shown = self.skid.outputs(out_ready)
+            inner = self._step_register(in_valid, in_key, in_count, shown["in_ready"])
+            self.skid.step(inner["out_valid"], inner["out_key"], inner["out_count"], out_ready)
+            return {**shown, "in_ready": inner["in_ready"]}
+        return self._step_register(in_valid, in_key, in_count, out_ready)
+
+    def _step_register(self, in_valid, in_key, in_count, out_ready) -> dict:
+        shown = self._register_outputs(out_ready)
+        if shown["in_ready"]:  # the output register is free after this edge
+            self.in_flight.append(self.feed(in_key, in_count) if in_valid else None)
+            message = self.in_flight.pop(0)
+            self.out_valid = int(message is not None)
             if message is not None:
-                self.out_valid = 1
                 self.out_key, self.out_count = message
+        return shown
+
+
+class SkidBuffer:
+    """Two-entry skid buffer: a stream stage whose handshake outputs are flops.
+
+    ``in_ready = ~skid_valid`` and ``out_valid = main_valid`` are registers, so no
+    combinational path runs from ``out_ready`` to ``in_ready`` or from ``in_valid``
+    to ``out_valid``. A message taken in cycle c is shown from c + 1. The main
+    register is the output; a message that arrives while the main register is held
+    (``out_valid`` and not ``out_ready``) waits in the skid register, and then
+    ``in_ready`` falls for as long as the skid register is full. Messages leave in
+    order, none lost or duplicated.
+    """
+
+    def __init__(self):
+        self.main = None  # (key, count) shown on the output, or None
+        self.spare = None  # the skid register
+        self.last = (0, 0)
+
+    def outputs(self, out_ready: int) -> dict:
+        head = self.main if self.main is not None else self.last
+        return {"in_ready": int(self.spare is None), "out_valid": int(self.main is not None),
+                "out_key": head[0], "out_count": head[1]}  # fmt: skip
+
+    def step(self, in_valid=0, in_key=0, in_count=1, out_ready=1) -> dict:
+        shown = self.outputs(out_ready)
+        incoming = (in_key, in_count) if in_valid and shown["in_ready"] else None
+        if self.main is None or out_ready:  # the main register is free after the edge
+            if self.main is not None:
+                self.last = self.main
+            self.main, self.spare = (self.spare, None) if self.spare is not None \
+                else (incoming, None)
+        elif incoming is not None:
+            self.spare = incoming
         return shown
 
 
@@ -381,11 +459,18 @@ class StratifiedConfig:
 
 
 class Stratified(StreamStage):
-    """``H[X_r]_n``: hash-split into ``n`` substreams, one sampler ``X`` each."""
+    """``H[X_r]_n``: hash-split into ``n`` substreams, one sampler ``X`` each.
+
+    ``latency`` (3, the RTL's default, or 1) and ``skid`` are the cycle model's
+    options (:class:`StreamStage`); they change when a message appears, never which
+    messages (the table is updated in the accept order). ``H[R_r]_n`` has no table
+    and its latency is 1 whatever ``latency`` says (as in the RTL).
+    """
 
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
-                 sampler="periodic", seed=1, count_bits=16):  # fmt: skip
-        super().__init__()
+                 sampler="periodic", seed=1, count_bits=16, latency=3, skid=False):  # fmt: skip
+        check_latency(latency, (1, 3))
+        super().__init__(latency=1 if sampler == "random" else latency, skid=skid)
         self.config = c = StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed,
                                            sampler, seed, count_bits)  # fmt: skip
         self.hash = HashFunction(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
@@ -415,6 +500,17 @@ class Stratified(StreamStage):
 
     def residual(self):
         return 0 if self.config.sampler == "random" else sum(self.table)
+
+
+def same_index_keys(hash_function, count: int, start: int) -> list[int]:
+    """``count`` keys from ``start`` upward that ``hash_function`` maps to one index
+    (``start``'s): tuples that share one counter of ``H[X]_n`` (back-to-back hazards)."""
+    target, keys, key = hash_function(start), [start], start + 1
+    while len(keys) < count:
+        if hash_function(key) == target:
+            keys.append(key)
+        key += 1
+    return keys
 
 
 class Pipeline:

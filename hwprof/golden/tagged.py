@@ -56,7 +56,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from .hashing import HashFunction, xor_fold
-from .samplers import MAX_KEY_BITS, StreamStage, check_int, check_power_of_two
+from .samplers import MAX_KEY_BITS, StreamStage, check_int, check_latency, check_power_of_two
 
 __all__ = [
     "TaggedConfig",
@@ -159,13 +159,8 @@ class TaggedCompressor(StreamStage):
     FSM state of an entry; ``self.transitions`` counts E1..E6 (E5a/E6a included).
     """
 
-    def __init__(self, latency=3, **params):
-        super().__init__()
-        if latency not in (1, 3):
-            raise ValueError(f"latency must be 1 or 3, not {latency!r}")
-        #: cycles from a tuple's acceptance to its message (the RTL's ``latency``)
-        self.latency = latency
-        self.in_flight = [None] * (latency - 1)  # messages (or None) of the tuples ahead
+    def __init__(self, latency=3, skid=False, **params):
+        super().__init__(latency=check_latency(latency, (1, 3)), skid=skid)
         self.config = c = TaggedConfig(**params)
         self.count_bits = c.count_bits
         self.hash = HashFunction(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
@@ -241,25 +236,6 @@ class TaggedCompressor(StreamStage):
     def residual(self):
         return sum(e[2] + e[3] for ways in self.table for e in ways)
 
-    def step(self, in_valid=0, in_key=0, in_count=1, out_ready=1) -> dict:
-        """One clock cycle (see :meth:`StreamStage.step`), for any ``latency``.
-
-        The table is updated in the accept cycle (in order, so the result is that
-        of latency 1); the message waits ``latency - 1`` cycles in ``in_flight``,
-        which, like the RTL's stages, moves only when the output register is free.
-        """
-        if self.latency == 1:
-            return super().step(in_valid, in_key, in_count, out_ready)
-        shown = self.outputs(out_ready)
-        if shown["in_ready"]:  # every stage advances
-            self.out_valid = 0
-            message = self.in_flight.pop(0)
-            if message is not None:
-                self.out_valid = 1
-                self.out_key, self.out_count = message
-            self.in_flight.append(self.feed(in_key, in_count) if in_valid else None)
-        return shown
-
 
 @dataclass(frozen=True)
 class AssocConfig:
@@ -290,10 +266,16 @@ class AssocConfig:
 
 
 class AssocTable(StreamStage):
-    """``A_k``: lossless second-level compressor (module docstring)."""
+    """``A_k``: lossless second-level compressor (module docstring).
 
-    def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16):
-        super().__init__()
+    ``latency`` (2, the RTL's default, or 1) and ``skid``: the cycle model's options
+    (:class:`hwprof.golden.samplers.StreamStage`); the messages and their order do
+    not depend on them.
+    """
+
+    def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16, latency=2,
+                 skid=False):  # fmt: skip
+        super().__init__(latency=check_latency(latency, (1, 2)), skid=skid)
         self.config = AssocConfig(entries, key_bits, in_count_bits, count_bits)
         self.count_bits = count_bits
         self.valid = [0] * entries

@@ -22,7 +22,7 @@ back-to-back tuples on the same counter.)
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -34,12 +34,14 @@ from ..golden.samplers import (
     SamplerConfig,
     StratifiedConfig,
     check_int,
+    check_latency,
     random_threshold,
 )
 from ..golden.tagged import AssocConfig
 from ._params import checked_config
 from .hashing import Hash
 from .lfsr import Lfsr
+from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = [
     "message_layout",
@@ -309,9 +311,21 @@ class Stratified(_Sampler):
         ``"periodic"`` (default), ``"cr"`` or ``"random"``.
     seed, count_bits : int
         LFSR reset state (``cr``, ``random``), counter width (``cr``).
+    latency : int
+        3 (default): the table in block RAM, read synchronously in the accept
+        cycle, the counter in flops a cycle later, compare, increment and write
+        back in the third cycle, the writes of the two tuples ahead forwarded
+        (:class:`~hwprof.rtl.stream_pipeline.ReadModifyWrite`); for timing closure
+        (docs/fpga.md). 1: read (asynchronously, LUT-RAM), updated and written in
+        the accept cycle. ``H[R_r]_n`` has no table: latency 1 either way.
+    skid : bool
+        ``True``: a :class:`~hwprof.rtl.stream_pipeline.SkidBuffer` after the output
+        register (``tuples.ready``, ``messages.valid`` registered; one more cycle).
     wrap_at : int, optional
         Mutant hook for the checker's own test: a periodic counter reports when it
         reaches ``wrap_at`` instead of ``r`` (default ``r``).
+    bypass : bool
+        ``False`` builds the mutant of ``latency=3`` without forwarding.
 
     Attributes
     ----------
@@ -319,8 +333,11 @@ class Stratified(_Sampler):
     messages : Out(stream.Signature(message_layout(key_bits, count)))
         ``count`` is ``bits(r)`` wide (``count_bits`` for ``cr``).
 
-    Latency: 1 cycle (hash, counter read, compare and write-back in the accept
-    cycle). Stalls only when a message waits and ``messages.ready`` is low.
+    Latency: ``latency`` cycles (3 or 1; one more with ``skid``) from the tuple's
+    acceptance to its message; one tuple per cycle. ``tuples.ready =
+    ~messages.valid | messages.ready`` (combinational; with ``skid`` the skid
+    buffer's registered ready stands for ``messages.ready``): every stage stalls
+    only while a message waits.
 
     Raises
     ------
@@ -329,10 +346,14 @@ class Stratified(_Sampler):
     """
 
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
-                 sampler="periodic", seed=1, count_bits=16, *, wrap_at=None):  # fmt: skip
+                 sampler="periodic", seed=1, count_bits=16, latency=3, skid=False, *,
+                 wrap_at=None, bypass=True):  # fmt: skip
+        self.latency = checked_config(self, lambda: check_latency(latency, (1, 3)))
         self.config = checked_config(self, lambda: StratifiedConfig(
             rate, entries, key_bits, pc_bits, hash_seed, sampler, seed, count_bits))  # fmt: skip
+        self.skid = bool(skid)
         self.wrap_at = rate if wrap_at is None else wrap_at
+        self.bypass = bypass
         width = count_bits if sampler == "cr" else self.config.rate.bit_length()
         super().__init__(key_bits, width)
 
@@ -340,34 +361,55 @@ class Stratified(_Sampler):
         m = Module()
         c = self.config
         key = self.tuples.payload
+        messages = message_output(m, self)
         if c.sampler != "periodic":
             lfsr, u = self._random(m, c.seed)
             selected = u < random_threshold(c.rate)
         if c.sampler == "random":
-            accept = output_register(m, self.tuples, self.messages, selected, key, c.rate)
+            accept = output_register(m, self.tuples, messages, selected, key, c.rate)
             m.d.comb += lfsr.enable.eq(accept)
             return m
         m.submodules.hash = h = Hash(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
+        m.d.comb += h.key.eq(key)
         width = c.count_bits if c.sampler == "cr" else max(1, c.counter_bits)
         m.submodules.counters = mem = Memory(shape=width, depth=c.entries, init=[])
-        rp = mem.read_port(domain="comb")
-        wp = mem.write_port()
-        if c.sampler == "periodic":
-            fire = rp.data == self.wrap_at - 1
-            accept = output_register(m, self.tuples, self.messages, fire, key, c.rate)
-            m.d.comb += wp.data.eq(Mux(fire, 0, rp.data + 1))
-        else:
+
+        def update(counter, chosen):
+            """``(emit, new counter, count)`` for a tuple that finds ``counter``."""
+            if c.sampler == "periodic":
+                fire = counter == self.wrap_at - 1
+                return fire, Mux(fire, 0, counter + 1), c.rate
             plus = Signal(c.count_bits)
-            m.d.comb += plus.eq(rp.data + 1)
-            fire = selected | (plus == (1 << c.count_bits) - 1)
-            accept = output_register(m, self.tuples, self.messages, fire, key, plus)
-            m.d.comb += [wp.data.eq(Mux(fire, 0, plus)), lfsr.enable.eq(accept)]
-        m.d.comb += [
-            h.key.eq(key),
-            rp.addr.eq(h.index),
-            wp.addr.eq(h.index),
-            wp.en.eq(accept),
-        ]
+            m.d.comb += plus.eq(counter + 1)
+            fire = chosen | (counter == (1 << c.count_bits) - 2)  # plus saturates
+            return fire, Mux(fire, 0, plus), plus
+
+        if self.latency == 1:
+            rp = mem.read_port(domain="comb")
+            wp = mem.write_port()
+            fire, new, count = update(rp.data, selected if c.sampler == "cr" else 0)
+            accept = output_register(m, self.tuples, messages, fire, key, count)
+            m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index), wp.en.eq(accept),
+                         wp.data.eq(new)]  # fmt: skip
+            if c.sampler == "cr":
+                m.d.comb += lfsr.enable.eq(accept)
+            return m
+
+        # latency 3: hash and synchronous (block RAM) read in the accept cycle, the
+        # counter into flops, then compare, increment, write back and the message
+        advance = Signal()
+        m.d.comb += [advance.eq(~messages.valid | messages.ready),
+                     self.tuples.ready.eq(advance)]  # fmt: skip
+        carry = {"valid": self.tuples.valid, "key": key}
+        if c.sampler == "cr":  # the LFSR decides at acceptance, in order
+            m.d.comb += lfsr.enable.eq(advance & self.tuples.valid)
+            carry["selected"] = selected
+        rmw = ReadModifyWrite(m, [mem], h.index, advance, carry, bypass=self.bypass)
+        fire, new, count = update(rmw.entries[0], rmw.s2.get("selected", 0))
+        written = Signal(width)
+        m.d.comb += written.eq(new)
+        done = rmw.write(Const(1, 1), written)
+        load_message(m, messages, done, fire, rmw.s2["key"], count)
         return m
 
 
@@ -391,9 +433,22 @@ class AssocTable(_Sampler):
         Messages from the first-level compressor.
     messages : Out(stream.Signature(message_layout(key_bits, count_bits)))
 
+    latency : int
+        2 (default): the input key is compared with the ``k`` entries in the accept
+        cycle and the match registered (with the entry the tuple ahead writes at
+        the same edge forwarded); count update, entry write and message the cycle
+        after. 1: all in the accept cycle.
+    skid : bool
+        ``True``: a :class:`~hwprof.rtl.stream_pipeline.SkidBuffer` after the output
+        register (``tuples.ready``, ``messages.valid`` registered; one more cycle).
+    forward : bool
+        ``False`` builds the mutant of ``latency=2`` without forwarding.
+
     Rules: :class:`hwprof.golden.tagged.AssocTable` (hit accumulates, or reports
     the old count when it would overflow; miss fills the lowest free entry, else
-    reports and replaces the round-robin victim). Latency 1, one message per cycle.
+    reports and replaces the round-robin victim). Latency ``latency`` cycles (one
+    more with ``skid``), one message per cycle; ``tuples.ready = ~messages.valid |
+    messages.ready`` (the skid buffer's registered ready with ``skid``).
 
     Raises
     ------
@@ -401,10 +456,14 @@ class AssocTable(_Sampler):
         See :class:`hwprof.golden.tagged.AssocConfig`.
     """
 
-    def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16):
+    def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16, latency=2,
+                 skid=False, *, forward=True):  # fmt: skip
+        self.latency = checked_config(self, lambda: check_latency(latency, (1, 2)))
         self.config = checked_config(
             self, lambda: AssocConfig(entries, key_bits, in_count_bits, count_bits)
         )
+        self.skid = bool(skid)
+        self.forward = forward
         super().__init__(key_bits, count_bits,
                          in_layout=message_layout(key_bits, in_count_bits))  # fmt: skip
 
@@ -412,23 +471,34 @@ class AssocTable(_Sampler):
         m = Module()
         c = self.config
         k = c.entries
+        messages = message_output(m, self)
         valid = Signal(k)
         keys = [Signal(c.key_bits, name=f"key{i}") for i in range(k)]
         counts = [Signal(c.count_bits, name=f"count{i}") for i in range(k)]
         pointer = Signal(range(k))
-        key = self.tuples.payload.key
-        inc = self.tuples.payload.count
-        match = Signal(k)
-        m.d.comb += match.eq(Cat(*[(keys[i] == key) & valid[i] for i in range(k)]))
-        free = Signal(k)
-        m.d.comb += free.eq(_lowest_one(~valid))
+        in_key = self.tuples.payload.key
+        match_now = Signal(k)  # the input against the entries as they are now
+        m.d.comb += match_now.eq(Cat(*[(keys[i] == in_key) & valid[i] for i in range(k)]))
+        if self.latency == 1:
+            key, inc, match = in_key, self.tuples.payload.count, match_now
+        else:
+            # latency 2: the key compares in the accept cycle, registered; the update a
+            # cycle later. The update of the tuple ahead (same edge) is forwarded into
+            # the registered match: the entry it writes (``target``) holds its key.
+            advance = Signal()
+            m.d.comb += [advance.eq(~messages.valid | messages.ready),
+                         self.tuples.ready.eq(advance)]  # fmt: skip
+            u_valid, key = Signal(), Signal(c.key_bits, name="u_key")
+            inc, match = Signal(c.in_count_bits, name="u_inc"), Signal(k, name="u_match")
         hit_count = Signal(c.count_bits)
+        # every entry's sum computed in parallel from the flops (no mux before the
+        # adders); the hit entry's is used
+        totals = [Signal(c.count_bits + 1, name=f"total{i}") for i in range(k)]
+        overflow = Signal()  # the hit entry's total > 2**count_bits - 1
         for i in range(k):
+            m.d.comb += totals[i].eq(counts[i] + inc)
             with m.If(match[i]):
-                m.d.comb += hit_count.eq(counts[i])
-        total = Signal(c.count_bits + 1)
-        m.d.comb += total.eq(hit_count + inc)
-        overflow = total > (1 << c.count_bits) - 1
+                m.d.comb += [hit_count.eq(counts[i]), overflow.eq(totals[i][-1])]
         victim_key = Signal(c.key_bits)
         victim_count = Signal(c.count_bits)
         for i in range(k):
@@ -436,20 +506,37 @@ class AssocTable(_Sampler):
                 m.d.comb += [victim_key.eq(keys[i]), victim_count.eq(counts[i])]
         hit = match.any()
         full = valid.all()
+        free = Signal(k)
+        m.d.comb += free.eq(_lowest_one(~valid))
+        target = Signal(k)  # the entry this update writes
+        m.d.comb += target.eq(Mux(hit, match, Mux(full, (Const(1, k) << pointer)[:k], free)))
         emit = Mux(hit, overflow, full)
         out_key = Mux(hit, key, victim_key)
         out_count = Mux(hit, hit_count, victim_count)
-        accept = output_register(m, self.tuples, self.messages, emit, out_key, out_count)
-        with m.If(accept):
+        if self.latency == 1:
+            update = output_register(m, self.tuples, messages, emit, out_key, out_count)
+        else:
+            update = Signal()
+            m.d.comb += update.eq(u_valid & advance)
+            load_message(m, messages, update, emit, out_key, out_count)
+            same = Signal()
+            m.d.comb += same.eq(u_valid & (in_key == key) & self.forward)
+            with m.If(advance):
+                m.d.sync += [u_valid.eq(self.tuples.valid), key.eq(in_key),
+                             inc.eq(self.tuples.payload.count)]  # fmt: skip
+                with m.If(same):
+                    m.d.sync += match.eq(target)
+                with m.Elif(u_valid & self.forward):
+                    m.d.sync += match.eq(match_now & ~target)
+                with m.Else():
+                    m.d.sync += match.eq(match_now)
+        with m.If(update):
             for i in range(k):
-                with m.If(hit):
-                    with m.If(match[i]):
-                        m.d.sync += counts[i].eq(Mux(overflow, inc, total))
-                with m.Elif(~full):
-                    with m.If(free[i]):
+                with m.If(target[i]):
+                    with m.If(hit):
+                        m.d.sync += counts[i].eq(Mux(totals[i][-1], inc, totals[i]))
+                    with m.Else():
                         m.d.sync += [valid[i].eq(1), keys[i].eq(key), counts[i].eq(inc)]
-                with m.Elif(pointer == i):
-                    m.d.sync += [keys[i].eq(key), counts[i].eq(inc)]
             with m.If(~hit & full):
                 m.d.sync += pointer.eq(Mux(pointer == k - 1, 0, pointer + 1))
         return m
@@ -513,6 +600,10 @@ class MessageBuffer(wiring.Component):
         return m
 
 
+#: ``StratifiedPipeline``'s default ``skid``.
+SKID_DEFAULT = False
+
+
 class StratifiedPipeline(wiring.Component):
     """``H[P_r]_n A_k`` followed by the message buffer: three chained components.
 
@@ -524,6 +615,10 @@ class StratifiedPipeline(wiring.Component):
         ``k`` and the count width of ``A_k`` (its input count is ``bits(r)``).
     depth : int
         Message buffer depth (default 100).
+    skid : bool
+        ``True``: ``H[P]`` and ``A_k`` each end in a skid buffer (their ``skid``
+        option), so the ``ready`` chain from the buffer stops at each stage's
+        registered ready; one more cycle in each.
 
     Attributes
     ----------
@@ -533,22 +628,24 @@ class StratifiedPipeline(wiring.Component):
     irq : Out(1)
         The buffer is full.
 
-    Latency: a message leaves ``H[P]`` one cycle after its tuple, ``A_k`` one
-    cycle later, and is at the buffer head the cycle after that. ``ready`` is
-    combinational from the buffer back to ``tuples``: the input stalls when a
-    stage's output register holds a message that the next stage cannot take,
-    i.e. only once the buffer is full (interrupt pending) and the registers
-    behind it have filled.
+    Latency: a message leaves ``H[P]`` three cycles after its tuple (its default
+    ``latency=3``), ``A_k`` two cycles later (``latency=2``), and is at the buffer
+    head the cycle after that: 6 cycles. ``ready`` is combinational from the
+    buffer back to ``tuples`` (from the buffer's level, a register; no path from
+    ``messages.ready``): the input stalls when a stage's output register holds a
+    message that the next stage cannot take, i.e. only once the buffer is full
+    (interrupt pending) and the registers behind it have filled.
     """
 
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
-                 assoc_entries=16, count_bits=16, depth=100):  # fmt: skip
+                 assoc_entries=16, count_bits=16, depth=100, skid=SKID_DEFAULT):  # fmt: skip
         checked_config(self, lambda: (
             StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed),
             AssocConfig(assoc_entries, key_bits, rate.bit_length(), count_bits),
             MessageBuffer.check(depth, key_bits, count_bits)))  # fmt: skip
-        self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed)
-        self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits)
+        self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed, skid=skid)
+        self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits,
+                                skid=skid)  # fmt: skip
         self.buffer = MessageBuffer(depth, key_bits, count_bits)
         super().__init__({
             "tuples": In(stream.Signature(key_bits)),

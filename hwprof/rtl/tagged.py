@@ -16,14 +16,16 @@ stage, with forwarding of the two writes a tuple's read misses.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
+from ..golden.samplers import check_latency
 from ..golden.tagged import TaggedConfig
 from ._params import checked_config
 from .hashing import Hash
 from .samplers import _lowest_one, _Sampler, output_register
+from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = ["TaggedCompressor", "entry_layout"]
 
@@ -60,6 +62,12 @@ class TaggedCompressor(_Sampler):
     keep_counts : bool
         ``True`` (the paper's E5/E6). ``False`` builds the mutant that resets
         the counters on E5/E6 instead, for the checker's own test.
+    skid : bool
+        ``False`` (default): ``tuples.ready = ~messages.valid | messages.ready``,
+        combinational from ``messages.ready`` (the integrator's constraint, see
+        docs/samplers.md). ``True``: a :class:`~hwprof.rtl.stream_pipeline.SkidBuffer`
+        after the output register makes ``tuples.ready`` and ``messages.valid``
+        registers; messages come one cycle later.
     bypass : bool
         ``True``. ``False`` builds the mutant of ``latency=3`` without forwarding,
         for the checker's own test.
@@ -70,9 +78,10 @@ class TaggedCompressor(_Sampler):
     messages : Out(stream.Signature(message_layout(key_bits, hit_bits + 1)))
 
     Latency: ``latency`` cycles from the tuple's acceptance to its message on
-    ``messages`` (1 or 3); one tuple per cycle either way. ``tuples.ready =
-    ~messages.valid | messages.ready`` (combinational, as in every sampler): the
-    whole pipeline stalls only while a message waits for ``messages.ready``.
+    ``messages`` (1 or 3; one more with ``skid``); one tuple per cycle either way.
+    ``tuples.ready = ~messages.valid | messages.ready`` (combinational, as in every
+    sampler; with ``skid`` the skid buffer's registered ready stands for
+    ``messages.ready``): the whole pipeline stalls only while a message waits.
 
     Raises
     ------
@@ -81,14 +90,10 @@ class TaggedCompressor(_Sampler):
     """
 
     def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
-                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, *,
-                 keep_counts=True, bypass=True):  # fmt: skip
-        def check_latency():
-            if latency not in (1, 3):
-                raise ValueError(f"latency must be 1 or 3, not {latency!r}")
-            return latency
-
-        self.latency = checked_config(self, check_latency)  # silenced if rejected
+                 replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, skid=False,
+                 *, keep_counts=True, bypass=True):  # fmt: skip
+        self.latency = checked_config(self, lambda: check_latency(latency, (1, 3)))
+        self.skid = bool(skid)
         self.config = checked_config(self, lambda: TaggedConfig(
             entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
             key_bits, pc_bits, hash_seed))  # fmt: skip
@@ -101,6 +106,7 @@ class TaggedCompressor(_Sampler):
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         key = self.tuples.payload
+        messages = message_output(m, self)
         m.submodules.hash = h = Hash(c.index_bits, c.key_bits, c.hash_seed, c.pc_bits)
         m.d.comb += h.key.eq(key)
         value_bits = c.key_bits - c.pc_bits
@@ -121,82 +127,47 @@ class TaggedCompressor(_Sampler):
             for rp, wp in zip(read_ports, write_ports, strict=True):
                 m.d.comb += [rp.addr.eq(h.index), wp.addr.eq(h.index)]
             onehot, new, emit, count = self._update(m, [rp.data for rp in read_ports], tag)
-            accept = output_register(m, self.tuples, self.messages, emit, key, count)
+            accept = output_register(m, self.tuples, messages, emit, key, count)
             for w, wp in enumerate(write_ports):
                 m.d.comb += [wp.en.eq(accept & onehot[w]), wp.data.eq(new)]
             return m
 
         # latency 3, three stages advancing together (only when the output register is
-        # free: ``advance``). S0, the accept cycle: hash, tag, synchronous (block RAM)
-        # read of every way. S1: the read data into flops (nothing else after the
-        # block RAM's slow clock-to-output). S2: way choice, Figure 6 transition,
-        # write back, message. Bypass: a tuple's read misses the writes of the two
-        # tuples ahead of it; the older one's is forwarded at the S1 -> S2 capture,
-        # the newer one's at the S2 input, both from ``last`` (the previous S2 write,
-        # registered), so the forwarding muxes see only flops on their select side.
+        # free: ``advance``) around a synchronous (block RAM) read of every way, with
+        # the two writes a read misses forwarded (:class:`ReadModifyWrite`). S2: way
+        # choice, Figure 6 transition, write back, message.
         advance = Signal()
         m.d.comb += [
-            advance.eq(~self.messages.valid | self.messages.ready),
+            advance.eq(~messages.valid | messages.ready),
             self.tuples.ready.eq(advance),
         ]
+        rmw = ReadModifyWrite(m, mems, h.index, advance,
+                              {"valid": self.tuples.valid, "key": key, "tag": tag},
+                              bypass=self.bypass)  # fmt: skip
+        def below(a, b, strict):
+            """``entries[a].hit < (<=) entries[b].hit``, compared on the flops before
+            the forwarding mux (a compare per case, the case chosen by flops)."""
+            def cmp(x, y):
+                return x.hit < y.hit if strict else x.hit <= y.hit
+            words, last = rmw.words, rmw.last_new
+            return Mux(rmw.from_last[a], cmp(last, words[b]),
+                       Mux(rmw.from_last[b], cmp(words[a], last), cmp(words[a], words[b])))
 
-        def stage(name):
-            return {"valid": Signal(name=f"{name}_valid"),
-                    "key": Signal(c.key_bits, name=f"{name}_key"),
-                    "index": Signal(c.index_bits, name=f"{name}_index"),
-                    "tag": Signal(c.tag_bits, name=f"{name}_tag")}  # fmt: skip
-
-        s1, s2 = stage("s1"), stage("s2")
-        s2_entries = [Signal(layout, name=f"s2_entry{w}") for w in range(c.ways)]
-        last_valid, last_index = Signal(), Signal(c.index_bits)
-        last_way, last_new = Signal(c.ways), Signal(layout)
-        s2_after_last = Signal()  # s2 reads the set that ``last`` wrote (compared a cycle early)
-        forward = Const(int(self.bypass))  # 0: the mutant without forwarding
-        write_ports = [mem.write_port() for mem in mems]
-        read_ports = [mem.read_port() for mem in mems]  # not transparent: old data
-        for rp, wp in zip(read_ports, write_ports, strict=True):
-            m.d.comb += [rp.addr.eq(h.index), rp.en.eq(advance), wp.addr.eq(s2["index"])]
-        entries = []
-        for w in range(c.ways):
-            entry = Signal(layout, name=f"entry{w}")
-            with m.If(s2_after_last & last_way[w]):
-                m.d.comb += entry.eq(last_new)
-            with m.Else():
-                m.d.comb += entry.eq(s2_entries[w])
-            entries.append(entry)
-        onehot, new, emit, count = self._update(m, entries, s2["tag"])
-        update = Signal()
-        m.d.comb += update.eq(s2["valid"] & advance)
-        with m.If(advance):
-            m.d.sync += [s1[k].eq(v) for k, v in (("valid", self.tuples.valid), ("key", key),
-                                                   ("index", h.index), ("tag", tag))]
-            m.d.sync += [s2[k].eq(s1[k]) for k in s1]
-            m.d.sync += [last_valid.eq(s2["valid"]), last_index.eq(s2["index"]),
-                         last_way.eq(onehot), last_new.eq(new)]
-            # the tuple in s2 now is ``last`` when s1 reaches s2
-            m.d.sync += s2_after_last.eq(forward & s2["valid"] & (s2["index"] == s1["index"]))
-            for w, rp in enumerate(read_ports):
-                with m.If(forward & last_valid & (last_index == s1["index"]) & last_way[w]):
-                    m.d.sync += s2_entries[w].eq(last_new)
-                with m.Else():
-                    m.d.sync += s2_entries[w].eq(rp.data)
-        # The payload register loads on every update (then the register is free: the
-        # message it held, if any, is being taken), so its enable does not wait for
-        # ``emit``; ``valid`` says whether it holds a message.
-        with m.If(self.messages.ready):
-            m.d.sync += self.messages.valid.eq(0)
-        with m.If(update):
-            m.d.sync += [
-                self.messages.valid.eq(emit),
-                self.messages.payload.key.eq(s2["key"]),
-                self.messages.payload.count.eq(count),
-            ]
-        for w, wp in enumerate(write_ports):
-            m.d.comb += [wp.en.eq(update & onehot[w]), wp.data.eq(new)]
+        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"], below)
+        update = rmw.write(onehot, new)
+        load_message(m, messages, update, emit, rmw.s2["key"], count)
         return m
 
-    def _update(self, m, entries, tag):
-        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
+    def _update(self, m, entries, tag, below=None):
+        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``.
+
+        ``below(a, b, strict)``: ``entries[a].hit < entries[b].hit`` (``<=`` if not
+        ``strict``), if the caller computes it faster than on ``entries``.
+        """
+        if below is None:
+            def below(a, b, strict):
+                ha, hb = entries[a].hit, entries[b].hit
+                return ha < hb if strict else ha <= hb
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
@@ -204,9 +175,9 @@ class TaggedCompressor(_Sampler):
         empty = Cat(*[~e.valid for e in entries])
         evict = Cat(*[e.valid & (e.miss != 0) for e in entries])
         smallest = [Signal(name=f"smallest{w}") for w in range(c.ways)]
-        for w, e in enumerate(entries):
-            lower = [e.hit < o.hit for o in entries[:w]]  # strictly below earlier ways
-            not_higher = [e.hit <= o.hit for o in entries[w + 1 :]]
+        for w in range(c.ways):
+            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
+            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
             cond = 1
             for term in lower + not_higher:
                 cond = cond & term

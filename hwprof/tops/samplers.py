@@ -2,6 +2,7 @@
 
 from ..catalog import Param, Top
 from ..rtl.samplers import (
+    SKID_DEFAULT,
     AssocTable,
     CountdownSampler,
     Counter,
@@ -20,6 +21,8 @@ PC = Param("pc_bits", 32, "int", "pc field width (top bits of the tuple)")
 SEED = Param("seed", 1, "int", "32-bit LFSR reset state, non-zero")
 HASH = Param("hash_seed", 1, "int", "table seed of the shared profiler hash")
 COUNT = Param("count_bits", 16, "int", "counter / message count width")
+SKID = Param("skid", False, "bool", "register tuples.ready and messages.valid (a skid buffer "
+             "after the output register; one more cycle of latency)")
 
 
 def stratified_budget(params):
@@ -98,6 +101,9 @@ TOPS = [
             Param("sampler", "periodic", "str", "X of H[X]_n: periodic, cr or random"),
             SEED,
             COUNT,
+            Param("latency", 3, "int", "1: counter read/update in the accept cycle (async "
+                  "read); 3: block RAM pipeline with bypass (docs/fpga.md)"),
+            SKID,
         ),
         budget=stratified_budget,
         variants=({}, {"rate": 512}, {"sampler": "cr"}),
@@ -116,6 +122,8 @@ TOPS = [
             Param("assoc_entries", 16, "int", "k entries of A_k"),
             COUNT,
             Param("depth", 100, "int", "message buffer depth (interrupt when full)"),
+            Param("skid", SKID_DEFAULT, "bool", "a skid buffer after H[P] and after A_k "
+                  "(registered ready between the stages; one more cycle in each)"),
         ),
         cocotb_module="test_samplers",
     ),
@@ -136,6 +144,7 @@ TOPS = [
             HASH,
             Param("latency", 3, "int", "1: table read/update in the accept cycle (async "
                   "reads); 3: block RAM pipeline with bypass (docs/fpga.md)"),
+            SKID,
         ),
         budget=tagged_budget,
         variants=({}, {"tag_bits": 1}),
@@ -150,6 +159,9 @@ TOPS = [
             KEY,
             Param("in_count_bits", 9, "int", "input message count width"),
             COUNT,
+            Param("latency", 2, "int", "1: compare and update in the accept cycle; 2: the "
+                  "key compares registered, with forwarding (docs/fpga.md)"),
+            SKID,
         ),
         budget=assoc_budget,
         cocotb_module="test_samplers",
