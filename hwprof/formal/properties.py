@@ -27,7 +27,8 @@ __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
 #: counters and more, are tens of thousands of flops for ``sat``).
 FORMAL_PARAMS = {
     "multihash": {"tables": 2, "counters": 8, "counter_bits": 8, "accumulator": 2,
-                  "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2},
+                  "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2,
+                  "ways": 0},  # the properties name the CAM design's signals
     "stratified": {"rate": 4, "entries": 4, "key_bits": 4, "pc_bits": 2},
     "tagged_compressor": {"entries": 4, "ways": 2, "tag_bits": 2, "hit_bits": 4,
                           "miss_bits": 2, "evict_hits": 4, "replace_misses": 3,
