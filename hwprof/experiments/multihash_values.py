@@ -170,6 +170,32 @@ def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=Non
             "per_interval": fig13}  # fmt: skip
 
 
+def organisation_errors(trace, preset: str, seeds: int = SEEDS, max_intervals=None,
+                        workers=WORKERS) -> dict:
+    """Only the accumulator organisations of :data:`ORGANISATIONS` (4 tables C1-R0).
+
+    ``{label: summary}`` with the mean, min-max and parts over ``seeds`` hash seeds,
+    for a longer stream than the full sweep affords (docs/multihash.md).
+    """
+    config = PRESETS[preset]
+    profilers, labels = [], []
+    for ways in ORGANISATIONS:
+        for s in range(seeds):
+            profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
+                                  hash_seed=hash_seed(s), ways=ways, **config))  # fmt: skip
+            labels.append(organisation_label(ways))
+    result = profile_stream(trace_keys(trace), profilers, config["interval_length"],
+                            config["threshold"], max_intervals=max_intervals,
+                            workers=workers)  # fmt: skip
+    by_label: dict = {}
+    for label, err in zip(labels, result.errors, strict=True):
+        by_label.setdefault(label, []).append(err)
+    out = {label: _summarise(errs) for label, errs in by_label.items()}
+    out["candidates"] = float(np.mean(result.candidates)) if result.candidates else 0.0
+    out["candidates_max"] = int(max(result.candidates, default=0))
+    return out
+
+
 def best_single(errors: dict) -> str:
     """The best single hash of a program: the lower of 1-table R0 and R1 (retaining on)."""
     return min(("C1R0 1", "C1R1 1"), key=lambda k: errors[k]["total"])

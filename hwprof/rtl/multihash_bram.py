@@ -57,7 +57,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 
-from .hashing import Hash
+from .hashing import Hash, rom_lookup
 
 __all__ = ["elaborate_set_associative", "LATENCY"]
 
@@ -93,6 +93,32 @@ def _first_set(bits, width):
     return nodes[0]
 
 
+def _compare(a, b):
+    """``(a < b, a == b)`` for unsigned values as a tree (``2 log2(width)`` levels).
+
+    A carry-chain comparator is ``width`` levels deep in gates (ABC's balancing
+    cannot reassociate it); this splits the operands into halves, most significant
+    half first: ``lt = lt_hi | eq_hi & lt_lo``.
+    """
+    width = max(len(a), len(b))
+    a, b = a.as_unsigned(), b.as_unsigned()
+
+    def rec(lo, hi):
+        if hi - lo == 1:
+            x, y = a[lo] if lo < len(a) else Const(0, 1), b[lo] if lo < len(b) else Const(0, 1)
+            return ~x & y, ~(x ^ y)
+        mid = (lo + hi) // 2
+        lt_lo, eq_lo = rec(lo, mid)
+        lt_hi, eq_hi = rec(mid, hi)
+        return lt_hi | (eq_hi & lt_lo), eq_hi & eq_lo
+
+    return rec(0, width)
+
+
+def _less(a, b):
+    return _compare(a, b)[0]
+
+
 def _lowest_one(bits):
     return bits & (~bits + 1)[: len(bits)]
 
@@ -125,7 +151,7 @@ def elaborate_set_associative(component):
     last_in = Signal()
     m.d.comb += [
         last_in.eq(position == interval - 1),
-        stall.eq(busy & (last_in | (position >= threshold - 1))),
+        stall.eq(busy & (last_in | ~_less(position, threshold - 1))),
         self_ready(component).eq(~stall),
         accept.eq(component.tuples.valid & ~stall),
     ]
@@ -169,7 +195,10 @@ def elaborate_set_associative(component):
     d = stage("d", fields | {"set": set_bits})
     for k in fields:
         m.d.sync += [b[k].eq(a[k]), c_[k].eq(b[k]), d[k].eq(c_[k])]
-    m.d.sync += [b["set"].eq((x * sets) >> xbits), c_["set"].eq(b["set"]),
+    # (x * sets) >> xbits as constant logic (a ROM of 2**xbits entries: no adder chain)
+    set_rom = [(v * sets) >> xbits for v in range(1 << xbits)]
+    set_of = rom_lookup(m, set_rom, x, "set_rom", width=set_bits) if sets > 1 else 0
+    m.d.sync += [b["set"].eq(set_of), c_["set"].eq(b["set"]),
                  d["set"].eq(c_["set"])]  # fmt: skip
 
     # E (the write stage) and two history registers: the three writes a read misses
@@ -311,26 +340,25 @@ def elaborate_set_associative(component):
     m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
                                                      for wy in range(ways)]))  # fmt: skip
     requalify = Signal()
-    m.d.comb += requalify.eq((hits & fr).any() & (hit_count >= d["thr1"]))
+    m.d.comb += requalify.eq((hits & fr).any() & ~_less(hit_count, d["thr1"]))
 
-    low = Signal(w)
-    level = list(old)
-    while len(level) > 1:
-        nxt = [Mux(p < q, p, q) for p, q in zip(level[0::2], level[1::2], strict=False)]
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
-    m.d.comb += low.eq(level[0])
     promote = Signal()  # min(c_i) + 1 >= T, as every c_i >= T - 1 (parallel compares)
-    m.d.comb += promote.eq(d["valid"] & ~hit & Cat(*[o >= d["thr1"] for o in old]).all())
+    m.d.comb += promote.eq(d["valid"] & ~hit
+                           & Cat(*[~_less(o, d["thr1"]) for o in old]).all())  # fmt: skip
+    # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
+    # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
+    is_min = []
+    for i in range(n):
+        others = [~_less(old[j], old[i]) for j in range(n) if j != i]
+        is_min.append(Cat(*others).all() if others else Const(1, 1))
+    plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
+    for i in range(n):
+        m.d.comb += plus[i].eq(old[i] + 1)
+    low1 = Signal(w)  # min(c_i) + 1
+    m.d.comb += low1.eq(forwarded(plus[-1], [(is_min[i], plus[i]) for i in range(n - 1)]))
     new = []
     for i in range(n):
-        if c.conservative:  # c_i is a minimum iff c_i <= c_j for every j (parallel)
-            is_min = Cat(*[old[i] <= old[j] for j in range(n) if j != i]).all() if n > 1 \
-                else Const(1, 1)
-        else:
-            is_min = Const(1, 1)
-        new.append((old[i] + is_min)[:w])
+        new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
 
     empty = Signal(ways)
     m.d.comb += empty.eq(~fv)
@@ -368,7 +396,7 @@ def elaborate_set_associative(component):
         e["awrite"].eq(hit | alloc),
         e["alloc"].eq(alloc),
         e["way"].eq(way_of),
-        e["acount"].eq(Mux(hit, hit_count + 1, low + 1)),
+        e["acount"].eq(Mux(hit, hit_count + 1, low1)),
         e["boundary"].eq(d["last"]),
         e["fv"].eq(Mux(boundary, bv, nv)),
         e["fr"].eq(Mux(boundary, br, nr)),
