@@ -79,18 +79,19 @@ def _tree_mux(values, index):
 
 def _first_set(bits, width):
     """``(any, index)`` of the lowest set bit of ``bits``: a tree of ``log2`` levels."""
-    nodes = [(bits[i], Const(0, 0)) for i in range(width)]
+    nodes = [(bits[i], None) for i in range(width)]  # (any, index below; None = 0 bits)
     level = 0
     while len(nodes) > 1:
         if len(nodes) % 2:
-            nodes.append((Const(0, 1), Const(0, level)))
+            nodes.append((Const(0, 1), Const(0, level) if level else None))
         nxt = []
         for k in range(0, len(nodes), 2):
             (a_any, a_idx), (b_any, b_idx) = nodes[k], nodes[k + 1]
-            nxt.append((a_any | b_any, Cat(Mux(a_any, a_idx, b_idx), ~a_any)))
+            low = Mux(a_any, a_idx, b_idx) if level else None  # no zero-width wires
+            nxt.append((a_any | b_any, Cat(low, ~a_any) if level else ~a_any))
         nodes = nxt
         level += 1
-    return nodes[0]
+    return nodes[0][0], (nodes[0][1] if nodes[0][1] is not None else Const(0, 1))
 
 
 def _compare(a, b):
@@ -241,14 +242,14 @@ def elaborate_set_associative(component):
     ro_set = Signal(set_bits)
     ro_issue = Signal()
     for wy in range(ways):
-        m.submodules[f"tags{wy}"] = mem = Memory(shape=kb, depth=sets, init=[])
+        m.submodules[f"tags{wy}"] = mem = Memory(shape=kb, depth=max(2, sets), init=[])
         tag_read.append(mem.read_port(domain="sync"))
         tag_ro.append(mem.read_port(domain="sync"))
         tag_write.append(mem.write_port())
         m.d.comb += [tag_read[wy].addr.eq(b["set"]), tag_ro[wy].addr.eq(ro_set),
                      tag_ro[wy].en.eq(ro_issue)]  # fmt: skip
         for p in (0, 1):
-            m.submodules[f"counts{p}_{wy}"] = mem = Memory(shape=w, depth=sets, init=[])
+            m.submodules[f"counts{p}_{wy}"] = mem = Memory(shape=w, depth=max(2, sets), init=[])
             cnt_read[p].append(mem.read_port(domain="sync"))
             cnt_ro[p].append(mem.read_port(domain="sync"))
             cnt_write[p].append(mem.write_port())
@@ -453,7 +454,7 @@ def elaborate_set_associative(component):
     ro_way = Signal.like(e["way"])
     set_any = Cat(*[pending[s * ways : (s + 1) * ways].any() for s in range(sets)])
     any_set, first_set = _first_set(set_any, sets)
-    m.d.comb += ro_set.eq(first_set[:set_bits] if len(first_set) else 0)
+    m.d.comb += ro_set.eq(first_set[:set_bits])
     in_set = Signal(ways)
     m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
                                     ro_set))  # fmt: skip
