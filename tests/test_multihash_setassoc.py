@@ -156,3 +156,32 @@ def test_fast_path_check_catches_a_wrong_set(seed):
         mh.MultiHashConfig = original
     assert run_fast(keys, **params) == want
     assert got != want, f"seed {seed}"
+
+
+def test_rtl_balanced_increment_and_compare_exhaustively():
+    """The block RAM design's ``_step`` (x +- 1) and ``_compare`` (x < y, x == y), 6 bits."""
+    from amaranth.hdl import Module, Signal
+    from amaranth.sim import Simulator
+
+    from hwprof.rtl.multihash_bram import _compare, _step
+
+    m = Module()
+    x, y = Signal(6), Signal(6)
+    inc, dec, lt, eq = Signal(6), Signal(6), Signal(), Signal()
+    less, equal = _compare(x, y)
+    m.d.comb += [inc.eq(_step(x, True)), dec.eq(_step(x, False)), lt.eq(less), eq.eq(equal)]
+    bad = []
+
+    async def bench(ctx):
+        for a in range(64):
+            for b in range(64):
+                ctx.set(x, a)
+                ctx.set(y, b)
+                got = (ctx.get(inc), ctx.get(dec), ctx.get(lt), ctx.get(eq))
+                if got != ((a + 1) % 64, (a - 1) % 64, int(a < b), int(a == b)):
+                    bad.append((a, b, got))
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert bad == []

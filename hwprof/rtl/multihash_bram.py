@@ -116,6 +116,21 @@ def _compare(a, b):
     return rec(0, width)
 
 
+def _step(x, up):
+    """``x + 1`` (``up``) or ``x - 1`` modulo ``2**len(x)``, with balanced carries.
+
+    yosys maps ``x + 1`` to a ripple carry that ABC does not rebalance (``len(x)``
+    levels); here bit ``i`` flips when every bit below it is 1 (0 for ``- 1``): an
+    AND/OR reduction per bit, ``log2`` levels.
+    """
+    bits = []
+    for i in range(len(x)):
+        below = x[:i]
+        flip = (below.all() if up else ~below.any()) if i else Const(1, 1)
+        bits.append(x[i] ^ flip)
+    return Cat(*bits)
+
+
 def _less(a, b):
     return _compare(a, b)[0]
 
@@ -151,8 +166,8 @@ def elaborate_set_associative(component):
     accept = Signal()
     last_in = Signal()
     m.d.comb += [
-        last_in.eq(position == interval - 1),
-        stall.eq(busy & (last_in | ~_less(position, threshold - 1))),
+        last_in.eq(position == _step(interval, False)),
+        stall.eq(busy & (last_in | ~_less(position, _step(threshold, False)))),
         self_ready(component).eq(~stall),
         accept.eq(component.tuples.valid & ~stall),
     ]
@@ -171,10 +186,10 @@ def elaborate_set_associative(component):
         a["key"].eq(key_in),
         a["last"].eq(last_in),
         a["epoch"].eq(epoch),
-        a["thr1"].eq(threshold - 1),
+        a["thr1"].eq(_step(threshold, False)),
     ]
     with m.If(accept):
-        m.d.sync += position.eq(Mux(last_in, 0, position + 1))
+        m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
         with m.If(last_in):
             m.d.sync += epoch.eq(epoch + 1)
             with m.If(pend):
@@ -354,7 +369,7 @@ def elaborate_set_associative(component):
         is_min.append(Cat(*others).all() if others else Const(1, 1))
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
-        m.d.comb += plus[i].eq(old[i] + 1)
+        m.d.comb += plus[i].eq(_step(old[i], True))
     low1 = Signal(w)  # min(c_i) + 1
     m.d.comb += low1.eq(forwarded(plus[-1], [(is_min[i], plus[i]) for i in range(n - 1)]))
     new = []
@@ -397,7 +412,7 @@ def elaborate_set_associative(component):
         e["awrite"].eq(hit | alloc),
         e["alloc"].eq(alloc),
         e["way"].eq(way_of),
-        e["acount"].eq(Mux(hit, hit_count + 1, low1)),
+        e["acount"].eq(Mux(hit, _step(hit_count, True), low1)),
         e["boundary"].eq(d["last"]),
         e["fv"].eq(Mux(boundary, bv, nv)),
         e["fr"].eq(Mux(boundary, br, nr)),
