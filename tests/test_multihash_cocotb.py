@@ -1,11 +1,10 @@
 """cocotb tier: the multi-hash profiler's Verilog on Verilator against the golden model."""
 
 import re
-from dataclasses import asdict
 
 import pytest
 
-from hwprof.golden.multihash import MultiHashConfig
+from hwprof.catalog import get_top
 from hwprof.rtl.multihash import MultiHash
 from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
@@ -13,8 +12,12 @@ from hwprof.synth import to_verilog
 pytestmark = pytest.mark.cocotb
 
 SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
-         "interval_length": 100, "threshold": 5, "pc_bits": 8, "value_bits": 8}  # fmt: skip
-DEFAULTS = asdict(MultiHashConfig())  # the catalog defaults (4 x 512 counters, 100 entries)
+         "interval_length": 100, "threshold": 5, "pc_bits": 8, "value_bits": 8,
+         "ways": 2}  # fmt: skip
+#: the fully associative CAM design (``ways=0``), the paper's organisation
+SMALL_CAM = SMALL | {"ways": 0}
+#: the catalog defaults (4 x 512 counters, 100 entries, 4-way set-associative in block RAM)
+DEFAULTS = get_top("multihash").resolve({})
 
 
 def run(rtl_params, golden_params=None, **env):
@@ -34,13 +37,22 @@ def test_small_config_with_backpressure(stream, seed):
     assert result.passed, describe(result)
 
 
+@pytest.mark.parametrize("stream", ["collide", "at_threshold"])
+def test_small_cam_with_backpressure(stream, seed):
+    result = run(SMALL_CAM, stream=stream, tuples=3000, ready=0.4, seed=seed)
+    assert result.passed, describe(result)
+
+
 def test_default_config_mixed_stream(seed):
     result = run(dict(DEFAULTS), stream="mixed", tuples=40_000, ready=0.5, seed=seed)
     assert result.passed, describe(result)
 
 
 def test_sustained_throughput_one_tuple_per_cycle(seed):
-    """>= 100,000 tuples with an always-ready consumer: zero stalls (1 tuple/cycle)."""
+    """>= 100,000 tuples with an always-ready consumer: zero stalls (1 tuple/cycle).
+
+    Block RAM design: no stall while threshold >= candidates + 7 (docs/multihash.md).
+    """
     result = run(SMALL | {"interval_length": 1000, "threshold": 20}, stream="mixed",
                  tuples=100_000, ready=1.0, seed=seed)  # fmt: skip
     assert result.passed, describe(result)

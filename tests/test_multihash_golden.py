@@ -225,6 +225,8 @@ OPTIONS = [
     {"retain": False},
     {"tables": 1, "reset": True},
     {"tables": 8, "conservative": False, "reset": True, "retain": False},
+    {"ways": 4},  # 3 sets of 4 (not a power of two)
+    {"ways": 3, "reset": True, "retain": False},  # 4 sets of 3
 ]
 
 

@@ -317,7 +317,7 @@ class Counting(MultiHashProfiler):
             low = min(old)
             new = [v + 1 if (v == low or not c.conservative) else v for v in old]
             if min(new) >= t:
-                free = self._free_slot()
+                free = self._free_slot(key)
                 if free is None:
                     self.events["refused_full"] += 1
                 else:

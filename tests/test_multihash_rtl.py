@@ -17,7 +17,10 @@ from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
 from hwprof.rtl.multihash import MultiHash
 
 SMALL = {"tables": 4, "counters": 64, "accumulator": 8, "interval_length": 100,
-         "threshold": 5, "pc_bits": 8, "value_bits": 8}  # fmt: skip
+         "threshold": 5, "pc_bits": 8, "value_bits": 8, "ways": 0}  # fmt: skip
+#: the set-associative accumulator in block RAM (the pipelined design); 4 sets of 2
+SMALL_SA = SMALL | {"ways": 2}
+ORGS = pytest.mark.parametrize("org", [SMALL, SMALL_SA], ids=["cam", "set-associative"])
 
 
 def simulate(dut, keys, rng, ready_p=1.0, configure=None, drain=None):
@@ -109,13 +112,14 @@ KINDS = ["random", "zipf", "collide", "at_threshold", "repeated"]
 SIM_KINDS = [k if k == "collide" else pytest.param(k, marks=pytest.mark.soak) for k in KINDS]
 
 
+@ORGS
 @pytest.mark.parametrize("kind", SIM_KINDS)
-def test_rtl_matches_golden_with_backpressure(kind, seed):
+def test_rtl_matches_golden_with_backpressure(kind, org, seed):
     rng = np.random.default_rng(seed)
-    keys = stream(kind, MultiHashConfig(**SMALL), rng, 600)
-    want = golden_profiles(SMALL, keys)
+    keys = stream(kind, MultiHashConfig(**org), rng, 600)
+    want = golden_profiles(org, keys)
     assert len(want) == 6 and sum(map(len, want)) > 0
-    got, _, _ = simulate(MultiHash(**SMALL), keys, rng, ready_p=0.4)
+    got, _, _ = simulate(MultiHash(**org), keys, rng, ready_p=0.4)
     assert got == want, f"seed {seed}"
 
 
@@ -128,10 +132,13 @@ OPTIONS = [
 ]
 
 
+@ORGS
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in
                                                                  o.items()))  # fmt: skip
-def test_rtl_options_match_golden(options, seed):
-    params = SMALL | options
+def test_rtl_options_match_golden(options, org, seed):
+    params = org | options
+    if params["ways"] and params["accumulator"] % params["ways"]:
+        params["ways"] = params["accumulator"]  # 3 entries: one set of 3
     rng = np.random.default_rng(seed)
     keys = stream("zipf", MultiHashConfig(**params), rng, 300) + stream(
         "collide", MultiHashConfig(**params), rng, 300
@@ -140,10 +147,11 @@ def test_rtl_options_match_golden(options, seed):
     assert got == golden_profiles(params, keys), f"seed {seed}"
 
 
+@ORGS
 @pytest.mark.parametrize("retain", [True, False])
-def test_short_intervals_stall_only_for_the_readout(retain, seed):
+def test_short_intervals_stall_only_for_the_readout(retain, org, seed):
     """Intervals shorter than the readout, threshold 1-2: the input must stall, results exact."""
-    params = SMALL | {"interval_length": 9, "threshold": 1 + seed % 2, "retain": retain}
+    params = org | {"interval_length": 9, "threshold": 1 + seed % 2, "retain": retain}
     rng = np.random.default_rng(seed)
     keys = random_keys(rng, 270, 16, distinct=12)
     for ready_p in (1.0, 0.25):
@@ -155,7 +163,7 @@ def test_short_intervals_stall_only_for_the_readout(retain, seed):
 
 @pytest.mark.parametrize("kind", SIM_KINDS)
 def test_full_rate_with_a_ready_consumer(kind, seed):
-    """interval_length >= accumulator + 2 and records always accepted: never a stall."""
+    """CAM: interval_length >= accumulator + 2 and records always accepted: never a stall."""
     rng = np.random.default_rng(seed)
     params = SMALL | {"interval_length": 40, "threshold": 2}
     keys = stream(kind, MultiHashConfig(**params), rng, 400)
@@ -164,25 +172,43 @@ def test_full_rate_with_a_ready_consumer(kind, seed):
     assert stalls == 0 and cycles == len(keys) + 30
 
 
-def test_configuration_registers(seed):
+@pytest.mark.parametrize("kind", SIM_KINDS)
+def test_set_associative_full_rate_with_a_ready_consumer(kind, seed):
+    """Block RAM design: threshold >= accumulator + 7, interval >= accumulator + 7: no stall.
+
+    (A promotion can overwrite a tag only after ``T - 1`` tuples of the interval;
+    the readout of ``k <= accumulator`` records is done ``k + 6`` cycles after the
+    interval's last tuple was accepted.)
+    """
+    rng = np.random.default_rng(seed)
+    params = SMALL_SA | {"interval_length": 60, "threshold": 15}
+    keys = stream(kind, MultiHashConfig(**params), rng, 600)
+    got, stalls, cycles = simulate(MultiHash(**params), keys, rng, ready_p=1.0, drain=30)
+    assert got == golden_profiles(params, keys), f"seed {seed}"
+    assert stalls == 0 and cycles == len(keys) + 30
+
+
+@ORGS
+def test_configuration_registers(org, seed):
     rng = np.random.default_rng(seed)
     keys = random_keys(rng, 500, 16, distinct=20)
     configure = {150: (50, 3), 300: (60, 4), 301: (30, 2)}
-    got, _, _ = simulate(MultiHash(**SMALL), keys, rng, 0.6, configure=dict(configure))
-    want = golden_profiles(SMALL, keys, configure)
+    got, _, _ = simulate(MultiHash(**org), keys, rng, 0.6, configure=dict(configure))
+    want = golden_profiles(org, keys, configure)
     assert len(want) > 8 and got == want, f"seed {seed}"
 
 
+@ORGS
 @pytest.mark.parametrize(("mutant", "reference"), [
     ({"bypass": False}, {}),
     ({"conservative": False}, {"conservative": True}),
 ])  # fmt: skip
-def test_checker_catches_a_mutant(mutant, reference, seed):
+def test_checker_catches_a_mutant(mutant, reference, org, seed):
     """A missed forward, or conservative update off: the same comparison must fail."""
     rng = np.random.default_rng(seed)
-    params = SMALL | reference
+    params = org | reference
     keys = stream("collide", MultiHashConfig(**params), rng, 600)
-    got, _, _ = simulate(MultiHash(**(SMALL | mutant)), keys, rng, ready_p=0.7)
+    got, _, _ = simulate(MultiHash(**(org | mutant)), keys, rng, ready_p=0.7)
     assert got != golden_profiles(params, keys), f"seed {seed}"
 
 
@@ -192,6 +218,7 @@ def test_checker_catches_a_mutant(mutant, reference, seed):
         ({"tables": 3}, ValueError, "counters / tables must be a power of two, not 2048 / 3"),
         ({"threshold": 0}, ValueError, "threshold must be between 1 and 10000, not 0"),
         ({"retain": 1}, TypeError, "retain must be a bool, not 1"),
+        ({"ways": 3}, ValueError, "accumulator must be a multiple of ways, not 100 / 3"),
     ],
 )
 def test_parameter_errors(kwargs, exc, text):

@@ -49,9 +49,11 @@ def test_quick_run(tmp_path, capsys):
         assert (tmp_path / f"multihash-values-quick-{png}.png").stat().st_size > 0
     md = (tmp_path / "multihash-values-quick.md").read_text()
     assert md.index("## The streams") < md.index("error % per configuration")
+    assert "| fully associative (paper) |" in md and "| 4-way x 25 sets |" in md
     data = json.loads((tmp_path / "multihash-values-quick.json").read_text())
     r = next(iter(data["presets"]["10k"].values()))
     assert r["intervals"] == 30 and r["distinct"] > r["candidates"] > 0
-    for label in ("C1R0 4", "count-min", "frequent-items", "hotlist"):
+    for label in ("C1R0 4", "C1R0 4 4-way", "C1R0 4 10-way", "count-min", "frequent-items",
+                  "hotlist"):
         assert len(r["errors"][label]["seeds"]) == data["seeds"]
     assert "order_of_magnitude" in capsys.readouterr().out

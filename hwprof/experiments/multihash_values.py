@@ -52,6 +52,14 @@ VARIANTS = {"C0R0": (False, False), "C0R1": (False, True), "C1R0": (True, False)
 TABLES = (1, 2, 4, 8, 16)
 PARTS = ("false_positive", "false_negative", "neutral_positive", "neutral_negative")
 BASELINES = ("count-min", "frequent-items", "hotlist")
+#: accumulator organisations compared at 4 tables C1-R0 (the RTL's choice, docs/multihash.md):
+#: 0 = the paper's fully associative table, W = W-way set-associative (block RAM)
+ORGANISATIONS = (0, 4, 10)
+
+
+def organisation_label(ways: int) -> str:
+    """Label of the 4-table C1-R0 profiler with the accumulator organisation ``ways``."""
+    return "C1R0 4" if ways == 0 else f"C1R0 4 {ways}-way"
 
 #: the paper's numbers (section 6.3 text; the figures' bars are not in the text)
 PAPER = {
@@ -136,6 +144,11 @@ def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=Non
             profilers.append(Bulk(tables=tables, conservative=conservative, reset=reset,
                                   retain=True, hash_seed=hash_seed(s), **preset))  # fmt: skip
             labels.append(label)
+    for ways in ORGANISATIONS[1:]:
+        for s in range(seeds):
+            profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
+                                  hash_seed=hash_seed(s), ways=ways, **preset))  # fmt: skip
+            labels.append(organisation_label(ways))
     base = MultiHashConfig(**preset)
     for s in range(seeds):
         for name, profiler in baselines_for(base, seed=s + 1).items():
@@ -158,6 +171,32 @@ def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=Non
             "candidates_max": int(max(result.candidates, default=0)),
             "errors": {label: _summarise(errs) for label, errs in by_label.items()},
             "per_interval": fig13}  # fmt: skip
+
+
+def organisation_errors(trace, preset: str, seeds: int = SEEDS, max_intervals=None,
+                        workers=WORKERS) -> dict:
+    """Only the accumulator organisations of :data:`ORGANISATIONS` (4 tables C1-R0).
+
+    ``{label: summary}`` with the mean, min-max and parts over ``seeds`` hash seeds,
+    for a longer stream than the full sweep affords (docs/multihash.md).
+    """
+    config = PRESETS[preset]
+    profilers, labels = [], []
+    for ways in ORGANISATIONS:
+        for s in range(seeds):
+            profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
+                                  hash_seed=hash_seed(s), ways=ways, **config))  # fmt: skip
+            labels.append(organisation_label(ways))
+    result = profile_stream(trace_keys(trace), profilers, config["interval_length"],
+                            config["threshold"], max_intervals=max_intervals,
+                            workers=workers)  # fmt: skip
+    by_label: dict = {}
+    for label, err in zip(labels, result.errors, strict=True):
+        by_label.setdefault(label, []).append(err)
+    out = {label: _summarise(errs) for label, errs in by_label.items()}
+    out["candidates"] = float(np.mean(result.candidates)) if result.candidates else 0.0
+    out["candidates_max"] = int(max(result.candidates, default=0))
+    return out
 
 
 def best_single(errors: dict) -> str:
@@ -242,6 +281,7 @@ def _markdown(result: dict, stem: str) -> str:
             "still reported false positives in (per seed) " + ", ".join(
             f"{n} {v}" for n, v in reported.items()) + ".", ""]  # fmt: skip
         L += [f"![{preset}]({stem}-{preset}.png)", ""]
+        L += _organisation_table(preset, programs)
     L += ["## Per-interval error, 1M / 0.1 % (Fig. 13)", "",
           f"![intervals]({stem}-intervals.png)", ""] if "1m" in result["presets"] else []
     L += ["## Time per program and configuration set", "",
@@ -292,6 +332,31 @@ def _markdown(result: dict, stem: str) -> str:
               f"{', '.join(f'{p} {t}' for p, t in c['best_tables'].items())}.", ""]  # fmt: skip
     L += ["## The paper's numbers beside ours", "", result["comparison"], ""]
     return "\n".join(L)
+
+
+def _organisation_table(preset: str, programs: dict) -> list:
+    """Error of 4 tables C1-R0 with each accumulator organisation, side by side."""
+    names = list(programs)
+    entries = PRESETS[preset]["accumulator"]
+    L = [f"### {preset}: accumulator organisation (4 tables C1-R0, {entries} entries)", "",
+         "The paper's accumulator is fully associative; the RTL's (`ways`) is set-associative "
+         "in block RAM, the set chosen by the counter hashes (docs/multihash.md). A tuple "
+         "whose set is full is not put into the accumulator even if other sets have room. "
+         "Same hash seeds, same streams:", "",
+         "| accumulator | " + " | ".join(names) + " | mean | parts FP / FN / NP / NN |",
+         "| --- |" + " ---: |" * (len(names) + 2)]  # fmt: skip
+    for ways in ORGANISATIONS:
+        label = organisation_label(ways)
+        if any(label not in programs[n]["errors"] for n in names):
+            continue  # a result written before the organisations were compared
+        cells = [programs[n]["errors"][label] for n in names]
+        parts = [np.mean([c[p] for c in cells]) for p in PARTS]
+        what = "fully associative (paper)" if ways == 0 else (
+            f"{ways}-way x {entries // ways} sets")
+        L.append(f"| {what} | " + " | ".join(_fmt(c) for c in cells)
+                 + f" | {np.mean([c['total'] for c in cells]):.3f} | "
+                 + " / ".join(f"{v:.3f}" for v in parts) + " |")  # fmt: skip
+    return L + [""]
 
 
 def _comparison(result: dict) -> str:

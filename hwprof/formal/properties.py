@@ -27,7 +27,8 @@ __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
 #: counters and more, are tens of thousands of flops for ``sat``).
 FORMAL_PARAMS = {
     "multihash": {"tables": 2, "counters": 8, "counter_bits": 8, "accumulator": 2,
-                  "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2},
+                  "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2,
+                  "ways": 0},  # the properties name the CAM design's signals
     # the stream compressors' properties are stated on the latency-1 form (one update
     # per accepted tuple, in the accept cycle); the pipelined forms are checked against
     # the golden models by simulation (docs/samplers.md)

@@ -28,6 +28,17 @@ Per tuple (:meth:`MultiHashProfiler.step`), with threshold ``T``:
    hash-table counters are flushed to 0. Configuration written with
    :meth:`configure` takes effect here.
 
+**Accumulator organisation** (``ways``; not in the paper, which specifies a
+fully associative table): ``ways = 0`` is the paper's fully associative
+accumulator. ``ways = W > 0`` is the organisation a block RAM holds: ``S =
+accumulator / W`` sets of ``W`` entries, entry ``e = s * W + w``. A tuple may
+live only in set ``s = set_index(key)`` (:meth:`MultiHashConfig.set_index`, from
+the hash indices the tuple already has), so the lookup of rule 1 searches only
+that set and the promotion of rule 3 takes the lowest empty entry *of that set*,
+else its lowest replaceable entry, else none (a set conflict: the tuple is not
+put into the accumulator although other sets may have room). Everything else is
+unchanged; with ``W = accumulator`` (one set) it is the fully associative model.
+
 ``interval_length <= 2**counter_bits - 1``, so no counter (hash table or
 accumulator, both ``counter_bits`` wide) can overflow within an interval.
 
@@ -63,6 +74,10 @@ __all__ = [
 ]
 
 
+#: Hash bits that choose a set of a set-associative accumulator (see ``set_index``).
+SET_SOURCE_BITS = 12
+
+
 def threshold_for(interval_length: int, percent: float) -> int:
     """Candidate threshold in occurrences: ``ceil(interval_length * percent / 100)``."""
     return max(1, math.ceil(interval_length * percent / 100 - 1e-9))
@@ -95,6 +110,8 @@ class MultiHashConfig:
     pc_bits, value_bits : tuple field widths (key = pc:value).
     retain, reset, conservative : P1/P0, R1/R0, C1/C0.
     hash_seed : table seed of hash function 0 (function ``i`` uses ``hash_seed + i``).
+    ways : accumulator organisation: 0 = fully associative (the paper's); ``W > 0`` =
+        ``accumulator / W`` sets of ``W`` ways, the set chosen by :meth:`set_index`.
     """
 
     tables: int = 4
@@ -109,6 +126,7 @@ class MultiHashConfig:
     reset: bool = False
     conservative: bool = True
     hash_seed: int = 1
+    ways: int = 0
 
     def __post_init__(self):
         _check_int("tables", self.tables, 1, 16)
@@ -131,6 +149,10 @@ class MultiHashConfig:
                 f"pc_bits + value_bits must be at most 64, not {self.pc_bits + self.value_bits}"
             )
         _check_int("hash_seed", self.hash_seed, 0)
+        _check_int("ways", self.ways, 0, self.accumulator)
+        if self.ways and self.accumulator % self.ways:
+            raise ValueError(f"accumulator must be a multiple of ways, not {self.accumulator} / "
+                             f"{self.ways}")  # fmt: skip
         for name in ("retain", "reset", "conservative"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, not {getattr(self, name)!r}")
@@ -151,6 +173,31 @@ class MultiHashConfig:
     @property
     def key_bits(self) -> int:
         return self.pc_bits + self.value_bits
+
+    @property
+    def sets(self) -> int:
+        """Accumulator sets (1 when fully associative)."""
+        return self.accumulator // self.ways if self.ways else 1
+
+    @property
+    def set_source_bits(self) -> int:
+        """Width of ``x``, the hash bits that :meth:`set_index` maps to a set."""
+        return min(SET_SOURCE_BITS, self.tables * self.index_bits)
+
+    def set_index(self, indices) -> int:
+        """The accumulator set of a tuple whose hash indices are ``indices``.
+
+        ``x`` = the low :attr:`set_source_bits` bits of ``index_0 | index_1 <<
+        index_bits | ...`` (the counter indices, hash ``i`` from table seed
+        ``hash_seed + i``); ``set = (x * sets) >> set_source_bits``, which spreads
+        the ``2**bits`` values of ``x`` over the sets as evenly as possible (within
+        one value per set) for any number of sets, a power of two or not.
+        """
+        x = 0
+        for i, index in enumerate(indices):
+            x |= int(index) << (i * self.index_bits)
+        bits = self.set_source_bits
+        return ((x & ((1 << bits) - 1)) * self.sets) >> bits
 
     def hashes(self):
         return HashFunction.family(
@@ -191,17 +238,25 @@ class MultiHashProfiler:
         self.config.check_registers(interval_length, threshold)
         self._pending = (interval_length, threshold)
 
+    def entries(self, key: int) -> range:
+        """The accumulator entries ``key`` may occupy (all of them, or its set's)."""
+        c = self.config
+        if not c.ways:
+            return range(c.accumulator)
+        first = c.set_index([h(key) for h in self.hashes]) * c.ways
+        return range(first, first + c.ways)
+
     def lookup(self, key: int):
-        for slot in range(self.config.accumulator):
+        for slot in self.entries(key):
             if self.valid[slot] and self.tag[slot] == key:
                 return slot
         return None
 
-    def _free_slot(self):
-        for slot in range(self.config.accumulator):
+    def _free_slot(self, key: int):
+        for slot in self.entries(key):
             if not self.valid[slot]:
                 return slot
-        for slot in range(self.config.accumulator):
+        for slot in self.entries(key):
             if self.replaceable[slot]:
                 return slot
         return None
@@ -221,7 +276,7 @@ class MultiHashProfiler:
             new = [v + 1 if (v == low or not c.conservative) else v for v in old]
             estimate = min(new)
             if estimate >= t:
-                target = self._free_slot()
+                target = self._free_slot(key)
                 if target is not None:
                     self.valid[target], self.tag[target] = True, key
                     self.count[target], self.replaceable[target] = estimate, False
@@ -314,12 +369,14 @@ def _kernel():
     def kernel(keys, folded, layout, counts, valid, tag, count, repl, mkey, mslot, mpos,
                state, params, out_key, out_count, out_len):  # fmt: skip
         # layout: [value_bits, value_bytes, pc_bytes]
-        # state: [position, n_records, n_profiles]; params: [L, T, conservative, reset, retain]
+        # state: [position, n_records, n_profiles]
+        # params: [L, T, conservative, reset, retain, ways, sets, set_bits, index_bits]
         n_tables = counts.shape[0]
         accumulator = valid.shape[0]
         mask = mslot.shape[0] - 1
         length, thr = params[0], params[1]
         conservative, reset, retain = params[2], params[3], params[4]
+        ways, sets, set_bits, index_bits = params[5], params[6], params[7], params[8]
         value_bits, value_bytes, pc_bytes = layout[0], layout[1], layout[2]
         vmask = np.uint64(0xFFFFFFFFFFFFFFFF)
         if value_bits < 64:
@@ -377,13 +434,21 @@ def _kernel():
                     if estimate < 0 or v < estimate:
                         estimate = v
                 if estimate >= thr and busy < accumulator:
+                    first, stop = 0, accumulator
+                    if ways > 0:  # set-associative: only the tuple's set
+                        x = np.int64(0)
+                        for i in range(n_tables):
+                            x |= index[i] << (i * index_bits)
+                        x &= (np.int64(1) << set_bits) - 1
+                        first = ((x * sets) >> set_bits) * ways
+                        stop = first + ways
                     target = -1
-                    for a in range(accumulator):
+                    for a in range(first, stop):
                         if not valid[a]:
                             target = a
                             break
                     if target < 0:
-                        for a in range(accumulator):
+                        for a in range(first, stop):
                             if repl[a]:
                                 target = a
                                 break
@@ -467,7 +532,8 @@ class BulkProfiler:
         self._mslot = np.full(size, _EMPTY, np.int32)
         self._mpos = np.zeros(c.accumulator, np.int64)
         self._params = np.array(
-            [c.interval_length, c.threshold, c.conservative, c.reset, c.retain], np.int64
+            [c.interval_length, c.threshold, c.conservative, c.reset, c.retain, c.ways, c.sets,
+             c.set_source_bits, c.index_bits], np.int64
         )
         self._state = np.zeros(3, np.int64)
 

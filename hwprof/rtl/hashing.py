@@ -28,8 +28,8 @@ from ._params import checked_config
 __all__ = ["Hash", "rom_lookup"]
 
 
-def rom_lookup(m, table, address, name):
-    """``table[address]`` (8-bit entries) as constant logic: a Shannon mux tree per bit.
+def rom_lookup(m, table, address, name, width=8):
+    """``table[address]`` (``width``-bit entries) as constant logic: a Shannon mux tree per bit.
 
     Each output bit is decomposed on the address bits, most significant first;
     constant sub-functions fold away and identical sub-functions (same truth
@@ -51,8 +51,8 @@ def rom_lookup(m, table, address, name):
         return cache[truth]
 
     levels = len(address)  # a short top byte reaches only the first 2**levels entries
-    out = Signal(8, name=name)
-    for bit in range(8):
+    out = Signal(width, name=name)
+    for bit in range(width):
         truth = tuple((entry >> bit) & 1 for entry in table[: 1 << levels])
         m.d.comb += out[bit].eq(build(truth, levels))
     return out

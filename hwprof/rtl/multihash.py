@@ -46,8 +46,9 @@ from amaranth.lib.wiring import In, Out
 from ..golden.multihash import MultiHashConfig
 from ._params import checked_config
 from .hashing import Hash
+from .multihash_bram import LATENCY, elaborate_set_associative
 
-__all__ = ["MultiHash", "tuple_layout", "record_layout"]
+__all__ = ["MultiHash", "tuple_layout", "record_layout", "LATENCY"]
 
 
 def tuple_layout(pc_bits, value_bits):
@@ -115,9 +116,16 @@ class MultiHash(wiring.Component):
         P1, R1, C1 of the paper.
     hash_seed : int
         Table seed of hash function 0 (function ``i``: ``hash_seed + i``).
+    ways : int
+        Accumulator organisation. ``ways > 0`` (default 4): ``accumulator / ways``
+        sets in block RAM, the five-stage pipeline of
+        :mod:`hwprof.rtl.multihash_bram` (latency :data:`LATENCY` = 4 from accept to
+        the writes). ``0``: the paper's fully associative accumulator as a CAM in
+        flops, the two-stage design described here (latency 1). The golden model
+        takes the same ``ways`` (which tuples are kept differs).
     bypass : bool
-        Forward the previous tuple's counter writes (default). ``False`` builds a
-        broken design for the checker's mutant test only.
+        Forward the writes a read misses (default). ``False`` builds a broken
+        design for the checker's mutant test only.
 
     Attributes
     ----------
@@ -132,9 +140,13 @@ class MultiHash(wiring.Component):
         interval boundary (software writes 1 <= threshold <= interval).
     cfg_interval, cfg_threshold : In(counter_bits)
 
-    Latency: a tuple is accepted in S0 and updates the tables/accumulator at the
-    end of S1 (the next cycle). The first record of an interval is valid the
-    cycle after the interval's last tuple leaves S1.
+    Latency (``ways = 0``): a tuple is accepted in S0 and updates the
+    tables/accumulator at the end of S1 (the next cycle). The first record of an
+    interval is valid the cycle after the interval's last tuple leaves S1.
+    ``ways > 0``: accepted in cycle c, tables and accumulator written at the end
+    of c + 4; the first record of an interval (through a 4-entry FIFO) is valid
+    at c + 7 after its last tuple was accepted in c, one record per cycle after.
+    The golden model compares interval readouts, which latency does not change.
 
     Raises
     ------
@@ -144,13 +156,13 @@ class MultiHash(wiring.Component):
 
     def __init__(self, tables=4, counters=2048, counter_bits=24, accumulator=100,
                  interval_length=10_000, threshold=100, pc_bits=32, value_bits=32,
-                 retain=True, reset=False, conservative=True, hash_seed=1, *,
+                 retain=True, reset=False, conservative=True, hash_seed=1, ways=4, *,
                  bypass=True):  # fmt: skip
         self.config = checked_config(self, lambda: MultiHashConfig(
             tables=tables, counters=counters, counter_bits=counter_bits,
             accumulator=accumulator, interval_length=interval_length, threshold=threshold,
             pc_bits=pc_bits, value_bits=value_bits, retain=retain, reset=reset,
-            conservative=conservative, hash_seed=hash_seed))  # fmt: skip
+            conservative=conservative, hash_seed=hash_seed, ways=ways))  # fmt: skip
         self.bypass = bool(bypass)
         c = self.config
         super().__init__({
@@ -162,6 +174,8 @@ class MultiHash(wiring.Component):
         })  # fmt: skip
 
     def elaborate(self, platform):
+        if self.config.ways:
+            return elaborate_set_associative(self)
         c = self.config
         m = Module()
         n, z, w, acc, kb = c.tables, c.table_size, c.counter_bits, c.accumulator, c.key_bits

@@ -1,0 +1,514 @@
+"""The multi-hash profiler with a set-associative accumulator in block RAM, pipelined.
+
+Elaboration of :class:`hwprof.rtl.multihash.MultiHash` for ``ways > 0`` (the
+rules are those of :mod:`hwprof.golden.multihash` with the same ``ways``). Five
+stages, one tuple per cycle, the pipeline never stops once a tuple is accepted:
+
+==== =========================================================================
+A    accept (cycle c): the ``n`` hash units on the input tuple -> registers
+B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
+     synchronous reads issued: counter ``i`` at ``index_i``; every way's tag and
+     both count banks at the set; equality of this tuple's key / indices / set /
+     interval with the three tuples ahead (the writes it will miss)
+C    c+2: read data into registers (nothing after the block RAM's clock to
+     output); the set's valid / replaceable / fresh bits and the counters' valid
+     bits selected from their flops
+D    c+3: forwarding (the three writes ahead, registers only), tag match, hit,
+     conservative update, promotion (every counter ``>= T - 1``), victim way,
+     the flops' update and, on the interval's last tuple, the boundary
+E    c+4: the block RAM writes (counters, tag of an allocation, entry count)
+==== =========================================================================
+
+Block RAM: the ``n`` counter tables; per way a tag memory (``sets`` x key) and two
+count memories (``sets`` x ``counter_bits``), one per interval parity, so that the
+readout of interval ``k`` reads bank ``k mod 2`` while interval ``k + 1`` counts
+in the other. Flops per accumulator entry: valid, replaceable, fresh (its count
+in the current bank belongs to this interval) and pending (not yet read out);
+per counter a valid bit (the one-cycle flush), as in the fully associative design.
+
+Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
+and three ahead write in E during the three cycles after the read was sampled.
+Their writes (registers: the E stage and two history registers) are forwarded
+by equalities computed in B; a write of another interval is not forwarded (the
+counter or the entry count was flushed). The flops are updated at the end of D,
+so only the tuple one ahead is missed by the set's flags read in C: they are
+taken from its updated set flags when it was in the same set, or the boundary
+transform is applied when it ended the interval.
+
+Readout: at the boundary the candidate entries (valid, not replaceable) set
+their pending bits. A priority encoder (a tree: ``log2`` levels) picks the
+lowest pending entry each cycle, reads its tag and its count (bank of the ended
+interval) and the next cycle puts the record into a 4-entry FIFO that drives
+``records``; then the end marker.
+
+Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
+the last of its interval while the previous readout is incomplete, or the
+readout is incomplete and the tuple's position in its interval is at least
+``T - 1`` (only such a tuple can be promoted: the counters start at 0, so no
+allocation can overwrite the tag of an entry not yet read out). With an
+always-ready consumer there is no stall when ``threshold >= candidates + 7``
+(the readout of ``k`` candidates is done ``k + 6`` cycles after the last tuple
+was accepted) and ``interval_length >= accumulator + 7``.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.memory import Memory
+
+from .hashing import Hash, rom_lookup
+
+__all__ = ["elaborate_set_associative", "LATENCY"]
+
+#: cycles from the accept of a tuple to its block RAM writes (stage E)
+LATENCY = 4
+#: writes a read misses (non-transparent reads issued in B, writes in E)
+_FORWARD = 3
+
+
+def _tree_mux(values, index):
+    """``values[index]`` as a balanced tree of 2:1 muxes (missing entries read as the last)."""
+    level = list(values)
+    for b in range(len(index)):
+        if len(level) % 2:
+            level.append(level[-1])
+        level = [Mux(index[b], level[k + 1], level[k]) for k in range(0, len(level), 2)]
+    return level[0]
+
+
+def _first_set(bits, width):
+    """``(any, index)`` of the lowest set bit of ``bits``: a tree of ``log2`` levels."""
+    nodes = [(bits[i], None) for i in range(width)]  # (any, index below; None = 0 bits)
+    level = 0
+    while len(nodes) > 1:
+        if len(nodes) % 2:
+            nodes.append((Const(0, 1), Const(0, level) if level else None))
+        nxt = []
+        for k in range(0, len(nodes), 2):
+            (a_any, a_idx), (b_any, b_idx) = nodes[k], nodes[k + 1]
+            low = Mux(a_any, a_idx, b_idx) if level else None  # no zero-width wires
+            nxt.append((a_any | b_any, Cat(low, ~a_any) if level else ~a_any))
+        nodes = nxt
+        level += 1
+    return nodes[0][0], (nodes[0][1] if nodes[0][1] is not None else Const(0, 1))
+
+
+def _compare(a, b):
+    """``(a < b, a == b)`` for unsigned values as a tree (``2 log2(width)`` levels).
+
+    A carry-chain comparator is ``width`` levels deep in gates (ABC's balancing
+    cannot reassociate it); this splits the operands into halves, most significant
+    half first: ``lt = lt_hi | eq_hi & lt_lo``.
+    """
+    width = max(len(a), len(b))
+    a, b = a.as_unsigned(), b.as_unsigned()
+
+    def rec(lo, hi):
+        if hi - lo == 1:
+            x, y = a[lo] if lo < len(a) else Const(0, 1), b[lo] if lo < len(b) else Const(0, 1)
+            return ~x & y, ~(x ^ y)
+        mid = (lo + hi) // 2
+        lt_lo, eq_lo = rec(lo, mid)
+        lt_hi, eq_hi = rec(mid, hi)
+        return lt_hi | (eq_hi & lt_lo), eq_hi & eq_lo
+
+    return rec(0, width)
+
+
+def _step(x, up):
+    """``x + 1`` (``up``) or ``x - 1`` modulo ``2**len(x)``, with balanced carries.
+
+    yosys maps ``x + 1`` to a ripple carry that ABC does not rebalance (``len(x)``
+    levels); here bit ``i`` flips when every bit below it is 1 (0 for ``- 1``): an
+    AND/OR reduction per bit, ``log2`` levels.
+    """
+    bits = []
+    for i in range(len(x)):
+        below = x[:i]
+        flip = (below.all() if up else ~below.any()) if i else Const(1, 1)
+        bits.append(x[i] ^ flip)
+    return Cat(*bits)
+
+
+def _less(a, b):
+    return _compare(a, b)[0]
+
+
+def _lowest_one(bits):
+    return bits & (~bits + 1)[: len(bits)]
+
+
+def elaborate_set_associative(component):
+    c = component.config
+    m = Module()
+    n, z, w, kb, ib = c.tables, c.table_size, c.counter_bits, c.key_bits, c.index_bits
+    ways, sets, entries = c.ways, c.sets, c.accumulator
+    set_bits = max(1, (sets - 1).bit_length())
+    xbits = c.set_source_bits
+    bypass = component.bypass
+
+    def stage(name, fields):
+        return {k: Signal(v if isinstance(v, int) else v, name=f"{name}_{k}")
+                for k, v in fields.items()}  # fmt: skip
+
+    # --- stage A: accept and hash -------------------------------------------------------
+    interval = Signal(w, init=c.interval_length)
+    threshold = Signal(w, init=c.threshold)
+    pend = Signal()
+    pend_interval = Signal(w)
+    pend_threshold = Signal(w)
+    position = Signal(w)
+    epoch = Signal(2)
+
+    busy = Signal()  # a readout (or a boundary on its way to D) is incomplete
+    stall = Signal()
+    accept = Signal()
+    last_in = Signal()
+    m.d.comb += [
+        last_in.eq(position == _step(interval, False)),
+        stall.eq(busy & (last_in | ~_less(position, _step(threshold, False)))),
+        self_ready(component).eq(~stall),
+        accept.eq(component.tuples.valid & ~stall),
+    ]
+    key_in = Signal(kb)
+    m.d.comb += key_in.eq(component.tuples.payload.as_value())
+
+    fields = {"valid": 1, "key": kb, "last": 1, "epoch": 2, "thr1": w,
+              **{f"idx{i}": ib for i in range(n)}}  # fmt: skip
+    a = stage("a", fields)
+    for i in range(n):
+        m.submodules[f"hash{i}"] = h = Hash(ib, kb, c.hash_seed + i, c.pc_bits)
+        m.d.comb += h.key.eq(key_in)
+        m.d.sync += a[f"idx{i}"].eq(h.index)
+    m.d.sync += [
+        a["valid"].eq(accept),
+        a["key"].eq(key_in),
+        a["last"].eq(last_in),
+        a["epoch"].eq(epoch),
+        a["thr1"].eq(_step(threshold, False)),
+    ]
+    with m.If(accept):
+        m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
+        with m.If(last_in):
+            m.d.sync += epoch.eq(epoch + 1)
+            with m.If(pend):
+                m.d.sync += [interval.eq(pend_interval), threshold.eq(pend_threshold)]
+                with m.If(~component.cfg_we):
+                    m.d.sync += pend.eq(0)
+    with m.If(component.cfg_we):
+        m.d.sync += [
+            pend.eq(1),
+            pend_interval.eq(component.cfg_interval),
+            pend_threshold.eq(component.cfg_threshold),
+        ]
+
+    # --- stage B: set, block RAM reads, equalities ----------------------------------------
+    x = Signal(xbits)
+    m.d.comb += x.eq(Cat(*[a[f"idx{i}"] for i in range(n)])[:xbits])
+    b = stage("b", fields | {"set": set_bits})
+    c_ = stage("c", fields | {"set": set_bits})
+    d = stage("d", fields | {"set": set_bits})
+    for k in fields:
+        m.d.sync += [b[k].eq(a[k]), c_[k].eq(b[k]), d[k].eq(c_[k])]
+    # (x * sets) >> xbits as constant logic (a ROM of 2**xbits entries: no adder chain)
+    set_rom = [(v * sets) >> xbits for v in range(1 << xbits)]
+    set_of = rom_lookup(m, set_rom, x, "set_rom", width=set_bits) if sets > 1 else 0
+    m.d.sync += [b["set"].eq(set_of), c_["set"].eq(b["set"]),
+                 d["set"].eq(c_["set"])]  # fmt: skip
+
+    # E (the write stage) and two history registers: the three writes a read misses
+    efields = {"valid": 1, "epoch": 2, "set": set_bits, "key": kb, "cwrite": 1, "awrite": 1,
+               "alloc": 1, "way": max(1, (ways - 1).bit_length()), "acount": w,
+               **{f"idx{i}": ib for i in range(n)}, **{f"cval{i}": w for i in range(n)}}
+    e = stage("e", efields | {"boundary": 1, "fv": ways, "fr": ways, "ff": ways})
+    hist = [e] + [stage(f"h{j}", efields) for j in (1, 2)]
+    for j in (1, 2):
+        for k in efields:
+            m.d.sync += hist[j][k].eq(hist[j - 1][k])
+
+    # equalities of the tuple in B with the three tuples ahead (in C, D, E now: they are
+    # E, h1, h2 when this tuple is in D)
+    ahead = [c_, d, e]
+    eq = {}
+    for j, other in enumerate(ahead, start=1):
+        eq[f"key{j}"] = b["key"] == other["key"]
+        eq[f"set{j}"] = b["set"] == other["set"]
+        eq[f"ep{j}"] = b["epoch"] == other["epoch"]
+        for i in range(n):
+            eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
+    c_eq = {k: Signal(name=f"c_eq_{k}") for k in eq}
+    d_eq = {k: Signal(name=f"d_eq_{k}") for k in eq}
+    for k, v in eq.items():
+        m.d.sync += [c_eq[k].eq(v), d_eq[k].eq(c_eq[k])]
+
+    counter_reads, counter_writes, counter_valid = [], [], []
+    for i in range(n):
+        m.submodules[f"table{i}"] = mem = Memory(shape=w, depth=z, init=[])
+        rp = mem.read_port(domain="sync")
+        wp = mem.write_port()
+        m.d.comb += rp.addr.eq(b[f"idx{i}"])
+        counter_reads.append(rp)
+        counter_writes.append(wp)
+        counter_valid.append(Signal(z, name=f"counter_valid{i}"))
+
+    tag_read, tag_ro, tag_write = [], [], []
+    cnt_read, cnt_ro, cnt_write = [[], []], [[], []], [[], []]
+    ro_set = Signal(set_bits)
+    ro_issue = Signal()
+    for wy in range(ways):
+        m.submodules[f"tags{wy}"] = mem = Memory(shape=kb, depth=max(2, sets), init=[])
+        tag_read.append(mem.read_port(domain="sync"))
+        tag_ro.append(mem.read_port(domain="sync"))
+        tag_write.append(mem.write_port())
+        m.d.comb += [tag_read[wy].addr.eq(b["set"]), tag_ro[wy].addr.eq(ro_set),
+                     tag_ro[wy].en.eq(ro_issue)]  # fmt: skip
+        for p in (0, 1):
+            m.submodules[f"counts{p}_{wy}"] = mem = Memory(shape=w, depth=max(2, sets), init=[])
+            cnt_read[p].append(mem.read_port(domain="sync"))
+            cnt_ro[p].append(mem.read_port(domain="sync"))
+            cnt_write[p].append(mem.write_port())
+            m.d.comb += [cnt_read[p][wy].addr.eq(b["set"]), cnt_ro[p][wy].addr.eq(ro_set),
+                         cnt_ro[p][wy].en.eq(ro_issue)]  # fmt: skip
+
+    # --- stage C: read data and flags into registers -------------------------------------
+    valid = [Signal(name=f"valid{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    repl = [Signal(name=f"repl{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    fresh = [Signal(name=f"fresh{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    pending = Signal(entries)
+
+    def set_flags(flags, s):
+        return Cat(*flags[s * ways : (s + 1) * ways])
+
+    d_raw = [Signal(w, name=f"d_counter_raw{i}") for i in range(n)]
+    d_cval = [Signal(name=f"d_counter_valid{i}") for i in range(n)]
+    d_tag = [Signal(kb, name=f"d_tag{wy}") for wy in range(ways)]
+    d_acnt = [Signal(w, name=f"d_count{wy}") for wy in range(ways)]
+    d_fv, d_fr, d_ff = Signal(ways), Signal(ways), Signal(ways)
+    d_sethot = Signal(sets)
+    for i in range(n):
+        m.d.sync += [d_raw[i].eq(counter_reads[i].data),
+                     d_cval[i].eq(_tree_mux([counter_valid[i][j] for j in range(z)],
+                                            c_[f"idx{i}"]))]  # fmt: skip
+    parity = c_["epoch"][0]
+    for wy in range(ways):
+        m.d.sync += [d_tag[wy].eq(tag_read[wy].data),
+                     d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data))]
+    m.d.sync += [
+        d_fv.eq(_tree_mux([set_flags(valid, s) for s in range(sets)], c_["set"])),
+        d_fr.eq(_tree_mux([set_flags(repl, s) for s in range(sets)], c_["set"])),
+        d_ff.eq(_tree_mux([set_flags(fresh, s) for s in range(sets)], c_["set"])),
+        d_sethot.eq(Cat(*[c_["set"] == s for s in range(sets)])),
+    ]
+
+    # --- stage D: forward, update, decide --------------------------------------------------
+    after_boundary = e["valid"] & e["boundary"]  # the tuple ahead ended the interval
+
+    def forwarded(base, sources):
+        """``base`` unless one of ``sources`` = [(condition, value)], nearest first, applies."""
+        out = base
+        for cond, value in reversed(sources):
+            out = Mux(cond, value, out)
+        return out
+
+    old = []
+    for i in range(n):
+        v = Signal(w, name=f"counter{i}")
+        base = Mux(d_cval[i] & ~after_boundary, d_raw[i], 0)
+        sources = [(hist[j - 1]["valid"] & hist[j - 1]["cwrite"] & d_eq[f"idx{j}_{i}"]
+                    & d_eq[f"ep{j}"], hist[j - 1][f"cval{i}"]) for j in (1, 2, 3)]
+        m.d.comb += v.eq(forwarded(base, sources if bypass else []))
+        old.append(v)
+
+    def transform(fv, fr, ff):
+        """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
+        if c.retain:
+            return fv & ~fr, Const(-1, ways), Const(0, ways)
+        return Const(0, ways), Const(-1, ways), Const(0, ways)
+
+    tv, tr, tf = transform(d_fv, d_fr, d_ff)
+    same1 = e["valid"] & d_eq["set1"]
+    fv, fr, ff = Signal(ways), Signal(ways), Signal(ways)
+    m.d.comb += [
+        fv.eq(Mux(same1, e["fv"], Mux(after_boundary, tv, d_fv))),
+        fr.eq(Mux(same1, e["fr"], Mux(after_boundary, tr, d_fr))),
+        ff.eq(Mux(same1, e["ff"], Mux(after_boundary, tf, d_ff))),
+    ]
+
+    match = Signal(ways)
+    counts = []
+    for wy in range(ways):
+        tag_src = [(hist[j - 1]["valid"] & hist[j - 1]["alloc"] & d_eq[f"set{j}"]
+                    & (hist[j - 1]["way"] == wy), d_eq[f"key{j}"]) for j in (1, 2, 3)]
+        m.d.comb += match[wy].eq(forwarded(d_tag[wy] == d["key"], tag_src))
+        cnt = Signal(w, name=f"entry_count{wy}")
+        cnt_src = [(hist[j - 1]["valid"] & hist[j - 1]["awrite"] & d_eq[f"set{j}"]
+                    & (hist[j - 1]["way"] == wy) & d_eq[f"ep{j}"], hist[j - 1]["acount"])
+                   for j in (1, 2, 3)]  # fmt: skip
+        m.d.comb += cnt.eq(forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
+        counts.append(cnt)
+
+    hits = Signal(ways)
+    m.d.comb += hits.eq(fv & match)
+    hit = Signal()
+    m.d.comb += hit.eq(d["valid"] & hits.any())
+    hit_count = Signal(w)
+    m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
+                                                     for wy in range(ways)]))  # fmt: skip
+    requalify = Signal()
+    m.d.comb += requalify.eq((hits & fr).any() & ~_less(hit_count, d["thr1"]))
+
+    promote = Signal()  # min(c_i) + 1 >= T, as every c_i >= T - 1 (parallel compares)
+    m.d.comb += promote.eq(d["valid"] & ~hit
+                           & Cat(*[~_less(o, d["thr1"]) for o in old]).all())  # fmt: skip
+    # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
+    # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
+    is_min = []
+    for i in range(n):
+        others = [~_less(old[j], old[i]) for j in range(n) if j != i]
+        is_min.append(Cat(*others).all() if others else Const(1, 1))
+    plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
+    for i in range(n):
+        m.d.comb += plus[i].eq(_step(old[i], True))
+    low1 = Signal(w)  # min(c_i) + 1
+    m.d.comb += low1.eq(forwarded(plus[-1], [(is_min[i], plus[i]) for i in range(n - 1)]))
+    new = []
+    for i in range(n):
+        new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
+
+    empty = Signal(ways)
+    m.d.comb += empty.eq(~fv)
+    target = Signal(ways)
+    m.d.comb += target.eq(Mux(empty.any(), _lowest_one(empty), _lowest_one(fr)))
+    alloc = Signal()
+    m.d.comb += alloc.eq(promote & target.any())
+    boundary = Signal()
+    m.d.comb += boundary.eq(d["valid"] & d["last"])
+    way_of = Signal.like(e["way"])
+    onehot = Mux(hit, hits, target)
+    m.d.comb += way_of.eq(forwarded(Const(0, len(way_of)),
+                                    [(onehot[wy], Const(wy, len(way_of)))
+                                     for wy in range(ways)]))  # fmt: skip
+
+    # the set's flags after this tuple (and after the boundary transform)
+    nv = Signal(ways)
+    nr = Signal(ways)
+    nf = Signal(ways)
+    alloc_w = Mux(alloc, target, 0)
+    m.d.comb += [
+        nv.eq(fv | alloc_w),
+        nr.eq((fr & ~alloc_w) & ~Mux(hit & requalify, hits, 0)),
+        nf.eq(ff | alloc_w | Mux(hit, hits, 0)),
+    ]
+    bv, br, bf = transform(nv, nr, nf)
+
+    zero_them = alloc if c.reset else Const(0, 1)
+    m.d.sync += [
+        e["valid"].eq(d["valid"]),
+        e["epoch"].eq(d["epoch"]),
+        e["set"].eq(d["set"]),
+        e["key"].eq(d["key"]),
+        e["cwrite"].eq(~hit),
+        e["awrite"].eq(hit | alloc),
+        e["alloc"].eq(alloc),
+        e["way"].eq(way_of),
+        e["acount"].eq(Mux(hit, _step(hit_count, True), low1)),
+        e["boundary"].eq(d["last"]),
+        e["fv"].eq(Mux(boundary, bv, nv)),
+        e["fr"].eq(Mux(boundary, br, nr)),
+        e["ff"].eq(Mux(boundary, bf, nf)),
+    ]
+    for i in range(n):
+        m.d.sync += [e[f"idx{i}"].eq(d[f"idx{i}"]),
+                     e[f"cval{i}"].eq(Mux(zero_them, 0, new[i]))]  # fmt: skip
+
+    # flops: counter valid bits, entry flags, pending
+    cwrite = d["valid"] & ~hit
+    for i in range(n):
+        decode = Cat(*[d[f"idx{i}"] == j for j in range(z)])
+        m.d.sync += counter_valid[i].eq(Mux(boundary, 0,
+                                            counter_valid[i] | Mux(cwrite, decode, 0)))
+    ro_clear = Signal(entries)
+    for s in range(sets):
+        sel = d_sethot[s] & d["valid"]
+        for wy in range(ways):
+            k = s * ways + wy
+            v_next = Mux(sel, nv[wy], valid[k])
+            r_next = Mux(sel, nr[wy], repl[k])
+            f_next = Mux(sel, nf[wy], fresh[k])
+            with m.If(boundary):
+                m.d.sync += pending[k].eq(v_next & ~r_next)
+                if c.retain:
+                    m.d.sync += [valid[k].eq(v_next & ~r_next), repl[k].eq(1)]
+                else:
+                    m.d.sync += [valid[k].eq(0), repl[k].eq(1)]
+                m.d.sync += fresh[k].eq(0)
+            with m.Else():
+                m.d.sync += [valid[k].eq(v_next), repl[k].eq(r_next), fresh[k].eq(f_next),
+                             pending[k].eq(pending[k] & ~ro_clear[k])]  # fmt: skip
+
+    # --- stage E: block RAM writes ---------------------------------------------------------
+    for i in range(n):
+        m.d.comb += [counter_writes[i].addr.eq(e[f"idx{i}"]),
+                     counter_writes[i].data.eq(e[f"cval{i}"]),
+                     counter_writes[i].en.eq(e["valid"] & e["cwrite"])]  # fmt: skip
+    for wy in range(ways):
+        mine = e["valid"] & (e["way"] == wy)
+        m.d.comb += [tag_write[wy].addr.eq(e["set"]), tag_write[wy].data.eq(e["key"]),
+                     tag_write[wy].en.eq(mine & e["alloc"])]  # fmt: skip
+        for p in (0, 1):
+            m.d.comb += [cnt_write[p][wy].addr.eq(e["set"]),
+                         cnt_write[p][wy].data.eq(e["acount"]),
+                         cnt_write[p][wy].en.eq(mine & e["awrite"] & (e["epoch"][0] == p))]
+
+    # --- readout -----------------------------------------------------------------------------
+    m.submodules.fifo = fifo = SyncFIFO(width=kb + w + 1, depth=4)
+    ro_parity = Signal()
+    ro_end = Signal()  # the end marker is still to be queued
+    ro_inflight = Signal()  # a record read last cycle, queued this cycle
+    ro_way = Signal.like(e["way"])
+    set_any = Cat(*[pending[s * ways : (s + 1) * ways].any() for s in range(sets)])
+    any_set, first_set = _first_set(set_any, sets)
+    m.d.comb += ro_set.eq(first_set[:set_bits])
+    in_set = Signal(ways)
+    m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
+                                    ro_set))  # fmt: skip
+    first_way = _lowest_one(in_set)
+    space = Signal()
+    m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
+    m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)
+    for s in range(sets):
+        for wy in range(ways):
+            m.d.comb += ro_clear[s * ways + wy].eq(ro_issue & (ro_set == s) & first_way[wy])
+    m.d.sync += ro_inflight.eq(ro_issue)
+    with m.If(ro_issue):
+        m.d.sync += ro_way.eq(forwarded(Const(0, len(ro_way)),
+                                        [(first_way[wy], Const(wy, len(ro_way)))
+                                         for wy in range(ways)]))  # fmt: skip
+    ro_key = _tree_mux([tag_ro[wy].data for wy in range(ways)], ro_way)
+    ro_count = _tree_mux([Mux(ro_parity, cnt_ro[1][wy].data, cnt_ro[0][wy].data)
+                          for wy in range(ways)], ro_way)  # fmt: skip
+    marker = Signal()
+    m.d.comb += marker.eq(ro_end & ~any_set & ~ro_inflight & space & ~after_boundary)
+    m.d.comb += [
+        fifo.w_en.eq(ro_inflight | marker),
+        fifo.w_data.eq(Mux(ro_inflight, Cat(ro_key, ro_count, Const(0, 1)),
+                           Const(1 << (kb + w), kb + w + 1))),
+    ]
+    with m.If(marker):
+        m.d.sync += ro_end.eq(0)
+    with m.If(boundary):
+        m.d.sync += [ro_end.eq(1), ro_parity.eq(d["epoch"][0])]
+    m.d.comb += [
+        component.records.valid.eq(fifo.r_rdy),
+        component.records.payload.as_value().eq(fifo.r_data),
+        fifo.r_en.eq(component.records.ready),
+    ]
+    in_flight_last = (a["valid"] & a["last"]) | (b["valid"] & b["last"]) \
+        | (c_["valid"] & c_["last"]) | (d["valid"] & d["last"])
+    m.d.comb += busy.eq(pending.any() | ro_inflight | ro_end | in_flight_last)
+    return m
+
+
+def self_ready(component):
+    return component.tuples.ready
