@@ -186,7 +186,8 @@ def props_dispatch_filter(p: dict) -> list[Property]:
         Property("pi_dispatch_by_flag",
                  "a taken PI is dispatched iff its flag (as left by the older lanes) is set, "
                  "else dropped; every taken non-PI, non-PCI instruction is dispatched; "
-                 "a PCI only to carry its flag-stack overflow/underflow exception to commit", {"dispatch_filter": "".join(decode) + "\n".join(dispatch)}),
+                 "a PCI only to carry its flag-stack overflow/underflow exception to commit",
+                 {"dispatch_filter": "".join(decode) + "\n".join(dispatch)}),
         Property("flag_sp_in_range",
                  f"the flag stack pointer stays in 0..{depth} (register and every checkpoint)",
                  {"dispatch_filter": f"always @* assert (sp <= {depth});\n" + "\n".join(sp)}),
