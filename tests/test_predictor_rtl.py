@@ -27,6 +27,20 @@ from tests.selective_dispatch_mutants import LockIgnored, UntypedLeaderRTL, Vali
 TABLE = ("sets", "ways", "min_block", "length_check")
 
 
+def _set_inputs(ctx, dut, st, lanes):
+    """Drive one step's fetch and update lanes (unused lanes zero) and squash."""
+    fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
+    update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
+    ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
+    ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
+    ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
+    ctx.set(dut.squash, st.squash)
+    for i in range(lanes):
+        ctx.set(dut.fetch_insn[i], fetch[i][0])
+        ctx.set(dut.fetch_pc[i], fetch[i][1])
+        ctx.set(dut.upd_insn[i], update[i][0])
+        ctx.set(dut.upd_pc[i], update[i][1])
+
 def trace(params, program, seed, instructions=3000, rate=0.05):
     frontend = FrontEnd(program, lanes=params["lanes"], n_flags=params["n_flags"],
                         mispredict_rate=rate, seed=seed,
@@ -45,17 +59,7 @@ def compare(dut, lanes, steps):
 
     def drive(ctx, st):
         fetched[0] = len(st.fetch)
-        fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
-        update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
-        ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
-        ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
-        ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
-        ctx.set(dut.squash, st.squash)
-        for i in range(lanes):
-            ctx.set(dut.fetch_insn[i], fetch[i][0])
-            ctx.set(dut.fetch_pc[i], fetch[i][1])
-            ctx.set(dut.upd_insn[i], update[i][0])
-            ctx.set(dut.upd_pc[i], update[i][1])
+        _set_inputs(ctx, dut, st, lanes)
         return (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
 
     def observe(ctx):
@@ -251,12 +255,20 @@ def test_rtl_with_update_latency_1_matches_golden(params, seed):
 
 
 def test_update_latency_is_visible_to_the_check(seed):
-    """A pipelined RTL checked against the paper's (latency 0) golden trace mismatches."""
+    """A pipelined RTL checked against the paper's (latency 0) golden trace mismatches.
+
+    The difference shows only where a fetch follows its block's decode group in the
+    next cycle; about 3 in 10 front-end seeds of this program never do that, so the
+    check tries up to 10 consecutive seeds and must mismatch on one of them.
+    """
     params = {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 1}
     program = fig3_basic_block(False)
-    frontend = trace(params, program, seed, rate=0.0)
-    dut = ProfileFlagPredictor(**params, update_latency=1)
-    assert compare(dut, 4, frontend.predictor_trace) is not None, f"seed {seed}"
+    for s in range(seed, seed + 10):
+        frontend = trace(params, program, s, rate=0.0)
+        dut = ProfileFlagPredictor(**params, update_latency=1)
+        if compare(dut, 4, frontend.predictor_trace) is not None:
+            return
+    pytest.fail(f"seeds {seed}..{seed + 9}: latency 1 never differed from latency 0")
 
 
 def delayed_steps(steps, lanes, **params):
@@ -294,17 +306,7 @@ def compare_registered(dut, lanes, steps, shifted):
     def drive(ctx, st):
         out = next(expected)
         fetched[0] = len(out.fetch)
-        fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
-        update = st.update + [(0, 0, 0)] * (lanes - len(st.update))
-        ctx.set(dut.fetch_valid, (1 << len(st.fetch)) - 1)
-        ctx.set(dut.upd_valid, (1 << len(st.update)) - 1)
-        ctx.set(dut.upd_flag, sum(u[2] << i for i, u in enumerate(update)))
-        ctx.set(dut.squash, st.squash)
-        for i in range(lanes):
-            ctx.set(dut.fetch_insn[i], fetch[i][0])
-            ctx.set(dut.fetch_pc[i], fetch[i][1])
-            ctx.set(dut.upd_insn[i], update[i][0])
-            ctx.set(dut.upd_pc[i], update[i][1])
+        _set_inputs(ctx, dut, st, lanes)
         n = fetched[0]
         return (out.out.skip, out.out.not_taken,
                 [out.out.follow[i] if i < n else 0 for i in range(lanes)], out.out.bits)
