@@ -35,7 +35,7 @@ FORMAL_PARAMS = {
     "stratified": {"rate": 4, "entries": 4, "key_bits": 4, "pc_bits": 2, "latency": 1},
     "tagged_compressor": {"entries": 4, "ways": 2, "tag_bits": 2, "hit_bits": 4,
                           "miss_bits": 2, "evict_hits": 4, "replace_misses": 3,
-                          "key_bits": 4, "pc_bits": 2},
+                          "key_bits": 4, "pc_bits": 2, "latency": 1},
     "assoc_table": {"entries": 3, "key_bits": 4, "in_count_bits": 3, "count_bits": 5,
                     "latency": 1},
     "sampler_periodic": {"rate": 5, "key_bits": 8},

@@ -192,10 +192,11 @@ class TaggedCompressor(_Sampler):
         new = Signal(layout)
         emit = Signal()
         count = Signal(c.hit_bits + 1)
+        cur = Signal(layout, name="cur")  # the chosen way's entry (named for hwprof prove)
         for w, e in enumerate(entries):
             new_w, emit_w, count_w = self._transition(m, e, hits[w], tag, w)
             with m.If(onehot[w]):
-                m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w)]
+                m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w), cur.eq(e)]
         return onehot, new, emit, count
 
     def _transition(self, m, cur, is_hit, tag, w):
