@@ -53,7 +53,9 @@ __all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "main"]
 #: the tops checked on traces, and the golden parameters each takes from the top's
 TOPS = ("stratified", "tagged_compressor", "multihash")
 _STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
-               "count_bits")  # fmt: skip
+               "count_bits", "latency", "skid")  # fmt: skip
+#: cycle-model parameters (when messages leave), not what the bulk paths count
+_TIMING = ("latency", "skid")
 
 
 def trace_keys(trace, limit: int | None = None) -> np.ndarray:
@@ -75,7 +77,7 @@ def golden_model(name: str, params: dict):
     if name == "stratified":
         from .golden.samplers import Stratified
 
-        return Stratified(**{k: params[k] for k in _STRATIFIED})
+        return Stratified(**{k: params[k] for k in _STRATIFIED if k in params})
     if name == "tagged_compressor":
         from .golden.tagged import TaggedCompressor
 
@@ -97,7 +99,8 @@ def bulk_counts(name: str, params: dict, keys: np.ndarray):
         return fast.stratified_counts(keys, params["rate"], params["entries"],
                                       params["hash_seed"])  # fmt: skip
     if name == "tagged_compressor":
-        return fast.tagged_counts(keys, **{k: v for k, v in params.items() if k != "latency"})[0]
+        return fast.tagged_counts(keys, **{k: v for k, v in params.items()
+                                           if k not in _TIMING})[0]
     return None
 
 
