@@ -31,12 +31,18 @@ def describe(result):
     return f"{result.failed}/{result.tests} failed, seed {result.seed}, log {result.log}"
 
 
-@pytest.mark.parametrize("stream", ["random", "zipf", "collide", "at_threshold", "repeated"])
+#: the adversarial kinds in the fast tier, the others in the soak tier (suite time)
+STREAMS = ["collide", "at_threshold",
+           *(pytest.param(k, marks=pytest.mark.soak) for k in ("random", "zipf", "repeated"))]
+
+
+@pytest.mark.parametrize("stream", STREAMS)
 def test_small_config_with_backpressure(stream, seed):
     result = run(SMALL, stream=stream, tuples=3000, ready=0.4, seed=seed)
     assert result.passed, describe(result)
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("stream", ["collide", "at_threshold"])
 def test_small_cam_with_backpressure(stream, seed):
     result = run(SMALL_CAM, stream=stream, tuples=3000, ready=0.4, seed=seed)

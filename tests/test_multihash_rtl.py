@@ -21,6 +21,9 @@ SMALL = {"tables": 4, "counters": 64, "accumulator": 8, "interval_length": 100,
 #: the set-associative accumulator in block RAM (the pipelined design); 4 sets of 2
 SMALL_SA = SMALL | {"ways": 2}
 ORGS = pytest.mark.parametrize("org", [SMALL, SMALL_SA], ids=["cam", "set-associative"])
+#: both organisations, the CAM (no longer the default) in the soak tier only (suite time)
+ORGS_CAM_SOAK = pytest.mark.parametrize(
+    "org", [pytest.param(SMALL, marks=pytest.mark.soak), SMALL_SA], ids=["cam", "set-associative"])
 
 
 def simulate(dut, keys, rng, ready_p=1.0, configure=None, drain=None):
@@ -132,7 +135,7 @@ OPTIONS = [
 ]
 
 
-@ORGS
+@ORGS_CAM_SOAK
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in
                                                                  o.items()))  # fmt: skip
 def test_rtl_options_match_golden(options, org, seed):
@@ -147,7 +150,7 @@ def test_rtl_options_match_golden(options, org, seed):
     assert got == golden_profiles(params, keys), f"seed {seed}"
 
 
-@ORGS
+@ORGS_CAM_SOAK
 @pytest.mark.parametrize("retain", [True, False])
 def test_short_intervals_stall_only_for_the_readout(retain, org, seed):
     """Intervals shorter than the readout, threshold 1-2: the input must stall, results exact."""
@@ -188,7 +191,7 @@ def test_set_associative_full_rate_with_a_ready_consumer(kind, seed):
     assert stalls == 0 and cycles == len(keys) + 30
 
 
-@ORGS
+@ORGS_CAM_SOAK
 def test_configuration_registers(org, seed):
     rng = np.random.default_rng(seed)
     keys = random_keys(rng, 500, 16, distinct=20)
@@ -198,7 +201,7 @@ def test_configuration_registers(org, seed):
     assert len(want) > 8 and got == want, f"seed {seed}"
 
 
-@ORGS
+@ORGS_CAM_SOAK
 @pytest.mark.parametrize(("mutant", "reference"), [
     ({"bypass": False}, {}),
     ({"conservative": False}, {"conservative": True}),

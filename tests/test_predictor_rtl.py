@@ -236,7 +236,8 @@ def test_generates_verilog():
 # ------------------------------------------------- pipelined update, registered fetch
 @pytest.mark.parametrize("params", [
     {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
-    {"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
+    pytest.param({"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
+                 marks=pytest.mark.soak),
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ])  # fmt: skip
 def test_rtl_with_update_latency_1_matches_golden(params, seed):
