@@ -27,6 +27,14 @@ from tests.selective_dispatch_mutants import LockIgnored, UntypedLeaderRTL, Vali
 TABLE = ("sets", "ways", "min_block", "length_check")
 
 
+def _outputs(ctx, dut, lanes, n):
+    """The outputs of the ``n`` fetched lanes (the others' mean nothing: zero)."""
+    mask = (1 << n) - 1
+    return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
+            [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
+            ctx.get(dut.bits))
+
+
 def _set_inputs(ctx, dut, st, lanes):
     """Drive one step's fetch and update lanes (unused lanes zero) and squash."""
     fetch = st.fetch + [(0, 0)] * (lanes - len(st.fetch))
@@ -63,11 +71,7 @@ def compare(dut, lanes, steps):
         return (st.out.skip, st.out.not_taken, st.out.follow, st.out.bits)
 
     def observe(ctx):
-        n = fetched[0]
-        mask = (1 << n) - 1
-        return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
-                [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
-                ctx.get(dut.bits))
+        return _outputs(ctx, dut, lanes, fetched[0])
 
     return replay(dut, steps, drive, observe)
 
@@ -313,10 +317,6 @@ def compare_registered(dut, lanes, steps, shifted):
                 [out.out.follow[i] if i < n else 0 for i in range(lanes)], out.out.bits)
 
     def observe(ctx):
-        n = fetched[0]
-        mask = (1 << n) - 1
-        return (ctx.get(dut.skip) & mask, ctx.get(dut.not_taken) & mask,
-                [ctx.get(dut.follow[i]) if i < n else 0 for i in range(lanes)],
-                ctx.get(dut.bits))
+        return _outputs(ctx, dut, lanes, fetched[0])
 
     return replay(dut, steps, drive, observe)
