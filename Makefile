@@ -16,17 +16,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $(STAMP)
 
+# pytest workers of make test / make soak (pytest-xdist): one per core by default
+TEST_JOBS ?= auto
+
 report: $(STAMP)
 	$(BIN)/hwprof report
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist worksteal
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not cocotb"
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist worksteal -m "not cocotb"
 
 soak: $(STAMP)
-	$(BIN)/python -m pytest --soak -m soak
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist worksteal --soak -m soak
 
 # Formal proofs of every block's properties (docs/verification.md).
 prove: $(STAMP)

@@ -15,6 +15,18 @@ def pytest_addoption(parser):
                      help="seed for randomized tests (default: fresh, printed on failure)")
 
 
+def pytest_configure(config):
+    """Parallel workers (pytest-xdist, ``make test``): each builds in its own directory.
+
+    Verilator builds are cached per top and parameter set (``hwprof.sim.runner``); two
+    workers building one design at once in one directory would corrupt it.
+    """
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker is not None:
+        base = os.environ.get("HWPROF_SIM_BUILD") or os.path.join("build", "sim")
+        os.environ["HWPROF_SIM_BUILD"] = f"{base}-{worker}"
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--soak"):
         return

@@ -41,3 +41,27 @@ def test_runtime_library_is_compiled_once_and_reused(tmp_path, seed):
     second_log = (second.log.parent / "build.log").read_text()
     assert "-o verilated_vpi.o" in first_log
     assert "-o verilated_vpi.o" not in second_log and "verilated_vpi.o" in second_log  # linked
+
+
+@pytest.mark.parametrize("value, expected",
+                         [("", "build/sim"), ("/tmp/x/sim-gw1", "/tmp/x/sim-gw1")])
+def test_build_root_follows_hwprof_sim_build(value, expected):
+    """Parallel test workers build apart: ``HWPROF_SIM_BUILD`` selects the build root."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HWPROF_SIM_BUILD": value}
+    code = "from hwprof.sim.runner import DEFAULT_BUILD_ROOT as r; print(r.as_posix())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert out == expected
+
+
+def test_each_parallel_worker_has_its_own_build_root():
+    """Under ``make test`` (pytest-xdist) this worker's root ends in its worker id."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        pytest.skip("not run by a pytest-xdist worker")
+    from hwprof.sim.runner import DEFAULT_BUILD_ROOT
+
+    assert DEFAULT_BUILD_ROOT.name.endswith(f"-{worker}")

@@ -33,7 +33,10 @@ __all__ = [
 
 #: The cocotb test modules of the source tree.
 COCOTB_TESTS = Path(__file__).resolve().parents[2] / "cocotb_tests"
-DEFAULT_BUILD_ROOT = Path("build") / "sim"
+#: Where Verilator builds go: ``$HWPROF_SIM_BUILD`` if set (the test suite gives each
+#: parallel pytest worker its own, so no two processes build in one directory), else
+#: ``build/sim``.
+DEFAULT_BUILD_ROOT = Path(os.environ.get("HWPROF_SIM_BUILD") or Path("build") / "sim")
 
 # Amaranth's Verilog uses implicit width changes and leaves some outputs of
 # submodules unused; Verilator warns on those (lint only, not behaviour).
