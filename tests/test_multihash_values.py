@@ -57,3 +57,17 @@ def test_quick_run(tmp_path, capsys):
                   "hotlist"):
         assert len(r["errors"][label]["seeds"]) == data["seeds"]
     assert "order_of_magnitude" in capsys.readouterr().out
+
+
+def test_baseline_sentence_follows_the_error_parts():
+    """The sentence on the sketches' error parts says what the parts show, not a fixed text."""
+    from hwprof.experiments.multihash_values import _baseline_parts_sentence
+
+    only_over = {"count-min": [5.0, 0.0, 2.0, 0.0], "frequent-items": [3.0, 0.0, 1.0, 0.0],
+                 "hotlist": [1.0, 2.0, 3.0, 1.0]}  # fmt: skip
+    text = _baseline_parts_sentence(only_over)
+    assert "count-min and frequent-items only overestimate" in text and "crowd" not in text
+    flooded = dict(only_over, **{"count-min": [900.0, 30.0, 25.0, 0.0]})
+    text = _baseline_parts_sentence(flooded)
+    assert "frequent-items only overestimate" in text
+    assert "count-min also miss true candidates" in text

@@ -402,9 +402,23 @@ def _comparison(result: dict) -> str:
                                                          cells.items()) +
                      ". Their error parts (FP / FN / NP / NN): " + "; ".join(
                          f"{b} " + " / ".join(f"{x:.2f}" for x in v) for b, v in parts.items())
-                     + ": count-min and frequent items only overestimate (false and neutral "
-                     "positives), the hotlist's sampling also misses and undercounts.")
+                     + ": " + _baseline_parts_sentence(parts) + ".")
     return "\n".join(lines)
+
+
+def _baseline_parts_sentence(parts: dict) -> str:
+    """Which baselines only overestimate and which also miss, from their error parts."""
+    over = [b for b in BASELINES if b != "hotlist" and parts[b][1] + parts[b][3] < 0.01]
+    missing = [b for b in BASELINES if b != "hotlist" and b not in over]
+    said = []
+    if over:
+        said.append(f"{' and '.join(over)} only overestimate (false and neutral positives)")
+    if missing:
+        said.append(f"{' and '.join(missing)} also miss true candidates (false negatives): "
+                    "their overestimates crowd them out of a report that keeps at most as "
+                    "many tuples as the hardware's accumulator")
+    said.append("the hotlist's sampling also misses and undercounts")
+    return "; ".join(said)
 
 
 def _plots(result: dict, output_dir: Path, stem: str) -> None:
