@@ -92,8 +92,15 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
     assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
 
 
-@pytest.mark.parametrize("name", ["fig3_off", "fig4_off_misfetch", "nested_push_pop",
-                                  "off_on_off", "recursion"])
+#: suite time: the cocotb tier replays every directed program on the generated Verilog
+#: (cocotb_tests/test_profile_flag_predictor.py, default and update0-fetch1); here two in
+#: the fast tier, the others in the soak tier
+DIRECTED = ["fig3_off", "off_on_off",
+            *(pytest.param(n, marks=pytest.mark.soak)
+              for n in ("fig4_off_misfetch", "nested_push_pop", "recursion"))]
+
+
+@pytest.mark.parametrize("name", DIRECTED)
 def test_rtl_matches_golden_on_directed_programs(name, seed):
     params = {"lanes": 4, "n_flags": 1}
     program, rate = directed_programs()[name]
