@@ -71,3 +71,12 @@ def test_baseline_sentence_follows_the_error_parts():
     text = _baseline_parts_sentence(flooded)
     assert "frequent-items only overestimate" in text
     assert "count-min also miss true candidates" in text
+
+
+def test_best_multi_ignores_single_tables_and_picks_the_lowest():
+    from hwprof.experiments.multihash_values import best_multi, configurations
+
+    errors = {label: {"total": 5.0 + i} for i, (label, *_) in enumerate(configurations())}
+    errors["C1R0 1"]["total"] = 0.0  # a single table is never a multi-hash pick
+    errors["C0R1 8"]["total"] = 0.5
+    assert best_multi(errors) == "C0R1 8"
