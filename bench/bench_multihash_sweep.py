@@ -4,7 +4,8 @@
         [--seeds 5] [--split]
 
 Runs :func:`hwprof.experiments.multihash_values.run_program` (every configuration
-of the sweep, 15 x ``--seeds``, and the 3 baselines x ``--seeds``, with exact
+of the sweep and the two set-associative accumulators, 17 x ``--seeds``, and the 3
+baselines x ``--seeds``, with exact
 counts and formula (1) per interval, reading the trace as it goes) on the first
 ``--intervals`` intervals of ``--trace`` (default: all, i.e. 100 intervals of 1M on
 a 100M-load trace) and prints the wall time, the CPU time of the process (all
@@ -23,7 +24,13 @@ import os
 import time
 
 from hwprof.experiments.baselines import baselines_for
-from hwprof.experiments.multihash_values import WORKERS, configurations, hash_seed, run_program
+from hwprof.experiments.multihash_values import (
+    ORGANISATIONS,
+    WORKERS,
+    configurations,
+    hash_seed,
+    run_program,
+)
 from hwprof.experiments.value_streams import trace_keys
 from hwprof.golden.interval_error import Bulk, IntervalTruth, profile_stream
 from hwprof.golden.multihash import PRESETS, MultiHashConfig
@@ -97,8 +104,9 @@ def main():
                     workers=args.workers)  # fmt: skip
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(f"{args.preset}: {r['tuples']:,} tuples, {r['intervals']} intervals, "
-          f"{r['profilers']} profilers ({len(configurations())} configurations x {args.seeds} "
-          f"seeds + 3 baselines x {args.seeds}), {args.workers} threads: {wall:.1f} s wall, "
+          f"{r['profilers']} profilers ({len(configurations())} configurations + "
+          f"{len(ORGANISATIONS) - 1} accumulator organisations + 3 baselines, x {args.seeds} "
+          f"seeds), {args.workers} threads: {wall:.1f} s wall, "
           f"{cpu:.1f} s CPU ({r['tuples'] * r['profilers'] / cpu / 1e6:.1f} M profiler-tuples "
           f"per CPU-s); load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
 
