@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.data import ArrayLayout
 from amaranth.lib.wiring import In, Out
@@ -157,42 +157,51 @@ class DispatchFilter(wiring.Component):
         lanes = [self._decode(m, i, n) for i in range(w)]
 
         # What lane i sees when lanes 0..i-1 all acted:
-        # * popped: the flags the poppf of lanes 0..i-1 name (a reader of one stalls);
+        # * pops_of(x): a poppf of lanes 0..i-1 names flag x (a reader of x stalls);
         # * seen[b]: flag b as the setpf/resetpf of lanes 0..i-1 left it (a poppf of b
         #   before a reader of b is the stall above, so a reader never needs it);
-        # * off: the stack pointer offset, their pushpf less their poppf (flags that
-        #   exist: the others change nothing); full/empty compare the register with the
-        #   depth less each possible offset in parallel, the offset selecting.
-        popped = Const(0, MAX_FLAGS)
+        # * rel[d]: the stack pointer is the register plus d (their pushpf less their
+        #   poppf; flags that exist: the others change nothing), one-hot in d, no adder;
+        #   full/empty compare the register with the depth less each d in parallel.
         seen = [flags[b] for b in range(n)]
-        offs = [Const(0, signed(4))]
+        rels = [{0: Const(1)}]
         for i, ln in enumerate(lanes):
-            off = offs[i]
+            rel = rels[i]
             ln["hazard"] = Signal(name=f"lane{i}_hazard")
             ln["fbit_pi"], ln["fbit_pci"] = Signal(name=f"lane{i}_fbit_pi"), \
                 Signal(name=f"lane{i}_fbit_pci")
             ln["full"], ln["empty"] = Signal(name=f"lane{i}_full"), Signal(name=f"lane{i}_empty")
             full_terms, empty_terms = [Const(0)], [Const(0)]
-            for d in range(-i, i + 1):
-                at = off == d
+            for d, at in rel.items():
                 if 0 <= depth - d < (1 << spw):
                     full_terms.append(at & self._full(sp, depth - d))
                 if 0 <= -d < (1 << spw):
                     empty_terms.append(at & (sp == -d))
+
+            def pops_of(x, i=i):
+                return _or_all([Const(0)] + [lq["pop_op"] & (lq["k_pci"] == x)
+                                             for lq in lanes[:i]])
+
             m.d.comb += [
-                ln["hazard"].eq(self._hazard(ln["is_pi"], popped, _onehot(ln["k_pi"]))
-                                | self._hazard(ln["push_op"], popped, _onehot(ln["k_pci"]))),
+                ln["hazard"].eq(self._hazard(ln["is_pi"], pops_of(ln["k_pi"]), Const(1))
+                                | self._hazard(ln["push_op"], pops_of(ln["k_pci"]), Const(1))),
                 ln["fbit_pi"].eq(_flag_of(seen, ln["k_pi"])),
                 ln["fbit_pci"].eq(_flag_of(seen, ln["k_pci"])),
                 ln["full"].eq(_or_all(full_terms)),
                 ln["empty"].eq(_or_all(empty_terms)),
             ]  # fmt: skip
-            popped = popped | Mux(ln["pop_op"], _onehot(ln["k_pci"]), 0)
             seen = [Mux(ln["setres"] & (ln["k_pci"] == b), ~ln["op"][0], seen[b])
                     for b in range(n)]  # fmt: skip
-            nxt = Signal(signed(4), name=f"lane{i}_off_after")
-            m.d.comb += nxt.eq(off + ln["push"] - ln["pop"])
-            offs.append(nxt)
+            keep = ~ln["push"] & ~ln["pop"]
+            nxt = {}
+            for d in range(-i - 1, i + 2):
+                sig = Signal(name=f"lane{i}_after_at_{'m' if d < 0 else 'p'}{abs(d)}")
+                m.d.comb += sig.eq(_or_all([Const(0)]
+                                           + ([ln["push"] & rel[d - 1]] if d - 1 in rel else [])
+                                           + ([ln["pop"] & rel[d + 1]] if d + 1 in rel else [])
+                                           + ([keep & rel[d]] if d in rel else [])))
+                nxt[d] = sig
+            rels.append(nxt)
 
         # The flag state after lanes 0..j-1 when all of them act (index j = 0..W):
         # the stack pointer is the register plus the offset; a pushpf writes its flag
@@ -200,33 +209,37 @@ class DispatchFilter(wiring.Component):
         # the last pushpf before it in the cycle at that position, else the register's
         # entry; each flag bit is the value of its last writer (setpf, resetpf, poppf).
         # Only the states of lanes that did act are selected below, so the pointers
-        # used are in range.
-        stack_below = {}  # offset d -> stack[sp + d - 1], from the registers alone
-        for d in range(-w + 1, w + 1):
-            bit = Signal(name=f"stack_below_{d + w}")
-            m.d.comb += bit.eq(stack.bit_select((sp + d - 1)[:spw], 1))
-            stack_below[d] = bit
+        # used are in range. sp + d and stack[sp + d - 1] come from the registers alone.
+        sp_at, stack_below = {}, {}
+        for d in range(-w, w + 1):
+            tag = f"{'m' if d < 0 else 'p'}{abs(d)}"
+            sp_at[d], stack_below[d] = Signal(spw, name=f"sp_{tag}"), Signal(name=f"below_{tag}")
+            m.d.comb += [sp_at[d].eq((sp + d)[:spw]),
+                         stack_below[d].eq(stack.bit_select((sp + d - 1)[:spw], 1))]
         s_flags, s_stack, s_sp = [flags], [stack], [sp]
         for j, ln in enumerate(lanes):
-            off = offs[j]
-            popval = _or_all([Const(0)] + [(off == d) & stack_below[d]
-                                          for d in range(-j, j + 1)])
+            rel = rels[j]
+            popval = _or_all([Const(0)] + [at & stack_below[d] for d, at in rel.items()])
             for q in range(j):
                 lq = lanes[q]
-                popval = Mux(lq["push"] & (offs[q] == off - 1), lq["fbit_pci"], popval)
+                below = _or_all([Const(0)] + [at & rels[q][d - 1] for d, at in rel.items()
+                                              if d - 1 in rels[q]])
+                popval = Mux(lq["push"] & below, lq["fbit_pci"], popval)
             pv = Signal(name=f"lane{j}_popval")
             m.d.comb += pv.eq(popval)
             value = Mux(ln["setres"], ~ln["op"][0], pv)
             fl = Signal(n, name=f"spec{j + 1}_flags")
             m.d.comb += fl.eq(Cat(Mux((ln["setres"] | ln["pop"]) & (ln["k_pci"] == b),
                                       value, s_flags[j][b]) for b in range(n)))
-            p = Signal(spw, name=f"spec{j}_sp")
-            m.d.comb += p.eq((sp + off)[:spw])
             st = Signal(depth, name=f"spec{j + 1}_stack")
-            m.d.comb += st.eq(Cat(Mux(ln["push"] & (p == b), ln["fbit_pci"], s_stack[j][b])
-                                  for b in range(depth)))  # fmt: skip
+            m.d.comb += st.eq(Cat(
+                Mux(ln["push"] & _or_all([Const(0)] + [at & (sp_at[d] == b)
+                                                       for d, at in rel.items()]),
+                    ln["fbit_pci"], s_stack[j][b])
+                for b in range(depth)))  # fmt: skip
             nsp = Signal(spw, name=f"spec{j + 1}_sp")
-            m.d.comb += nsp.eq((sp + offs[j + 1])[:spw])
+            m.d.comb += nsp.eq(_or_all([Const(0, spw)] + [Mux(at, sp_at[d], 0)
+                                                          for d, at in rels[j + 1].items()]))
             s_flags.append(fl)
             s_stack.append(st)
             s_sp.append(nsp)
