@@ -94,10 +94,11 @@ class DispatchFilter(wiring.Component):
         Flag state after each lane (``flags | stack << n | sp << (n + depth)``).
 
     Latency: all outputs are combinational from the inputs and the state (0
-    cycles); the state is updated at the clock edge. Reset is synchronous. The
-    lane decisions are computed in parallel from each lane's decode (what lane i
-    sees of lanes 0..i-1 needs only their decode, see ``elaborate``); only the
-    flag and stack values of the checkpoints are chained through the lanes.
+    cycles); the state is updated at the clock edge. Reset is synchronous. Nothing
+    is chained through the lanes (timing, see ``elaborate``): what lane i sees of
+    lanes 0..i-1 and the flag state after each prefix of lanes are functions of the
+    decode and the registers alone, and each lane's "decode goes on" term,
+    computed in parallel, selects among them at the end.
 
     Raises
     ------
@@ -354,10 +355,6 @@ def _first_stop(goes, values):
     h = len(goes) // 2
     return Mux(Cat(*goes[:h]).all(), _first_stop(goes[h:], values[h:]),
                _first_stop(goes[:h], values[:h + 1]))
-
-
-def _onehot(k):
-    return Const(1, MAX_FLAGS) << k
 
 
 def _flag_of(values, k):
