@@ -94,10 +94,11 @@ class DispatchFilter(wiring.Component):
         Flag state after each lane (``flags | stack << n | sp << (n + depth)``).
 
     Latency: all outputs are combinational from the inputs and the state (0
-    cycles); the state is updated at the clock edge. Reset is synchronous. The
-    lane decisions are computed in parallel from each lane's decode (what lane i
-    sees of lanes 0..i-1 needs only their decode, see ``elaborate``); only the
-    flag and stack values of the checkpoints are chained through the lanes.
+    cycles); the state is updated at the clock edge. Reset is synchronous. Nothing
+    is chained through the lanes (timing, see ``elaborate``): what lane i sees of
+    lanes 0..i-1 and the flag state after each prefix of lanes are functions of the
+    decode and the registers alone, and each lane's "decode goes on" term,
+    computed in parallel, selects among them at the end.
 
     Raises
     ------
@@ -139,159 +140,198 @@ class DispatchFilter(wiring.Component):
 
     def elaborate(self, platform):
         c = self.config
-        n, depth, w = c.n_flags, c.stack_depth, c.lanes
+        n, depth, w, spw = c.n_flags, c.stack_depth, c.lanes, c.sp_width
         m = Module()
         flags = Signal(n)
         stack = Signal(depth)
-        sp = Signal(c.sp_width)
+        sp = Signal(spw)
         halted = Signal()
         m.d.comb += [self.flags.eq(flags), self.halted.eq(halted)]
 
-        # Chain start: the registers, or the restored checkpoint on a squash.
-        r_sp = self.restore[n + depth:]
-        base_flags, base_stack, base_sp = Signal(n), Signal(depth), Signal(c.sp_width)
-        if (1 << c.sp_width) - 1 > depth:  # an out-of-range restored pointer is clamped
-            r_sp = Mux(r_sp > depth, depth, r_sp)
-        m.d.comb += [base_flags.eq(Mux(self.squash, self.restore[:n], flags)),
-                     base_stack.eq(Mux(self.squash, self.restore[n:n + depth], stack)),
-                     base_sp.eq(Mux(self.squash, r_sp, sp))]  # fmt: skip
+        # Timing (docs/fpga.md, "dispatch_filter"): lane i only acts when every lane
+        # before it was taken without an exception or a redirect (otherwise decode
+        # stopped before it). So everything lane i sees of lanes 0..i-1, and the flag
+        # state after lanes 0..m-1 when all of them act, are functions of the decode
+        # and the registers alone; the decisions (which lanes act) only select among
+        # those states at the end. No lane waits for the previous lane's result, and
+        # a squash (which stops every lane) is a last mux before the registers.
+        lanes = [self._decode(m, i, n) for i in range(w)]
 
-        # Decode of every lane, and what lane i sees of the lanes before it, computed in
-        # parallel from the decode alone (timing: no lane waits for the previous lane's
-        # result). Lane i only acts when every lane before it was taken without an
-        # exception or a redirect (otherwise decode stopped before it), so:
-        # * the flags popped before it are the poppf operands of lanes 0..i-1;
-        # * the stack pointer it sees is the start pointer plus the pushpf and minus
-        #   the poppf of lanes 0..i-1 (flags that exist: the others change nothing);
-        # * the flag k it reads (a PI, or a pushpf) is the value of the last
-        #   setpf/resetpf of k in lanes 0..i-1, else the register's: a poppf of k
-        #   before it is a RAW hazard (a stall), so it never reads a popped value.
-        lanes = []
-        for i in range(w):
-            is_pci, op, is_pi, is_cti, k = decode_fields(m, self.insn[i], f"lane{i}")
-            onehot = Signal(MAX_FLAGS, name=f"lane{i}_onehot")
-            m.d.comb += onehot.eq(Const(1, MAX_FLAGS) << k)
-            exists = (k < n) if n < MAX_FLAGS else Const(1)
-            lanes.append((is_pci, op, is_pi, is_cti, k, onehot, exists))
-        # A lane decides only when no squash is pending (a squash stops every lane),
-        # so its decisions read the registers, not the restored checkpoint.
-        flags_ext = Cat(flags, Const(0, MAX_FLAGS - n)) if n < MAX_FLAGS else flags
-        popped = Const(0, MAX_FLAGS)
-        pushes, pops = Const(0, 2), Const(0, 2)  # successful pushpf / poppf before lane i
-        seen = []  # per lane: popped before it, its pointer, flag read, stack full / empty
-        for i, (is_pci, op, _is_pi, _, k, onehot, exists) in enumerate(lanes):
-            lane_popped, lane_sp = Signal(MAX_FLAGS, name=f"lane{i}_popped_before"), \
-                Signal(c.sp_width, name=f"lane{i}_sp_in")
-            fbit = Signal(name=f"lane{i}_fbit")
-            full, empty = Signal(name=f"lane{i}_full"), Signal(name=f"lane{i}_empty")
-            value = flags_ext.bit_select(k, 1)
-            for j in range(i):
-                j_pci, j_op, _, _, j_k, _, j_exists = lanes[j]
-                writes = j_pci & ~j_op[1] & j_exists & (j_k == k)  # setpf/resetpf of k
-                value = Mux(writes, ~j_op[0], value)
-            # the pointer lane i sees is sp + pushes - pops: full/empty compare the
-            # register with each possible offset in parallel, the offset selects
+        # What lane i sees when lanes 0..i-1 all acted:
+        # * pops_of(x): a poppf of lanes 0..i-1 names flag x (a reader of x stalls);
+        # * seen[b]: flag b as the setpf/resetpf of lanes 0..i-1 left it (a poppf of b
+        #   before a reader of b is the stall above, so a reader never needs it);
+        # * rel[d]: the stack pointer is the register plus d (their pushpf less their
+        #   poppf; flags that exist: the others change nothing), one-hot in d, no adder;
+        #   full/empty compare the register with the depth less each d in parallel.
+        seen = [flags[b] for b in range(n)]
+        rels = [{0: Const(1)}]
+        for i, ln in enumerate(lanes):
+            rel = rels[i]
+            ln["hazard"] = Signal(name=f"lane{i}_hazard")
+            ln["fbit_pi"], ln["fbit_pci"] = Signal(name=f"lane{i}_fbit_pi"), \
+                Signal(name=f"lane{i}_fbit_pci")
+            ln["full"], ln["empty"] = Signal(name=f"lane{i}_full"), Signal(name=f"lane{i}_empty")
             full_terms, empty_terms = [Const(0)], [Const(0)]
-            for p in range(i + 1):
-                for q in range(i + 1 - p):
-                    at = (pushes == p) & (pops == q)
-                    if 0 <= depth - (p - q) < (1 << c.sp_width):
-                        full_terms.append(at & self._full(sp, depth - (p - q)))
-                    if q >= p and q - p < (1 << c.sp_width):
-                        empty_terms.append(at & (sp == q - p))
-            m.d.comb += [lane_popped.eq(popped),
-                         lane_sp.eq((sp + pushes - pops)[:c.sp_width]),
-                         fbit.eq(value), full.eq(_or_all(full_terms)),
-                         empty.eq(_or_all(empty_terms))]  # fmt: skip
-            seen.append((lane_popped, lane_sp, fbit, full, empty))
-            push = is_pci & (op == 2) & exists
-            pop = is_pci & (op == 3) & exists
-            popped = popped | Mux(is_pci & (op == 3), onehot, 0)
-            pushes, pops = (pushes + push)[:2], (pops + pop)[:2]
+            for d, at in rel.items():
+                if 0 <= depth - d < (1 << spw):
+                    full_terms.append(at & self._full(sp, depth - d))
+                if 0 <= -d < (1 << spw):
+                    empty_terms.append(at & (sp == -d))
 
-        # In program order: the decision of each lane, and the flag state after it
-        # (flags and stack contents chained through 2:1 muxes whose selects come
-        # from the parallel part above).
-        cur_flags, cur_stack, cur_sp = base_flags, base_stack, base_sp
-        stopped = self.squash | halted
-        redirects = []
-        for i, (is_pci, op, is_pi, is_cti, _k, onehot, exists) in enumerate(lanes):
-            popped, lane_sp, fbit, full, empty = seen[i]
-            reads = is_pi | (is_pci & (op == 2))
-            hazard = self._hazard(reads, popped, onehot)
-            fl, st, sp_o = Signal(n, name=f"lane{i}_flags"), Signal(depth, name=f"lane{i}_stack"), \
-                Signal(c.sp_width, name=f"lane{i}_sp")
-            stop_o = Signal(name=f"lane{i}_stop")
-            redirect = Signal(name=f"lane{i}_redirect")
-            m.d.comb += [fl.eq(cur_flags), st.eq(cur_stack), sp_o.eq(cur_sp), stop_o.eq(stopped)]
-            fall_through = Signal(c.addr_width, name=f"lane{i}_fall_through")
-            m.d.comb += fall_through.eq((self.pc[i] + 4)[:c.addr_width])
-            redirects.append((redirect, fall_through))
-            sp_mask = (Const(1, depth) << lane_sp)[:depth]
-            top = Signal(c.sp_width, name=f"lane{i}_top")
-            m.d.comb += top.eq(lane_sp - 1)
-            mask_n = onehot[:n]
-            with m.If(~stopped):
-                with m.If(~self.valid[i]):
-                    m.d.comb += stop_o.eq(1)
-                with m.Elif(hazard):
-                    m.d.comb += [stop_o.eq(1), self.stall.eq(1)]
-                with m.Else():
-                    m.d.comb += self.take[i].eq(1)
-                    with m.If(is_pci):
-                        with m.If(op == 0):
-                            m.d.comb += fl.eq(cur_flags | mask_n)
-                        with m.Elif(op == 1):
-                            m.d.comb += fl.eq(cur_flags & ~mask_n)
-                        with m.Elif(op == 2):
-                            with m.If(exists):
-                                with m.If(full):
-                                    m.d.comb += [self.overflow[i].eq(1), self.dispatch[i].eq(1),
-                                                 stop_o.eq(1)]  # fmt: skip
-                                with m.Else():
-                                    m.d.comb += [
-                                        st.eq(Mux(fbit, cur_stack | sp_mask,
-                                                  cur_stack & ~sp_mask)),
-                                        sp_o.eq(lane_sp + 1),
-                                    ]  # fmt: skip
-                        with m.Else():
-                            with m.If(exists):
-                                with m.If(empty):
-                                    m.d.comb += [self.underflow[i].eq(1), self.dispatch[i].eq(1),
-                                                 stop_o.eq(1)]  # fmt: skip
-                                with m.Else():
-                                    bit = cur_stack.bit_select(top, 1)
-                                    m.d.comb += [
-                                        sp_o.eq(top),
-                                        fl.eq(Mux(bit, cur_flags | mask_n,
-                                                  cur_flags & ~mask_n)),
-                                    ]  # fmt: skip
-                    with m.Elif(is_pi):
-                        with m.If(fbit):
-                            m.d.comb += self.dispatch[i].eq(1)
-                            with m.If(self.skipped[i]):
-                                m.d.comb += [redirect.eq(1), self.flag_mispredict.eq(1),
-                                             stop_o.eq(1)]  # fmt: skip
-                        with m.Else():
-                            m.d.comb += self.drop[i].eq(1)
-                            with m.If(is_cti & self.pred_taken[i]):
-                                m.d.comb += [redirect.eq(1), self.misfetch.eq(1),
-                                             stop_o.eq(1)]  # fmt: skip
-                    with m.Else():
-                        m.d.comb += self.dispatch[i].eq(1)
-            m.d.comb += self.ckpt[i].eq(Cat(fl, st, sp_o))
-            cur_flags, cur_stack, cur_sp, stopped = fl, st, sp_o, stop_o
-        # At most one lane redirects (decode stops behind it): an AND-OR, not a chain.
-        m.d.comb += [
-            self.redirect.eq(Cat(r for r, _ in redirects).any()),
-            self.redirect_pc.eq(_or_all([Mux(r, ft, 0) for r, ft in redirects])),
-        ]  # fmt: skip
-        m.d.sync += [flags.eq(cur_flags), stack.eq(cur_stack), sp.eq(cur_sp)]
+            def pops_of(x, i=i):
+                return _or_all([Const(0)] + [lq["pop_op"] & (lq["k_pci"] == x)
+                                             for lq in lanes[:i]])
+
+            m.d.comb += [
+                ln["hazard"].eq(self._hazard(ln["is_pi"], pops_of(ln["k_pi"]), Const(1))
+                                | self._hazard(ln["push_op"], pops_of(ln["k_pci"]), Const(1))),
+                ln["fbit_pi"].eq(_flag_of(seen, ln["k_pi"])),
+                ln["fbit_pci"].eq(_flag_of(seen, ln["k_pci"])),
+                ln["full"].eq(_or_all(full_terms)),
+                ln["empty"].eq(_or_all(empty_terms)),
+            ]  # fmt: skip
+            seen = [Mux(ln["setres"] & (ln["k_pci"] == b), ~ln["op"][0], seen[b])
+                    for b in range(n)]  # fmt: skip
+            keep = ~ln["push"] & ~ln["pop"]
+            nxt = {}
+            for d in range(-i - 1, i + 2):
+                sig = Signal(name=f"lane{i}_after_at_{'m' if d < 0 else 'p'}{abs(d)}")
+                m.d.comb += sig.eq(_or_all([Const(0)]
+                                           + ([ln["push"] & rel[d - 1]] if d - 1 in rel else [])
+                                           + ([ln["pop"] & rel[d + 1]] if d + 1 in rel else [])
+                                           + ([keep & rel[d]] if d in rel else [])))
+                nxt[d] = sig
+            rels.append(nxt)
+
+        # The flag state after lanes 0..j-1 when all of them act (index j = 0..W):
+        # the stack pointer is the register plus the offset; a pushpf writes its flag
+        # at its pointer; a poppf of k reads the entry below its pointer: the value of
+        # the last pushpf before it in the cycle at that position, else the register's
+        # entry; each flag bit is the value of its last writer (setpf, resetpf, poppf).
+        # Only the states of lanes that did act are selected below, so the pointers
+        # used are in range. sp + d and stack[sp + d - 1] come from the registers alone.
+        sp_at, stack_below = {}, {}
+        for d in range(-w, w + 1):
+            tag = f"{'m' if d < 0 else 'p'}{abs(d)}"
+            sp_at[d], stack_below[d] = Signal(spw, name=f"sp_{tag}"), Signal(name=f"below_{tag}")
+            m.d.comb += [sp_at[d].eq((sp + d)[:spw]),
+                         stack_below[d].eq(stack.bit_select((sp + d - 1)[:spw], 1))]
+        s_flags, s_stack, s_sp = [flags], [stack], [sp]
+        for j, ln in enumerate(lanes):
+            rel = rels[j]
+            popval = _or_all([Const(0)] + [at & stack_below[d] for d, at in rel.items()])
+            for q in range(j):
+                lq = lanes[q]
+                below = _or_all([Const(0)] + [at & rels[q][d - 1] for d, at in rel.items()
+                                              if d - 1 in rels[q]])
+                popval = Mux(lq["push"] & below, lq["fbit_pci"], popval)
+            pv = Signal(name=f"lane{j}_popval")
+            m.d.comb += pv.eq(popval)
+            value = Mux(ln["setres"], ~ln["op"][0], pv)
+            fl = Signal(n, name=f"spec{j + 1}_flags")
+            m.d.comb += fl.eq(Cat(Mux((ln["setres"] | ln["pop"]) & (ln["k_pci"] == b),
+                                      value, s_flags[j][b]) for b in range(n)))
+            st = Signal(depth, name=f"spec{j + 1}_stack")
+            m.d.comb += st.eq(Cat(
+                Mux(ln["push"] & _or_all([Const(0)] + [at & (sp_at[d] == b)
+                                                       for d, at in rel.items()]),
+                    ln["fbit_pci"], s_stack[j][b])
+                for b in range(depth)))  # fmt: skip
+            nsp = Signal(spw, name=f"spec{j + 1}_sp")
+            m.d.comb += nsp.eq(_or_all([Const(0, spw)] + [Mux(at, sp_at[d], 0)
+                                                          for d, at in rels[j + 1].items()]))
+            s_flags.append(fl)
+            s_stack.append(st)
+            s_sp.append(nsp)
+
+        # The decisions. Lane i is reached when no lane before it stopped decode: each
+        # output of lane i is an early term (its own decode and what it sees, with no
+        # squash and no pending exception) ANDed with the late "continues" of lanes
+        # 0..i-1, which are computed in parallel.
+        run = Signal(name="run")  # decode may act: no squash, no pending stack exception
+        m.d.comb += run.eq(~self.squash & ~halted)
+        conts, effs, rdata = [], [], []
+        for i, ln in enumerate(lanes):
+            ok = self.valid[i] & ~ln["hazard"]  # taken when reached
+            ovf = ln["push"] & ln["full"]
+            unf = ln["pop"] & ln["empty"]
+            on_pi = ln["is_pi"] & ln["fbit_pi"] & self.skipped[i]
+            off_pi = ln["is_pi"] & ~ln["fbit_pi"] & ln["is_cti"] & self.pred_taken[i]
+            cont, eff = Signal(name=f"lane{i}_cont"), Signal(name=f"lane{i}_eff")
+            m.d.comb += [cont.eq(ok & ~ovf & ~unf & ~on_pi & ~off_pi),  # decode goes on
+                         eff.eq(ok & ~ovf & ~unf)]  # its flag state change is made
+
+            def reached(name, term, i=i):
+                early = Signal(name=f"lane{i}_{name}_if_reached")
+                m.d.comb += early.eq(run & term)
+                return Cat(early, *conts).all()
+
+            m.d.comb += [
+                self.take[i].eq(reached("take", ok)),
+                self.overflow[i].eq(reached("overflow", ok & ovf)),
+                self.underflow[i].eq(reached("underflow", ok & unf)),
+                self.dispatch[i].eq(reached("dispatch", ok & (
+                    (~ln["is_pci"] & ~(ln["is_pi"] & ~ln["fbit_pi"])) | ovf | unf))),
+                self.drop[i].eq(reached("drop", ok & ln["is_pi"] & ~ln["fbit_pi"])),
+            ]  # fmt: skip
+            with m.If(reached("stall", self.valid[i] & ln["hazard"])):
+                m.d.comb += self.stall.eq(1)
+            with m.If(reached("flag_mispredict", ok & on_pi)):
+                m.d.comb += [self.flag_mispredict.eq(1), self.redirect.eq(1)]
+            with m.If(reached("misfetch", ok & off_pi)):
+                m.d.comb += [self.misfetch.eq(1), self.redirect.eq(1)]
+            data = Signal(c.addr_width, name=f"lane{i}_redirect_pc")
+            m.d.comb += data.eq(Mux(run & ok & (on_pi | off_pi),
+                                    (self.pc[i] + 4)[:c.addr_width], 0))  # fmt: skip
+            conts.append(cont)
+            effs.append(eff)
+            rdata.append(data)
+        # redirect_pc: the fall-through of the first lane that stopped decode if it
+        # redirects (its data is 0 otherwise); lane W-1 when none before it stopped.
+        m.d.comb += self.redirect_pc.eq(_first_stop(conts[:w - 1], rdata))
+
+        # The checkpoint after lane i: the state after lanes 0..a-1, where lane a is the
+        # first of lanes 0..i whose state change is not made (a = i + 1 when all are);
+        # with no decode (squash, pending exception) a = 0, and on a squash the restored
+        # checkpoint (an out-of-range restored pointer is clamped).
+        r_sp = self.restore[n + depth:]
+        if (1 << spw) - 1 > depth:
+            r_sp = Mux(r_sp > depth, depth, r_sp)
+        restored = Cat(self.restore[:n + depth], r_sp)
+        specs = [Cat(f, s, p) for f, s, p in zip(s_flags, s_stack, s_sp, strict=True)]
+        start = Signal(c.ckpt_width, name="state_start")
+        m.d.comb += start.eq(Mux(self.squash, restored, specs[0]))
+        for i in range(w):
+            goes = [*conts[:i], effs[i]]
+            first = Signal(name=f"lane{i}_first_goes")
+            m.d.comb += first.eq(run & goes[0])
+            m.d.comb += self.ckpt[i].eq(_first_stop([first, *goes[1:]],
+                                                    [start, *specs[1:i + 2]]))
+        last = self.ckpt[w - 1]
+        m.d.sync += [flags.eq(last[:n]), stack.eq(last[n:n + depth]),
+                     sp.eq(last[n + depth:])]  # fmt: skip
         with m.If(self.squash):
             m.d.sync += halted.eq(0)
         with m.Elif(self.overflow.any() | self.underflow.any()):
             m.d.sync += halted.eq(1)
         return m
+
+    def _decode(self, m, i, n):
+        """Lane ``i``'s decode; the flag operands without the PCI/PI select (timing)."""
+        is_pci, op, is_pi, is_cti, _k = decode_fields(m, self.insn[i], f"lane{i}")
+        k_pci, k_pi = self.insn[i][15:18], self.insn[i][29:32]
+        exists = (k_pci < n) if n < MAX_FLAGS else Const(1)
+        ln = {"is_pci": is_pci, "op": op, "is_pi": is_pi, "is_cti": is_cti,
+              "k_pci": k_pci, "k_pi": k_pi}  # fmt: skip
+        for name, value in (("setres", is_pci & ~op[1]), ("push_op", is_pci & (op == 2)),
+                            ("pop_op", is_pci & (op == 3)),
+                            ("push", is_pci & (op == 2) & exists),
+                            ("pop", is_pci & (op == 3) & exists)):  # fmt: skip
+            sig = Signal(name=f"lane{i}_{name}")
+            m.d.comb += sig.eq(value)
+            ln[name] = sig
+        return ln
 
     def _full(self, sp, depth):
         """A pushpf faults (instead of writing) when the stack pointer is at the depth.
@@ -300,6 +340,29 @@ class DispatchFilter(wiring.Component):
         before it in the cycle (the register is compared with each such offset).
         """
         return sp == depth
+
+
+def _first_stop(goes, values):
+    """``values[f]`` for the first ``f`` with ``goes[f]`` low (``values[-1]`` if none).
+
+    ``len(values) == len(goes) + 1``; a balanced tree of muxes whose selects are ANDs
+    of ``goes`` (they arrive last), not a chain.
+    """
+    if not goes:
+        return values[0]
+    if len(goes) == 1:
+        return Mux(goes[0], values[1], values[0])
+    h = len(goes) // 2
+    return Mux(Cat(*goes[:h]).all(), _first_stop(goes[h:], values[h:]),
+               _first_stop(goes[:h], values[:h + 1]))
+
+
+def _flag_of(values, k):
+    """Flag ``k`` of the bits ``values`` (flags that do not exist read 0)."""
+    result = Const(0)
+    for b, value in enumerate(values):
+        result = result | ((k == b) & value)
+    return result
 
 
 def _or_all(values):
