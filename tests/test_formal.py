@@ -7,6 +7,8 @@ or ``make prove``).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hwprof.catalog import get_top
@@ -15,12 +17,14 @@ from hwprof.formal import (
     PROPERTIES,
     FormalError,
     Property,
+    formal_param_sets,
     inject,
     properties_for,
     prove_top,
     run_property,
 )
-from hwprof.formal.properties import FORMAL_PARAMS, lfsr_escape_property
+from hwprof.formal.properties import lfsr_escape_property
+from hwprof.rtl.multihash import MultiHash
 from hwprof.rtl.samplers import Stratified
 from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.synth import to_verilog
@@ -111,14 +115,16 @@ def test_cli_prove_bad_input(capsys):
 @pytest.mark.soak
 @pytest.mark.parametrize("name", sorted(set(PROPERTIES) - {"brr"}))
 def test_block_properties_prove(name):
-    _, results = prove_top(get_top(name))
-    for r in results:
-        assert r.status == "proved", (name, r.name, r.summary())
+    for index in range(len(formal_param_sets(name))):
+        params, results = prove_top(get_top(name), index=index)
+        assert results
+        for r in results:
+            assert r.status == "proved", (name, params, r.name, r.summary())
 
 
-def _props(name, overrides=None):
+def _props(name, overrides=None, index=0):
     top = get_top(name)
-    return top.resolve({**FORMAL_PARAMS.get(name, {}), **(overrides or {})})
+    return top.resolve(formal_param_sets(name, overrides)[index])
 
 
 @pytest.mark.soak
@@ -146,11 +152,123 @@ def test_multihash_off_by_one_estimate_breaks_counts():
     (Dropping the bypass, ``MultiHash(bypass=False)``, undercounts: an upper
     bound cannot see it; the cocotb regression's mutant test does.)
     """
-    params = _props("multihash")
+    params = _props("multihash", {"ways": 0})
     verilog = to_verilog(get_top("multihash").construct(params), "multihash")
     broken = verilog.replace("= low + 1'h1;", "= low + 2'h2;")
     assert broken != verilog
     prop = next(p for p in properties_for("multihash", params)
                 if p.name == "counts_within_interval")  # fmt: skip
     result = run_property(broken, "multihash", prop)
+    assert result.status == "failed", result.summary()
+
+
+# --- multi-hash: the block RAM design (ways > 0) and its mutants ---------------------------
+
+
+def test_multihash_formal_sets_cover_both_designs():
+    """Both accumulator designs are proved, each with its own properties; ``-p ways=W``
+    leaves one set."""
+    sets = formal_param_sets("multihash")
+    assert [s["ways"] for s in sets] == [2, 0]
+    assert [s["ways"] for s in formal_param_sets("multihash", {"ways": 0})] == [0]
+    top = get_top("multihash")
+    bram, cam = (properties_for("multihash", top.resolve(s)) for s in sets)
+    assert [p.name for p in bram] == [p.name for p in cam] == [
+        "counts_within_interval", "records_handshake", "tuples_committed_once"]
+    # each names its own design's state (a wrong name would be a yosys error)
+    assert "counts0_0[" in bram[0].modules["multihash"] and "multihash.fifo" in bram[0].modules
+    assert "s1_valid" in cam[0].modules["multihash"]
+
+
+def _bram(prop_name, mutate=None, maxsteps=None, text=None, overrides=None):
+    """Run one block RAM property on the formal set's Verilog, optionally mutated."""
+    params = _props("multihash", overrides)
+    assert params["ways"] > 0
+    verilog = to_verilog(get_top("multihash").construct(params), "multihash")
+    if mutate is not None:
+        pattern, replacement = mutate
+        verilog, count = re.subn(pattern, replacement, verilog)
+        assert count == 1, pattern
+    prop = next(p for p in properties_for("multihash", params) if p.name == prop_name)
+    modules = dict(prop.modules)
+    if text is not None:
+        modules["multihash"] = text(modules["multihash"])
+    prop = Property(prop.name, prop.description, modules, maxsteps or prop.maxsteps)
+    return params, run_property(verilog, "multihash", prop)
+
+
+@pytest.mark.soak
+def test_multihash_bram_forwarding_across_intervals_breaks_counts():
+    """Forward stage e's write to d also when it is of the previous interval (the
+    interval check of the forwarding dropped): the first tuple of an interval
+    counts on top of the last one's counter, above the tuples seen."""
+    params, result = _bram("counts_within_interval",
+                           (r"d_eq_ep1 <= \\\$\d+ ;", "d_eq_ep1 <= 1'h1;"),
+                           overrides={"interval_length": 4})  # short: a quick failure
+    assert result.status == "failed", result.summary()
+    # from reset: a whole interval first (plus the pipeline)
+    assert result.steps > params["interval_length"]
+    assert "\\d_eq_ep1" in result.trace
+
+
+@pytest.mark.soak
+def test_multihash_bram_without_forwarding_breaks_counts():
+    """``MultiHash(bypass=False)``, the block RAM design without forwarding: a tuple two
+    behind the first write of a flushed counter sees its valid bit set but reads the
+    word of an earlier interval (the write was still in stage e), above the tuples seen."""
+    params = _props("multihash", {"interval_length": 4})
+    verilog = to_verilog(MultiHash(**params, bypass=False), "multihash")
+    prop = next(p for p in properties_for("multihash", params)
+                if p.name == "counts_within_interval")  # fmt: skip
+    result = run_property(verilog, "multihash", prop)
+    assert result.status == "failed", result.summary()
+
+
+@pytest.mark.soak
+def test_multihash_bram_promotion_off_by_one_breaks_threshold():
+    """Promote when every counter is >= T - 2 (the stage's ``T - 1`` register off by
+    one): an entry is promoted with a count of T - 1."""
+    _, result = _bram("counts_within_interval",
+                      (r"a_thr1 <= \\\$\d+ ;", "a_thr1 <= threshold - 8'd2;"))
+    assert result.status == "failed", result.summary()
+
+
+@pytest.mark.soak
+def test_multihash_bram_threshold_bound_is_tight():
+    """The same RTL against "promoted entries hold >= T + 1": false (a count of exactly
+    T is reachable), so the proved ">= T" is not vacuous."""
+    t = _props("multihash")["threshold"]
+    _, result = _bram("counts_within_interval",
+                      text=lambda s: s.replace(f" >= {t});", f" >= {t + 1});"))
+    assert result.status == "failed", result.summary()
+
+
+@pytest.mark.soak
+def test_multihash_bram_stalls_and_full_fifo_are_reachable():
+    """The proved set reaches stalls and a full record FIFO (the handshake and
+    "across stalls" properties are not vacuous there)."""
+    for claim in ("always @* assert (tuples__ready);", "always @* assert (level != 4);"):
+        params = _props("multihash")
+        verilog = to_verilog(get_top("multihash").construct(params), "multihash")
+        module = "multihash" if "tuples" in claim else "multihash.fifo"
+        prop = Property("reach", "", {module: claim}, maxsteps=24)
+        assert run_property(verilog, "multihash", prop).status == "failed", claim
+
+
+@pytest.mark.soak
+def test_multihash_bram_handshake_mutant():
+    """The FIFO popped whether or not the consumer is ready: records change while
+    valid and not ready."""
+    _, result = _bram("records_handshake", (r"\.r_en\(records__ready\)", ".r_en(1'h1)"),
+                      maxsteps=24)  # the first record comes after an interval
+    assert result.status == "failed", result.summary()
+
+
+@pytest.mark.soak
+def test_multihash_bram_accept_during_stall_is_caught():
+    """A stage a that takes the input's valid whether or not it is ready: a tuple
+    offered during a stall enters the pipeline and is counted again when accepted."""
+    _, result = _bram("tuples_committed_once",
+                      (r"a_valid <= \\\$\d+ ;", "a_valid <= rst ? 1'h0 : tuples__valid;"),
+                      maxsteps=24)  # fmt: skip
     assert result.status == "failed", result.summary()

@@ -3,7 +3,7 @@ docs/verification.md."""
 
 from .engine import FormalError, ProofResult, Property, inject, run_property
 from .properties import FORMAL_PARAMS, PROPERTIES, properties_for
-from .prove import prove_top, prove_tops
+from .prove import formal_param_sets, prove_top, prove_tops
 
 __all__ = ["FormalError", "ProofResult", "Property", "inject", "run_property", "prove_top",
-           "prove_tops", "FORMAL_PARAMS", "PROPERTIES", "properties_for"]
+           "prove_tops", "formal_param_sets", "FORMAL_PARAMS", "PROPERTIES", "properties_for"]

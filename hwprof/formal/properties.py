@@ -23,12 +23,20 @@ from .engine import Property
 
 __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
 
+_MULTIHASH = {"tables": 2, "counters": 16, "counter_bits": 8, "accumulator": 8,
+              "interval_length": 8, "threshold": 3, "pc_bits": 2, "value_bits": 2}
+
 #: Parameter sets proved instead of the defaults (the defaults' memories, 2048
-#: counters and more, are tens of thousands of flops for ``sat``).
+#: counters and more, are tens of thousands of flops for ``sat``). A list is
+#: several sets, each proved (``hwprof prove`` applies ``-p`` to each and proves
+#: sets that become equal once: ``-p ways=0`` proves the CAM design only).
 FORMAL_PARAMS = {
-    "multihash": {"tables": 2, "counters": 8, "counter_bits": 8, "accumulator": 2,
-                  "interval_length": 6, "threshold": 2, "pc_bits": 2, "value_bits": 2,
-                  "ways": 0},  # the properties name the CAM design's signals
+    # 2 tables x 8 counters, 8 accumulator entries, intervals of 8 tuples, threshold 3
+    # (stalls and full FIFOs are reachable), for both designs, each with its own
+    # properties (props_multihash chooses by ``ways``): the default block RAM design,
+    # 4 sets of 2 ways (hwprof/rtl/multihash_bram.py; its memories become flops for
+    # sat), and the fully associative CAM (``ways=0``)
+    "multihash": [{**_MULTIHASH, "ways": 2}, {**_MULTIHASH, "ways": 0}],
     # the stream compressors' properties are stated on the latency-1 form (one update
     # per accepted tuple, in the accept cycle); the pipelined forms are checked against
     # the golden models by simulation (docs/samplers.md)
@@ -198,6 +206,12 @@ def props_dispatch_filter(p: dict) -> list[Property]:
 
 
 def props_multihash(p: dict) -> list[Property]:
+    """The properties of the design ``ways`` selects (0: the CAM, > 0: block RAM)."""
+    return props_multihash_bram(p) if p["ways"] else props_multihash_cam(p)
+
+
+def props_multihash_cam(p: dict) -> list[Property]:
+    """The fully associative (CAM) design's properties (``ways = 0``)."""
     cfg = MultiHashConfig(**p)
     n, acc, w, kb, z = cfg.tables, cfg.accumulator, cfg.counter_bits, cfg.key_bits, cfg.table_size
     assume = ("always @* assume (!cfg_we);\n"  # so these registers keep their reset values:
@@ -249,6 +263,142 @@ def props_multihash(p: dict) -> list[Property]:
         Property("tuples_committed_once",
                  "every accepted tuple is committed exactly once (accepted = committed + "
                  "the one in S1), across stalls", {"multihash": books}, maxsteps=4),
+    ]
+
+
+def _bram_chain(cfg) -> tuple[str, list[str]]:
+    """Wires ``f_n`` / ``f_nep`` and the pipeline's consistency with ``position`` and ``epoch``.
+
+    Walking back from ``position`` (the next accepted tuple's place in its interval)
+    through the stages a, b, c, d (youngest first), each valid stage holds the
+    tuple one place earlier (wrapping at the interval), ``last`` iff that place is
+    ``interval - 1``, and its interval number (mod 4) is the younger one's minus
+    its ``last``. What is left after d: ``f_n``, the tuples of the current
+    interval that have left stage d (the flops and, with the write in e, the
+    memories hold exactly their updates), and ``f_nep``, that interval's number.
+    """
+    w, last = cfg.counter_bits, cfg.interval_length - 1
+    lines = [f"wire [{w - 1}:0] f_x_a = position;", "wire [1:0] f_ep_a = epoch;"]
+    asserts = []
+    order = ["a", "b", "c", "d"]
+    for k, s in enumerate(order):
+        nxt = order[k + 1] if k + 1 < len(order) else "n"
+        here, ep = f"f_x_{s}", f"f_ep_{s}"
+        lines.append(f"wire [{w - 1}:0] f_p_{s} = ({here} == 0) ? {w}'d{last} : {here} - 1;")
+        asserts.append(f"always @* if ({s}_valid) assert ({s}_last == (f_p_{s} == {last}) && "
+                       f"{s}_epoch == {ep} - {s}_last);")  # fmt: skip
+        name = "f_n" if nxt == "n" else f"f_x_{nxt}"
+        epn = "f_nep" if nxt == "n" else f"f_ep_{nxt}"
+        lines.append(f"wire [{w - 1}:0] {name} = {s}_valid ? f_p_{s} : {here};")
+        lines.append(f"wire [1:0] {epn} = {s}_valid ? {s}_epoch : {ep};")
+    return "\n".join(lines) + "\n", asserts
+
+
+def _bram_effective(cfg) -> str:
+    """Wires ``f_tab<i>_<j>``, ``f_tag<w>_<s>``, ``f_cnt<p>_<w>_<s>``: each memory word
+    with the write of stage e (at the end of this cycle) applied. The flops are
+    updated at the end of stage d, the memories one cycle later; with the write
+    in e applied both describe the same tuples."""
+    n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
+    lines = []
+    for i in range(n):
+        for j in range(z):
+            lines.append(f"wire [{w - 1}:0] f_tab{i}_{j} = (e_valid && e_cwrite && e_idx{i} == {j})"
+                         f" ? e_cval{i} : table{i}[{j}];")  # fmt: skip
+    for s in range(cfg.sets):
+        for wy in range(cfg.ways):
+            mine = f"e_valid && e_way == {wy} && e_set == {s}"
+            lines.append(f"wire [{kb - 1}:0] f_tag{wy}_{s} = ({mine} && e_alloc) ? e_key : "
+                         f"tags{wy}[{s}];")  # fmt: skip
+            for p in (0, 1):
+                lines.append(f"wire [{w - 1}:0] f_cnt{p}_{wy}_{s} = ({mine} && e_awrite && "
+                             f"e_epoch[0] == {p}) ? e_acount : counts{p}_{wy}[{s}];")
+    return "\n".join(lines) + "\n"
+
+
+def _bram_fifo(cfg, records: bool) -> str:
+    """The readout FIFO's pointers agree with its level; with ``records``, every
+    occupied slot holds the end marker or a count in ``threshold..interval``."""
+    kb, w = cfg.key_bits, cfg.counter_bits
+    text = ("wire [1:0] f_used = produce - consume;\n"
+            "always @* assert (level <= 4 && f_used == level[1:0]);\n")  # fmt: skip
+    if records:
+        for i in range(4):
+            occupied = f"((2'd{i} - consume) & 2'd3) < level"
+            word = f"storage[{i}]"
+            text += (f"always @* if ({occupied}) assert ({word}[{kb + w}] || "
+                     f"({word}[{kb + w - 1}:{kb}] >= {cfg.threshold} && "
+                     f"{word}[{kb + w - 1}:{kb}] <= {cfg.interval_length}));\n")
+    return text
+
+
+def props_multihash_bram(p: dict) -> list[Property]:
+    """The block RAM design's properties (``ways > 0``, hwprof/rtl/multihash_bram.py)."""
+    cfg = MultiHashConfig(**p)
+    n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
+    ways, sets, T, L = cfg.ways, cfg.sets, cfg.threshold, cfg.interval_length
+    fixed = ("always @* assume (!cfg_we);\n"
+             f"always @* assert (!pend && interval == {L} && threshold == {T});\n"
+             f"always @* assert (position < {L});\n")  # fmt: skip
+    chain, chain_asserts = _bram_chain(cfg)
+    inv = list(chain_asserts)
+    for i in range(n):  # counters: at most the tuples of this interval that left d
+        for j in range(z):
+            inv.append(f"always @* if (counter_valid{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
+    for s in range(sets):
+        for wy in range(ways):
+            e = f"{s}_{wy}"
+            cur = f"(f_nep[0] ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
+            old = f"(ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
+            inv += [
+                f"always @* if (fresh{e}) assert ({cur} <= f_n);",
+                f"always @* if (valid{e} && !repl{e}) assert (fresh{e} && {cur} >= {T});",
+                f"always @* if (pending[{s * ways + wy}]) assert ({old} >= {T} && "
+                f"{old} <= {L});",
+            ]  # fmt: skip
+            for wb in range(wy + 1, ways):  # no key in two valid ways of a set
+                inv.append(f"always @* assert (!(valid{e} && valid{s}_{wb} && "
+                           f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
+    inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
+    cnt = f"w_data[{kb + w - 1}:{kb}]"
+    inv.append(f"always @* if (w_en && !w_data[{kb + w}]) "
+               f"assert ({cnt} >= {T} && {cnt} <= {L});")  # fmt: skip
+    rec = f"records__payload[{kb + w - 1}:{kb}]"
+    inv.append(f"always @* if (records__valid && !records__payload[{kb + w}]) "
+               f"assert ({rec} >= {T} && {rec} <= {L});")  # fmt: skip
+    past = _past({"rv": ("records__valid", 1), "rr": ("records__ready", 1),
+                  "rp": ("records__payload", kb + w + 1)})  # fmt: skip
+    handshake = ("always @* if (f_ok && f_rv && !f_rr) "
+                 "assert (records__valid && records__payload == f_rp);")  # fmt: skip
+    inflight = " + ".join(f"{s}_valid" for s in ("a", "b", "c", "d", "e"))
+    books = (
+        "reg [15:0] f_accepted = 0, f_written = 0;\n"
+        "always @(posedge clk) if (rst) begin f_accepted <= 0; f_written <= 0; end else begin\n"
+        "  f_accepted <= f_accepted + (tuples__valid && tuples__ready);\n"
+        "  f_written <= f_written + e_valid; end\n"
+        f"always @* assert (f_accepted == f_written + {inflight});\n"
+    )  # fmt: skip
+    fifo = "multihash.fifo"
+    return [
+        Property("counts_within_interval",
+                 "configuration fixed (cfg_we = 0 assumed); position < interval; the "
+                 "pipeline a-d agrees with position and the interval number; every valid "
+                 "table counter and every fresh accumulator count (the memory word with "
+                 "stage e's write applied) <= f_n, the tuples of the current interval "
+                 "that left stage d (so < interval); every promoted entry (valid, not "
+                 "replaceable) fresh with a count >= threshold; every pending entry's "
+                 "count (bank of the interval read out) and every record written to the "
+                 "FIFO, held in it or presented on records: threshold <= count <= "
+                 "interval; no key in two valid ways of a set",
+                 {"multihash": fixed + chain + _bram_effective(cfg) + "\n".join(inv) + "\n",
+                  fifo: _bram_fifo(cfg, True)}, maxsteps=24),
+        Property("records_handshake",
+                 "records: payload and valid held while valid and not ready",
+                 {"multihash": past + handshake, fifo: _bram_fifo(cfg, False)}),
+        Property("tuples_committed_once",
+                 "every accepted tuple is written exactly once (accepted = written in "
+                 "stage e + valid in stages a-e), across stalls",
+                 {"multihash": books}, maxsteps=4),
     ]
 
 
