@@ -382,13 +382,15 @@ def _best_against_best(result: dict) -> list:
     for preset, c in result["claims"].items():
         errs = c["common_best_error"]
         ratios = {p: c["bsh"][p] / max(errs[p], 1e-9) for p in c["hard"]}
+        said = ", ".join(f"{p} {v:.0f}x" for p, v in ratios.items()) or "-"
+        tenfold = ("not testable" if not ratios
+                   else "yes" if min(ratios.values()) >= 10 else "no")  # fmt: skip
         L += [f"**{preset}, one configuration for all programs: {c['common_best']}** "
               f"(mean {np.mean(list(errs.values())):.3f} %): "
               f"{', '.join(f'{p} {v:.2f} %' for p, v in errs.items())}; single / multi where "
-              f"the single hash struggles: {', '.join(f'{p} {v:.0f}x' for p, v in ratios.items()) or '-'}"
-              f"; every program under 1 %: **{'yes' if max(errs.values()) < 1.0 else 'no'}**, "
-              f">= 10x on every struggling program: "
-              f"**{'yes' if ratios and min(ratios.values()) >= 10 else 'no' if ratios else 'not testable'}**.", ""]
+              f"the single hash struggles: {said}; every program under 1 %: "
+              f"**{'yes' if max(errs.values()) < 1.0 else 'no'}**, >= 10x on every struggling "
+              f"program: **{tenfold}**.", ""]
     return L
 
 

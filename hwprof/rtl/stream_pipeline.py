@@ -116,8 +116,8 @@ class ReadModifyWrite:
         The carried values and ``index`` of the tuple in S2.
     entries : list of Signal
         The word of each memory at ``s2["index"]`` as the writes of every earlier
-        tuple left it: ``last_new`` where ``from_last[w]``, else ``words[w]``
-        (all three flops, for callers that compute on them before the mux).
+        tuple left it: the previous S2 write where S2 reads the word it wrote (a
+        select from flops), else the word captured at S1 -> S2.
     """
 
     def __init__(self, m, memories, index, advance, carry, *, bypass=True):
@@ -139,13 +139,10 @@ class ReadModifyWrite:
         for rp, wp in zip(self._read_ports, self._write_ports, strict=True):
             m.d.comb += [rp.addr.eq(index), rp.en.eq(advance), wp.addr.eq(self.s2["index"])]
         self.entries = []
-        #: per memory: S2's entry is the previous S2 write (a flop), not the word read
-        self.from_last = [self._after_last & self._last_way[w] for w in range(ways)]
-        #: the words as captured at S1 -> S2, and the previous S2 write (flops)
-        self.words, self.last_new = self._words, self._last_new
         for w in range(ways):
             entry = Signal(shape, name=f"entry{w}")
-            with m.If(self.from_last[w]):
+            # S2's entry is the previous S2 write (a flop), not the word read
+            with m.If(self._after_last & self._last_way[w]):
                 m.d.comb += entry.eq(self._last_new)
             with m.Else():
                 m.d.comb += entry.eq(self._words[w])

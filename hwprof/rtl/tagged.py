@@ -144,30 +144,17 @@ class TaggedCompressor(_Sampler):
         rmw = ReadModifyWrite(m, mems, h.index, advance,
                               {"valid": self.tuples.valid, "key": key, "tag": tag},
                               bypass=self.bypass)  # fmt: skip
-        def below(a, b, strict):
-            """``entries[a].hit < (<=) entries[b].hit``, compared on the flops before
-            the forwarding mux (a compare per case, the case chosen by flops)."""
-            def cmp(x, y):
-                return x.hit < y.hit if strict else x.hit <= y.hit
-            words, last = rmw.words, rmw.last_new
-            return Mux(rmw.from_last[a], cmp(last, words[b]),
-                       Mux(rmw.from_last[b], cmp(words[a], last), cmp(words[a], words[b])))
-
-        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"], below)
+        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"])
         update = rmw.write(onehot, new)
         load_message(m, messages, update, emit, rmw.s2["key"], count)
         return m
 
-    def _update(self, m, entries, tag, below=None):
-        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``.
-
-        ``below(a, b, strict)``: ``entries[a].hit < entries[b].hit`` (``<=`` if not
-        ``strict``), if the caller computes it faster than on ``entries``.
-        """
-        if below is None:
-            def below(a, b, strict):
-                ha, hb = entries[a].hit, entries[b].hit
-                return ha < hb if strict else ha <= hb
+    def _update(self, m, entries, tag):
+        """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
+        def below(a, b, strict):
+            """``entries[a].hit < entries[b].hit`` (``<=`` if not ``strict``)."""
+            ha, hb = entries[a].hit, entries[b].hit
+            return ha < hb if strict else ha <= hb
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
         # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
