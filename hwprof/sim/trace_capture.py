@@ -432,13 +432,36 @@ def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, progress: bool,
     no per-read allocation (fresh memory's page faults cost as much as the copy).
     """
     shown = _Progress(progress)
-    size = RAW_DTYPE.itemsize
     scratch = bytearray(READ_BYTES) if select_codes is not None else None
-    rest = 0  # bytes of a record cut by the last read, at the start of scratch
-    received = 0  # bytes
     poller = select.poll()
     poller.register(fd, select.POLLIN)
+    # the process's exit wakes the poll too (a pidfd), so the last records are read
+    # as soon as valgrind ends, not at the next timeout (this process holds the
+    # FIFO's write end: the read side never sees a hang-up)
+    exited = _pidfd(proc.pid)
+    if exited is not None:
+        poller.register(exited, select.POLLIN)
+    try:
+        return _pump_loop(fd, proc, writer, poller, shown, scratch, select_codes)
+    finally:
+        if exited is not None:
+            os.close(exited)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A file descriptor that polls readable when process ``pid`` exits (Linux 5.3+)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _pump_loop(fd, proc, writer, poller, shown, scratch, select_codes) -> int:
+    """The read loop of :func:`_pump`."""
+    size = RAW_DTYPE.itemsize
     done = False
+    rest = 0  # bytes of a record cut by the last read, at the start of scratch
+    received = 0  # bytes
     while True:
         if not done:
             done = proc.poll() is not None
