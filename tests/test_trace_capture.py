@@ -589,3 +589,29 @@ def test_interrupt_stops_valgrind_and_leaves_no_file(tool, program, tmp_path, ca
     assert "capture interrupted, no trace written" in err
     assert started and started[0].poll() is not None  # valgrind was stopped
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_reader_wakes_when_valgrind_exits():
+    """The pidfd the FIFO reader polls turns readable at the process's exit (no timeout)."""
+    import select
+    import sys
+    import time
+
+    from hwprof.sim.trace_capture import _pidfd
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    fd = _pidfd(proc.pid)
+    if fd is None:
+        proc.wait()
+        pytest.skip("no pidfd_open on this system (the reader falls back to its timeout)")
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        assert poller.poll(0) == []  # still running
+        start = time.monotonic()
+        assert poller.poll(10_000), "the exit did not wake the poll"
+        assert time.monotonic() - start < 5
+    finally:
+        os.close(fd)
+        proc.wait()
+    assert _pidfd(2**22 + 12345) is None  # no such process: the caller falls back
