@@ -81,7 +81,9 @@ class MutationReport:
         return sum(m.status == status for m in self.mutants)
 
     def summary(self) -> str:
-        return (f"{self.top}: {len(self.mutants)} mutants, {self.count('killed')} killed, "
+        run = [m for m in self.mutants if m.status != "not run"]
+        listed = f" ({len(run)} of {len(self.mutants)} run)" if len(run) < len(self.mutants) else ""
+        return (f"{self.top}: {len(self.mutants)} mutants{listed}, {self.count('killed')} killed, "
                 f"{self.count('equivalent')} equivalent, {self.count('survived')} survived "
                 f"({self.seconds:.0f} s)")  # fmt: skip
 
@@ -312,10 +314,17 @@ def run_regression(command: dict, build_dir: Path, index: int,
 
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,
                cycles: int | None = None, workdir: Path | None = None,
-               build_root: Path = DEFAULT_BUILD_ROOT, out=print) -> MutationReport:  # fmt: skip
-    """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants."""
+               build_root: Path = DEFAULT_BUILD_ROOT, out=print,
+               only: set[int] | None = None) -> MutationReport:  # fmt: skip
+    """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants.
+
+    ``only``: run just these mutant indices of the same list and build (to replay
+    survivors after a test change); the others are reported as "not run".
+    """
     if top.cocotb_module is None:
         raise ValueError(f"top {top.name!r} has no cocotb regression")
+    if only is not None and not all(1 <= i <= n for i in only):
+        raise ValueError(f"mutant indices must be between 1 and n = {n}, not {sorted(only)}")
     start = time.monotonic()
     params = top.resolve(overrides or {})
     verilog = to_verilog(top.construct(overrides or {}), top.name)
@@ -340,6 +349,9 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
         out(f"{top.name}: original passes ({base:.0f} s); running the mutants")
         timeout = max(60.0, 5 * base + 30)
         for m in report.mutants:
+            if only is not None and m.index not in only:
+                m.status = "not run"
+                continue
             verdict, detail = run_regression(command, build_dir, m.index, timeout)
             if verdict in ("fail", "timeout"):
                 m.status, m.detail = "killed", detail

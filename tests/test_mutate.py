@@ -66,6 +66,10 @@ def test_cli_mutate_bad_input(capsys):
     assert main(["mutate", "sampler_periodic", "-p", "rate=1"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "rate" in err
+    assert main(["mutate", "sampler_periodic", "-n", "4", "--only", "2,x"]) == 2
+    assert main(["mutate", "sampler_periodic", "-n", "4", "--only", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("--only") == 2
 
 
 @pytest.mark.cocotb
@@ -80,3 +84,10 @@ def test_mutate_periodic_sampler(tmp_path):
     assert report.count("killed") >= 1  # the regression rejects some mutant
     assert any("original passes" in line for line in lines)
     assert isinstance(report.mutants[0], Mutant)
+    # --only: the same list and build, one mutant replayed, the same verdict
+    killed = next(m for m in report.mutants if m.status == "killed")
+    again = mutate_top(get_top("sampler_periodic"), 4, seed=5, workdir=tmp_path / "only",
+                       out=lines.append, only={killed.index})  # fmt: skip
+    assert [m.status for m in again.mutants] == [
+        "killed" if m.index == killed.index else "not run" for m in again.mutants]
+    assert "(1 of 4 run)" in again.summary()
