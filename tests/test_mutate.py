@@ -52,6 +52,10 @@ def test_equivalence_check(periodic, tmp_path):
     same, what = check_equivalent(periodic, broken, "sampler_periodic", tmp_path / "b",
                                   maxsteps=3)
     assert not same and "differs" in what
+    # out of time: no verdict, not equivalent (the original against itself)
+    same, what = check_equivalent(periodic, periodic, "sampler_periodic", tmp_path / "c",
+                                  maxsteps=3, timeout=0.01)  # fmt: skip
+    assert not same and "no verdict in 0 s" in what
 
 
 def test_single_mutant_differs(periodic, tmp_path):
@@ -70,6 +74,8 @@ def test_cli_mutate_bad_input(capsys):
     assert main(["mutate", "sampler_periodic", "-n", "4", "--only", "5"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("--only") == 2
+    assert main(["mutate", "sampler_periodic", "--equiv-timeout", "0"]) == 2
+    assert "--equiv-timeout" in capsys.readouterr().err
 
 
 @pytest.mark.cocotb
