@@ -157,6 +157,8 @@ async def compressor_matches_golden(dut):
         await FallingEdge(dut.clk)
     if name != "sampler_bank" and isinstance(channels[0].model, gs.Counter):
         await saturate(dut, channels[0], cycle + 1)
+    if name == "assoc_table":
+        await every_entry(dut, channels[0], cycle + 1)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -209,3 +211,36 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
             ch.check(cycle)
             await FallingEdge(dut.clk)
             cycle += 1
+
+
+async def every_entry(dut, ch, cycle):
+    """``A_k``: every entry counts up to an overflow and reports it, checked every cycle.
+
+    The phases above overflow only the entries their few hot keys land in (a
+    count bit stuck in another entry went unseen). Here ``k`` keys, one of them
+    and the others each with one more bit flipped (near misses of it, one key
+    bit each), take over the table (the misses evict the round-robin victims),
+    then come round-robin with counts in the upper half of the input range,
+    ``2**count_bits // lo + 1`` times each (``lo`` the smallest count), so every
+    entry overflows at least once: every count bit of every entry is seen as 0
+    and as 1, and every entry reports its count.
+    """
+    model, r = ch.model, ch.r
+    k = model.config.entries
+    lo = 1 << (ch.in_count_bits - 1)
+    base = r.getrandbits(ch.key_bits)
+    keys = [base] + [base ^ (1 << b) for b in r.sample(range(ch.key_bits), k - 1)]
+    for i in range(k * (1 + (1 << model.count_bits) // lo + 1)):
+        while ch.pending is not None:  # the tuple ahead first
+            ch.drive("random", cycle, 0.8)
+            await ReadOnly()
+            ch.check(cycle)
+            await FallingEdge(dut.clk)
+            cycle += 1
+        ch.pending = (keys[i % k], r.randrange(lo, 2 * lo))
+    while ch.pending is not None or model.out_valid:
+        ch.drive("random", cycle, 1.0)
+        await ReadOnly()
+        ch.check(cycle)
+        await FallingEdge(dut.clk)
+        cycle += 1
