@@ -12,6 +12,7 @@ with a different random output backpressure.
 from __future__ import annotations
 
 import cocotb
+import numpy as np
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 from harness import check_equal, golden_params, param, rng, start_in_reset
 
@@ -159,6 +160,8 @@ async def compressor_matches_golden(dut):
         await saturate(dut, channels[0], cycle + 1)
     if name == "assoc_table":
         await every_entry(dut, channels[0], cycle + 1)
+    if name == "tagged_compressor":
+        await alias_groups(dut, channels[0], cycle + 1)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -244,3 +247,53 @@ async def every_entry(dut, ch, cycle):
         ch.check(cycle)
         await FallingEdge(dut.clk)
         cycle += 1
+
+
+async def alias_groups(dut, ch, cycle, groups=256, per_group=32):
+    """Tagged compressor: ``groups`` sets fought over by 4 random full-width keys each.
+
+    The phases above alias one set with keys searched upward from a 20-bit start
+    (their upper bytes are 0), so the hash's byte tables (mux trees in the RTL)
+    were checked on a handful of byte values: an index bit flipped for the keys
+    with one byte value went unseen. Here the keys are random 64-bit keys, the
+    golden hash (its numpy path) groups them by set, and each group holds
+    ``2**tag_bits`` (at most 4) keys with pairwise different tags in one set,
+    more than its ways, so they evict one another and report; ``per_group``
+    tuples pick among them at random. A key the RTL places in another set changes
+    the hits, misses and messages. 1,024 keys: each byte value at each byte
+    position in about 4 of them.
+    """
+    model, r = ch.model, ch.r
+    c = model.config
+    size = min(4, 1 << c.tag_bits)
+    gen = np.random.default_rng(r.getrandbits(32))
+    keys = gen.integers(0, 1 << 64, size=groups * 64, dtype=np.uint64)
+    keys &= np.uint64((1 << c.key_bits) - 1)
+    sets = model.hash.many(keys)
+    order = np.argsort(sets, kind="stable")
+    chosen = []
+    start = 0
+    while start < len(order) and len(chosen) < groups:
+        end = start
+        while end < len(order) and sets[order[end]] == sets[order[start]]:
+            end += 1
+        group, tags = [], set()
+        for j in order[start:end]:
+            key = int(keys[j])
+            tag = gt.tag_of(key, c.tag_bits, c.key_bits, c.pc_bits)
+            if tag not in tags:
+                group.append(key)
+                tags.add(tag)
+        if len(group) >= size:
+            chosen.append(group[:size])
+        start = end
+    for group in chosen:
+        for _ in range(per_group):
+            while ch.pending is not None:
+                ch.drive("random", cycle, 0.8)
+                await ReadOnly()
+                ch.check(cycle)
+                await FallingEdge(dut.clk)
+                cycle += 1
+            ch.pending = (r.choice(group), 1)
+    dut._log.info("alias groups: %d of 4 keys, %d tuples each", len(chosen), per_group)
