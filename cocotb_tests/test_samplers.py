@@ -162,6 +162,8 @@ async def compressor_matches_golden(dut):
         await every_entry(dut, channels[0], cycle + 1)
     if name == "tagged_compressor":
         await alias_groups(dut, channels[0], cycle + 1)
+    if name == "stratified" and channels[0].model.config.sampler == "periodic":
+        await counter_groups(dut, channels[0], cycle + 1)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -297,3 +299,42 @@ async def alias_groups(dut, ch, cycle, groups=256, per_group=32):
                 cycle += 1
             ch.pending = (r.choice(group), 1)
     dut._log.info("alias groups: %d of 4 keys, %d tuples each", len(chosen), per_group)
+
+
+async def counter_groups(dut, ch, cycle, groups=4):
+    """``H[P_r]_n``: ``groups`` counters each driven to a message by distinct random keys.
+
+    The random phases spread tuples over the ``n`` counters (none reaches ``r``),
+    and the aliasing phases use keys searched upward from a 20-bit start (upper
+    bytes 0), so the hash's byte tables (mux trees in the RTL) were checked on a
+    few byte values only. Here random 64-bit keys are grouped by counter with the
+    golden hash (its numpy path); for each of ``groups`` counters, ``r - c``
+    distinct keys of that counter (``c`` its count now) go in, so the golden model
+    sends a message on the last one. A key the RTL hashes elsewhere leaves that
+    counter one short: no message. About ``groups * r`` keys (1,024 by default),
+    each byte value at each byte position in about 4 of them.
+    """
+    model, r = ch.model, ch.r
+    c = model.config
+    gen = np.random.default_rng(r.getrandbits(32))
+    keys = gen.integers(0, 1 << 64, size=c.entries * c.rate, dtype=np.uint64)
+    keys &= np.uint64((1 << c.key_bits) - 1)
+    index = model.hash.many(keys)
+    fullest = np.argsort(np.bincount(index, minlength=c.entries), kind="stable")[::-1]
+    for counter in fullest[:groups]:
+        members = [int(k) for k in keys[index == counter]]
+        for key in members[: c.rate - model.table[int(counter)]]:
+            while ch.pending is not None:
+                ch.drive("random", cycle, 0.8)
+                await ReadOnly()
+                ch.check(cycle)
+                await FallingEdge(dut.clk)
+                cycle += 1
+            ch.pending = (key, 1)
+    while ch.pending is not None or model.out_valid:
+        ch.drive("random", cycle, 1.0)
+        await ReadOnly()
+        ch.check(cycle)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    dut._log.info("counter groups: %d counters driven to a message", groups)
