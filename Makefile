@@ -38,13 +38,17 @@ prove: $(STAMP)
 # Mutation coverage: MUTATE_N yosys mutants per top through its cocotb regression
 # (docs/verification.md; hours for every top: pick MUTATE_TOPS).
 MUTATE_N ?= 100
+# seconds per yosys run of a survivor's equivalence check (the wide tables' miters
+# take many minutes otherwise)
+MUTATE_EQUIV_TIMEOUT ?= 120
 MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdown \
 	sampler_random brr assoc_table tagged_compressor stratified dispatch_filter \
 	profile_flag_predictor brr_decode brr_replicated brr_shared brr_deterministic \
 	stratified_pipeline multihash
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
-	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) || status=1; done; exit $$status
+	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) \
+	        --equiv-timeout $(MUTATE_EQUIV_TIMEOUT) || status=1; done; exit $$status
 
 # The generated Verilog of stratified, tagged_compressor and multihash on every load
 # tuple of the shipped traces and of the first TRACE_LIMIT tuples of the 100M-load xz

@@ -12,6 +12,7 @@ with a different random output backpressure.
 from __future__ import annotations
 
 import cocotb
+import numpy as np
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 from harness import check_equal, golden_params, param, rng, start_in_reset
 
@@ -157,6 +158,12 @@ async def compressor_matches_golden(dut):
         await FallingEdge(dut.clk)
     if name != "sampler_bank" and isinstance(channels[0].model, gs.Counter):
         await saturate(dut, channels[0], cycle + 1)
+    if name == "assoc_table":
+        await every_entry(dut, channels[0], cycle + 1)
+    if name == "tagged_compressor":
+        await alias_groups(dut, channels[0], cycle + 1)
+    if name == "stratified" and channels[0].model.config.sampler == "periodic":
+        await counter_groups(dut, channels[0], cycle + 1)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -209,3 +216,139 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
             ch.check(cycle)
             await FallingEdge(dut.clk)
             cycle += 1
+
+
+async def every_entry(dut, ch, cycle):
+    """``A_k``: every entry counts up to an overflow and reports it, checked every cycle.
+
+    The phases above overflow only the entries their few hot keys land in (a
+    count bit stuck in another entry went unseen). Here ``k`` keys, one of them
+    and the others each with one more bit flipped (near misses of it, one key
+    bit each), take over the table (the misses evict the round-robin victims),
+    then come round-robin with counts in the upper half of the input range,
+    ``2**count_bits // lo + 1`` times each (``lo`` the smallest count), so every
+    entry overflows at least once: every count bit of every entry is seen as 0
+    and as 1, and every entry reports its count.
+    """
+    model, r = ch.model, ch.r
+    k = model.config.entries
+    lo = 1 << (ch.in_count_bits - 1)
+    base = r.getrandbits(ch.key_bits)
+    keys = [base] + [base ^ (1 << b) for b in r.sample(range(ch.key_bits), k - 1)]
+    for i in range(k * (1 + (1 << model.count_bits) // lo + 1)):
+        while ch.pending is not None:  # the tuple ahead first
+            ch.drive("random", cycle, 0.8)
+            await ReadOnly()
+            ch.check(cycle)
+            await FallingEdge(dut.clk)
+            cycle += 1
+        ch.pending = (keys[i % k], r.randrange(lo, 2 * lo))
+    await drain(dut, ch, cycle)
+
+
+async def alias_groups(dut, ch, cycle, groups=256, per_group=32):
+    """Tagged compressor: ``groups`` sets fought over by 4 random full-width keys each.
+
+    The phases above alias one set with keys searched upward from a 20-bit start
+    (their upper bytes are 0), so the hash's byte tables (mux trees in the RTL)
+    were checked on a handful of byte values: an index bit flipped for the keys
+    with one byte value went unseen. Here the keys are random 64-bit keys, the
+    golden hash (its numpy path) groups them by set, and each group holds
+    ``2**tag_bits`` (at most 4) keys with pairwise different tags in one set,
+    more than its ways, so they evict one another and report; ``per_group``
+    tuples pick among them at random. A key the RTL places in another set changes
+    the hits, misses and messages. 1,024 keys: each byte value at each byte
+    position in about 4 of them.
+    """
+    model, r = ch.model, ch.r
+    c = model.config
+    size = min(4, 1 << c.tag_bits)
+    gen = np.random.default_rng(r.getrandbits(32))
+    keys = gen.integers(0, 1 << 64, size=groups * 64, dtype=np.uint64)
+    keys &= np.uint64((1 << c.key_bits) - 1)
+    sets = model.hash.many(keys)
+    order = np.argsort(sets, kind="stable")
+    chosen = []
+    start = 0
+    while start < len(order) and len(chosen) < groups:
+        end = start
+        while end < len(order) and sets[order[end]] == sets[order[start]]:
+            end += 1
+        group, tags = [], set()
+        for j in order[start:end]:
+            key = int(keys[j])
+            tag = gt.tag_of(key, c.tag_bits, c.key_bits, c.pc_bits)
+            if tag not in tags:
+                group.append(key)
+                tags.add(tag)
+        if len(group) >= size:
+            chosen.append(group[:size])
+        start = end
+    for group in chosen:
+        for _ in range(per_group):
+            while ch.pending is not None:
+                ch.drive("random", cycle, 0.8)
+                await ReadOnly()
+                ch.check(cycle)
+                await FallingEdge(dut.clk)
+                cycle += 1
+            ch.pending = (r.choice(group), 1)
+    await drain(dut, ch, cycle)
+    dut._log.info("alias groups: %d of 4 keys, %d tuples each", len(chosen), per_group)
+
+
+async def counter_groups(dut, ch, cycle, groups=4):
+    """``H[P_r]_n``: ``groups`` counters each driven to a message by distinct random keys.
+
+    The random phases spread tuples over the ``n`` counters (none reaches ``r``),
+    and the aliasing phases use keys searched upward from a 20-bit start (upper
+    bytes 0), so the hash's byte tables (mux trees in the RTL) were checked on a
+    few byte values only. Here random 64-bit keys are grouped by counter with the
+    golden hash (its numpy path); for each of ``groups`` counters, ``r - c``
+    distinct keys of that counter (``c`` its count now) go in, so the golden model
+    sends a message on the last one. A key the RTL hashes elsewhere leaves that
+    counter one short: no message. About ``groups * r`` keys (1,024 by default),
+    each byte value at each byte position in about 4 of them.
+    """
+    model, r = ch.model, ch.r
+    c = model.config
+    gen = np.random.default_rng(r.getrandbits(32))
+    keys = gen.integers(0, 1 << 64, size=c.entries * c.rate, dtype=np.uint64)
+    keys &= np.uint64((1 << c.key_bits) - 1)
+    index = model.hash.many(keys)
+    fullest = np.argsort(np.bincount(index, minlength=c.entries), kind="stable")[::-1]
+    for counter in fullest[:groups]:
+        members = [int(k) for k in keys[index == counter]]
+        for key in members[: c.rate - model.table[int(counter)]]:
+            while ch.pending is not None:
+                ch.drive("random", cycle, 0.8)
+                await ReadOnly()
+                ch.check(cycle)
+                await FallingEdge(dut.clk)
+                cycle += 1
+            ch.pending = (key, 1)
+    await drain(dut, ch, cycle)
+    dut._log.info("counter groups: %d counters driven to a message", groups)
+
+
+async def drain(dut, ch, cycle, extra=8):
+    """The pending tuple in, then ``extra`` checked idle cycles (``tuples.valid`` = 0,
+    ``messages.ready`` = 1): the pipelined blocks show a message up to ``latency``
+    (+ 1 with the skid buffer) cycles after its tuple, and it must be compared too."""
+    while ch.pending is not None:
+        ch.drive("random", cycle, 1.0)
+        await ReadOnly()
+        ch.check(cycle)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    ch.pending = (0, 1)  # not offered: valid is low
+    for _ in range(extra):
+        ch.valid, ch.ready = 0, 1
+        ch.port("tuples__valid").value = 0
+        ch.port("messages__ready").value = 1
+        await ReadOnly()
+        ch.check(cycle)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    ch.pending = None
+    return cycle

@@ -178,9 +178,20 @@ def cmd_mutate(args) -> int:
         raise UsageError(f"-n must be a positive integer, not {args.n}")
     overrides = parse_params(top, args.param)
     top.resolve(overrides)
+    only = None
+    if args.equiv_timeout is not None and not args.equiv_timeout > 0:
+        raise UsageError(f"--equiv-timeout must be positive, not {args.equiv_timeout}")
+    if args.only is not None:
+        try:
+            only = {int(i) for i in args.only.split(",")}
+        except ValueError:
+            raise UsageError(f"--only takes mutant indices like 3,17, not {args.only!r}") from None
+        if not all(1 <= i <= args.n for i in only):
+            raise UsageError(f"--only: mutant indices must be between 1 and -n {args.n}")
     try:
         report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
-                            workdir=Path(args.output) if args.output else None)  # fmt: skip
+                            workdir=Path(args.output) if args.output else None,
+                            only=only, equiv_timeout=args.equiv_timeout)  # fmt: skip
     except MutateError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     return 0 if report.count("survived") == 0 else 1
@@ -261,6 +272,10 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
     mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.add_argument("--only", default=None, metavar="I,J",
+                     help="run only these mutants of the -n list (replay survivors)")
+    mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",
+                     help="seconds for each yosys run of a survivor's equivalence check")
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")

@@ -81,13 +81,16 @@ class MutationReport:
         return sum(m.status == status for m in self.mutants)
 
     def summary(self) -> str:
-        return (f"{self.top}: {len(self.mutants)} mutants, {self.count('killed')} killed, "
+        run = [m for m in self.mutants if m.status != "not run"]
+        listed = f" ({len(run)} of {len(self.mutants)} run)" if len(run) < len(self.mutants) else ""
+        return (f"{self.top}: {len(self.mutants)} mutants{listed}, {self.count('killed')} killed, "
                 f"{self.count('equivalent')} equivalent, {self.count('survived')} survived "
                 f"({self.seconds:.0f} s)")  # fmt: skip
 
 
-def _yosys(script: str, workdir: Path, check: bool = True) -> tuple[int, str]:
-    status, log, stderr = run_yosys(script, workdir, log_name="run.log")
+def _yosys(script: str, workdir: Path, check: bool = True,
+           timeout: float | None = None) -> tuple[int, str]:  # fmt: skip
+    status, log, stderr = run_yosys(script, workdir, log_name="run.log", timeout=timeout)
     if check and status != 0:
         tail = "\n".join((log + stderr).splitlines()[-15:])
         raise MutateError(f"yosys failed:\n{tail}")
@@ -169,7 +172,7 @@ def _masked(verilog: str, top: str, core: str, name: str) -> str:
 
 
 def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
-                   workdir: Path) -> bool:  # fmt: skip
+                   workdir: Path, timeout: float | None = None) -> bool:  # fmt: skip
     """yosys equiv_make/equiv_induct: the mutant's registers matched to the original's.
 
     The mutant is ``command`` applied to the original netlist (names match), else
@@ -189,13 +192,16 @@ def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
         "memory_map\nequiv_make gold gate equiv\nhierarchy -top equiv\n"
         "equiv_simple -seq 4\nequiv_induct -seq 4\nequiv_status -assert\n"
     )  # fmt: skip
-    rc, _ = _yosys(script, workdir, check=False)
+    try:
+        rc, _ = _yosys(script, workdir, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
     return rc == 0
 
 
 def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
                      maxsteps: int = 12, mutant_command: str | None = None,
-                     ) -> tuple[bool, str]:  # fmt: skip
+                     timeout: float | None = None) -> tuple[bool, str]:  # fmt: skip
     """Sequential equivalence from the reset values: (proved, what yosys said).
 
     First a miter of the outputs with ``sat -tempinduct`` (every output compared,
@@ -204,7 +210,8 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
     otherwise); then yosys' ``equiv_make; equiv_simple; equiv_induct`` with every
     register matched by name to the original's (``mutant_command`` applied to the
     original netlist, else ``mutant_v``): it closes where the miter's induction
-    would need invariants on unreachable states.
+    would need invariants on unreachable states. ``timeout``: seconds for each of
+    the two yosys runs (None: no limit); a run out of time proves nothing.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "gold.v").write_text(
@@ -220,16 +227,23 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
         "memory_map\nmiter -equiv -flatten -make_assert gold gate miter\nhierarchy -top miter\n"
         f"sat -tempinduct -prove-asserts -verify -maxsteps {maxsteps}\n"
     )  # fmt: skip
-    rc, log = _yosys(script, workdir, check=False)
+    try:
+        rc, log = _yosys(script, workdir, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        rc, log = None, (workdir / "run.log").read_text() if (workdir / "run.log").exists() else ""
     if rc == 0 and "Induction step proven: SUCCESS" in log:
         return True, "equivalent (k-induction on the outputs)"
-    if _equiv_matched(verilog, top, mutant_command, mutant_v, workdir):
+    if _equiv_matched(verilog, top, mutant_command, mutant_v, workdir, timeout):
         return True, "equivalent (equiv_induct, state matched by name)"
     if "model found for base case" in log:
         steps = re.findall(r"\[base case (\d+)\]", log)
         return False, f"differs from the original at cycle {steps[-1] if steps else '?'}"
     if "Reached maximum number of time steps" in log:
         return False, f"no difference in {maxsteps} cycles from reset, not proved equivalent"
+    if rc is None:
+        steps = re.findall(r"\[base case (\d+)\]", log)
+        return False, (f"no verdict in {timeout:.0f} s (no difference in "
+                       f"{max(0, int(steps[-1]) - 1) if steps else 0} cycles from reset)")
     return False, "equivalence check failed: " + " ".join(log.splitlines()[-3:])
 
 
@@ -312,10 +326,20 @@ def run_regression(command: dict, build_dir: Path, index: int,
 
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,
                cycles: int | None = None, workdir: Path | None = None,
-               build_root: Path = DEFAULT_BUILD_ROOT, out=print) -> MutationReport:  # fmt: skip
-    """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants."""
+               build_root: Path = DEFAULT_BUILD_ROOT, out=print,
+               only: set[int] | None = None,
+               equiv_timeout: float | None = None) -> MutationReport:  # fmt: skip
+    """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants.
+
+    ``only``: run just these mutant indices of the same list and build (to replay
+    survivors after a test change); the others are reported as "not run".
+    ``equiv_timeout``: seconds for each yosys run of a survivor's equivalence check
+    (None: no limit; the wide blocks' 12-cycle miters take many minutes).
+    """
     if top.cocotb_module is None:
         raise ValueError(f"top {top.name!r} has no cocotb regression")
+    if only is not None and not all(1 <= i <= n for i in only):
+        raise ValueError(f"mutant indices must be between 1 and n = {n}, not {sorted(only)}")
     start = time.monotonic()
     params = top.resolve(overrides or {})
     verilog = to_verilog(top.construct(overrides or {}), top.name)
@@ -340,13 +364,17 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
         out(f"{top.name}: original passes ({base:.0f} s); running the mutants")
         timeout = max(60.0, 5 * base + 30)
         for m in report.mutants:
+            if only is not None and m.index not in only:
+                m.status = "not run"
+                continue
             verdict, detail = run_regression(command, build_dir, m.index, timeout)
             if verdict in ("fail", "timeout"):
                 m.status, m.detail = "killed", detail
             else:
                 single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
                 same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
-                                              mutant_command=m.command)  # fmt: skip
+                                              mutant_command=m.command,
+                                              timeout=equiv_timeout)  # fmt: skip
                 m.status, m.detail = ("equivalent" if same else "survived"), what
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
     report.seconds = time.monotonic() - start

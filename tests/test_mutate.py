@@ -52,6 +52,10 @@ def test_equivalence_check(periodic, tmp_path):
     same, what = check_equivalent(periodic, broken, "sampler_periodic", tmp_path / "b",
                                   maxsteps=3)
     assert not same and "differs" in what
+    # out of time: no verdict, not equivalent (the original against itself)
+    same, what = check_equivalent(periodic, periodic, "sampler_periodic", tmp_path / "c",
+                                  maxsteps=3, timeout=0.01)  # fmt: skip
+    assert not same and "no verdict in 0 s" in what
 
 
 def test_single_mutant_differs(periodic, tmp_path):
@@ -66,6 +70,12 @@ def test_cli_mutate_bad_input(capsys):
     assert main(["mutate", "sampler_periodic", "-p", "rate=1"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "rate" in err
+    assert main(["mutate", "sampler_periodic", "-n", "4", "--only", "2,x"]) == 2
+    assert main(["mutate", "sampler_periodic", "-n", "4", "--only", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("--only") == 2
+    assert main(["mutate", "sampler_periodic", "--equiv-timeout", "0"]) == 2
+    assert "--equiv-timeout" in capsys.readouterr().err
 
 
 @pytest.mark.cocotb
@@ -80,3 +90,10 @@ def test_mutate_periodic_sampler(tmp_path):
     assert report.count("killed") >= 1  # the regression rejects some mutant
     assert any("original passes" in line for line in lines)
     assert isinstance(report.mutants[0], Mutant)
+    # --only: the same list and build, one mutant replayed, the same verdict
+    killed = next(m for m in report.mutants if m.status == "killed")
+    again = mutate_top(get_top("sampler_periodic"), 4, seed=5, workdir=tmp_path / "only",
+                       out=lines.append, only={killed.index})  # fmt: skip
+    assert [m.status for m in again.mutants] == [
+        "killed" if m.index == killed.index else "not run" for m in again.mutants]
+    assert "(1 of 4 run)" in again.summary()
