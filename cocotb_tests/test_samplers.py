@@ -236,13 +236,7 @@ async def every_entry(dut, ch, cycle):
     base = r.getrandbits(ch.key_bits)
     keys = [base] + [base ^ (1 << b) for b in r.sample(range(ch.key_bits), k - 1)]
     for i in range(k * (1 + (1 << model.count_bits) // lo + 1)):
-        while ch.pending is not None:  # the tuple ahead first
-            ch.drive("random", cycle, 0.8)
-            await ReadOnly()
-            ch.check(cycle)
-            await FallingEdge(dut.clk)
-            cycle += 1
-        ch.pending = (keys[i % k], r.randrange(lo, 2 * lo))
+        cycle = await offer(dut, ch, cycle, keys[i % k], r.randrange(lo, 2 * lo))
     await drain(dut, ch, cycle)
 
 
@@ -286,13 +280,7 @@ async def alias_groups(dut, ch, cycle, groups=256, per_group=32):
         start = end
     for group in chosen:
         for _ in range(per_group):
-            while ch.pending is not None:
-                ch.drive("random", cycle, 0.8)
-                await ReadOnly()
-                ch.check(cycle)
-                await FallingEdge(dut.clk)
-                cycle += 1
-            ch.pending = (r.choice(group), 1)
+            cycle = await offer(dut, ch, cycle, r.choice(group))
     await drain(dut, ch, cycle)
     dut._log.info("alias groups: %d of 4 keys, %d tuples each", len(chosen), per_group)
 
@@ -320,28 +308,29 @@ async def counter_groups(dut, ch, cycle, groups=4):
     for counter in fullest[:groups]:
         members = [int(k) for k in keys[index == counter]]
         for key in members[: c.rate - model.table[int(counter)]]:
-            while ch.pending is not None:
-                ch.drive("random", cycle, 0.8)
-                await ReadOnly()
-                ch.check(cycle)
-                await FallingEdge(dut.clk)
-                cycle += 1
-            ch.pending = (key, 1)
+            cycle = await offer(dut, ch, cycle, key)
     await drain(dut, ch, cycle)
     dut._log.info("counter groups: %d counters driven to a message", groups)
+
+
+async def offer(dut, ch, cycle, key, count=1, ready=0.8):
+    """The tuple ahead first (checked cycles, ``messages.ready`` on a ``ready`` fraction),
+    then ``(key, count)`` pending; the next cycle number."""
+    while ch.pending is not None:
+        ch.drive("random", cycle, ready)
+        await ReadOnly()
+        ch.check(cycle)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    ch.pending = (key, count)
+    return cycle
 
 
 async def drain(dut, ch, cycle, extra=8):
     """The pending tuple in, then ``extra`` checked idle cycles (``tuples.valid`` = 0,
     ``messages.ready`` = 1): the pipelined blocks show a message up to ``latency``
     (+ 1 with the skid buffer) cycles after its tuple, and it must be compared too."""
-    while ch.pending is not None:
-        ch.drive("random", cycle, 1.0)
-        await ReadOnly()
-        ch.check(cycle)
-        await FallingEdge(dut.clk)
-        cycle += 1
-    ch.pending = (0, 1)  # not offered: valid is low
+    cycle = await offer(dut, ch, cycle, 0, ready=1.0)  # (0, 1) not offered: valid is low
     for _ in range(extra):
         ch.valid, ch.ready = 0, 1
         ch.port("tuples__valid").value = 0
