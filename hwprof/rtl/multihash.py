@@ -47,6 +47,7 @@ from ..golden.multihash import MultiHashConfig
 from ._params import checked_config
 from .hashing import Hash
 from .multihash_bram import LATENCY, elaborate_set_associative
+from .select import lowest_one, victim
 
 __all__ = ["MultiHash", "tuple_layout", "record_layout", "LATENCY"]
 
@@ -62,11 +63,6 @@ def tuple_layout(pc_bits, value_bits):
 def record_layout(key_bits, counter_bits):
     """Output payload: one profile record, or the end-of-interval marker (``end = 1``)."""
     return data.StructLayout({"key": key_bits, "count": counter_bits, "end": 1})
-
-
-def _lowest_one(bits):
-    """One-hot of the lowest set bit of ``bits`` (``x & -x``)."""
-    return bits & (~bits + 1)[: len(bits)]
 
 
 def _or_mux(onehot, values, width):
@@ -258,10 +254,7 @@ class MultiHash(wiring.Component):
 
         promote = Signal()
         m.d.comb += promote.eq(s1_valid & ~hit & (estimate >= threshold))
-        empty = Signal(acc)
-        m.d.comb += empty.eq(~valid)
-        target = Signal(acc)
-        m.d.comb += target.eq(Mux(empty.any(), _lowest_one(empty), _lowest_one(repl)))
+        target = victim(m, valid, repl)
         alloc = Signal()
         m.d.comb += alloc.eq(promote & target.any())
         last = Signal()
@@ -333,7 +326,7 @@ class MultiHash(wiring.Component):
 
         # --- readout -------------------------------------------------------------------------
         select = Signal(acc)
-        m.d.comb += select.eq(_lowest_one(pending))
+        m.d.comb += select.eq(lowest_one(pending))
         more = Signal()
         m.d.comb += more.eq(pending.any())
         m.d.comb += [

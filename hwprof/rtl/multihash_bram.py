@@ -58,6 +58,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 
 from .hashing import Hash, rom_lookup
+from .select import lowest_one, victim
 
 __all__ = ["elaborate_set_associative", "LATENCY"]
 
@@ -133,10 +134,6 @@ def _step(x, up):
 
 def _less(a, b):
     return _compare(a, b)[0]
-
-
-def _lowest_one(bits):
-    return bits & (~bits + 1)[: len(bits)]
 
 
 def elaborate_set_associative(component):
@@ -376,10 +373,7 @@ def elaborate_set_associative(component):
     for i in range(n):
         new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
 
-    empty = Signal(ways)
-    m.d.comb += empty.eq(~fv)
-    target = Signal(ways)
-    m.d.comb += target.eq(Mux(empty.any(), _lowest_one(empty), _lowest_one(fr)))
+    target = victim(m, fv, fr)
     alloc = Signal()
     m.d.comb += alloc.eq(promote & target.any())
     boundary = Signal()
@@ -473,7 +467,7 @@ def elaborate_set_associative(component):
     in_set = Signal(ways)
     m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
                                     ro_set))  # fmt: skip
-    first_way = _lowest_one(in_set)
+    first_way = lowest_one(in_set)
     space = Signal()
     m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
     m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)

@@ -41,6 +41,7 @@ from ..golden.tagged import AssocConfig
 from ._params import checked_config
 from .hashing import Hash
 from .lfsr import Lfsr
+from .select import lowest_one
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = [
@@ -413,10 +414,6 @@ class Stratified(_Sampler):
         return m
 
 
-def _lowest_one(bits):
-    return bits & (~bits + 1)[: len(bits)]
-
-
 class AssocTable(_Sampler):
     """``A_k``: associative table of ``k`` counters, a lossless second level (sec. 3.4).
 
@@ -507,7 +504,7 @@ class AssocTable(_Sampler):
         hit = match.any()
         full = valid.all()
         free = Signal(k)
-        m.d.comb += free.eq(_lowest_one(~valid))
+        m.d.comb += free.eq(lowest_one(~valid))
         target = Signal(k)  # the entry this update writes
         m.d.comb += target.eq(Mux(hit, match, Mux(full, (Const(1, k) << pointer)[:k], free)))
         emit = Mux(hit, overflow, full)

@@ -24,7 +24,8 @@ from ..golden.samplers import check_latency
 from ..golden.tagged import TaggedConfig
 from ._params import checked_config
 from .hashing import Hash
-from .samplers import _lowest_one, _Sampler, output_register
+from .samplers import _Sampler, output_register
+from .select import lowest_one
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = ["TaggedCompressor", "entry_layout"]
@@ -171,8 +172,8 @@ class TaggedCompressor(_Sampler):
             m.d.comb += smallest[w].eq(cond)
         onehot = Signal(c.ways)
         m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
-            empty.any(), _lowest_one(empty), Mux(
-                evict.any(), _lowest_one(evict), _lowest_one(Cat(*smallest))))))  # fmt: skip
+            empty.any(), lowest_one(empty), Mux(
+                evict.any(), lowest_one(evict), lowest_one(Cat(*smallest))))))  # fmt: skip
         # The transition of every way computed in parallel, as if it were chosen (a
         # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
         # the way choice and the counter arithmetic are side by side, not in series.
