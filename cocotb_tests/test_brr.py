@@ -21,6 +21,14 @@ from harness import check_equal, golden_params, param, rng, start_in_reset
 from hwprof.golden.brr import Brr
 
 
+def check_outputs(dut, cycle, expected, context) -> int:
+    """``state``, ``taken`` and ``redirect`` against the golden step; its ``taken``."""
+    check_equal(cycle, "state", int(dut.state.value), expected.state, context)
+    check_equal(cycle, "taken", int(dut.taken.value), expected.taken, context)
+    check_equal(cycle, "redirect", int(dut.redirect.value), expected.redirect, context)
+    return expected.taken
+
+
 @cocotb.test()
 async def brr_matches_golden(dut):
     """Cycle-by-cycle equality with ``hwprof.golden.brr.Brr``."""
@@ -46,10 +54,7 @@ async def brr_matches_golden(dut):
             expected = golden.step(decode_valid=decode, freq=freq, load_valid=load,
                                    load_data=state)  # fmt: skip
             context = f"directed: loaded {state:#x}, freq={freq} decode_valid={int(decode)}"
-            check_equal(cycle, "state", int(dut.state.value), expected.state, context)
-            check_equal(cycle, "taken", int(dut.taken.value), expected.taken, context)
-            check_equal(cycle, "redirect", int(dut.redirect.value), expected.redirect, context)
-            taken_count += expected.taken
+            taken_count += check_outputs(dut, cycle, expected, context)
             await FallingEdge(dut.clk)
             cycle += 1
     first = cycle
@@ -69,9 +74,6 @@ async def brr_matches_golden(dut):
             decode_valid=decode, freq=freq, load_valid=load, load_data=load_data, reset=reset
         )
         context = f"freq={freq} decode_valid={int(decode)}"
-        check_equal(cycle, "state", int(dut.state.value), expected.state, context)
-        check_equal(cycle, "taken", int(dut.taken.value), expected.taken, context)
-        check_equal(cycle, "redirect", int(dut.redirect.value), expected.redirect, context)
-        taken_count += expected.taken
+        taken_count += check_outputs(dut, cycle, expected, context)
         await FallingEdge(dut.clk)
     dut._log.info("%d cycles equal, %d taken outcomes", cycles, taken_count)
