@@ -47,6 +47,7 @@ from ..golden.multihash import MultiHashConfig
 from ._params import checked_config
 from .hashing import Hash
 from .multihash_bram import LATENCY, elaborate_set_associative
+from .multihash_config import RuntimeConfig
 from .select import lowest_one, victim
 
 __all__ = ["MultiHash", "tuple_layout", "record_layout", "LATENCY"]
@@ -177,11 +178,8 @@ class MultiHash(wiring.Component):
         n, z, w, acc, kb = c.tables, c.table_size, c.counter_bits, c.accumulator, c.key_bits
 
         # --- configuration registers ---------------------------------------------------
-        interval = Signal(w, init=c.interval_length)
-        threshold = Signal(w, init=c.threshold)
-        pend = Signal()
-        pend_interval = Signal(w)
-        pend_threshold = Signal(w)
+        cfg = RuntimeConfig(m, self, w)
+        interval, threshold = cfg.interval, cfg.threshold
         position = Signal(w)
 
         # --- S0: hash, read address -------------------------------------------------------
@@ -313,16 +311,7 @@ class MultiHash(wiring.Component):
         # --- position and configuration ---------------------------------------------------
         with m.If(commit):
             m.d.sync += position.eq(Mux(last, 0, position + 1))
-        with m.If(self.cfg_we):
-            m.d.sync += [
-                pend.eq(1),
-                pend_interval.eq(self.cfg_interval),
-                pend_threshold.eq(self.cfg_threshold),
-            ]
-        with m.If(boundary & pend):
-            m.d.sync += [interval.eq(pend_interval), threshold.eq(pend_threshold)]
-            with m.If(~self.cfg_we):
-                m.d.sync += pend.eq(0)
+        cfg.apply(m, boundary)
 
         # --- readout -------------------------------------------------------------------------
         select = Signal(acc)

@@ -58,6 +58,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 
 from .hashing import Hash, rom_lookup
+from .multihash_config import RuntimeConfig
 from .select import lowest_one, victim
 
 __all__ = ["elaborate_set_associative", "LATENCY"]
@@ -150,11 +151,8 @@ def elaborate_set_associative(component):
                 for k, v in fields.items()}  # fmt: skip
 
     # --- stage A: accept and hash -------------------------------------------------------
-    interval = Signal(w, init=c.interval_length)
-    threshold = Signal(w, init=c.threshold)
-    pend = Signal()
-    pend_interval = Signal(w)
-    pend_threshold = Signal(w)
+    cfg = RuntimeConfig(m, component, w)
+    interval, threshold = cfg.interval, cfg.threshold
     position = Signal(w)
     epoch = Signal(2)
 
@@ -189,16 +187,7 @@ def elaborate_set_associative(component):
         m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
         with m.If(last_in):
             m.d.sync += epoch.eq(epoch + 1)
-            with m.If(pend):
-                m.d.sync += [interval.eq(pend_interval), threshold.eq(pend_threshold)]
-                with m.If(~component.cfg_we):
-                    m.d.sync += pend.eq(0)
-    with m.If(component.cfg_we):
-        m.d.sync += [
-            pend.eq(1),
-            pend_interval.eq(component.cfg_interval),
-            pend_threshold.eq(component.cfg_threshold),
-        ]
+    cfg.apply(m, accept & last_in)
 
     # --- stage B: set, block RAM reads, equalities ----------------------------------------
     x = Signal(xbits)
