@@ -13,6 +13,7 @@ import collections
 import os
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -615,3 +616,116 @@ def test_the_reader_wakes_when_valgrind_exits():
         os.close(fd)
         proc.wait()
     assert _pidfd(2**22 + 12345) is None  # no such process: the caller falls back
+
+
+def _table_loads(cat, symbols) -> np.ndarray:
+    base, nbytes = symbols["hw_table"]
+    hit = (cat["kind"] == LOAD) & (cat["addr"] >= base) & (cat["addr"] < base + nbytes)
+    return cat["value"][hit]
+
+
+@needs_valgrind
+def test_small_shared_blocks_wrap_around(tool, program, symbols, tmp_path, monkeypatch):
+    """Two blocks of 1,024 records: the tool waits for each release, hundreds of times;
+    the records are those of a capture with the default blocks (the addresses of the
+    stack and of mappings may move with valgrind's own memory: not compared)."""
+    trips = 100_000
+    default = tmp_path / "default.trace"
+    capture([str(program), str(trips)], default, progress=False, tool_dir=tool)
+    monkeypatch.setattr(trace_capture, "BLOCK_RECORDS", 1024)
+    monkeypatch.setattr(trace_capture, "SHM_BLOCKS", 2)
+    small = tmp_path / "small.trace"
+    result = capture([str(program), str(trips)], small, progress=False, tool_dir=tool)
+    reader, got = _records(small)
+    _, want = _records(default)
+    assert result["records"] > 100 * 1024
+    assert max(n for _, n, _ in reader._chunks) <= 1024
+    for column in ("kind", "size", "pc"):
+        np.testing.assert_array_equal(got[column], want[column], err_msg=column)
+    assert _table_loads(got, symbols).tolist() == [TABLE[i % 8] for i in range(trips)]
+
+
+def _tool_blocks(path: Path) -> dict[str, np.ndarray]:
+    """The records of the tool's --out-file blocks (the file mode, without shared memory)."""
+    data, at, parts = path.read_bytes(), 0, []
+    while at < len(data):
+        magic, zero, n = struct.unpack_from("<IIQ", data, at)
+        assert (magic, zero) == (0x42505748, 0) and 0 < n <= 1024, (magic, zero, n)
+        at += 16
+        columns = {}
+        for name, dtype in (("kind", "u1"), ("size", "u1"), ("pc", "<u8"), ("addr", "<u8"),
+                            ("value", "<u8")):  # fmt: skip
+            columns[name] = np.frombuffer(data, dtype, n, at)
+            at += n * columns[name].itemsize
+        parts.append(columns)
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+@needs_valgrind
+def test_out_file_mode_writes_the_same_records(tool, program, symbols, full_trace, tmp_path):
+    """--out-file alone: the blocks go to the file (header and columns), same records."""
+    out = tmp_path / "blocks.bin"
+    env = dict(os.environ, VALGRIND_LIB=str(tool))
+    subprocess.run(["valgrind", "-q", "--tool=hwprof", f"--out-file={out}",
+                    "--block-records=1024", str(program)], env=env, check=True)  # fmt: skip
+    got = _tool_blocks(out)
+    _, want = _records(full_trace[0])
+    for column in ("kind", "size", "pc"):
+        np.testing.assert_array_equal(got[column], want[column], err_msg=column)
+    assert _table_loads(got, symbols).tolist() == [TABLE[i % 8] for i in range(TRIPS)]
+
+
+@needs_valgrind
+def test_tool_stops_recording_when_the_reader_goes_away(tool, program, tmp_path):
+    """No release ever comes (the pipe's write end is closed): the tool says so once and
+    the program runs on; the one block it reported stays the only message."""
+    memory = os.memfd_create("test-blocks")
+    os.ftruncate(memory, 26 * 1024)
+    release_read, release_write = os.pipe()
+    os.close(release_write)
+    messages, log = tmp_path / "messages", tmp_path / "log"
+    env = dict(os.environ, VALGRIND_LIB=str(tool))
+    try:
+        result = subprocess.run(
+            ["valgrind", f"--log-file={log}", "--tool=hwprof", f"--out-file={messages}",
+             "--block-records=1024", f"--shm-fd={memory}", "--shm-blocks=1",
+             f"--ack-fd={release_read}", str(program), "5000"],
+            env=env, pass_fds=(memory, release_read), check=False)  # fmt: skip
+    finally:
+        os.close(memory)
+        os.close(release_read)
+    assert result.returncode == 0
+    assert log.read_text().count("the reader went away; recording stopped") == 1
+    magic, index, n = struct.unpack("<IIQ", messages.read_bytes())
+    assert (magic, index) == (0x4D505748, 0) and 1000 < n <= 1024  # a block fills up to 1,024
+
+
+@needs_valgrind
+@pytest.mark.parametrize("options, complaint", [
+    (["--block-records=1028"], "--block-records must be a multiple of 8"),
+    ([], "hwprof needs --out-file=PATH"),
+    (["--shm-fd=3"], "--shm-fd and --ack-fd go together"),
+])  # fmt: skip
+def test_tool_rejects_bad_options(tool, program, tmp_path, options, complaint):
+    env = dict(os.environ, VALGRIND_LIB=str(tool))
+    out = [] if not options else [f"--out-file={tmp_path / 'o'}"]
+    result = subprocess.run(["valgrind", "--tool=hwprof", *out, *options, str(program)],
+                            env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert result.returncode == 2 and f"hwprof: {complaint}" in result.stderr
+
+
+def test_malformed_messages_are_one_error():
+    """The FIFO's messages: whole ones parsed, a cut one kept for the next read, any field
+    out of range one TraceError."""
+    blocks = trace_capture.SharedBlocks(1024, 3)
+    try:
+        message = trace_capture.MESSAGE.pack
+        magic = trace_capture.MESSAGE_MAGIC
+        data = message(magic, 2, 1024) + message(magic, 0, 7) + b"\x01\x02"
+        assert trace_capture._messages(data, blocks) == ([(2, 1024), (0, 7)], b"\x01\x02")
+        for bad in (message(magic + 1, 0, 5), message(magic, 3, 5), message(magic, 0, 0),
+                    message(magic, 0, 1025)):  # fmt: skip
+            with pytest.raises(TraceError, match="malformed message"):
+                trace_capture._messages(bad, blocks)
+    finally:
+        blocks.close()

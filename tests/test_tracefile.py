@@ -27,7 +27,6 @@ from hwprof.golden.tracefile import (
     LOAD,
     OFFSET,
     RAW,
-    RAW_DTYPE,
     Chunk,
     LegacyEdgeReader,
     TraceError,
@@ -117,34 +116,23 @@ def test_value_tuples_and_packed_keys(tmp_path, seed):
     assert addr_keys.tolist() == expected
 
 
-def test_write_raw_split_anywhere_equals_columns(tmp_path, seed):
+def test_write_chunk_keeps_the_order_of_write(tmp_path, seed):
+    """Whole chunks handed over as columns land between the records written before and after."""
     rng = np.random.default_rng(seed)
     records = random_records(rng, 1500, kinds=range(8))
-    raw = np.zeros(1500, RAW_DTYPE)
-    for column in COLUMNS:
-        raw[column] = records[column]
-    data = raw.tobytes()
-    cuts = sorted(rng.choice(len(data), 40, replace=False).tolist())
-    with TraceWriter(tmp_path / "raw.trace", header={}, chunk_records=512) as writer:
-        for lo, hi in zip([0, *cuts], [*cuts, len(data)], strict=True):
-            writer.write_raw(data[lo:hi])
-        writer.write_raw(raw[:10])  # a structured array goes in whole
+    released = []
+    with TraceWriter(tmp_path / "c.trace", header={}, chunk_records=512) as writer:
+        writer.write(**{c: records[c][:700] for c in COLUMNS})
+        writer.write_chunk(*(np.ascontiguousarray(records[c][700:1300]) for c in COLUMNS),
+                           release=lambda: released.append(True))  # fmt: skip
+        writer.write(**{c: records[c][1300:] for c in COLUMNS})
         writer.close()
-    with open_trace(tmp_path / "raw.trace") as reader:
+    assert released == [True]
+    with open_trace(tmp_path / "c.trace") as reader:
+        assert [n for _, n, _ in reader._chunks] == [512, 188, 600, 200]
         got = read_all(reader)
     for column in COLUMNS:
-        np.testing.assert_array_equal(
-            got[column], np.concatenate([records[column], records[column][:10]])
-        )
-
-
-def test_raw_stream_cut_inside_a_record_writes_nothing(tmp_path):
-    path = tmp_path / "cut.trace"
-    writer = TraceWriter(path, header={})
-    writer.write_raw(np.zeros(3, RAW_DTYPE).tobytes()[:-5])
-    with pytest.raises(TraceError, match="ends inside a record"):
-        writer.close()
-    assert os.listdir(tmp_path) == []
+        np.testing.assert_array_equal(got[column], records[column])
 
 
 def test_chunks_stream_with_bounded_memory(tmp_path):

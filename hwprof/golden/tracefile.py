@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
-from . import raw_split
+from . import chunk_columns
 
 __all__ = [
     "TraceError",
@@ -81,7 +81,6 @@ __all__ = [
     "BLOCK",
     "EDGE",
     "BRANCH_KINDS",
-    "RAW_DTYPE",
     "FORMAT_VERSION",
     "Chunk",
     "TraceWriter",
@@ -118,12 +117,6 @@ KIND_CODES = {name: code for code, name in KIND_NAMES.items()}
 BRANCH_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, RETURN, INDIRECT)
 #: The groups of the command line's ``--kinds`` / ``--kind``.
 KIND_GROUPS = {"loads": (LOAD,), "branches": BRANCH_KINDS, "blocks": (BLOCK,), "edges": (EDGE,)}
-
-#: One record of the raw stream the valgrind tool writes (32 bytes).
-RAW_DTYPE = np.dtype(
-    [("pc", "<u8"), ("addr", "<u8"), ("value", "<u8"), ("kind", "u1"), ("size", "u1"),
-     ("pad", "V6")]
-)  # fmt: skip
 
 #: The version this module writes. Readers read every version up to their own:
 #: 1 (a column is one zstd frame of its raw array) and 2 (encoded columns).
@@ -236,7 +229,7 @@ def _encode_column(column: np.ndarray, compressor, dictionary: bool = False,
             if scratch is None:
                 data = (column - column.dtype.type(lo)).astype(dtype)
             else:
-                data = raw_split.narrow(column, lo, dtype, scratch(dtype))
+                data = chunk_columns.narrow(column, lo, dtype, scratch(dtype))
             return _DESC.pack(OFFSET, width, 0, 0, lo) + compressor.compress(_bytes(data))
     if dictionary and column.itemsize == 8 and (dict_block := _dictionary(column, compressor)):
         return dict_block  # pcs of code spread over more than 4 GiB (a sort: the writer's cost)
@@ -362,6 +355,35 @@ def _remove_stale_temporaries(path: Path) -> None:
             pass  # alive (another user's), or not a pid
 
 
+def _checked_columns(kind, size, pc, addr, value) -> list[np.ndarray]:
+    """The five columns of :meth:`TraceWriter.write` as arrays of the format's dtypes.
+
+    Scalars broadcast to the arrays' length; ValueError for different lengths, a
+    value that does not fit its column, or a kind the format does not have.
+    """
+    arrays = [np.asarray(x) for x in (kind, size, pc, addr, value)]
+    lengths = {name: a.shape for name, a in zip(COLUMNS, arrays, strict=True) if a.ndim}
+    if len(set(lengths.values())) > 1:
+        shapes = ", ".join(f"{name} {shape}" for name, shape in lengths.items())
+        raise ValueError(f"columns have different shapes ({shapes})")
+    n = max((a.size for a in arrays if a.ndim), default=1)
+    cols = []
+    for name, a in zip(COLUMNS, arrays, strict=True):
+        if a.ndim == 0:
+            a = np.full(n, a, dtype=DTYPES[name])
+        elif a.ndim != 1 or a.size != n:
+            raise ValueError(f"column {name} has shape {a.shape}, expected ({n},)")
+        elif a.dtype != DTYPES[name]:
+            if a.dtype.kind not in "ui" or (a.size and (a.min() < 0 or a.max() > np.iinfo(
+                    DTYPES[name]).max)):  # fmt: skip
+                raise ValueError(f"column {name} does not fit {DTYPES[name]}")
+            a = a.astype(DTYPES[name])
+        cols.append(a)
+    if n and int(cols[0].max()) > EDGE:
+        raise ValueError(f"record kind {int(cols[0].max())} is not one of 0..{EDGE}")
+    return cols
+
+
 class TraceWriter:
     """Writes a trace file chunk by chunk; the file appears only when :meth:`close` succeeds.
 
@@ -374,16 +396,16 @@ class TraceWriter:
         (skip, limit, ...). The writer adds ``format_version`` and ``captured``
         (ISO 8601 UTC) unless given.
     chunk_records : int
-        Records per chunk (the reader's unit of memory), 1..2**24.
+        Records per chunk written by :meth:`write` (the reader's unit of memory),
+        1..2**24. :meth:`write_chunk` writes chunks of the size it is given.
     level : int
-        zstd compression level: 3 (default) writes about 14-19M records/s per
-        CPU second of a real program's raw stream, 1 about 19-24M/s with files
-        11-20% larger (docs/traces.md, measured under load); zstd is most of
-        the cost. Readers decompress either at the same speed.
+        zstd compression level: 3 (default) or 1 (faster, files 11-20% larger;
+        docs/traces.md has the figures); zstd is most of the writer's cost.
+        Readers decompress either at the same speed.
     threads : int, optional
-        Encoding threads (numpy's copies and zstd run without the GIL): with 2
-        or more, full chunks are split and compressed in the background while the
-        caller writes the next records (at most ``threads`` chunks in flight).
+        Encoding threads (numpy's reductions and zstd run without the GIL): with 2
+        or more, full chunks are encoded in the background while the caller
+        writes the next records (at most ``threads`` chunks in flight).
         Default :data:`READ_THREADS`.
 
     Raises
@@ -413,16 +435,14 @@ class TraceWriter:
         self.level = level
         self._threads = READ_THREADS if threads is None else threads
         self._pool = None  # set below, once the file is open
-        self._inflight: deque = deque()  # (raw buffer, future of its encoded chunk)
-        # Every record waits in a raw chunk buffer (RAW_DTYPE: write() packs columns into
-        # it; a capture reads the tool's stream straight into it) until the chunk is full;
-        # then it is split and encoded in a worker thread. Buffers and the split's arrays
-        # are reused: fresh memory's page faults cost more than the split itself.
-        self._raw: np.ndarray | None = None
-        self._raw_bytes: memoryview | None = None
-        self._fill = 0  # bytes of self._raw filled
-        self._spare: list[np.ndarray] = []
-        self._scratch: dict[int, dict] = {}  # per thread: the split's columns, narrow arrays
+        # (buffer to reuse or None, future or result of its encoded chunk), in file order
+        self._inflight: deque = deque()
+        # write() collects records in five reused column arrays (fresh memory's page
+        # faults cost more than the copies) until a chunk is full
+        self._columns: list[np.ndarray] | None = None
+        self._fill = 0  # records in self._columns
+        self._spare: list[list[np.ndarray]] = []
+        self._scratch: dict[int, dict] = {}  # per thread: the narrowed columns' arrays
         self.counts = np.zeros(256, dtype=np.int64)
         self.records = 0
         self.chunks = 0
@@ -451,125 +471,81 @@ class TraceWriter:
     def write(self, *, kind, pc, addr=0, value=0, size=0) -> None:
         """Append records given as columns (arrays of one length; scalars broadcast)."""
         self._check_open()
-        arrays = [np.asarray(x) for x in (kind, size, pc, addr, value)]
-        lengths = {name: a.shape for name, a in zip(COLUMNS, arrays, strict=True) if a.ndim}
-        if len(set(lengths.values())) > 1:
-            shapes = ", ".join(f"{name} {shape}" for name, shape in lengths.items())
-            raise ValueError(f"columns have different shapes ({shapes})")
-        n = max((a.size for a in arrays if a.ndim), default=1)
-        cols = []
-        for name, a in zip(COLUMNS, arrays, strict=True):
-            if a.ndim == 0:
-                a = np.full(n, a, dtype=DTYPES[name])
-            elif a.ndim != 1 or a.size != n:
-                raise ValueError(f"column {name} has shape {a.shape}, expected ({n},)")
-            elif a.dtype != DTYPES[name]:
-                if a.dtype.kind not in "ui" or (a.size and (a.min() < 0 or a.max() > np.iinfo(
-                        DTYPES[name]).max)):  # fmt: skip
-                    raise ValueError(f"column {name} does not fit {DTYPES[name]}")
-                a = a.astype(DTYPES[name])
-            cols.append(a)
-        if n and int(cols[0].max()) > EDGE:
-            raise ValueError(f"record kind {int(cols[0].max())} is not one of 0..{EDGE}")
-        if self._fill % RAW_DTYPE.itemsize:
-            raise ValueError(f"{self.path}: columns written after a raw record cut short")
+        cols = _checked_columns(kind, size, pc, addr, value)
+        n = len(cols[0])
         done = 0
         while done < n:
-            raw = self._buffer()
-            at = self._fill // RAW_DTYPE.itemsize
-            take = min(n - done, self.chunk_records - at)
-            part = raw[at : at + take]
-            for name, column in zip(COLUMNS, cols, strict=True):
-                part[name] = column[done : done + take]
+            if self._columns is None:
+                self._columns = self._spare.pop() if self._spare else [
+                    np.empty(self.chunk_records, DTYPES[name]) for name in COLUMNS]  # fmt: skip
+                self._fill = 0
+            take = min(n - done, self.chunk_records - self._fill)
+            for column, source in zip(self._columns, cols, strict=True):
+                column[self._fill : self._fill + take] = source[done : done + take]
             done += take
-            self.commit_raw(take * RAW_DTYPE.itemsize)
+            self._fill += take
+            if self._fill == self.chunk_records:
+                self._flush()
 
-    def write_raw(self, data) -> None:
-        """Append records of the valgrind tool's raw stream (:data:`RAW_DTYPE`, 32 bytes each).
+    def write_chunk(self, kind, size, pc, addr, value, *, release=None) -> None:
+        """Write five column arrays of one length (1..2**24) as one chunk, without copying them.
 
-        ``data`` (bytes-like, or an array of ``RAW_DTYPE`` or uint8) may end inside a record
-        (a pipe read): the rest waits for the next call. A record kind beyond
-        ``EDGE`` raises :class:`TraceError` when its chunk is encoded (at a later
-        call or at :meth:`close`).
+        Records collected by :meth:`write` go first. The arrays (of the format's
+        dtypes, contiguous) are encoded in a worker thread; they must stay unchanged
+        until ``release()`` is called there, right after the encoding (not called
+        if the encoding fails: the error is raised by a later call). A capture
+        hands over the blocks the valgrind tool fills in shared memory this way.
         """
         self._check_open()
-        if isinstance(data, np.ndarray):
-            if data.dtype not in (RAW_DTYPE, np.uint8):
-                raise ValueError(f"raw records must be of RAW_DTYPE (or bytes), not {data.dtype}")
-            view = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
-        else:
-            view = memoryview(data).cast("B")
-        done = 0
-        while done < len(view):
-            window = self.raw_buffer()
-            take = min(len(window), len(view) - done)
-            window[:take] = view[done : done + take]
-            done += take
-            self.commit_raw(take)
-
-    def raw_buffer(self) -> memoryview:
-        """Writable bytes for the next raw records: the rest of the chunk being filled.
-
-        Read the tool's stream straight into them (``os.readv``), then
-        :meth:`commit_raw` the bytes that arrived; that spares a copy of every byte.
-        The buffer is never empty; it is valid until the next call of any method.
-        """
-        self._check_open()
-        self._buffer()
-        return self._raw_bytes[self._fill :]
-
-    def commit_raw(self, nbytes: int) -> None:
-        """Append the ``nbytes`` bytes just placed at the start of :meth:`raw_buffer`."""
-        self._check_open()
-        if self._raw is None or not 0 <= nbytes <= len(self._raw_bytes) - self._fill:
-            raise ValueError(f"commit_raw({nbytes}): not the bytes of raw_buffer()")
-        self._fill += nbytes
-        if self._fill == len(self._raw_bytes):
-            self._flush()
-
-    def _buffer(self) -> np.ndarray:
-        if self._raw is None:
-            self._raw = self._spare.pop() if self._spare else np.empty(self.chunk_records,
-                                                                       RAW_DTYPE)  # fmt: skip
-            self._raw_bytes = memoryview(self._raw.view(np.uint8))
-            self._fill = 0
-        return self._raw
+        columns = [kind, size, pc, addr, value]
+        n = len(kind)
+        for name, column in zip(COLUMNS, columns, strict=True):
+            if column.dtype != DTYPES[name] or column.shape != (n,) or not (
+                    column.flags.c_contiguous):  # fmt: skip
+                raise ValueError(f"write_chunk: column {name} is not a contiguous {DTYPES[name]} "
+                                 f"array of {n} records")  # fmt: skip
+        if not 1 <= n <= MAX_CHUNK_RECORDS:
+            raise ValueError(f"write_chunk: {n} records, not 1..{MAX_CHUNK_RECORDS}")
+        self._flush()
+        self._submit(None, columns, release)
 
     def _flush(self) -> None:
         if not self._fill:
             return
-        n = self._fill // RAW_DTYPE.itemsize
-        raw, self._raw, self._raw_bytes, self._fill = self._raw, None, None, 0
+        columns, self._columns, fill, self._fill = self._columns, None, self._fill, 0
+        self._submit(columns, [c[:fill] for c in columns], None)
+
+    def _submit(self, buffer, columns, release) -> None:
         if self._pool is None:
-            self._write_chunk(*self._encode(raw, n))
-            self._spare.append(raw)
+            self._write_chunk(*self._encode(columns, release))
+            if buffer is not None:
+                self._spare.append(buffer)
             return
-        self._inflight.append((raw, self._pool.submit(self._encode, raw, n)))
+        self._inflight.append((buffer, self._pool.submit(self._encode, columns, release)))
         while len(self._inflight) > self._threads:  # bounded: `threads` chunks encoding
             self._write_chunk(*self._next_done())
 
     def _next_done(self):
-        raw, future = self._inflight.popleft()
+        buffer, future = self._inflight.popleft()
         done = future.result()
-        self._spare.append(raw)
+        if buffer is not None:
+            self._spare.append(buffer)
         return done
 
-    def _encode(self, raw: np.ndarray, n: int):
-        """Split chunk ``raw[:n]`` into columns and encode them (in a worker thread).
+    def _encode(self, columns: list[np.ndarray], release=None):
+        """Encode one chunk's columns (in a worker thread); ``release()`` when done with them.
 
         Returns ``(n, counts per kind, chunk header, payload)``.
         """
         scratch = self._scratch.get(threading.get_ident())
-        if scratch is None:
-            size = self.chunk_records
+        n = len(columns[0])
+        if scratch is None or len(scratch[_NARROW[1]]) < n:
             scratch = self._scratch[threading.get_ident()] = {
-                "columns": [np.empty(size, DTYPES[name]) for name in COLUMNS],
-                **{dtype: np.empty(size, dtype) for dtype in _NARROW.values()},
-            }  # fmt: skip
-        columns, bounds, counts = raw_split.split_raw(raw[:n], out=scratch["columns"])
+                dtype: np.empty(max(n, self.chunk_records), dtype) for dtype in _NARROW.values()}
+        bounds, counts = chunk_columns.bounds_and_counts(columns)
         if bounds["kind"][1] > EDGE:
-            raise TraceError(f"{self.path}: record kind {bounds['kind'][1]} in the raw stream "
-                             f"is not one of 0..{EDGE}")  # fmt: skip
+            raise TraceError(f"{self.path}: record kind {bounds['kind'][1]} is not one of "
+                             f"0..{EDGE}")  # fmt: skip
         compressor = getattr(_THREAD, "compressor", None)
         if compressor is None or getattr(_THREAD, "level", None) != self.level:
             compressor = _THREAD.compressor = zstandard.ZstdCompressor(level=self.level)
@@ -577,6 +553,8 @@ class TraceWriter:
         frames = [_encode_column(c, compressor, dictionary=name == "pc", bounds=bounds[name],
                                  scratch=scratch.__getitem__)
                   for name, c in zip(COLUMNS, columns, strict=True)]  # fmt: skip
+        if release is not None:
+            release()
         payload = b"".join(frames)
         head = _CHUNK.pack(CHUNK_MAGIC, n, *(len(f) for f in frames), _crc(payload))
         return n, counts, head + struct.pack("<I", _crc(head)), payload
@@ -600,11 +578,6 @@ class TraceWriter:
         """Flush, write the end marker with ``footer`` (plus counts), and rename into place."""
         self._check_open()
         try:
-            if self._fill % RAW_DTYPE.itemsize:
-                raise TraceError(
-                    f"{self.path}: raw record stream ends inside a record "
-                    f"({self._fill % RAW_DTYPE.itemsize} of {RAW_DTYPE.itemsize} bytes)"
-                )
             self._flush()
             while self._inflight:
                 self._write_chunk(*self._next_done())
@@ -631,7 +604,7 @@ class TraceWriter:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._inflight.clear()
-        self._raw = self._raw_bytes = None
+        self._columns = None
         self._spare.clear()
         self._scratch.clear()
 

@@ -7,9 +7,11 @@ next to a link to valgrind's ``vgpreload_core`` library; valgrind finds it there
 through ``VALGRIND_LIB``. The system install is never modified. The tool is
 rebuilt when its source, the compile command or the valgrind version changes.
 
-:func:`capture` runs ``valgrind --tool=hwprof`` on a command; the tool writes
-packed 32-byte records (:data:`hwprof.golden.tracefile.RAW_DTYPE`) into a FIFO that
-this process reads into a :class:`~hwprof.golden.tracefile.TraceWriter`, and its
+:func:`capture` runs ``valgrind --tool=hwprof`` on a command; the tool fills
+blocks of records, laid out in the trace format's columns, in memory shared with
+this process (:class:`SharedBlocks`) and reports each filled block on a FIFO;
+each block goes to a :class:`~hwprof.golden.tracefile.TraceWriter` as one chunk
+without a copy, and back to the tool once encoded. The tool writes its
 end statistics (guest instructions, skipped instructions, records) into a small
 JSON file that goes into the trace footer with the program's exit status.
 
@@ -21,12 +23,15 @@ it and exits with status 2. A program that exits non-zero still leaves a trace.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import mmap
 import os
 import platform
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -38,9 +43,9 @@ import numpy as np
 from ..golden.tracefile import (
     BLOCK,
     BRANCH_KINDS,
+    COLUMNS,
     KIND_NAMES,
     LOAD,
-    RAW_DTYPE,
     TraceError,
     TraceWriter,
     parse_kinds,
@@ -73,8 +78,13 @@ LDFLAGS = ["-static", "-nodefaultlibs", "-nostartfiles", "-u", "_start", "-Wl,--
 LIBRARIES = [f"libcoregrind-{PLATFORM}.a", f"libvex-{PLATFORM}.a", f"libgcc-sup-{PLATFORM}.a"]
 PRELOAD = f"vgpreload_core-{PLATFORM}.so"
 
-#: Bytes per pipe read (a FIFO delivers at most its buffer size per read).
-READ_BYTES = 1 << 20
+#: Records per block of the shared memory the tool fills (each becomes one trace chunk).
+BLOCK_RECORDS = 1 << 20
+#: Blocks in the shared memory: the tool fills one while the writer encodes others.
+SHM_BLOCKS = 4
+#: The tool's message for a filled block: magic "HWPM", block index, records.
+MESSAGE = struct.Struct("<IIQ")
+MESSAGE_MAGIC = 0x4D505748
 #: zstd level of captured traces: the fastest standard level, since the writer's zstd is
 #: most of the capture's cost (files 11-20% larger than at the format's default 3;
 #: ``hwprof trace convert --level`` recompresses). docs/traces.md has the figures.
@@ -350,10 +360,15 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     level = CAPTURE_LEVEL if level is None else level
     writer = TraceWriter(output, header=head, level=level)  # TraceError: path cannot be written
     try:
-        with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp:
-            footer = _run(valgrind, tool, command, writer, Path(tmp), switches, skip, limit,
-                          progress, select_codes, stdin, stdout, cwd, env)  # fmt: skip
-        writer.close(footer)
+        with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp, \
+                SharedBlocks(BLOCK_RECORDS, SHM_BLOCKS) as blocks:
+            try:
+                footer = _run(valgrind, tool, command, writer, blocks, Path(tmp), switches,
+                              skip, limit, progress, select_codes, stdin, stdout, cwd, env)
+                writer.close(footer)
+            except BaseException:
+                writer.abort()  # its threads end before the blocks' release pipe closes
+                raise
     except BaseException:
         writer.abort()
         raise
@@ -363,7 +378,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
                      "path": str(output)}  # fmt: skip
 
 
-def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, progress,
+def _run(valgrind, tool, command, writer, blocks, tmp: Path, switches, skip, limit, progress,
          select_codes, stdin, stdout, cwd, extra_env) -> dict:
     fifo, stats, log = tmp / "records.fifo", tmp / "stats.json", tmp / "valgrind.log"
     os.mkfifo(fifo)
@@ -373,23 +388,20 @@ def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, prog
             f"--stats-file={stats}", f"--trace-loads={yn[switches['loads']]}",
             f"--trace-branches={yn[switches['branches']]}",
             f"--trace-blocks={yn[switches['blocks']]}", f"--skip-instrs={skip}",
-            f"--limit-records={-1 if limit is None else limit}", *command]  # fmt: skip
+            f"--limit-records={-1 if limit is None else limit}", *blocks.tool_options(),
+            *command]  # fmt: skip
     env = dict(os.environ) | dict(extra_env or {}) | {"VALGRIND_LIB": str(Path(tool).resolve())}
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     keep = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # no end-of-file before the exit
     try:
         try:
-            import fcntl
-
-            fcntl.fcntl(fd, 1031, READ_BYTES)  # F_SETPIPE_SZ: fewer, larger reads
-        except OSError:
-            pass
-        try:
-            proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, cwd=cwd, env=env)
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, cwd=cwd, env=env,
+                                    pass_fds=blocks.tool_fds())  # fmt: skip
         except OSError as exc:
             raise TraceError(f"{valgrind}: cannot run ({exc.strerror})") from None
+        blocks.started()
         try:
-            received = _pump(fd, proc, writer, progress, select_codes)
+            received = _pump(fd, proc, writer, blocks, progress, select_codes)
         except BaseException:
             proc.kill()
             proc.wait()
@@ -420,29 +432,102 @@ def _run(valgrind, tool, command, writer, tmp: Path, switches, skip, limit, prog
     return footer
 
 
-def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, progress: bool,
-          select_codes) -> int:
-    """Read the FIFO into ``writer`` until valgrind has exited and the FIFO is drained.
+class SharedBlocks:
+    """The blocks of shared memory the tool fills, and the pipe that gives them back.
+
+    A memory file (``memfd``) of ``count`` blocks of ``records`` records each, laid
+    out as the tool's columns (``u8 kind[C] | u8 size[C] | u64 pc[C] | u64 addr[C] |
+    u64 value[C]``, 26 C bytes), mapped here and in valgrind (``--shm-fd``); the
+    tool reports a filled block with a message on the FIFO (:data:`MESSAGE`) and
+    fills a block again only after this process has written its index, one byte,
+    to the release pipe (``--ack-fd``).
+    """
+
+    def __init__(self, records: int, count: int):
+        self.records, self.count = records, count
+        self.block_bytes = 26 * records
+        self._memory = self._release_read = self._release_write = self._map = None
+        try:
+            self._memory = os.memfd_create("hwprof-trace-blocks")
+            self._release_read, self._release_write = os.pipe()
+            os.ftruncate(self._memory, self.block_bytes * count)
+            self._map = mmap.mmap(self._memory, self.block_bytes * count)
+        except OSError as exc:
+            self.close()
+            raise TraceError(f"cannot set up the shared memory for the tool "
+                             f"({exc.strerror})") from None  # fmt: skip
+
+    def __enter__(self) -> SharedBlocks:
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def tool_options(self) -> list[str]:
+        return [f"--block-records={self.records}", f"--shm-fd={self._memory}",
+                f"--shm-blocks={self.count}", f"--ack-fd={self._release_read}"]  # fmt: skip
+
+    def tool_fds(self) -> tuple[int, int]:
+        return self._memory, self._release_read
+
+    def started(self) -> None:
+        """The tool has its own copies of the descriptors: close ours (not the mapping)."""
+        for name in ("_memory", "_release_read"):
+            if getattr(self, name) is not None:
+                os.close(getattr(self, name))
+                setattr(self, name, None)
+
+    def columns(self, index: int, n: int) -> list[np.ndarray]:
+        """Views of the first ``n`` records of block ``index``: kind, size, pc, addr, value."""
+        base, c = index * self.block_bytes, self.records
+        return [np.frombuffer(self._map, np.uint8, n, base),
+                np.frombuffer(self._map, np.uint8, n, base + c),
+                *(np.frombuffer(self._map, "<u8", n, base + (2 + 8 * i) * c)
+                  for i in range(3))]  # fmt: skip
+
+    def release(self, index: int) -> None:
+        """Give block ``index`` back to the tool (from any thread; a no-op once closed)."""
+        fd = self._release_write
+        if fd is None:  # the tool has ended
+            return
+        try:
+            os.write(fd, bytes([index]))
+        except OSError:  # the tool has ended
+            pass
+
+    def close(self) -> None:
+        """Close the descriptors (after the writer's threads have ended: they release
+        blocks); the mapping goes when its last view does."""
+        self.started()
+        if self._release_write is not None:
+            os.close(self._release_write)
+            self._release_write = None
+        self._map = None
+
+
+def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, blocks: SharedBlocks,
+          progress: bool, select_codes) -> int:
+    """Hand each block the tool reports to ``writer`` until valgrind has exited.
 
     This process holds a write end of the FIFO too (see :func:`_run`), so a read
     never sees end-of-file: the end is the process's exit, after which every
-    record the tool wrote is in the pipe. The bytes go straight into the writer's
-    chunk buffer (:meth:`~hwprof.golden.tracefile.TraceWriter.raw_buffer`), or,
-    when only some kinds are kept, into one reused buffer that is filtered first:
-    no per-read allocation (fresh memory's page faults cost as much as the copy).
+    message the tool wrote is in the pipe. A block goes to the writer as one
+    chunk without a copy (:meth:`~hwprof.golden.tracefile.TraceWriter.write_chunk`),
+    released to the tool once encoded; when only some kinds are kept, its selected
+    records are copied and the block released at once.
     """
     shown = _Progress(progress)
-    scratch = bytearray(READ_BYTES) if select_codes is not None else None
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    # the process's exit wakes the poll too (a pidfd), so the last records are read
+    # the process's exit wakes the poll too (a pidfd), so the last messages are read
     # as soon as valgrind ends, not at the next timeout (this process holds the
     # FIFO's write end: the read side never sees a hang-up)
     exited = _pidfd(proc.pid)
     if exited is not None:
         poller.register(exited, select.POLLIN)
     try:
-        return _pump_loop(fd, proc, writer, poller, shown, scratch, select_codes)
+        return _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes)
     finally:
         if exited is not None:
             os.close(exited)
@@ -456,40 +541,57 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _pump_loop(fd, proc, writer, poller, shown, scratch, select_codes) -> int:
+def _messages(data: bytes, blocks: SharedBlocks) -> tuple[list[tuple[int, int]], bytes]:
+    """The ``(block index, records)`` of the whole messages in ``data``, and the rest.
+
+    Raises
+    ------
+    TraceError
+        A message with the wrong magic, a block index or record count out of range.
+    """
+    whole = len(data) // MESSAGE.size * MESSAGE.size
+    filled = []
+    for magic, index, n in MESSAGE.iter_unpack(data[:whole]):
+        if magic != MESSAGE_MAGIC or index >= blocks.count or not 0 < n <= blocks.records:
+            raise TraceError(f"the tool sent a malformed message ({magic:#x}, block {index}, "
+                             f"{n} records)")  # fmt: skip
+        filled.append((index, n))
+    return filled, data[whole:]
+
+
+def _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes) -> int:
     """The read loop of :func:`_pump`."""
-    size = RAW_DTYPE.itemsize
     done = False
-    rest = 0  # bytes of a record cut by the last read, at the start of scratch
-    received = 0  # bytes
+    pending = b""  # a message cut by the last read
+    received = 0  # records
     while True:
         if not done:
             done = proc.poll() is not None
         if not done and not poller.poll(200):
             continue
-        window = writer.raw_buffer() if scratch is None else memoryview(scratch)[rest:]
         try:
-            got = os.readv(fd, [window])
+            got = os.read(fd, 4096)
         except BlockingIOError:
-            got = 0
+            got = b""
         if not got:
             if done:
                 break
             continue
-        received += got
-        if scratch is None:
-            writer.commit_raw(got)
-        else:
-            whole = (rest + got) // size * size
-            records = np.frombuffer(scratch, dtype=RAW_DTYPE, count=whole // size)
-            writer.write_raw(records[select_codes[records["kind"]]])
-            rest = rest + got - whole
-            scratch[:rest] = scratch[whole : whole + rest]
-        shown.update(received // size)
-    if received % size:
-        raise TraceError(f"the record stream ended inside a record ({received % size} bytes)")
-    shown.update(received // size, final=shown.shown)
-    return received // size
+        filled, pending = _messages(pending + got, blocks)
+        for index, n in filled:
+            columns = blocks.columns(index, n)
+            if select_codes is None:
+                writer.write_chunk(*columns, release=functools.partial(blocks.release, index))
+            else:
+                keep = select_codes[columns[0]]
+                writer.write(**{name: c[keep] for name, c in zip(COLUMNS, columns, strict=True)})
+                blocks.release(index)
+            received += n
+        shown.update(received)
+    if pending:
+        raise TraceError(f"the tool's messages ended inside a message ({len(pending)} bytes)")
+    shown.update(received, final=shown.shown)
+    return received
 
 
 def capture_command(args) -> int:

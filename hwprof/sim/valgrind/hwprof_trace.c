@@ -6,8 +6,11 @@
    `valgrind --tool=hwprof ...` with VALGRIND_LIB pointing at the private
    build directory.
 
-   Record (32 bytes, little-endian, hwprof.golden.tracefile.RAW_DTYPE):
-       u64 pc, u64 addr, u64 value, u8 kind, u8 size, 6 bytes zero
+   Records are kept in columns, as the trace format stores them: a block of
+   up to C records (--block-records=C) is laid out as
+       u8 kind[C] | u8 size[C] | u64 pc[C] | u64 addr[C] | u64 value[C]
+   (little-endian; 26 C bytes), so that the reader encodes the columns where
+   they are, without splitting records.
    kinds: LOAD=0 COND_NOT_TAKEN=1 COND_TAKEN=2 JUMP=3 CALL=4 RETURN=5
           INDIRECT=6 BLOCK=7
    load:   pc of the loading instruction, data address, value zero-extended
@@ -15,10 +18,22 @@
    branch: pc of the branch, target (where control went), fall-through pc+len
    block:  superblock start (a basic block: guest chasing is off)
 
+   Output, one of two ways:
+   - --out-file=PATH alone: each full (or final) block is written to PATH as
+     a 16-byte header (u32 magic "HWPB", u32 0, u64 n) and the first n
+     elements of each column, in the order above.
+   - --out-file=FIFO with --shm-fd=F --ack-fd=A (hwprof/sim/trace_capture.py):
+     F is a shared memory file of S blocks (--shm-blocks=S) that this tool
+     fills in place; for each filled block it writes a 16-byte message
+     (u32 magic "HWPM", u32 block index, u64 n) to FIFO, and it reuses a
+     block only after the reader has written that block's index (one byte)
+     to the pipe A.  No record is copied through a pipe.
+
    How it works.  Records are written by inline IR (no helper call per
-   record): each superblock loads the buffer pointer once, every record
-   stores its four words and advances a temporary, and the pointer is stored
-   back before every exit.  At superblock entry one guarded helper call
+   record): each superblock loads the buffer pointer (walking the pc
+   column) and the kind column's offset once, every record stores its five
+   fields and advances a temporary, and the pointer is stored back before
+   every exit.  At superblock entry one guarded helper call
    flushes the buffer when the superblock's worst case would not fit, when
    the --skip threshold has been crossed, or when --limit is near.  Records
    written while skipping are discarded at flush time.  Guest instructions
@@ -66,6 +81,10 @@
    valgrind's reserved range (the program cannot close or reuse it) and sets
    close-on-exec. */
 extern Int VG_(safe_fd)(Int oldfd);
+/* Also in libcoregrind (m_aspacemgr): a MAP_SHARED file mapping in valgrind's own
+   address space (pub_core_aspacemgr.h). */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd,
+                                                       Off64T offset);
 
 #define K_LOAD 0
 #define K_NOT_TAKEN 1
@@ -76,8 +95,10 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define K_INDIRECT 6
 #define K_BLOCK 7
 
-#define REC_BYTES 32
-#define BUF_RECORDS (1 << 15)          /* 1 MiB buffer */
+#define STEP 8                          /* ptr walks the u64 pc column */
+#define BLOCK_MAGIC 0x42505748u         /* "HWPB": a block in --out-file */
+#define MESSAGE_MAGIC 0x4D505748u       /* "HWPM": a block filled in shared memory */
+#define MAX_SHM_BLOCKS 255              /* block indices travel as one byte */
 
 /* ---- options ---- */
 static const HChar* clo_out = NULL;      /* --out-file=PATH (a FIFO or a file) */
@@ -87,16 +108,28 @@ static Bool clo_branches = True;         /* --trace-branches=yes|no */
 static Bool clo_blocks = False;          /* --trace-blocks=yes|no */
 static Long clo_skip = 0;                /* --skip-instrs=N */
 static Long clo_limit = -1;              /* --limit-records=N (-1: none) */
+static Long clo_block = 1 << 20;         /* --block-records=C */
+static Long clo_shm_fd = -1;             /* --shm-fd=F (-1: write blocks to --out-file) */
+static Long clo_shm_blocks = 4;          /* --shm-blocks=S */
+static Long clo_ack_fd = -1;             /* --ack-fd=A */
 
 /* ---- state shared with the generated IR (addresses are baked into code) ---- */
-static ULong buf_ptr;        /* next free byte of buf */
+/* next free pc slot of the block, and kind column address - (pc slot address >> 3);
+   adjacent: the entry check's dirty call declares that it rewrites both */
+static struct { ULong ptr; ULong kind_delta; } cur;
+#define buf_ptr cur.ptr
 static ULong ptr_limit;      /* entry check: flush when ptr + worst case > ptr_limit */
 static ULong skip_at;        /* entry check: flush when icount >= skip_at */
 static ULong icount;         /* guest instructions executed (counted at exits) */
 
-static UChar* buf;
+static UChar* buf;           /* the pc column of the current block */
 static ULong buf_end;
+static UChar* block_base;    /* the current block (its kind column) */
+static UChar* shm_base;      /* the shared blocks (NULL: --out-file mode) */
+static UChar free_blocks[MAX_SHM_BLOCKS];
+static Int n_free;
 static Int out_fd = -1;
+static Int ack_fd = -1;
 static Bool skipping;        /* still before --skip */
 static Bool disabled;        /* forked child, or the output failed */
 static Bool finished;        /* stats written */
@@ -141,11 +174,79 @@ static void write_stats(Int exitcode, Bool at_limit)
    VG_(close)(sr_Res(sr));
 }
 
+/* Make `base` (a block of clo_block records) the one being filled. */
+static void use_block(UChar* base)
+{
+   block_base = base;
+   buf = base + 2 * clo_block;
+   buf_end = (ULong)(Addr)buf + (ULong)clo_block * STEP;
+   cur.kind_delta = (ULong)(Addr)base - ((ULong)(Addr)buf >> 3);
+   buf_ptr = (ULong)(Addr)buf;
+}
+
+/* A block of this process's own memory (a forked child, or the output failed):
+   records written there go nowhere. */
+static void use_private_block(void)
+{
+   use_block(VG_(malloc)("hwprof.block", 26 * (SizeT)clo_block));
+   shm_base = NULL;
+}
+
+static void fail(const HChar* what)
+{
+   if (!disabled)
+      VG_(umsg)("hwprof: %s; recording stopped\n", what);
+   disabled = True;
+}
+
+/* Hand the first n records of the current block to the reader and start another. */
+static void emit_block(ULong n)
+{
+   ULong header[2];
+   if (disabled || n == 0)
+      return;
+   if (shm_base == NULL) {
+      header[0] = BLOCK_MAGIC;
+      header[1] = n;
+      write_all((const UChar*)header, sizeof header);
+      write_all(block_base, n);                          /* kind */
+      write_all(block_base + clo_block, n);              /* size */
+      write_all(buf, n * 8);                             /* pc */
+      write_all(buf + 8 * clo_block, n * 8);             /* addr */
+      write_all(buf + 16 * clo_block, n * 8);            /* value */
+      buf_ptr = (ULong)(Addr)buf;
+      return;
+   }
+   header[0] = MESSAGE_MAGIC | ((ULong)((block_base - shm_base) / (26 * clo_block)) << 32);
+   header[1] = n;
+   write_all((const UChar*)header, sizeof header);
+   while (n_free == 0 && !disabled) {   /* wait until the reader releases a block */
+      UChar got[MAX_SHM_BLOCKS];
+      Int i, r = VG_(read)(ack_fd, got, sizeof got);
+      if (r <= 0) {
+         fail("the reader went away");
+         break;
+      }
+      for (i = 0; i < r; i++) {
+         if (got[i] >= clo_shm_blocks || n_free == clo_shm_blocks) {
+            fail("bad block release");
+            break;
+         }
+         free_blocks[n_free++] = got[i];
+      }
+   }
+   if (disabled) {
+      use_private_block();
+      return;
+   }
+   use_block(shm_base + (SizeT)free_blocks[--n_free] * 26 * clo_block);
+}
+
 static void set_limits(void)
 {
    ptr_limit = buf_end;
    if (!skipping && clo_limit >= 0) {
-      ULong room = ((ULong)clo_limit - written) * REC_BYTES;
+      ULong room = ((ULong)clo_limit - written) * STEP;
       if ((ULong)(Addr)buf + room < ptr_limit)
          ptr_limit = (ULong)(Addr)buf + room;
    }
@@ -158,7 +259,7 @@ static VG_REGPARM(1) void entry_check(ULong worst)
 {
    ULong used;
    if (disabled) {
-      buf_ptr = (ULong)(Addr)buf;
+      buf_ptr = (ULong)(Addr)buf;   /* a private block: records go nowhere */
       ptr_limit = buf_end;
       skip_at = ~0ULL;
       return;
@@ -174,16 +275,16 @@ static VG_REGPARM(1) void entry_check(ULong worst)
       set_limits();
       return;
    }
-   used = (buf_ptr - (ULong)(Addr)buf) / REC_BYTES;
+   used = (buf_ptr - (ULong)(Addr)buf) / STEP;
    if (clo_limit >= 0 && written + used >= (ULong)clo_limit) {
-      write_all(buf, ((ULong)clo_limit - written) * REC_BYTES);
+      emit_block((ULong)clo_limit - written);
       written = clo_limit;
       VG_(close)(out_fd);
       write_stats(0, True);
       VG_(exit)(0);
    }
    if (buf_ptr + worst > buf_end) {
-      write_all(buf, used * REC_BYTES);
+      emit_block(used);
       written += used;
       buf_ptr = (ULong)(Addr)buf;
    }
@@ -225,7 +326,8 @@ static Int classify(Addr pc)
 /* ---- IR building ---- */
 typedef struct {
    IRSB* sb;
-   IRTemp ptr;      /* current buffer pointer (temporary) */
+   IRTemp ptr;      /* current buffer pointer (temporary): the pc column */
+   IRTemp kind_delta;  /* kind column address - (ptr >> 3) */
    IRTemp icount0;  /* icount at entry */
 } Gen;
 
@@ -242,17 +344,27 @@ static IRExpr* at(Gen* g, Int off)
                                                        IRExpr_Const(IRConst_U64(off)))));
 }
 
-/* Store one record at ptr and advance ptr (only when `guard` holds, if given).
-   `kind` is either a constant (kind_e NULL) or an I64 expression. */
+/* Store one record at ptr's slot of each column and advance ptr (only when
+   `guard` holds, if given). `kind` is either a constant (kind_e NULL) or an
+   I64 expression. */
 static void emit_record(Gen* g, IRExpr* pc, IRExpr* addr, IRExpr* value,
                         Int kind, Int size, IRExpr* kind_e, IRExpr* guard)
 {
-   IRExpr* tag = kind_e ? kind_e : IRExpr_Const(IRConst_U64((ULong)kind | ((ULong)size << 8)));
+   IRExpr* kind8 = kind_e ? IRExpr_RdTmp(assign(g, Ity_I8, IRExpr_Unop(Iop_64to8, kind_e)))
+                          : IRExpr_Const(IRConst_U8((UChar)kind));
+   IRTemp index = assign(g, Ity_I64, IRExpr_Binop(Iop_Shr64, IRExpr_RdTmp(g->ptr),
+                                                  IRExpr_Const(IRConst_U8(3))));
+   IRTemp kind_at = assign(g, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(index),
+                                                    IRExpr_RdTmp(g->kind_delta)));
+   IRTemp size_at = assign(g, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(kind_at),
+                                                    IRExpr_Const(IRConst_U64(clo_block))));
    addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(g->ptr), pc));
-   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, at(g, 8), addr));
-   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, at(g, 16), value));
-   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, at(g, 24), tag));
-   IRExpr* next = at(g, REC_BYTES);
+   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, at(g, 8 * clo_block), addr));
+   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, at(g, 16 * clo_block), value));
+   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(kind_at), kind8));
+   addStmtToIRSB(g->sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(size_at),
+                                     IRExpr_Const(IRConst_U8((UChar)size))));
+   IRExpr* next = at(g, STEP);
    if (guard)
       next = IRExpr_RdTmp(assign(g, Ity_I64, IRExpr_ITE(guard, next, IRExpr_RdTmp(g->ptr))));
    g->ptr = assign(g, Ity_I64, next);
@@ -425,8 +537,8 @@ static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 
    /* entry check: flush / skip / limit */
    {
-      ULong worst = (ULong)count_records(sbIn) * REC_BYTES;
-      IRTemp p = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_ptr)));
+      ULong worst = (ULong)count_records(sbIn) * STEP;
+      IRTemp p = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&cur.ptr)));
       IRTemp lim = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64,
                                                      u64((ULong)(Addr)&ptr_limit)));
       IRTemp ic = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&icount)));
@@ -441,12 +553,15 @@ static IRSB* hw_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       IRDirty* di = unsafeIRDirty_0_N(1, "entry_check", VG_(fnptr_to_fnentry)(&entry_check),
                                       mkIRExprVec_1(u64(worst)));
       di->guard = IRExpr_RdTmp(guard_t);
-      /* it rewrites buf_ptr: say so, so that no optimisation reuses the load above */
+      /* it rewrites buf_ptr and kind_delta (adjacent): say so, so that no
+         optimisation reuses the load above */
       di->mFx = Ifx_Modify;
-      di->mAddr = u64((ULong)(Addr)&buf_ptr);
-      di->mSize = 8;
+      di->mAddr = u64((ULong)(Addr)&cur);
+      di->mSize = sizeof cur;
       addStmtToIRSB(g.sb, IRStmt_Dirty(di));
-      g.ptr = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_ptr)));
+      g.ptr = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&cur.ptr)));
+      g.kind_delta = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64,
+                                                     u64((ULong)(Addr)&cur.kind_delta)));
       g.icount0 = assign(&g, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64,
                                                     u64((ULong)(Addr)&icount)));
    }
@@ -560,8 +675,10 @@ static void atfork_child(ThreadId tid)
    finished = True;   /* the child writes no statistics */
    if (out_fd >= 0)
       VG_(close)(out_fd);
-   out_fd = -1;
-   buf_ptr = (ULong)(Addr)buf;
+   if (ack_fd >= 0)
+      VG_(close)(ack_fd);
+   out_fd = ack_fd = -1;
+   use_private_block();   /* the shared blocks belong to the parent */
    ptr_limit = buf_end;
    skip_at = ~0ULL;
 }
@@ -574,10 +691,10 @@ static void flush_for_exec(void)
    ULong used;
    if (disabled || out_fd < 0 || skipping)
       return;
-   used = (buf_ptr - (ULong)(Addr)buf) / REC_BYTES;
+   used = (buf_ptr - (ULong)(Addr)buf) / STEP;
    if (clo_limit >= 0 && written + used > (ULong)clo_limit)
       used = clo_limit - written;
-   write_all(buf, used * REC_BYTES);
+   emit_block(used);
    written += used;
    buf_ptr = (ULong)(Addr)buf;
    set_limits();
@@ -612,6 +729,10 @@ static Bool hw_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--trace-blocks", clo_blocks) {}
    else if VG_BINT_CLO(arg, "--skip-instrs", clo_skip, 0, 0x7FFFFFFFFFFFFFFFLL) {}
    else if VG_BINT_CLO(arg, "--limit-records", clo_limit, -1, 0x7FFFFFFFFFFFFFFFLL) {}
+   else if VG_BINT_CLO(arg, "--block-records", clo_block, 1024, 1 << 24) {}
+   else if VG_BINT_CLO(arg, "--shm-fd", clo_shm_fd, -1, 1 << 20) {}
+   else if VG_BINT_CLO(arg, "--shm-blocks", clo_shm_blocks, 1, MAX_SHM_BLOCKS) {}
+   else if VG_BINT_CLO(arg, "--ack-fd", clo_ack_fd, -1, 1 << 20) {}
    else return False;
    return True;
 }
@@ -625,7 +746,11 @@ static void hw_print_usage(void)
 "    --trace-branches=yes|no record control transfers [yes]\n"
 "    --trace-blocks=yes|no   record superblock entries [no]\n"
 "    --skip-instrs=N         record nothing for the first N guest instructions [0]\n"
-"    --limit-records=N       stop the program after N records [-1: no limit]\n");
+"    --limit-records=N       stop the program after N records [-1: no limit]\n"
+"    --block-records=C       records per block, a multiple of 8 [1048576]\n"
+"    --shm-fd=F              fill blocks in the shared memory file F [-1: none]\n"
+"    --shm-blocks=S          blocks in F (1..255) [4]\n"
+"    --ack-fd=A              pipe on which the reader releases blocks [-1: none]\n");
 }
 
 static void hw_print_debug_usage(void)
@@ -633,12 +758,17 @@ static void hw_print_debug_usage(void)
    VG_(printf)("    (none)\n");
 }
 
+static void bad_option(const HChar* what)
+{
+   VG_(fmsg)("hwprof: %s\n", what);
+   VG_(exit)(2);
+}
+
 static void hw_post_clo_init(void)
 {
    SysRes sr;
-   if (clo_out == NULL) {
-      VG_(fmsg_bad_option)("--out-file", "hwprof needs --out-file=PATH\n");
-   }
+   if (clo_out == NULL)
+      bad_option("hwprof needs --out-file=PATH");
    /* one record sequence per branch: no chasing, no unrolling */
    VG_(clo_vex_control).guest_chase = False;
    VG_(clo_vex_control).iropt_unroll_thresh = 0;
@@ -649,9 +779,28 @@ static void hw_post_clo_init(void)
       VG_(exit)(2);
    }
    out_fd = VG_(safe_fd)(sr_Res(sr));
-   buf = VG_(malloc)("hwprof.buf", (BUF_RECORDS + 8) * REC_BYTES);
-   buf_end = (ULong)(Addr)buf + (ULong)BUF_RECORDS * REC_BYTES;
-   buf_ptr = (ULong)(Addr)buf;
+   if (clo_block % 8)
+      bad_option("--block-records must be a multiple of 8");
+   if ((clo_shm_fd >= 0) != (clo_ack_fd >= 0))
+      bad_option("--shm-fd and --ack-fd go together");
+   if (clo_shm_fd >= 0) {
+      Int i;
+      sr = VG_(am_shared_mmap_file_float_valgrind)(26 * (SizeT)clo_block * clo_shm_blocks,
+                                                   VKI_PROT_READ | VKI_PROT_WRITE,
+                                                   clo_shm_fd, 0);
+      if (sr_isError(sr)) {
+         VG_(fmsg)("hwprof: cannot map --shm-fd %lld\n", clo_shm_fd);
+         VG_(exit)(2);
+      }
+      shm_base = (UChar*)sr_Res(sr);
+      VG_(close)(clo_shm_fd);   /* the mapping stays; the program must not see the fd */
+      ack_fd = VG_(safe_fd)(clo_ack_fd);
+      for (i = clo_shm_blocks - 1; i >= 1; i--)
+         free_blocks[n_free++] = (UChar)i;
+      use_block(shm_base);
+   } else {
+      use_block(VG_(malloc)("hwprof.block", 26 * (SizeT)clo_block));
+   }
    skipping = clo_skip > 0;
    set_limits();
    VG_(atfork)(NULL, NULL, atfork_child);
@@ -663,16 +812,19 @@ static void hw_fini(Int exitcode)
    if (disabled || out_fd < 0)
       return;
    if (!skipping) {
-      used = (buf_ptr - (ULong)(Addr)buf) / REC_BYTES;
+      used = (buf_ptr - (ULong)(Addr)buf) / STEP;
       if (clo_limit >= 0 && written + used > (ULong)clo_limit)
          used = clo_limit - written;
-      write_all(buf, used * REC_BYTES);
+      emit_block(used);
       written += used;
    } else {
       skipped_instrs = icount;
    }
    VG_(close)(out_fd);
    out_fd = -1;
+   if (ack_fd >= 0)
+      VG_(close)(ack_fd);
+   ack_fd = -1;
    write_stats(exitcode, False);
 }
 
