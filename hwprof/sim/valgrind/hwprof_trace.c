@@ -57,12 +57,13 @@
    helpers that read memory (mFx Ifx_Read/Modify: value read with a guarded
    load of the first bytes).
 
-   Fork: the child discards its buffer and records nothing (the parent owns
-   the output).  Exec: the buffer is written out before execve (the new
-   image runs without the tool).  The output descriptor lives in valgrind's
-   reserved range, so the program cannot close it.  Threads: valgrind runs
-   one thread at a time and switches only between superblocks, so one
-   buffer serves all.
+   Fork: the child switches to a private block and records nothing (the
+   parent owns the shared blocks and the output).  Exec: the block is handed
+   over before execve (the new image runs without the tool).  The output and
+   release descriptors live in valgrind's reserved range, so the program
+   cannot close them; the shared memory descriptor is closed once mapped.
+   Threads: valgrind runs one thread at a time and switches only between
+   superblocks, so one block serves all.
 */
 
 #include "pub_tool_basics.h"
