@@ -11,6 +11,8 @@ with a different random output backpressure.
 
 from __future__ import annotations
 
+import copy
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
@@ -158,6 +160,8 @@ async def compressor_matches_golden(dut):
         await FallingEdge(dut.clk)
     if name != "sampler_bank" and isinstance(channels[0].model, gs.Counter):
         await saturate(dut, channels[0], cycle + 1)
+    if name != "sampler_bank" and isinstance(channels[0].model, gs.CountdownSampler):
+        await folded_reload(dut, channels[0], cycle + 1)
     if name == "assoc_table":
         await every_entry(dut, channels[0], cycle + 1)
     if name == "tagged_compressor":
@@ -186,23 +190,8 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
     first = r.getrandbits(ch.key_bits)
     keys = [first, first ^ ((1 << ch.key_bits) - 1)]
     for period in range(periods):
-        while ch.holding or model.out_valid:
-            ch.drive("random", cycle, 1.0)
-            await ReadOnly()
-            ch.check(cycle)
-            await FallingEdge(dut.clk)
-            cycle += 1
-        skip = last - 1 - model.counter - window
-        if skip > 0:
-            key = r.getrandbits(ch.key_bits)
-            ch.port("tuples__valid").value = 1
-            ch.port("tuples__payload").value = key
-            ch.port("messages__ready").value = 0
-            for _ in range(skip):
-                model.step(in_valid=1, in_key=key, out_ready=0)
-            await ClockCycles(dut.clk, skip, FallingEdge)
-            ch.tuples += skip
-            cycle += skip
+        cycle = await settle(dut, ch, cycle)
+        cycle = await fast_forward(dut, ch, cycle, last - 1 - model.counter - window, ready=0)
         held = 0
         for _ in range(3 * window):
             if ch.pending is None:  # every key bit seen as 0 and as 1
@@ -216,6 +205,70 @@ async def saturate(dut, ch, cycle, periods=2, window=48):
             ch.check(cycle)
             await FallingEdge(dut.clk)
             cycle += 1
+
+
+async def folded_reload(dut, ch, cycle, window=48):
+    """The countdown sampler's rare reload: a gap of ``2r`` folded to ``r``.
+
+    The fold happens when the 16 random bits are at least ``2**16 - 2**16 / 2r``
+    (1 reload in 2r, so about once per ``2 r**2`` tuples), which the phases above
+    may not reach. The reload at which it happens next is found from the golden
+    model's own countdown and LFSR (a copy, stepped as the sampler steps them);
+    the tuples up to ``window`` before it go in with ``tuples.valid`` =
+    ``messages.ready`` = 1 and are not checked cycle by cycle (fast; messages sent
+    then are not compared), then ``window + 2r + 64`` checked cycles cover the
+    folded reload and the message it schedules ``r`` tuples later.
+    """
+    model = ch.model
+    cycle = await settle(dut, ch, cycle)
+    rate = model.config.rate
+    lfsr, countdown, ahead = copy.deepcopy(model.lfsr), model.countdown, 0
+    while True:  # tuples until the reload that folds
+        ahead += 1
+        if countdown == 1:
+            gap = 1 + ((gs._random_bits(lfsr) * 2 * rate) >> gs.RAND_BITS)
+            if gap == 2 * rate:
+                break
+            countdown = gs.countdown_reload(gs._random_bits(lfsr), rate)
+            lfsr.step(enable=True)
+        else:
+            countdown -= 1
+    dut._log.info("folded reload %d tuples ahead", ahead)
+    cycle = await fast_forward(dut, ch, cycle, ahead - window, ready=1)
+    for _ in range(window + 2 * rate + 64):
+        cycle = await checked_cycle(dut, ch, cycle, 1.0)
+
+
+async def checked_cycle(dut, ch, cycle, ready_p):
+    """One cycle driven at random (``messages.ready`` on a ``ready_p`` fraction) and checked."""
+    ch.drive("random", cycle, ready_p)
+    await ReadOnly()
+    ch.check(cycle)
+    await FallingEdge(dut.clk)
+    return cycle + 1
+
+
+async def settle(dut, ch, cycle):
+    """Checked cycles (output always ready) until no tuple and no message waits."""
+    while ch.holding or ch.model.out_valid:
+        cycle = await checked_cycle(dut, ch, cycle, 1.0)
+    return cycle
+
+
+async def fast_forward(dut, ch, cycle, tuples, ready):
+    """``tuples`` tuples of one random key with ``tuples.valid`` = 1 and ``messages.ready`` =
+    ``ready``, the model stepped alike but the DUT not compared cycle by cycle (fast)."""
+    if tuples <= 0:
+        return cycle
+    key = ch.r.getrandbits(ch.key_bits)
+    ch.port("tuples__valid").value = 1
+    ch.port("tuples__payload").value = key
+    ch.port("messages__ready").value = ready
+    for _ in range(tuples):
+        ch.model.step(in_valid=1, in_key=key, out_ready=ready)
+    await ClockCycles(dut.clk, tuples, FallingEdge)
+    ch.tuples += tuples
+    return cycle + tuples
 
 
 async def every_entry(dut, ch, cycle):
