@@ -82,6 +82,25 @@ def test_lfsr_step_catches_zero_detector_stuck_bit():
                         "lfsr_never_zero": "proved"}  # fmt: skip
 
 
+def test_sampler_lfsr_step_catches_zero_detector_inverted_bit():
+    """The mutation runs' sampler_random survivor 34: one zero-detector input of the
+    sampler's 32-bit LFSR inverted (the escape fires on 0x00008000, about once in 2^28
+    tuples, out of reach of the cocotb regression). The LFSR properties written from
+    the golden model's generator reject it; the unmutated sampler proves them."""
+    top = get_top("sampler_random")
+    params = _props("sampler_random")
+    verilog = to_verilog(top.construct(formal_param_sets("sampler_random")[0]), top.name)
+    broken = verilog.replace("= | register;",
+                             "= | {register[31:16], ~register[15], register[14:0]};")
+    assert broken != verilog
+    props = [p for p in properties_for("sampler_random", params) if p.name.startswith("lfsr")]
+    assert {p.name for p in props} == {"lfsr_step", "lfsr_escape", "lfsr_never_zero"}
+    for text, expected in ((verilog, "proved"), (broken, "failed")):
+        verdicts = {p.name: run_property(text, top.name, p).status for p in props
+                    if p.name in ("lfsr_step", "lfsr_escape")}
+        assert verdicts == {"lfsr_step": expected, "lfsr_escape": expected}
+
+
 def test_inject_unknown_module():
     with pytest.raises(FormalError, match="no module 'nope'"):
         inject("module a(x);\nendmodule\n", "nope", "")

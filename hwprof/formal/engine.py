@@ -51,13 +51,18 @@ class Property:
     ``modules`` maps a module name of the generated Verilog (the top is the top's
     name, submodules ``top.sub``) to SystemVerilog inserted before its
     ``endmodule``. ``maxsteps`` bounds the induction length (and so the depth of
-    the bounded check when the induction does not close).
+    the bounded check when the induction does not close). ``free_init``: yosys
+    selections (after ``flatten``, e.g. ``w:lfsr.register``) whose reset values are
+    dropped, so that the base case starts from *any* value of those registers: the
+    property is then checked on every state, not only on the states reachable from
+    reset (a register without a load port otherwise never leaves its orbit).
     """
 
     name: str
     description: str
     modules: dict
     maxsteps: int = 8
+    free_init: tuple = ()
 
     def __post_init__(self):
         if not self.modules:
@@ -116,6 +121,8 @@ def run_property(verilog: str, top: str, prop: Property, workdir: Path | None = 
             "read_verilog -formal -sv top.v",
             f"prep -top {top}",
             "flatten",
+            *(line for sel in prop.free_init
+              for line in (f"select -assert-any {sel}", f"setattr -unset init {sel}")),
             "memory -nomap",
             "memory_map",
             "chformal -lower",

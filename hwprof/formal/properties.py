@@ -18,7 +18,9 @@ from __future__ import annotations
 from ..golden.brr import BrrConfig
 from ..golden.dispatch import DispatchConfig
 from ..golden.isa_profile import CUSTOM1, CUSTOM2, PCI_MASK
+from ..golden.lfsr import LfsrConfig
 from ..golden.multihash import MultiHashConfig
+from ..golden.samplers import LFSR_WIDTH, RAND_BITS
 from .engine import Property
 
 __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
@@ -70,11 +72,21 @@ def _past(signals: dict[str, tuple[str, int]]) -> str:
 
 
 def _lfsr_props(module: str, reg: str, width: int, escape: bool,
-                lfsr=None) -> list[Property]:  # fmt: skip
+                lfsr=None, load: bool = True) -> list[Property]:  # fmt: skip
     """``lfsr``: an :class:`~hwprof.golden.lfsr.LfsrConfig` whose advance (``steps``
-    single steps of its form and taps) every enabled cycle must take (``lfsr_step``)."""
-    past = _past({"state": (reg, width), "en": ("enable", 1), "load": ("load", 1),
-                  "data": ("load_data", width)})  # fmt: skip
+    single steps of its form and taps) every enabled cycle must take (``lfsr_step``).
+
+    ``load=False``: the module has no ``load``/``load_data`` ports (the samplers' LFSR
+    only advances); the properties then read ``load`` as 0.
+    """
+    free = () if load else (f"w:{module.partition('.')[2]}.{reg}",)
+    signals = {"state": (reg, width), "en": ("enable", 1)}
+    if load:
+        signals.update({"load": ("load", 1), "data": ("load_data", width)})
+    past = _past(signals)
+    if not load:
+        past += (f"wire f_load = 1'b0;\nwire load = 1'b0;\nwire [{width - 1}:0] f_data = 0;\n"
+                 f"wire [{width - 1}:0] load_data = 0;\n")
     props = []
     if lfsr is not None:
         # The advance is linear over GF(2): bit j of the next state is the XOR of the
@@ -90,12 +102,12 @@ def _lfsr_props(module: str, reg: str, width: int, escape: bool,
              f"  if (f_load) assert ({reg} == f_data);\n"
              f"  else if (f_en && f_state != 0) "
              f"assert ({reg} == {{{', '.join(f'({b})' for b in bits)}}});\n"
-             f"  else if (!f_en) assert ({reg} == f_state);\nend"}))  # fmt: skip
+             f"  else if (!f_en) assert ({reg} == f_state);\nend"}, free_init=free))  # fmt: skip
     if escape:
         props.append(Property(
             "lfsr_escape", "from all-zero, an enabled cycle without a load leaves zero",
             {module: past + f"always @* if (f_ok && f_state == 0 && f_en && !f_load) "
-                            f"assert ({reg} != 0);"}))  # fmt: skip
+                            f"assert ({reg} != 0);"}, free_init=free))  # fmt: skip
         props.append(Property(
             "lfsr_never_zero", "loads of non-zero values only: the state is never all-zero",
             {module: "always @* if (load) assume (load_data != 0);\n"
@@ -114,8 +126,6 @@ def lfsr_escape_property(module: str, reg: str, width: int) -> Property:
 
 
 def props_lfsr(p: dict) -> list[Property]:
-    from ..golden.lfsr import LfsrConfig
-
     cfg = LfsrConfig(width=p["width"], seed=p["seed"], steps=p["steps"], form=p["form"],
                      taps=p["taps"], lockup_escape=p["lockup_escape"])  # fmt: skip
     return _lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape, cfg)
@@ -459,6 +469,11 @@ def _message_count_bits(top: str, p: dict) -> int:
 def props_sampler(top: str, p: dict) -> list[Property]:
     kb, cb = p["key_bits"], _message_count_bits(top, p)
     props = _message_handshake(top, kb + cb, True)
+    if top in ("sampler_random", "sampler_countdown"):
+        # the sampler's LFSR (no load port, escape on): the golden model's generator
+        props += _lfsr_props(f"{top}.lfsr", "register", LFSR_WIDTH, True,
+                             LfsrConfig(width=LFSR_WIDTH, seed=p["seed"], steps=RAND_BITS),
+                             load=False)  # fmt: skip
     if top in ("sampler_periodic", "sampler_counter", "sampler_cr"):
         bound = f"always @* assert (counter < {p['rate']});\n" if top == "sampler_periodic" \
             else ""
