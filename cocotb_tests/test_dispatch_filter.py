@@ -2,7 +2,8 @@
 
 The golden front end (:mod:`hwprof.golden.frontend`) runs a program; each cycle
 its decode stage hands the filter the fetch-queue head (``valid``, ``insn``,
-``pc``, ``pred_taken``) or a mis-prediction ``squash`` with a checkpoint. The same
+``pc``, ``pred_taken``; with ``predecoded`` the words' predecode bits from the
+ISA's decode on ``insn_pre``) or a mis-prediction ``squash`` with a checkpoint. The same
 inputs drive the RTL and every output is compared with the golden filter's.
 Programs: the directed ones (paper Fig. 3 and 4, nested pushpf/poppf, stack
 overflow/underflow and 12 nested frames through the trap handler's spill and
@@ -15,10 +16,13 @@ from __future__ import annotations
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
+from dispatch_stimulus import random_steps
 from frontend_programs import pack, replay_random_programs
-from harness import check_equal, golden_params, param, seed, start_in_reset
+from harness import check_equal, golden_params, param, rng, seed, start_in_reset
 
-from hwprof.golden.frontend import FrontEnd, directed_programs
+from hwprof.golden.dispatch import DispatchFilter
+from hwprof.golden.frontend import FilterStep, FrontEnd, directed_programs
+from hwprof.golden.isa_profile import predecode
 
 SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mispredict",
            "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
@@ -26,32 +30,43 @@ SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mi
 
 async def replay(dut, frontend: FrontEnd, name: str) -> int:
     """Drive the recorded filter inputs, compare every output; returns the cycles."""
+    return await replay_steps(dut, frontend.trace, frontend.filter.config.ckpt_width,
+                              f"program {name}")
+
+
+async def replay_steps(dut, steps, ckpt_width: int, what: str) -> int:
+    """Drive ``steps`` (each with ``lanes``, ``squash``, ``restore`` and the golden
+    outputs ``out``), compare every output every cycle; returns the cycles."""
     params = golden_params()
     lanes, addr = params["lanes"], params["addr_width"]
-    ckpt_width = frontend.filter.config.ckpt_width
+    predecoded = params.get("predecoded", False)
     await start_in_reset(dut, {"valid": 0, "squash": 0})
-    for cycle, step in enumerate(frontend.trace):
+    for cycle, step in enumerate(steps):
         ls = step.lanes + [None] * (lanes - len(step.lanes))
         dut.valid.value = pack([1 if lane else 0 for lane in ls], 1)
         dut.pred_taken.value = pack([lane.pred_taken if lane else 0 for lane in ls], 1)
         dut.skipped.value = pack([lane.skipped if lane else 0 for lane in ls], 1)
         dut.insn.value = pack([lane.insn if lane else 0 for lane in ls], 32)
+        if predecoded:  # the fetch queue's predecode bits, from the ISA's decode
+            bits = [predecode(lane.insn if lane else 0) for lane in ls]
+            dut.insn_pre.value = pack([b[0] | b[1] << 1 | b[2] << 2 for b in bits], 3)
         dut.pc.value = pack([lane.pc if lane else 0 for lane in ls], addr)
         dut.squash.value = step.squash
         dut.restore.value = step.restore
         await ReadOnly()
-        context = f"program {name}, squash={step.squash}"
+        context = f"{what}, squash={step.squash}"
         for signal in SCALARS:
             check_equal(cycle, signal, int(getattr(dut, signal).value),
                         getattr(step.out, signal), context)  # fmt: skip
         check_equal(cycle, "ckpt", int(dut.ckpt.value), pack(step.out.ckpt, ckpt_width), context)
         await FallingEdge(dut.clk)
-    return len(frontend.trace)
+    return len(steps)
 
 
 def _frontend(program, rate, run_seed, instructions, predictor=None):
+    params = {k: v for k, v in golden_params().items() if k != "predecoded"}
     frontend = FrontEnd(program, mispredict_rate=rate, seed=run_seed, predictor=predictor,
-                        **golden_params())  # fmt: skip
+                        **params)  # fmt: skip
     frontend.run(instructions)
     return frontend
 
@@ -79,3 +94,18 @@ async def random_programs_match(dut):
     profile-flag mis-predictions as well as mis-fetches and branch squashes.
     """
     await replay_random_programs(dut, _frontend_with_predictor, replay, toggle_rate=0.5)
+
+
+@cocotb.test()
+async def random_heads_match(dut):
+    """Random queue heads against the golden filter alone (no front end): every event
+    in every lane position (an overflow or underflow in lane 0, after random restored
+    checkpoints), addresses of the full width, ``HWPROF_HEADS`` cycles (default 20,000)."""
+    params = {k: v for k, v in golden_params().items() if k != "predecoded"}
+    golden = DispatchFilter(**params)
+    steps = []
+    for lanes, squash, restore in random_steps(rng(), golden.config, param("heads", 20_000)):
+        out = golden.step(lanes, squash=squash, restore=restore)
+        steps.append(FilterStep(lanes, squash, restore, out))
+    cycles = await replay_steps(dut, steps, golden.config.ckpt_width, "random heads")
+    dut._log.info("random heads: %d cycles equal", cycles)

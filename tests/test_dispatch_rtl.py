@@ -3,12 +3,16 @@
 import random
 
 import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.sim import Simulator
 
+from cocotb_tests.dispatch_stimulus import random_steps
 from hwprof.golden.dispatch import DispatchFilter as Golden
 from hwprof.golden.dispatch import Lane
 from hwprof.golden.frontend import FrontEnd, directed_programs
-from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode
+from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode, predecode
 from hwprof.rtl.dispatch_filter import DispatchFilter
+from hwprof.rtl.dispatch_filter import predecode as rtl_predecode
 from hwprof.synth import to_verilog
 from tests.frontend_replay import replay
 from tests.selective_dispatch_mutants import NoOverflowTrap, NoPopHazard
@@ -17,29 +21,13 @@ SCALARS = ("take", "dispatch", "drop", "stall", "redirect", "misfetch", "flag_mi
            "redirect_pc", "overflow", "underflow", "halted", "flags")  # fmt: skip
 
 
-def random_steps(rng, config, cycles):
-    """Random fetch-queue heads (any mix of PCIs, PIs of any k, ordinary), squashes."""
-    ks = min(config.n_flags + 1, 8)  # also a flag beyond n_flags
+def compare(dut, params, steps, predecoder=predecode):
+    """Drive ``steps`` (lanes, squash, restore); return the first mismatch or None.
 
-    def word():
-        r = rng.random()
-        if r < 0.35:
-            return encode(Insn("pci", rng.choice(PCI_OPS), k=rng.randrange(ks)))
-        if r < 0.75:
-            return encode(Insn("pi", rng.choice(PI_OPS), k=rng.randrange(ks)))
-        return 0x13
-
-    for _ in range(cycles):
-        valid = rng.randrange(config.lanes + 1)
-        lanes = [Lane(1, word(), rng.getrandbits(config.addr_width), rng.getrandbits(1),
-                      int(rng.random() < 0.2)) for _ in range(valid)]  # fmt: skip
-        squash = int(rng.random() < 0.05)
-        yield lanes, squash, rng.getrandbits(config.ckpt_width) if squash else 0
-
-
-def compare(dut, params, steps):
-    """Drive ``steps`` (lanes, squash, restore); return the first mismatch or None."""
-    golden = Golden(**params)
+    A ``predecoded`` filter gets each word's bits from ``predecoder`` (the golden
+    :func:`~hwprof.golden.isa_profile.predecode`, from the ISA's decode).
+    """
+    golden = Golden(**{k: v for k, v in params.items() if k != "predecoded"})
     n = golden.config.lanes
 
     def drive(ctx, step):
@@ -50,6 +38,10 @@ def compare(dut, params, steps):
         for i, lane in enumerate(padded):
             ctx.set(dut.insn[i], lane.insn)
             ctx.set(dut.pc[i], lane.pc)
+            if dut.predecoded:
+                bits = predecoder(lane.insn)
+                for field, bit in zip(("is_pci", "is_pi", "is_cti"), bits, strict=True):
+                    ctx.set(getattr(dut.insn_pre[i], field), bit)
         ctx.set(dut.squash, squash)
         ctx.set(dut.restore, restore)
         out = golden.step(lanes, squash=squash, restore=restore)
@@ -66,11 +58,59 @@ def compare(dut, params, steps):
 @pytest.mark.parametrize("params", [
     {"lanes": 1}, {"lanes": 2, "n_flags": 2, "stack_depth": 3}, {"lanes": 4, "stack_depth": 1},
     {"lanes": 3, "n_flags": 8, "addr_width": 16},
+    {"lanes": 4, "predecoded": True}, {"lanes": 2, "n_flags": 2, "stack_depth": 3,
+                                       "predecoded": True},
 ])  # fmt: skip
 def test_rtl_matches_golden_on_random_heads(params, seed):
     dut = DispatchFilter(**params)
-    steps = list(random_steps(random.Random(seed), Golden(**params).config, 1500))
+    config = Golden(**{k: v for k, v in params.items() if k != "predecoded"}).config
+    steps = list(random_steps(random.Random(seed), config, 1500))
     assert compare(dut, params, steps) is None, f"seed {seed}"
+
+
+def test_predecoded_filter_reads_its_predecode_bits(seed):
+    """The checker fails when the predecode bits lie: each bit taken away in turn (a
+    word's PCI, PI or control-transfer bit read as 0) is a mismatch."""
+    params = {"lanes": 4, "predecoded": True}
+    steps = list(random_steps(random.Random(seed), Golden(lanes=4).config, 1500))
+    for bit in range(3):
+        def wrong(word, bit=bit):
+            bits = list(predecode(word))
+            bits[bit] = 0
+            return tuple(bits)
+        assert compare(DispatchFilter(**params), params, steps, wrong) is not None, \
+            f"bit {bit}, seed {seed}"
+
+
+def test_predecode_matches_the_isa_decode(seed):
+    """The RTL predecode (what a fetch queue stores) equals the golden one, itself
+    from the ISA's decode: every PCI and PI encoding, reserved ``add`` forms, random
+    words."""
+    words = [encode(Insn("pci", op, k=k)) for op in PCI_OPS for k in range(8)]
+    words += [encode(Insn("pi", op, k=k)) for op in PI_OPS for k in range(8)]
+    add = encode(Insn("pi", "add"))
+    words += [add | bits << 25 for bits in range(16)] + [0x13, 0]
+    rng = random.Random(seed)
+    words += [rng.getrandbits(32) for _ in range(2000)]
+    # the golden predecode on the paper's kinds (docs/isa.md)
+    assert predecode(encode(Insn("pci", "pushpf", k=3))) == (1, 0, 0)
+    assert predecode(encode(Insn("pi", "beq", k=1))) == (0, 1, 1)
+    assert predecode(encode(Insn("pi", "lw"))) == (0, 1, 0)
+    assert predecode(add | 1 << 25) == (0, 0, 0) and predecode(0x13) == (0, 0, 0)
+    m = Module()
+    word = Signal(32)
+    bits = rtl_predecode(m, word, "q")
+    got = []
+
+    async def bench(ctx):
+        for w in words:
+            ctx.set(word, w)
+            got.append((ctx.get(bits.is_pci), ctx.get(bits.is_pi), ctx.get(bits.is_cti)))
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert got == [predecode(w) for w in words]
 
 
 @pytest.mark.parametrize("name", sorted(directed_programs()))
@@ -107,6 +147,7 @@ def test_checker_catches_a_filter_without_the_overflow_exception(seed):
     ({"lanes": 5}, ValueError, "lanes must be between 1 and 4, not 5"),
     ({"n_flags": 0}, ValueError, "n_flags must be between 1 and 8, not 0"),
     ({"stack_depth": 1.5}, TypeError, "stack_depth must be an integer, not 1.5"),
+    ({"predecoded": 1}, TypeError, "predecoded must be a bool, not 1"),
 ])  # fmt: skip
 def test_rtl_parameter_errors(params, error, message):
     with pytest.raises(error, match=message):

@@ -101,6 +101,24 @@ def test_sampler_lfsr_step_catches_zero_detector_inverted_bit():
         assert verdicts == {"lfsr_step": expected, "lfsr_escape": expected}
 
 
+def test_predecoded_dispatch_property_needs_the_predecode_constraint():
+    """The predecoded filter's dispatch property decodes the word itself and assumes
+    the fetch queue's bits are its predecode: proved with the assumption; without it
+    (bits free) a counterexample, so the property does read the word, not the bits."""
+    top = get_top("dispatch_filter")
+    params = top.resolve({"lanes": 2})
+    assert params["predecoded"] is True
+    verilog = to_verilog(top.construct({"lanes": 2}), top.name)
+    prop = next(p for p in properties_for("dispatch_filter", params)
+                if p.name == "pi_dispatch_by_flag")  # fmt: skip
+    assert run_property(verilog, top.name, prop).status == "proved"
+    text = prop.modules["dispatch_filter"]
+    free = re.sub(r"always @\* assume \(insn_pre\[[^;]*;\n", "", text)
+    assert free != text
+    unconstrained = Property(prop.name, "", {"dispatch_filter": free})
+    assert run_property(verilog, top.name, unconstrained).status == "failed"
+
+
 def test_inject_unknown_module():
     with pytest.raises(FormalError, match="no module 'nope'"):
         inject("module a(x);\nendmodule\n", "nope", "")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..golden.brr import BrrConfig
 from ..golden.dispatch import DispatchConfig
-from ..golden.isa_profile import CUSTOM1, CUSTOM2, PCI_MASK
+from ..golden.isa_profile import CTI_OPS, CUSTOM1, CUSTOM2, PCI_MASK, PI_OPS
 from ..golden.lfsr import LfsrConfig
 from ..golden.multihash import MultiHashConfig
 from ..golden.samplers import LFSR_WIDTH, RAND_BITS
@@ -189,6 +189,14 @@ def props_dispatch_filter(p: dict) -> list[Property]:
             f"wire [7:0] f_fl{i} = {flags_in};\n"
             f"wire f_on{i} = f_k{i} < {n} && f_fl{i}[f_k{i}];\n"
         )  # fmt: skip
+        if p.get("predecoded"):
+            # the integrator's constraint: the fetch queue's bits are the word's predecode
+            cti = " || ".join(f"f_w{i}[14:12] == 3'd{PI_OPS.index(op)}" for op in CTI_OPS)
+            decode.append(
+                f"wire f_cti{i} = f_pi{i} && ({cti});\n"
+                f"always @* assume (insn_pre[{3 * i + 2}:{3 * i}] == "
+                f"{{f_cti{i}, f_pi{i}, f_pci{i}}});\n"
+            )  # fmt: skip
         dispatch.append(
             f"always @* begin\n"
             f"  assert (!dispatch[{i}] || take[{i}]); assert (!drop[{i}] || take[{i}]);\n"

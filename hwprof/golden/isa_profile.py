@@ -58,6 +58,7 @@ __all__ = [
     "Insn",
     "encode",
     "decode",
+    "predecode",
     "ordinary",
     "NOP",
     "PFLEN_MASK",
@@ -203,3 +204,10 @@ def decode(word: int) -> Insn:
     if op == "sw":
         return Insn("pi", op, k, rs1=rs1, rs2=rs2, imm=imm)
     return Insn("pi", op, k, rs1=rs1, rs2=rs2, imm=2 * imm)
+
+
+def predecode(word: int) -> tuple[int, int, int]:
+    """``(is_pci, is_pi, is_cti)`` of a 32-bit word, from :func:`decode`: the bits a
+    fetch queue stores beside each word for the dispatch filter's ``predecoded`` form."""
+    insn = decode(word)
+    return int(insn.kind == "pci"), int(insn.is_pi), int(insn.is_cti)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.data import ArrayLayout
+from amaranth.lib.data import ArrayLayout, StructLayout
 from amaranth.lib.wiring import In, Out
 
 from ..golden.dispatch import DispatchConfig
 from ..golden.isa_profile import CUSTOM1, CUSTOM2, MAX_FLAGS, PCI_MASK, PI_OPS
 from ._params import checked_config
 
-__all__ = ["DispatchFilter", "decode_fields"]
+__all__ = ["PREDECODE", "DispatchFilter", "decode_fields", "predecode"]
 
 _CTI = [PI_OPS.index(op) for op in ("jalr", "beq", "bne")]
 
@@ -31,6 +31,20 @@ def decode_fields(m: Module, word, name: str):
         k.eq(Mux(is_pci, word[15:18], word[29:32])),
     ]
     return is_pci, word[12:14], is_pi, is_cti, k
+
+
+#: The predecode bits of one instruction word (``predecoded=True``): what the filter
+#: would otherwise decode from the word in its own cycle (docs/isa.md; the golden
+#: form is :func:`hwprof.golden.isa_profile.predecode`).
+PREDECODE = StructLayout({"is_pci": 1, "is_pi": 1, "is_cti": 1})
+
+
+def predecode(m: Module, word, name: str):
+    """The :data:`PREDECODE` bits of a 32-bit word, for the fetch queue's write side."""
+    bits = Signal(PREDECODE, name=f"{name}_predecode")
+    is_pci, _op, is_pi, is_cti, _k = decode_fields(m, word, name)
+    m.d.comb += [bits.is_pci.eq(is_pci), bits.is_pi.eq(is_pi), bits.is_cti.eq(is_cti)]
+    return bits
 
 
 class DispatchFilter(wiring.Component):
@@ -58,6 +72,14 @@ class DispatchFilter(wiring.Component):
         Entries of the one-bit flag stack, 1..64.
     addr_width : int
         Instruction address width, 8..64 (4-byte instructions).
+    predecoded : bool
+        False (the class default): the filter decodes each lane's word itself. True
+        (the catalog default, timing: docs/fpga.md): the fetch queue supplies each
+        entry's :data:`PREDECODE` bits on ``insn_pre`` (:func:`predecode` of the word,
+        computed when the entry is written, three bits more per entry), and the
+        filter reads the flag operand and PCI opcode from ``insn`` but decodes
+        nothing itself. ``insn_pre`` must be the predecode of ``insn`` (the
+        integrator's constraint; the formal properties assume it).
 
     Attributes
     ----------
@@ -66,6 +88,8 @@ class DispatchFilter(wiring.Component):
         predictor skipped the block it leads.
     insn : In(ArrayLayout(32, lanes))
         Instruction words.
+    insn_pre : In(ArrayLayout(PREDECODE, lanes))
+        Only with ``predecoded``: their predecode bits.
     pc : In(ArrayLayout(addr_width, lanes))
         Their addresses.
     squash : In(1)
@@ -106,16 +130,24 @@ class DispatchFilter(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.dispatch.DispatchConfig`).
     """
 
-    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32):
-        config = checked_config(self, lambda: DispatchConfig(
-            lanes=lanes, n_flags=n_flags, stack_depth=stack_depth, addr_width=addr_width))
+    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32, predecoded=False):
+        def config_of():
+            if not isinstance(predecoded, bool):
+                raise TypeError(f"DispatchFilter: predecoded must be a bool, not {predecoded!r}")
+            return DispatchConfig(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
+                                  addr_width=addr_width)  # fmt: skip
+
+        config = checked_config(self, config_of)
         self.config = config
+        self.predecoded = predecoded
         w = config.lanes
+        pre = {"insn_pre": In(ArrayLayout(PREDECODE, w))} if predecoded else {}
         super().__init__({
             "valid": In(w),
             "pred_taken": In(w),
             "skipped": In(w),
             "insn": In(ArrayLayout(32, w)),
+            **pre,
             "pc": In(ArrayLayout(config.addr_width, w)),
             "squash": In(1),
             "restore": In(config.ckpt_width),
@@ -220,12 +252,18 @@ class DispatchFilter(wiring.Component):
         s_flags, s_stack, s_sp = [flags], [stack], [sp]
         for j, ln in enumerate(lanes):
             rel = rels[j]
-            popval = _or_all([Const(0)] + [at & stack_below[d] for d, at in rel.items()])
+            # the register's entry (behind an 8:1 mux on the pointer) enters last: the
+            # value forwarded from an older pushpf of this cycle, and whether there is
+            # one, come from the decode and the flags alone (timing)
+            from_stack = _or_all([Const(0)] + [at & stack_below[d] for d, at in rel.items()])
+            forwarded, any_forward = Const(0), Const(0)
             for q in range(j):
                 lq = lanes[q]
                 below = _or_all([Const(0)] + [at & rels[q][d - 1] for d, at in rel.items()
                                               if d - 1 in rels[q]])
-                popval = Mux(lq["push"] & below, lq["fbit_pci"], popval)
+                forwarded = Mux(lq["push"] & below, lq["fbit_pci"], forwarded)
+                any_forward = any_forward | (lq["push"] & below)
+            popval = Mux(any_forward, forwarded, from_stack)
             pv = Signal(name=f"lane{j}_popval")
             m.d.comb += pv.eq(popval)
             value = Mux(ln["setres"], ~ln["op"][0], pv)
@@ -319,7 +357,11 @@ class DispatchFilter(wiring.Component):
 
     def _decode(self, m, i, n):
         """Lane ``i``'s decode; the flag operands without the PCI/PI select (timing)."""
-        is_pci, op, is_pi, is_cti, _k = decode_fields(m, self.insn[i], f"lane{i}")
+        if self.predecoded:
+            pre = self.insn_pre[i]
+            is_pci, op, is_pi, is_cti = pre.is_pci, self.insn[i][12:14], pre.is_pi, pre.is_cti
+        else:
+            is_pci, op, is_pi, is_cti, _k = decode_fields(m, self.insn[i], f"lane{i}")
         k_pci, k_pi = self.insn[i][15:18], self.insn[i][29:32]
         exists = (k_pci < n) if n < MAX_FLAGS else Const(1)
         ln = {"is_pci": is_pci, "op": op, "is_pi": is_pi, "is_cti": is_cti,

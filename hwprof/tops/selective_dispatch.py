@@ -7,7 +7,7 @@ from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 
 
 def _filter_budget(params):
-    config = DispatchConfig(**params)
+    config = DispatchConfig(**{k: v for k, v in params.items() if k != "predecoded"})
     return {
         "flops": config.ckpt_width + 1,
         "source": "Vaswani et al., sec. III-B, V: n profile flags (the paper gives no gate "
@@ -35,9 +35,12 @@ TOPS = [
             Param("n_flags", 1, "int", "profile flags (profile types), 1..8"),
             Param("stack_depth", 8, "int", "flag stack entries, 1..64"),
             Param("addr_width", 32, "int", "instruction address width, 8..64"),
+            Param("predecoded", True, "bool", "the fetch queue supplies each word's "
+                                              "is_pci/is_pi/is_cti bits (insn_pre; timing, "
+                                              "docs/fpga.md); false: the filter decodes"),
         ),
         budget=_filter_budget,
-        variants=({}, {"lanes": 1}, {"lanes": 2, "n_flags": 8}),
+        variants=({}, {"lanes": 1}, {"lanes": 2, "n_flags": 8}, {"predecoded": False}),
         cocotb_module="test_dispatch_filter",
     ),
     Top(

@@ -1,0 +1,33 @@
+"""Random fetch-queue heads for the dispatch filter (the Amaranth and cocotb checks).
+
+Unlike the front-end programs, these reach every lane position of every event:
+a flag-stack overflow or underflow in lane 0 (random restored checkpoints put the
+stack pointer anywhere, full and empty included), addresses of the full width
+(``redirect_pc``'s high bits), any mix of PCIs and PIs of every flag.
+"""
+
+from __future__ import annotations
+
+from hwprof.golden.dispatch import Lane
+from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode
+
+
+def random_steps(rng, config, cycles):
+    """``cycles`` of ``(lanes, squash, restore)``: random heads (any mix of PCIs, PIs of
+    any k, ordinary words), squashes with random checkpoints on 5 % of cycles."""
+    ks = min(config.n_flags + 1, 8)  # also a flag beyond n_flags
+
+    def word():
+        r = rng.random()
+        if r < 0.35:
+            return encode(Insn("pci", rng.choice(PCI_OPS), k=rng.randrange(ks)))
+        if r < 0.75:
+            return encode(Insn("pi", rng.choice(PI_OPS), k=rng.randrange(ks)))
+        return 0x13
+
+    for _ in range(cycles):
+        valid = rng.randrange(config.lanes + 1)
+        lanes = [Lane(1, word(), rng.getrandbits(config.addr_width), rng.getrandbits(1),
+                      int(rng.random() < 0.2)) for _ in range(valid)]  # fmt: skip
+        squash = int(rng.random() < 0.05)
+        yield lanes, squash, rng.getrandbits(config.ckpt_width) if squash else 0
