@@ -16,7 +16,7 @@ stage, with forwarding of the two writes a tuple's read misses.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
@@ -25,7 +25,6 @@ from ..golden.tagged import TaggedConfig
 from ._params import checked_config
 from .hashing import Hash
 from .samplers import _Sampler, output_register
-from .select import lowest_one
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = ["TaggedCompressor", "entry_layout"]
@@ -33,6 +32,31 @@ __all__ = ["TaggedCompressor", "entry_layout"]
 
 def entry_layout(tag_bits, hit_bits, miss_bits):
     return data.StructLayout({"valid": 1, "tag": tag_bits, "hit": hit_bits, "miss": miss_bits})
+
+
+def _at_least(value, k):
+    """``value >= k`` for a constant ``k``, as and/or gates from the top bit down (no
+    carry chain: yosys maps a ``>=`` to a CCU2C chain on the ECP5)."""
+    width = len(value)
+    if k <= 0:
+        return Const(1)
+    if k >= 1 << width:
+        return Const(0)
+    out = Const(1)  # the bits below the lowest are equal: >= holds
+    for i in range(width):
+        out = (value[i] & out) if (k >> i) & 1 else (value[i] | out)
+    return out
+
+
+def _sum_at_least(a, b, k):
+    """``a + b >= k`` for a narrow ``b``: one constant compare of ``a`` per value of
+    ``b`` (no adder, no carry chain)."""
+    return Cat(*[(b == v) & _at_least(a, k - v) for v in range(1 << len(b))]).any()
+
+
+def _priority(bits):
+    """One-hot of the lowest set bit of ``bits`` (0 when none), as gates."""
+    return Cat(*[bits[i] & ~bits[:i].any() if i else bits[0] for i in range(len(bits))])
 
 
 def _xor_fold(value, bits):
@@ -172,8 +196,8 @@ class TaggedCompressor(_Sampler):
             m.d.comb += smallest[w].eq(cond)
         onehot = Signal(c.ways)
         m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
-            empty.any(), lowest_one(empty), Mux(
-                evict.any(), lowest_one(evict), lowest_one(Cat(*smallest))))))  # fmt: skip
+            empty.any(), _priority(empty), Mux(
+                evict.any(), _priority(evict), _priority(Cat(*smallest))))))  # fmt: skip
         # The transition of every way computed in parallel, as if it were chosen (a
         # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
         # the way choice and the counter arithmetic are side by side, not in series.
@@ -203,9 +227,9 @@ class TaggedCompressor(_Sampler):
         total = Signal(c.hit_bits + 1, name=f"total{w}")
         m.d.comb += total.eq(cur.hit + miss_plus)
         saturates = cur.hit == hit_max - 1  # plus == hit_max
-        should_evict = (cur.hit >= c.evict_hits - 1) | saturates  # plus >= evict_hits
-        should_replace = cur.miss >= c.replace_misses - 1  # miss_plus >= replace_misses
-        total_max = (cur.hit + cur.miss) >= hit_max - 1  # total >= hit_max
+        should_evict = _at_least(cur.hit, c.evict_hits - 1) | saturates  # plus >= evict_hits
+        should_replace = _at_least(cur.miss, c.replace_misses - 1)  # miss_plus >= replace_misses
+        total_max = _sum_at_least(cur.hit, cur.miss, hit_max - 1)  # total >= hit_max
         new = Signal(layout, name=f"new{w}")
         emit = Signal(name=f"emit{w}")
         count = Signal(c.hit_bits + 1, name=f"count{w}")
