@@ -169,10 +169,37 @@ class TaggedCompressor(_Sampler):
         rmw = ReadModifyWrite(m, mems, h.index, advance,
                               {"valid": self.tuples.valid, "key": key, "tag": tag},
                               bypass=self.bypass)  # fmt: skip
-        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"])
+        onehot, new, emit, count = self._update_late(m, rmw.words, rmw.last_new,
+                                                     rmw.forwarded, rmw.s2["tag"])
         update = rmw.write(onehot, new)
         load_message(m, messages, update, emit, rmw.s2["key"], count)
         return m
+
+    def _choice(self, m, flags, below, name):
+        """The way choice: a tag hit, else the lowest empty way, else the lowest Evict
+        way, else the smallest hit count (lowest index on a tie). ``flags[w] = (hit,
+        empty, evict)`` of way ``w``; ``below(a, b, strict)`` is way ``a``'s hit count
+        ``<`` way ``b``'s (``<=`` if not ``strict``). Returns the one-hot way."""
+        c = self.config
+        hits, empty, evict = (Cat(*[f[i] for f in flags]) for i in range(3))
+        smallest = [Signal(name=f"{name}_smallest{w}") for w in range(c.ways)]
+        for w in range(c.ways):
+            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
+            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
+            cond = 1
+            for term in lower + not_higher:
+                cond = cond & term
+            m.d.comb += smallest[w].eq(cond)
+        onehot = Signal(c.ways, name=name)
+        m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
+            empty.any(), _priority(empty), Mux(
+                evict.any(), _priority(evict), _priority(Cat(*smallest))))))  # fmt: skip
+        return onehot
+
+    @staticmethod
+    def _flags(entry, tag):
+        """``(tag hit, empty, Evict)`` of one entry for a tuple with ``tag``."""
+        return entry.valid & (entry.tag == tag), ~entry.valid, entry.valid & (entry.miss != 0)
 
     def _update(self, m, entries, tag):
         """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
@@ -182,22 +209,8 @@ class TaggedCompressor(_Sampler):
             return ha < hb if strict else ha <= hb
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
-        # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
-        hits = Cat(*[e.valid & (e.tag == tag) for e in entries])
-        empty = Cat(*[~e.valid for e in entries])
-        evict = Cat(*[e.valid & (e.miss != 0) for e in entries])
-        smallest = [Signal(name=f"smallest{w}") for w in range(c.ways)]
-        for w in range(c.ways):
-            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
-            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
-            cond = 1
-            for term in lower + not_higher:
-                cond = cond & term
-            m.d.comb += smallest[w].eq(cond)
-        onehot = Signal(c.ways)
-        m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
-            empty.any(), _priority(empty), Mux(
-                evict.any(), _priority(evict), _priority(Cat(*smallest))))))  # fmt: skip
+        flags = [self._flags(e, tag) for e in entries]
+        onehot = self._choice(m, flags, below, "onehot")
         # The transition of every way computed in parallel, as if it were chosen (a
         # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
         # the way choice and the counter arithmetic are side by side, not in series.
@@ -206,9 +219,63 @@ class TaggedCompressor(_Sampler):
         count = Signal(c.hit_bits + 1)
         cur = Signal(layout, name="cur")  # the chosen way's entry (named for hwprof prove)
         for w, e in enumerate(entries):
-            new_w, emit_w, count_w = self._transition(m, e, hits[w], tag, w)
+            new_w, emit_w, count_w = self._transition(m, e, flags[w][0], tag, w)
             with m.If(onehot[w]):
                 m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w), cur.eq(e)]
+        return onehot, new, emit, count
+
+    def _update_late(self, m, words, last_new, forwarded, tag):
+        """:meth:`_update` of ``entries[w] = last_new if forwarded[w] else words[w]``
+        (``forwarded`` one-hot or zero) with the select last, not first.
+
+        Every candidate is computed from flops: the transition of each word and of
+        ``last_new``, and one way choice per case (no way forwarded, or way ``L``
+        forwarded: ``words`` with ``last_new`` in way ``L``), its hit-count compares
+        between the candidates themselves. ``forwarded`` then picks the case's choice
+        and the chosen transition. Same results as :meth:`_update` of the muxed
+        entries; the forwarding mux is no longer in front of the compares.
+        """
+        c = self.config
+        k = c.ways
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
+        sources = [*words, last_new]  # index k: the previous write
+        flags = [self._flags(e, tag) for e in sources]
+        trans = [self._transition(m, e, flags[i][0], tag, i if i < k else "n")
+                 for i, e in enumerate(sources)]  # fmt: skip
+        compares = {}
+
+        def compare(i, j, strict):
+            if (i, j, strict) not in compares:
+                hi, hj = sources[i].hit, sources[j].hit
+                out = Signal(name=f"below_{i}_{j}_{'lt' if strict else 'le'}")
+                m.d.comb += out.eq(hi < hj if strict else hi <= hj)
+                compares[i, j, strict] = out
+            return compares[i, j, strict]
+
+        choices = {}
+        for case in [None, *range(k)]:
+            idx = [k if w == case else w for w in range(k)]
+            choices[case] = self._choice(
+                m, [flags[i] for i in idx],
+                lambda a, b, strict, idx=idx: compare(idx[a], idx[b], strict),
+                f"onehot_{'none' if case is None else f'fwd{case}'}")  # fmt: skip
+        none = ~forwarded.any()
+        pick_last = Signal()  # the chosen way is the forwarded one: ``last_new``'s transition
+        m.d.comb += pick_last.eq(Cat(*[forwarded[w] & choices[w][w] for w in range(k)]).any())
+        pick = Signal(k)  # the chosen way's word, not forwarded
+        for w in range(k):
+            m.d.comb += pick[w].eq(Cat(none & choices[None][w], *[
+                forwarded[f] & choices[f][w] for f in range(k) if f != w]).any())
+        onehot = Signal(k)
+        m.d.comb += onehot.eq(pick | (forwarded & pick_last.replicate(k)))
+        new = Signal(layout)
+        emit = Signal()
+        count = Signal(c.hit_bits + 1)
+        for w in range(k):
+            with m.If(pick[w]):
+                m.d.comb += [new.eq(trans[w][0]), emit.eq(trans[w][1]), count.eq(trans[w][2])]
+        with m.If(pick_last):
+            m.d.comb += [new.eq(trans[k][0]), emit.eq(trans[k][1]), count.eq(trans[k][2])]
         return onehot, new, emit, count
 
     def _transition(self, m, cur, is_hit, tag, w):
