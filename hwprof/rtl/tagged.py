@@ -11,7 +11,10 @@ are read (asynchronously), the way is chosen, the FSM transition computed and
 the chosen way written back; a message goes to the one-message output register
 (:func:`hwprof.rtl.samplers.output_register`). ``latency=3`` (default): the same
 update one stage later, after a synchronous read (block RAM) and a register
-stage, with forwarding of the two writes a tuple's read misses.
+stage, with forwarding of the two writes a tuple's read misses; the newer one is
+selected last (:meth:`TaggedCompressor._update_late`: every candidate computed
+from flops, the forwarding case picking among them), not muxed in front of the
+update.
 """
 
 from __future__ import annotations
