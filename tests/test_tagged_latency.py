@@ -28,6 +28,20 @@ def test_rtl_matches_golden_at_latency(latency, kind, seed):
     assert run(dut, model, rng, keys) is None, f"seed {seed}"
 
 
+@pytest.mark.parametrize("ways", [1, 4])
+@pytest.mark.parametrize("kind", ["ping-pong", "alias"])
+def test_rtl_matches_golden_other_ways(ways, kind, seed):
+    """Latency 3 selects the forwarded write last, with one way choice per way that
+    can be forwarded: checked beyond the default 2 ways (more tag values than ways)."""
+    rng = random.Random(seed)
+    params = {**PARAMS, "entries": 4 * ways, "ways": ways, "tag_bits": 3}
+    model = gt.TaggedCompressor(latency=3, **params)
+    aliases = aliasing_keys(model, ways + 2)
+    dut = rt.TaggedCompressor(latency=3, **params)
+    keys = key_stream(rng, kind, 200, aliases=aliases)
+    assert run(dut, model, rng, keys) is None, f"seed {seed}"
+
+
 def test_without_bypass_is_caught(seed):
     """Back-to-back tuples on one set read stale entries without the bypass."""
     rng = random.Random(seed)

@@ -118,6 +118,16 @@ class ReadModifyWrite:
         The word of each memory at ``s2["index"]`` as the writes of every earlier
         tuple left it: the previous S2 write where S2 reads the word it wrote (a
         select from flops), else the word captured at S1 -> S2.
+    words : list of Signal
+        The word of each memory captured at S1 -> S2 (flops; the older write
+        forwarded, not the newer one).
+    last_new : Signal
+        The previous S2 write (a flop).
+    forwarded : Signal
+        One bit per memory: S2's entry of that memory is ``last_new``, not its word
+        (one-hot or zero; flops of their own, set by :meth:`write`): ``entries[w] =
+        last_new if forwarded[w] else words[w]``. A caller may compute from ``words``
+        and ``last_new`` in parallel and select late instead of reading ``entries``.
     """
 
     def __init__(self, m, memories, index, advance, carry, *, bypass=True):
@@ -138,6 +148,8 @@ class ReadModifyWrite:
         self._read_ports = [mem.read_port() for mem in memories]  # not transparent: old data
         for rp, wp in zip(self._read_ports, self._write_ports, strict=True):
             m.d.comb += [rp.addr.eq(index), rp.en.eq(advance), wp.addr.eq(self.s2["index"])]
+        self.words, self.last_new = self._words, self._last_new
+        self.forwarded = Signal(ways)  # registered by :meth:`write`
         self.entries = []
         for w in range(ways):
             entry = Signal(shape, name=f"entry{w}")
@@ -159,11 +171,14 @@ class ReadModifyWrite:
         for w, wp in enumerate(self._write_ports):
             m.d.comb += [wp.en.eq(update & onehot[w]), wp.data.eq(new)]
         forward = self._forward
+        # the tuple in S2 now is ``last`` when S1's reaches S2
+        same = Signal()
+        m.d.comb += same.eq(forward & s2["valid"] & (s2["index"] == s1["index"]))
         with m.If(self._advance):
             m.d.sync += [self._last_valid.eq(s2["valid"]), self._last_index.eq(s2["index"]),
                          self._last_way.eq(onehot), self._last_new.eq(new)]  # fmt: skip
-            # the tuple in S2 now is ``last`` when S1's reaches S2
-            m.d.sync += self._after_last.eq(forward & s2["valid"] & (s2["index"] == s1["index"]))
+            m.d.sync += [self._after_last.eq(same),
+                         self.forwarded.eq(onehot & same.replicate(len(onehot)))]
             for w, rp in enumerate(self._read_ports):
                 with m.If(forward & self._last_valid & (self._last_index == s1["index"])
                           & self._last_way[w]):  # fmt: skip

@@ -11,12 +11,15 @@ are read (asynchronously), the way is chosen, the FSM transition computed and
 the chosen way written back; a message goes to the one-message output register
 (:func:`hwprof.rtl.samplers.output_register`). ``latency=3`` (default): the same
 update one stage later, after a synchronous read (block RAM) and a register
-stage, with forwarding of the two writes a tuple's read misses.
+stage, with forwarding of the two writes a tuple's read misses; the newer one is
+selected last (:meth:`TaggedCompressor._update_late`: every candidate computed
+from flops, the forwarding case picking among them), not muxed in front of the
+update.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
@@ -25,7 +28,6 @@ from ..golden.tagged import TaggedConfig
 from ._params import checked_config
 from .hashing import Hash
 from .samplers import _Sampler, output_register
-from .select import lowest_one
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
 __all__ = ["TaggedCompressor", "entry_layout"]
@@ -33,6 +35,31 @@ __all__ = ["TaggedCompressor", "entry_layout"]
 
 def entry_layout(tag_bits, hit_bits, miss_bits):
     return data.StructLayout({"valid": 1, "tag": tag_bits, "hit": hit_bits, "miss": miss_bits})
+
+
+def _at_least(value, k):
+    """``value >= k`` for a constant ``k``, as and/or gates from the top bit down (no
+    carry chain: yosys maps a ``>=`` to a CCU2C chain on the ECP5)."""
+    width = len(value)
+    if k <= 0:
+        return Const(1)
+    if k >= 1 << width:
+        return Const(0)
+    out = Const(1)  # the bits below the lowest are equal: >= holds
+    for i in range(width):
+        out = (value[i] & out) if (k >> i) & 1 else (value[i] | out)
+    return out
+
+
+def _sum_at_least(a, b, k):
+    """``a + b >= k`` for a narrow ``b``: one constant compare of ``a`` per value of
+    ``b`` (no adder, no carry chain)."""
+    return Cat(*[(b == v) & _at_least(a, k - v) for v in range(1 << len(b))]).any()
+
+
+def _priority(bits):
+    """One-hot of the lowest set bit of ``bits`` (0 when none), as gates."""
+    return Cat(*[bits[i] & ~bits[:i].any() if i else bits[0] for i in range(len(bits))])
 
 
 def _xor_fold(value, bits):
@@ -145,10 +172,37 @@ class TaggedCompressor(_Sampler):
         rmw = ReadModifyWrite(m, mems, h.index, advance,
                               {"valid": self.tuples.valid, "key": key, "tag": tag},
                               bypass=self.bypass)  # fmt: skip
-        onehot, new, emit, count = self._update(m, rmw.entries, rmw.s2["tag"])
+        onehot, new, emit, count = self._update_late(m, rmw.words, rmw.last_new,
+                                                     rmw.forwarded, rmw.s2["tag"])
         update = rmw.write(onehot, new)
         load_message(m, messages, update, emit, rmw.s2["key"], count)
         return m
+
+    def _choice(self, m, flags, below, name):
+        """The way choice: a tag hit, else the lowest empty way, else the lowest Evict
+        way, else the smallest hit count (lowest index on a tie). ``flags[w] = (hit,
+        empty, evict)`` of way ``w``; ``below(a, b, strict)`` is way ``a``'s hit count
+        ``<`` way ``b``'s (``<=`` if not ``strict``). Returns the one-hot way."""
+        c = self.config
+        hits, empty, evict = (Cat(*[f[i] for f in flags]) for i in range(3))
+        smallest = [Signal(name=f"{name}_smallest{w}") for w in range(c.ways)]
+        for w in range(c.ways):
+            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
+            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
+            cond = 1
+            for term in lower + not_higher:
+                cond = cond & term
+            m.d.comb += smallest[w].eq(cond)
+        onehot = Signal(c.ways, name=name)
+        m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
+            empty.any(), _priority(empty), Mux(
+                evict.any(), _priority(evict), _priority(Cat(*smallest))))))  # fmt: skip
+        return onehot
+
+    @staticmethod
+    def _flags(entry, tag):
+        """``(tag hit, empty, Evict)`` of one entry for a tuple with ``tag``."""
+        return entry.valid & (entry.tag == tag), ~entry.valid, entry.valid & (entry.miss != 0)
 
     def _update(self, m, entries, tag):
         """Way choice and the Figure 6 transition: ``(onehot way, new entry, emit, count)``."""
@@ -158,22 +212,8 @@ class TaggedCompressor(_Sampler):
             return ha < hb if strict else ha <= hb
         c = self.config
         layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
-        # way choice: tag hit, else lowest empty, else lowest Evict, else smallest hit count
-        hits = Cat(*[e.valid & (e.tag == tag) for e in entries])
-        empty = Cat(*[~e.valid for e in entries])
-        evict = Cat(*[e.valid & (e.miss != 0) for e in entries])
-        smallest = [Signal(name=f"smallest{w}") for w in range(c.ways)]
-        for w in range(c.ways):
-            lower = [below(w, o, True) for o in range(w)]  # strictly below earlier ways
-            not_higher = [below(w, o, False) for o in range(w + 1, c.ways)]
-            cond = 1
-            for term in lower + not_higher:
-                cond = cond & term
-            m.d.comb += smallest[w].eq(cond)
-        onehot = Signal(c.ways)
-        m.d.comb += onehot.eq(Mux(hits.any(), hits, Mux(
-            empty.any(), lowest_one(empty), Mux(
-                evict.any(), lowest_one(evict), lowest_one(Cat(*smallest))))))  # fmt: skip
+        flags = [self._flags(e, tag) for e in entries]
+        onehot = self._choice(m, flags, below, "onehot")
         # The transition of every way computed in parallel, as if it were chosen (a
         # chosen way is a tag hit exactly when it hits), then selected by ``onehot``:
         # the way choice and the counter arithmetic are side by side, not in series.
@@ -182,9 +222,63 @@ class TaggedCompressor(_Sampler):
         count = Signal(c.hit_bits + 1)
         cur = Signal(layout, name="cur")  # the chosen way's entry (named for hwprof prove)
         for w, e in enumerate(entries):
-            new_w, emit_w, count_w = self._transition(m, e, hits[w], tag, w)
+            new_w, emit_w, count_w = self._transition(m, e, flags[w][0], tag, w)
             with m.If(onehot[w]):
                 m.d.comb += [new.eq(new_w), emit.eq(emit_w), count.eq(count_w), cur.eq(e)]
+        return onehot, new, emit, count
+
+    def _update_late(self, m, words, last_new, forwarded, tag):
+        """:meth:`_update` of ``entries[w] = last_new if forwarded[w] else words[w]``
+        (``forwarded`` one-hot or zero) with the select last, not first.
+
+        Every candidate is computed from flops: the transition of each word and of
+        ``last_new``, and one way choice per case (no way forwarded, or way ``L``
+        forwarded: ``words`` with ``last_new`` in way ``L``), its hit-count compares
+        between the candidates themselves. ``forwarded`` then picks the case's choice
+        and the chosen transition. Same results as :meth:`_update` of the muxed
+        entries; the forwarding mux is no longer in front of the compares.
+        """
+        c = self.config
+        k = c.ways
+        layout = entry_layout(c.tag_bits, c.hit_bits, c.miss_bits)
+        sources = [*words, last_new]  # index k: the previous write
+        flags = [self._flags(e, tag) for e in sources]
+        trans = [self._transition(m, e, flags[i][0], tag, i if i < k else "n")
+                 for i, e in enumerate(sources)]  # fmt: skip
+        compares = {}
+
+        def compare(i, j, strict):
+            if (i, j, strict) not in compares:
+                hi, hj = sources[i].hit, sources[j].hit
+                out = Signal(name=f"below_{i}_{j}_{'lt' if strict else 'le'}")
+                m.d.comb += out.eq(hi < hj if strict else hi <= hj)
+                compares[i, j, strict] = out
+            return compares[i, j, strict]
+
+        choices = {}
+        for case in [None, *range(k)]:
+            idx = [k if w == case else w for w in range(k)]
+            choices[case] = self._choice(
+                m, [flags[i] for i in idx],
+                lambda a, b, strict, idx=idx: compare(idx[a], idx[b], strict),
+                f"onehot_{'none' if case is None else f'fwd{case}'}")  # fmt: skip
+        none = ~forwarded.any()
+        pick_last = Signal()  # the chosen way is the forwarded one: ``last_new``'s transition
+        m.d.comb += pick_last.eq(Cat(*[forwarded[w] & choices[w][w] for w in range(k)]).any())
+        pick = Signal(k)  # the chosen way's word, not forwarded
+        for w in range(k):
+            m.d.comb += pick[w].eq(Cat(none & choices[None][w], *[
+                forwarded[f] & choices[f][w] for f in range(k) if f != w]).any())
+        onehot = Signal(k)
+        m.d.comb += onehot.eq(pick | (forwarded & pick_last.replicate(k)))
+        new = Signal(layout)
+        emit = Signal()
+        count = Signal(c.hit_bits + 1)
+        for w in range(k):
+            with m.If(pick[w]):
+                m.d.comb += [new.eq(trans[w][0]), emit.eq(trans[w][1]), count.eq(trans[w][2])]
+        with m.If(pick_last):
+            m.d.comb += [new.eq(trans[k][0]), emit.eq(trans[k][1]), count.eq(trans[k][2])]
         return onehot, new, emit, count
 
     def _transition(self, m, cur, is_hit, tag, w):
@@ -203,9 +297,9 @@ class TaggedCompressor(_Sampler):
         total = Signal(c.hit_bits + 1, name=f"total{w}")
         m.d.comb += total.eq(cur.hit + miss_plus)
         saturates = cur.hit == hit_max - 1  # plus == hit_max
-        should_evict = (cur.hit >= c.evict_hits - 1) | saturates  # plus >= evict_hits
-        should_replace = cur.miss >= c.replace_misses - 1  # miss_plus >= replace_misses
-        total_max = (cur.hit + cur.miss) >= hit_max - 1  # total >= hit_max
+        should_evict = _at_least(cur.hit, c.evict_hits - 1) | saturates  # plus >= evict_hits
+        should_replace = _at_least(cur.miss, c.replace_misses - 1)  # miss_plus >= replace_misses
+        total_max = _sum_at_least(cur.hit, cur.miss, hit_max - 1)  # total >= hit_max
         new = Signal(layout, name=f"new{w}")
         emit = Signal(name=f"emit{w}")
         count = Signal(c.hit_bits + 1, name=f"count{w}")
