@@ -92,6 +92,24 @@ def _named(m, value, name):
     return sig
 
 
+def _one_hot(m, index, name, low=5):
+    """One-hot of ``index`` (``2**len(index)`` bits): bit ``j`` is ``index == j``.
+
+    Predecoded: the ``low`` least significant index bits and the others are
+    decoded apart (``2**low`` and ``2**(len - low)`` comparisons) and bit ``j`` is
+    the AND of its two predecoded bits; the row of bit ``j >> low`` is the low
+    decode or 0 (one native word per row in a Verilator model, instead of one
+    comparison per bit packed into a wide vector).
+    """
+    low = min(low, len(index))
+    lo = _named(m, Cat(*[index[:low] == j for j in range(1 << low)]), f"{name}_lo")
+    if low == len(index):
+        return lo
+    hi = _named(m, Cat(*[index[low:] == h for h in range(1 << (len(index) - low))]),
+                f"{name}_hi")  # fmt: skip
+    return _named(m, Cat(*[Mux(hi[h], lo, 0) for h in range(len(hi))]), name)
+
+
 def _first_set(m, bits, width):
     """``(any, index)`` of the lowest set bit of ``bits``: a tree of ``log2`` levels."""
     nodes = [(bits[i], None) for i in range(width)]  # (any, index below; None = 0 bits)
@@ -423,7 +441,7 @@ def elaborate_set_associative(component):
     # flops: counter valid bits, entry flags, pending
     cwrite = d["valid"] & ~hit
     for i in range(n):
-        decode = (Const(1, z) << d[f"idx{i}"])[:z]  # one-hot of the index (z = 2**ib)
+        decode = _one_hot(m, d[f"idx{i}"], f"decode{i}")
         m.d.sync += counter_valid[i].eq(Mux(boundary, 0,
                                             counter_valid[i] | Mux(cwrite, decode, 0)))
     ro_clear = Signal(entries)
