@@ -6,11 +6,12 @@ import random
 
 import numpy as np
 import pytest
+from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
 from hwprof.golden.hashing import HashFunction, make_tables, pack_key
 from hwprof.golden.stats import DEFAULT_ALPHA, binomial_acceptance
-from hwprof.rtl.hashing import Hash
+from hwprof.rtl.hashing import ROM_STYLES, Hash
 
 # --- parameters -------------------------------------------------------------------------
 
@@ -162,17 +163,19 @@ def test_keys(key_bits, rng, count=300):
 test_keys.__test__ = False
 
 
+@pytest.mark.parametrize("rom", sorted(ROM_STYLES))
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_rtl_matches_golden(layout, seed):
+def test_rtl_matches_golden(layout, rom, seed):
     table_seed = seed % 997
-    dut = Hash(table_seed=table_seed, **layout)
+    dut = Hash(table_seed=table_seed, rom=rom, **layout)
     golden = HashFunction(table_seed=table_seed, **layout)
     keys = test_keys(layout["key_bits"], random.Random(seed))
     assert rtl_mismatches(dut, golden, keys) == [], f"seed {seed}"
 
 
+@pytest.mark.parametrize("rom", sorted(ROM_STYLES))
 @pytest.mark.parametrize("field", [0, 1])
-def test_checker_catches_one_changed_table_byte(field, seed):
+def test_checker_catches_one_changed_table_byte(field, rom, seed):
     """RTL built with one table entry changed: the same comparison must report it."""
     layout = {"index_bits": 9, "key_bits": 32, "pc_bits": 16}
     golden = HashFunction(table_seed=3, **layout)
@@ -180,8 +183,49 @@ def test_checker_catches_one_changed_table_byte(field, seed):
     tables = [list(map(list, t)) for t in golden.tables]
     position, entry = rng.randrange(2), rng.randrange(256)
     tables[field][position][entry] ^= 1 << rng.randrange(8)
-    dut = Hash(table_seed=3, tables=tuple(tuple(map(tuple, t)) for t in tables), **layout)
+    dut = Hash(table_seed=3, tables=tuple(tuple(map(tuple, t)) for t in tables), rom=rom,
+               **layout)  # fmt: skip
     # keys whose mutated field has the mutated byte at the mutated position
     shift = 16 * field + 8 * position
     keys = [(rng.getrandbits(32) & ~(255 << shift)) | entry << shift for _ in range(8)]
     assert rtl_mismatches(dut, golden, keys), f"seed {seed}"
+
+
+class _Rom(Elaboratable):
+    """One byte table through a ROM builder of hwprof.rtl.hashing, on an ``bits``-bit address."""
+
+    def __init__(self, build, table, bits, **kwargs):
+        self.address, self.data = Signal(bits), Signal(8)
+        self.build, self.table, self.kwargs = build, table, kwargs
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.data.eq(self.build(m, self.table, self.address, "rom", **self.kwargs))
+        return m
+
+
+@pytest.mark.parametrize("rom", sorted(ROM_STYLES))
+@pytest.mark.parametrize(("bits", "low"), [(8, 5), (8, 3), (8, 8), (6, 5), (5, 5), (3, 5), (1, 5)])
+def test_rom_builders_read_every_entry(rom, bits, low, seed):
+    """Every address of a byte table (full, and a short top byte's 2**bits entries)."""
+    table = make_tables(seed % 997, 16, 0)[0][1]
+    kwargs = {"low": low} if rom == "split" else {}
+    dut = _Rom(ROM_STYLES[rom], table, bits, **kwargs)
+    wrong = []
+
+    async def testbench(ctx):
+        for a in range(1 << bits):
+            ctx.set(dut.address, a)
+            await ctx.delay(1e-6)
+            if ctx.get(dut.data) != table[a]:
+                wrong.append((a, ctx.get(dut.data), table[a]))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert wrong == [], f"seed {seed}"
+
+
+def test_rom_style_is_checked():
+    with pytest.raises(ValueError, match="rom must be one of"):
+        Hash(9, 64, 1, 32, rom="bram")

@@ -228,3 +228,28 @@ def test_parameter_errors(kwargs, exc, text):
     with pytest.raises(exc) as info:
         MultiHash(**kwargs)
     assert str(info.value) == text
+
+
+@pytest.mark.parametrize("bits", [9, 6, 4, 1])
+def test_one_hot_decode_every_index(bits):
+    """The counters' valid-bit decode (predecoded in two halves): bit ``j`` set iff index == j."""
+    from amaranth.hdl import Module, Signal
+
+    from hwprof.rtl.multihash_bram import _one_hot
+
+    m = Module()
+    index, out = Signal(bits), Signal(1 << bits)
+    m.d.comb += out.eq(_one_hot(m, index, "decode"))
+    wrong = []
+
+    async def testbench(ctx):
+        for v in range(1 << bits):
+            ctx.set(index, v)
+            await ctx.delay(1e-6)
+            if ctx.get(out) != 1 << v:
+                wrong.append((v, ctx.get(out)))
+
+    sim = Simulator(m)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert wrong == []

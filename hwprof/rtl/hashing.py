@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ..golden.hashing import HashConfig, make_tables
 from ._params import checked_config
 
-__all__ = ["Hash", "rom_lookup"]
+__all__ = ["Hash", "rom_lookup", "rom_split", "ROM_STYLES"]
 
 
 def rom_lookup(m, table, address, name, width=8):
@@ -58,6 +58,42 @@ def rom_lookup(m, table, address, name, width=8):
     return out
 
 
+def rom_split(m, table, address, name, width=8, low=5):
+    """``table[address]`` as constant logic in two stages (the same function as :func:`rom_lookup`).
+
+    The ``low`` least significant address bits select, by a balanced tree of 2:1
+    multiplexers (address bit 0 at the leaves), one of ``2**low`` constant words;
+    word ``l`` packs the entries ``(h << low) | l`` for every value ``h`` of the
+    remaining high address bits, ``width`` bits each; the high bits then pick
+    their entry out of the selected word (a shift). The decomposition order is
+    the Shannon tree's (bit 0 nearest the constants, the top bit at the output):
+    after ABC the generic netlist is within a few percent of :func:`rom_lookup`'s
+    (the four hash units of ``multihash``: +2.6 % gates, the same depth), while
+    a Verilator model evaluates a few word-wide operations per table instead of
+    one statement per tree node (docs/verification.md, native harness "Speed").
+    With ``low = 5`` and ``width = 8`` the words are 64 bits (a native C++ word).
+    """
+    levels = len(address)  # a short top byte reaches only the first 2**levels entries
+    entries = list(table[: 1 << levels])
+    entries += [0] * ((1 << levels) - len(entries))
+    low = min(low, levels)
+    high = levels - low
+    words = [sum(entries[(h << low) | lo] << (width * h) for h in range(1 << high))
+             for lo in range(1 << low)]  # fmt: skip
+    level = [Const(word, width << high) for word in words]
+    for b in range(low):
+        level = [Mux(address[b], level[k + 1], level[k]) for k in range(0, len(level), 2)]
+    word = Signal(width << high, name=f"{name}_word")
+    m.d.comb += word.eq(level[0])
+    out = Signal(width, name=name)
+    m.d.comb += out.eq(word.word_select(address[low:], width) if high else word)
+    return out
+
+
+#: ROM encodings of :class:`Hash` (``rom=``): the same function, different netlists
+ROM_STYLES = {"tree": rom_lookup, "split": rom_split}
+
+
 class Hash(wiring.Component):
     """One hash function of the profiler family, as combinational logic.
 
@@ -74,6 +110,11 @@ class Hash(wiring.Component):
     tables : tuple, optional
         Override ``(value_tables, pc_tables)`` (default: ``make_tables(table_seed,
         ...)``); used by tests to build a mutant.
+    rom : str
+        How the byte tables are built (:data:`ROM_STYLES`): ``"tree"`` (default),
+        a Shannon mux tree per output bit (:func:`rom_lookup`); ``"split"``, a mux
+        tree of 64-bit constant words and a shift (:func:`rom_split`: the same
+        function, far cheaper to simulate in Verilator, a slightly larger netlist).
 
     Attributes
     ----------
@@ -88,10 +129,15 @@ class Hash(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.hashing.HashConfig`).
     """
 
-    def __init__(self, index_bits, key_bits, table_seed, pc_bits=0, *, tables=None):
-        self.config = checked_config(
-            self, lambda: HashConfig(index_bits, key_bits, table_seed, pc_bits)
-        )
+    def __init__(self, index_bits, key_bits, table_seed, pc_bits=0, *, tables=None,
+                 rom="tree"):  # fmt: skip
+        def config():
+            if rom not in ROM_STYLES:
+                raise ValueError(f"rom must be one of {sorted(ROM_STYLES)}, not {rom!r}")
+            return HashConfig(index_bits, key_bits, table_seed, pc_bits)
+
+        self.config = checked_config(self, config)
+        self.rom = rom
         c = self.config
         self.tables = (
             tables if tables is not None else make_tables(c.table_seed, c.value_bits, c.pc_bits)
@@ -103,16 +149,17 @@ class Hash(wiring.Component):
         c = self.config
         width = c.width_bytes
         value_tables, pc_tables = self.tables
+        lookup = ROM_STYLES[self.rom]
         value = self.key[: c.value_bits]
         nv = [Const(0, 8)] * width
         for i, table in enumerate(value_tables):
-            nv[i] = rom_lookup(m, table, value[8 * i : 8 * i + 8], f"nv{i}")
+            nv[i] = lookup(m, table, value[8 * i : 8 * i + 8], f"nv{i}")
         npc = [Const(0, 8)] * width
         if c.pc_bits:
             pc = self.key[c.value_bits :]
             for i, table in enumerate(pc_tables):
                 # flip: randomized pc byte i goes to byte W-1-i
-                npc[width - 1 - i] = rom_lookup(m, table, pc[8 * i : 8 * i + 8], f"npc{i}")
+                npc[width - 1 - i] = lookup(m, table, pc[8 * i : 8 * i + 8], f"npc{i}")
         mixed = Signal(8 * width)
         m.d.comb += mixed.eq(Cat(*nv) ^ Cat(*npc))
         folded = Const(0, c.index_bits)

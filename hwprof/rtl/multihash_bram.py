@@ -79,7 +79,38 @@ def _tree_mux(values, index):
     return level[0]
 
 
-def _first_set(bits, width):
+def _named(m, value, name):
+    """``value`` through a combinational signal of ``m``.
+
+    Amaranth emits an expression again wherever it is used; a subexpression used
+    twice at every level of a tree (the comparator's ``eq``, the priority tree's
+    ``any``) grows exponentially in the Verilog. yosys merges the copies (the
+    netlist is the same), a Verilator model evaluates every copy every cycle.
+    """
+    sig = Signal(len(value), name=name)
+    m.d.comb += sig.eq(value)
+    return sig
+
+
+def _one_hot(m, index, name, low=5):
+    """One-hot of ``index`` (``2**len(index)`` bits): bit ``j`` is ``index == j``.
+
+    Predecoded: the ``low`` least significant index bits and the others are
+    decoded apart (``2**low`` and ``2**(len - low)`` comparisons) and bit ``j`` is
+    the AND of its two predecoded bits; the row of bit ``j >> low`` is the low
+    decode or 0 (one native word per row in a Verilator model, instead of one
+    comparison per bit packed into a wide vector).
+    """
+    low = min(low, len(index))
+    lo = _named(m, Cat(*[index[:low] == j for j in range(1 << low)]), f"{name}_lo")
+    if low == len(index):
+        return lo
+    hi = _named(m, Cat(*[index[low:] == h for h in range(1 << (len(index) - low))]),
+                f"{name}_hi")  # fmt: skip
+    return _named(m, Cat(*[Mux(hi[h], lo, 0) for h in range(len(hi))]), name)
+
+
+def _first_set(m, bits, width):
     """``(any, index)`` of the lowest set bit of ``bits``: a tree of ``log2`` levels."""
     nodes = [(bits[i], None) for i in range(width)]  # (any, index below; None = 0 bits)
     level = 0
@@ -90,13 +121,14 @@ def _first_set(bits, width):
         for k in range(0, len(nodes), 2):
             (a_any, a_idx), (b_any, b_idx) = nodes[k], nodes[k + 1]
             low = Mux(a_any, a_idx, b_idx) if level else None  # no zero-width wires
-            nxt.append((a_any | b_any, Cat(low, ~a_any) if level else ~a_any))
+            nxt.append((_named(m, a_any | b_any, f"first_any{level}"),
+                        _named(m, Cat(low, ~a_any) if level else ~a_any, f"first_idx{level}")))
         nodes = nxt
         level += 1
     return nodes[0][0], (nodes[0][1] if nodes[0][1] is not None else Const(0, 1))
 
 
-def _compare(a, b):
+def _compare(m, a, b):
     """``(a < b, a == b)`` for unsigned values as a tree (``2 log2(width)`` levels).
 
     A carry-chain comparator is ``width`` levels deep in gates (ABC's balancing
@@ -109,11 +141,11 @@ def _compare(a, b):
     def rec(lo, hi):
         if hi - lo == 1:
             x, y = a[lo] if lo < len(a) else Const(0, 1), b[lo] if lo < len(b) else Const(0, 1)
-            return ~x & y, ~(x ^ y)
+            return _named(m, ~x & y, "cmp_lt"), _named(m, ~(x ^ y), "cmp_eq")
         mid = (lo + hi) // 2
         lt_lo, eq_lo = rec(lo, mid)
         lt_hi, eq_hi = rec(mid, hi)
-        return lt_hi | (eq_hi & lt_lo), eq_hi & eq_lo
+        return _named(m, lt_hi | (eq_hi & lt_lo), "cmp_lt"), _named(m, eq_hi & eq_lo, "cmp_eq")
 
     return rec(0, width)
 
@@ -133,8 +165,8 @@ def _step(x, up):
     return Cat(*bits)
 
 
-def _less(a, b):
-    return _compare(a, b)[0]
+def _less(m, a, b):
+    return _compare(m, a, b)[0]
 
 
 def elaborate_set_associative(component):
@@ -160,9 +192,10 @@ def elaborate_set_associative(component):
     stall = Signal()
     accept = Signal()
     last_in = Signal()
+    thr1 = _named(m, _step(threshold, False), "thr1")  # T - 1
     m.d.comb += [
         last_in.eq(position == _step(interval, False)),
-        stall.eq(busy & (last_in | ~_less(position, _step(threshold, False)))),
+        stall.eq(busy & (last_in | ~_less(m, position, thr1))),
         self_ready(component).eq(~stall),
         accept.eq(component.tuples.valid & ~stall),
     ]
@@ -173,7 +206,7 @@ def elaborate_set_associative(component):
               **{f"idx{i}": ib for i in range(n)}}  # fmt: skip
     a = stage("a", fields)
     for i in range(n):
-        m.submodules[f"hash{i}"] = h = Hash(ib, kb, c.hash_seed + i, c.pc_bits)
+        m.submodules[f"hash{i}"] = h = Hash(ib, kb, c.hash_seed + i, c.pc_bits, rom="split")
         m.d.comb += h.key.eq(key_in)
         m.d.sync += a[f"idx{i}"].eq(h.index)
     m.d.sync += [
@@ -181,7 +214,7 @@ def elaborate_set_associative(component):
         a["key"].eq(key_in),
         a["last"].eq(last_in),
         a["epoch"].eq(epoch),
-        a["thr1"].eq(_step(threshold, False)),
+        a["thr1"].eq(thr1),
     ]
     with m.If(accept):
         m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
@@ -273,9 +306,9 @@ def elaborate_set_associative(component):
     d_fv, d_fr, d_ff = Signal(ways), Signal(ways), Signal(ways)
     d_sethot = Signal(sets)
     for i in range(n):
+        # the counter's valid bit: a bit select (a 2:1 mux tree after techmap)
         m.d.sync += [d_raw[i].eq(counter_reads[i].data),
-                     d_cval[i].eq(_tree_mux([counter_valid[i][j] for j in range(z)],
-                                            c_[f"idx{i}"]))]  # fmt: skip
+                     d_cval[i].eq(counter_valid[i].bit_select(c_[f"idx{i}"], 1))]
     parity = c_["epoch"][0]
     for wy in range(ways):
         m.d.sync += [d_tag[wy].eq(tag_read[wy].data),
@@ -342,16 +375,16 @@ def elaborate_set_associative(component):
     m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
                                                      for wy in range(ways)]))  # fmt: skip
     requalify = Signal()
-    m.d.comb += requalify.eq((hits & fr).any() & ~_less(hit_count, d["thr1"]))
+    m.d.comb += requalify.eq((hits & fr).any() & ~_less(m, hit_count, d["thr1"]))
 
     promote = Signal()  # min(c_i) + 1 >= T, as every c_i >= T - 1 (parallel compares)
     m.d.comb += promote.eq(d["valid"] & ~hit
-                           & Cat(*[~_less(o, d["thr1"]) for o in old]).all())  # fmt: skip
+                           & Cat(*[~_less(m, o, d["thr1"]) for o in old]).all())  # fmt: skip
     # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
     # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
     is_min = []
     for i in range(n):
-        others = [~_less(old[j], old[i]) for j in range(n) if j != i]
+        others = [~_less(m, old[j], old[i]) for j in range(n) if j != i]
         is_min.append(Cat(*others).all() if others else Const(1, 1))
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
@@ -408,12 +441,12 @@ def elaborate_set_associative(component):
     # flops: counter valid bits, entry flags, pending
     cwrite = d["valid"] & ~hit
     for i in range(n):
-        decode = Cat(*[d[f"idx{i}"] == j for j in range(z)])
+        decode = _one_hot(m, d[f"idx{i}"], f"decode{i}")
         m.d.sync += counter_valid[i].eq(Mux(boundary, 0,
                                             counter_valid[i] | Mux(cwrite, decode, 0)))
     ro_clear = Signal(entries)
     for s in range(sets):
-        sel = d_sethot[s] & d["valid"]
+        sel = _named(m, d_sethot[s] & d["valid"], f"sel{s}")
         for wy in range(ways):
             k = s * ways + wy
             v_next = Mux(sel, nv[wy], valid[k])
@@ -450,13 +483,14 @@ def elaborate_set_associative(component):
     ro_end = Signal()  # the end marker is still to be queued
     ro_inflight = Signal()  # a record read last cycle, queued this cycle
     ro_way = Signal.like(e["way"])
-    set_any = Cat(*[pending[s * ways : (s + 1) * ways].any() for s in range(sets)])
-    any_set, first_set = _first_set(set_any, sets)
+    set_any = _named(m, Cat(*[pending[s * ways : (s + 1) * ways].any() for s in range(sets)]),
+                     "set_any")  # fmt: skip
+    any_set, first_set = _first_set(m, set_any, sets)
     m.d.comb += ro_set.eq(first_set[:set_bits])
     in_set = Signal(ways)
     m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
                                     ro_set))  # fmt: skip
-    first_way = lowest_one(in_set)
+    first_way = _named(m, lowest_one(in_set), "first_way")
     space = Signal()
     m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
     m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)
