@@ -101,13 +101,15 @@ async def random_heads_match(dut):
     """Random queue heads against the golden filter alone (no front end): every event
     in every lane position (an overflow or underflow in lane 0, after random restored
     checkpoints), addresses of the full width, ``HWPROF_HEADS`` cycles (default 20,000):
-    the first half with 35 % PCIs, the second with 85 % (several pushpf and poppf in
-    one cycle: the stack moves by up to W entries and pops read below each other)."""
+    a third with 35 % PCIs, a third with 85 % (several PCIs in one cycle), a third
+    with 85 % PCIs that are all pushpf or poppf of existing flags (the stack moves by
+    up to W entries every cycle and pops read below each other)."""
     params = {k: v for k, v in golden_params().items() if k != "predecoded"}
     golden = DispatchFilter(**params)
-    steps, source, half = [], rng(), param("heads", 20_000) // 2
-    for pci_share in (0.35, 0.85):
-        for lanes, squash, restore in random_steps(source, golden.config, half, pci_share):
+    steps, source, third = [], rng(), param("heads", 20_000) // 3
+    for pci_share, stack_only in ((0.35, False), (0.85, False), (0.85, True)):
+        for lanes, squash, restore in random_steps(source, golden.config, third, pci_share,
+                                                   stack_only):  # fmt: skip
             out = golden.step(lanes, squash=squash, restore=restore)
             steps.append(FilterStep(lanes, squash, restore, out))
     cycles = await replay_steps(dut, steps, golden.config.ckpt_width, "random heads")
