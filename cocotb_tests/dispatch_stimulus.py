@@ -12,16 +12,20 @@ from hwprof.golden.dispatch import Lane
 from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode
 
 
-def random_steps(rng, config, cycles):
-    """``cycles`` of ``(lanes, squash, restore)``: random heads (any mix of PCIs, PIs of
-    any k, ordinary words), squashes with random checkpoints on 5 % of cycles."""
-    ks = min(config.n_flags + 1, 8)  # also a flag beyond n_flags
+def random_steps(rng, config, cycles, pci_share=0.35, stack_only=False):
+    """``cycles`` of ``(lanes, squash, restore)``: random heads, each word a PCI with
+    probability ``pci_share``, else a PI of any k (60 %) or an ordinary word; squashes
+    with random checkpoints on 5 % of cycles. ``stack_only``: the PCIs are pushpf and
+    poppf of existing flags only (the stack moves by up to W entries every cycle)."""
+    ks = config.n_flags if stack_only else min(config.n_flags + 1, 8)  # beyond n_flags too
+    ops = ("pushpf", "poppf") if stack_only else PCI_OPS
+    pi_share = pci_share + (1 - pci_share) * 0.6
 
     def word():
         r = rng.random()
-        if r < 0.35:
-            return encode(Insn("pci", rng.choice(PCI_OPS), k=rng.randrange(ks)))
-        if r < 0.75:
+        if r < pci_share:
+            return encode(Insn("pci", rng.choice(ops), k=rng.randrange(ks)))
+        if r < pi_share:
             return encode(Insn("pi", rng.choice(PI_OPS), k=rng.randrange(ks)))
         return 0x13
 

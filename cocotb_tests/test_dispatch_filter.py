@@ -100,12 +100,17 @@ async def random_programs_match(dut):
 async def random_heads_match(dut):
     """Random queue heads against the golden filter alone (no front end): every event
     in every lane position (an overflow or underflow in lane 0, after random restored
-    checkpoints), addresses of the full width, ``HWPROF_HEADS`` cycles (default 20,000)."""
+    checkpoints), addresses of the full width, ``HWPROF_HEADS`` cycles (default 20,000):
+    a third with 35 % PCIs, a third with 85 % (several PCIs in one cycle), a third
+    with 85 % PCIs that are all pushpf or poppf of existing flags (the stack moves by
+    up to W entries every cycle and pops read below each other)."""
     params = {k: v for k, v in golden_params().items() if k != "predecoded"}
     golden = DispatchFilter(**params)
-    steps = []
-    for lanes, squash, restore in random_steps(rng(), golden.config, param("heads", 20_000)):
-        out = golden.step(lanes, squash=squash, restore=restore)
-        steps.append(FilterStep(lanes, squash, restore, out))
+    steps, source, third = [], rng(), param("heads", 20_000) // 3
+    for pci_share, stack_only in ((0.35, False), (0.85, False), (0.85, True)):
+        for lanes, squash, restore in random_steps(source, golden.config, third, pci_share,
+                                                   stack_only):  # fmt: skip
+            out = golden.step(lanes, squash=squash, restore=restore)
+            steps.append(FilterStep(lanes, squash, restore, out))
     cycles = await replay_steps(dut, steps, golden.config.ckpt_width, "random heads")
     dut._log.info("random heads: %d cycles equal", cycles)
