@@ -10,13 +10,14 @@ B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      synchronous reads issued: counter ``i`` at ``index_i``; every way's tag and
      both count banks at the set; equality of this tuple's key / indices / set /
      interval with the three tuples ahead (the writes it will miss)
-C    c+2: read data into registers (nothing after the block RAM's clock to
-     output); the set's valid / replaceable / fresh bits and the counters' valid
-     bits selected from their flops
-D    c+3: forwarding (the three writes ahead, registers only), tag match, hit,
-     conservative update, promotion (every counter ``>= T - 1``), victim way,
-     the flops' update and, on the interval's last tuple, the boundary
-E    c+4: the block RAM writes (counters, tag of an allocation, entry count)
+C    c+2: read data into registers; each way's tag compared with the key; the
+     set's valid / replaceable / fresh bits and the counters' valid bits selected
+     from the flops' next state (E's update applied)
+D    c+3: forwarding (the three writes ahead, registers only), hit, conservative
+     update, promotion (every counter ``>= T - 1``), victim way, the set's new
+     flags (registered in E) and, on the interval's last tuple, the boundary
+E    c+4: the block RAM writes (counters, tag of an allocation, entry count); the
+     flag flops, pending bits and counter valid bits from E's registers
 ==== =========================================================================
 
 Block RAM: the ``n`` counter tables; per way a tag memory (``sets`` x key) and two
@@ -30,10 +31,12 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The flops are updated at the end of D,
-so only the tuple one ahead is missed by the set's flags read in C: they are
-taken from its updated set flags when it was in the same set, or the boundary
-transform is applied when it ended the interval.
+counter or the entry count was flushed). The flag flops are written at the end of
+E from E's registers (each flop's next state a 2:1 mux on registered selects: no
+path from D's decision into the entries' flops) and C reads their next state, so
+only the tuple one ahead is missed by the set's flags read in C: they are taken
+from its updated set flags when it was in the same set, or the boundary transform
+is applied when it ended the interval.
 
 Readout: at the boundary the candidate entries (valid, not replaceable) set
 their pending bits. A priority encoder (a tree: ``log2`` levels) picks the
