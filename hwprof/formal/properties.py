@@ -314,9 +314,11 @@ def _bram_chain(cfg) -> tuple[str, list[str]]:
 
 def _bram_effective(cfg) -> str:
     """Wires ``f_tab<i>_<j>``, ``f_tag<w>_<s>``, ``f_cnt<p>_<w>_<s>``: each memory word
-    with the write of stage e (at the end of this cycle) applied. The flops are
-    updated at the end of stage d, the memories one cycle later; with the write
-    in e applied both describe the same tuples."""
+    with the write of stage e (at the end of this cycle) applied. The flag flops
+    (valid, replaceable, fresh, the counters' valid bits) are updated at the end of
+    stage e too; the properties read their next state (the RTL's ``*_n`` wires:
+    the flops with stage e's update applied), so both describe the tuples that
+    left stage d."""
     n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
     lines = []
     for i in range(n):
@@ -362,20 +364,20 @@ def props_multihash_bram(p: dict) -> list[Property]:
     inv = list(chain_asserts)
     for i in range(n):  # counters: at most the tuples of this interval that left d
         for j in range(z):
-            inv.append(f"always @* if (counter_valid{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
+            inv.append(f"always @* if (counter_valid_n{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
     for s in range(sets):
         for wy in range(ways):
             e = f"{s}_{wy}"
             cur = f"(f_nep[0] ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
             old = f"(ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
             inv += [
-                f"always @* if (fresh{e}) assert ({cur} <= f_n);",
-                f"always @* if (valid{e} && !repl{e}) assert (fresh{e} && {cur} >= {T});",
+                f"always @* if (fresh_n{e}) assert ({cur} <= f_n);",
+                f"always @* if (valid_n{e} && !repl_n{e}) assert (fresh_n{e} && {cur} >= {T});",
                 f"always @* if (pending[{s * ways + wy}]) assert ({old} >= {T} && "
                 f"{old} <= {L});",
             ]  # fmt: skip
             for wb in range(wy + 1, ways):  # no key in two valid ways of a set
-                inv.append(f"always @* assert (!(valid{e} && valid{s}_{wb} && "
+                inv.append(f"always @* assert (!(valid_n{e} && valid_n{s}_{wb} && "
                            f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
     inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
     cnt = f"w_data[{kb + w - 1}:{kb}]"

@@ -10,13 +10,14 @@ B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      synchronous reads issued: counter ``i`` at ``index_i``; every way's tag and
      both count banks at the set; equality of this tuple's key / indices / set /
      interval with the three tuples ahead (the writes it will miss)
-C    c+2: read data into registers (nothing after the block RAM's clock to
-     output); the set's valid / replaceable / fresh bits and the counters' valid
-     bits selected from their flops
-D    c+3: forwarding (the three writes ahead, registers only), tag match, hit,
-     conservative update, promotion (every counter ``>= T - 1``), victim way,
-     the flops' update and, on the interval's last tuple, the boundary
-E    c+4: the block RAM writes (counters, tag of an allocation, entry count)
+C    c+2: read data into registers; each way's tag compared with the key; the
+     set's valid / replaceable / fresh bits and the counters' valid bits selected
+     from the flops' next state (E's update applied)
+D    c+3: forwarding (the three writes ahead, registers only), hit, conservative
+     update, promotion (every counter ``>= T - 1``), victim way, the set's new
+     flags (registered in E) and, on the interval's last tuple, the boundary
+E    c+4: the block RAM writes (counters, tag of an allocation, entry count); the
+     flag flops, pending bits and counter valid bits from E's registers
 ==== =========================================================================
 
 Block RAM: the ``n`` counter tables; per way a tag memory (``sets`` x key) and two
@@ -30,10 +31,12 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The flops are updated at the end of D,
-so only the tuple one ahead is missed by the set's flags read in C: they are
-taken from its updated set flags when it was in the same set, or the boundary
-transform is applied when it ended the interval.
+counter or the entry count was flushed). The flag flops are written at the end of
+E from E's registers (each flop's next state a 2:1 mux on registered selects: no
+path from D's decision into the entries' flops) and C reads their next state, so
+only the tuple one ahead is missed by the set's flags read in C: they are taken
+from its updated set flags when it was in the same set, or the boundary transform
+is applied when it ended the interval.
 
 Readout: at the boundary the candidate entries (valid, not replaceable) set
 their pending bits. A priority encoder (a tree: ``log2`` levels) picks the
@@ -240,7 +243,8 @@ def elaborate_set_associative(component):
     efields = {"valid": 1, "epoch": 2, "set": set_bits, "key": kb, "cwrite": 1, "awrite": 1,
                "alloc": 1, "way": max(1, (ways - 1).bit_length()), "acount": w,
                **{f"idx{i}": ib for i in range(n)}, **{f"cval{i}": w for i in range(n)}}
-    e = stage("e", efields | {"boundary": 1, "fv": ways, "fr": ways, "ff": ways})
+    e = stage("e", efields | {"boundary": 1, "fv": ways, "fr": ways, "ff": ways, "fp": ways,
+                              "sethot": max(1, sets)})
     hist = [e] + [stage(f"h{j}", efields) for j in (1, 2)]
     for j in (1, 2):
         for k in efields:
@@ -291,32 +295,43 @@ def elaborate_set_associative(component):
                          cnt_ro[p][wy].en.eq(ro_issue)]  # fmt: skip
 
     # --- stage C: read data and flags into registers -------------------------------------
+    # a counter's valid bit with stage E's update applied (the flops are written in E, see
+    # there), at this tuple's index: the tuple in E is two ahead (its index equality from B)
+    counter_valid_n_at_c = []
+    for i in range(n):
+        e_sets_it = e["valid"] & e["cwrite"] & c_eq[f"idx2_{i}"]
+        # a bit select (a 2:1 mux tree after techmap; one shift in a Verilator model)
+        flop = counter_valid[i].bit_select(c_[f"idx{i}"], 1)
+        counter_valid_n_at_c.append(~(e["valid"] & e["boundary"]) & (flop | e_sets_it))
     valid = [Signal(name=f"valid{s}_{wy}") for s in range(sets) for wy in range(ways)]
     repl = [Signal(name=f"repl{s}_{wy}") for s in range(sets) for wy in range(ways)]
     fresh = [Signal(name=f"fresh{s}_{wy}") for s in range(sets) for wy in range(ways)]
     pending = Signal(entries)
+    # the flags' next state: the flops with stage E's update applied (see stage E)
+    valid_n = [Signal(name=f"valid_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    repl_n = [Signal(name=f"repl_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    fresh_n = [Signal(name=f"fresh_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
 
     def set_flags(flags, s):
         return Cat(*flags[s * ways : (s + 1) * ways])
 
     d_raw = [Signal(w, name=f"d_counter_raw{i}") for i in range(n)]
     d_cval = [Signal(name=f"d_counter_valid{i}") for i in range(n)]
-    d_tag = [Signal(kb, name=f"d_tag{wy}") for wy in range(ways)]
+    d_tageq = Signal(ways, name="d_tageq")  # way wy's tag (as read) == this tuple's key
     d_acnt = [Signal(w, name=f"d_count{wy}") for wy in range(ways)]
     d_fv, d_fr, d_ff = Signal(ways), Signal(ways), Signal(ways)
     d_sethot = Signal(sets)
     for i in range(n):
-        # the counter's valid bit: a bit select (a 2:1 mux tree after techmap)
         m.d.sync += [d_raw[i].eq(counter_reads[i].data),
-                     d_cval[i].eq(counter_valid[i].bit_select(c_[f"idx{i}"], 1))]
+                     d_cval[i].eq(counter_valid_n_at_c[i])]  # fmt: skip
     parity = c_["epoch"][0]
     for wy in range(ways):
-        m.d.sync += [d_tag[wy].eq(tag_read[wy].data),
+        m.d.sync += [d_tageq[wy].eq(tag_read[wy].data == c_["key"]),
                      d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data))]
     m.d.sync += [
-        d_fv.eq(_tree_mux([set_flags(valid, s) for s in range(sets)], c_["set"])),
-        d_fr.eq(_tree_mux([set_flags(repl, s) for s in range(sets)], c_["set"])),
-        d_ff.eq(_tree_mux([set_flags(fresh, s) for s in range(sets)], c_["set"])),
+        d_fv.eq(_tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])),
+        d_fr.eq(_tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])),
+        d_ff.eq(_tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])),
         d_sethot.eq(Cat(*[c_["set"] == s for s in range(sets)])),
     ]
 
@@ -330,14 +345,29 @@ def elaborate_set_associative(component):
             out = Mux(cond, value, out)
         return out
 
-    old = []
+    # "value >= T - 1" of every candidate value compared in parallel on its register and
+    # forwarded by the same selects as the value itself (no compare after a forward mux)
+    def at_least(value):
+        return ~_less(value, d["thr1"])
+
+    thr_zero = d["thr1"] == 0  # 0 >= T - 1
+
+    old, old_ge = [], []
     for i in range(n):
         v = Signal(w, name=f"counter{i}")
-        base = Mux(d_cval[i] & ~after_boundary, d_raw[i], 0)
-        sources = [(hist[j - 1]["valid"] & hist[j - 1]["cwrite"] & d_eq[f"idx{j}_{i}"]
-                    & d_eq[f"ep{j}"], hist[j - 1][f"cval{i}"]) for j in (1, 2, 3)]
-        m.d.comb += v.eq(forwarded(base, sources if bypass else []))
+        v_ge = Signal(name=f"counter_ge{i}")  # v >= T - 1
+        fresh_c = d_cval[i] & ~after_boundary
+        base = Mux(fresh_c, d_raw[i], 0)
+        conds = [hist[j - 1]["valid"] & hist[j - 1]["cwrite"] & d_eq[f"idx{j}_{i}"]
+                 & d_eq[f"ep{j}"] for j in (1, 2, 3)]  # fmt: skip
+        vals = [hist[j - 1][f"cval{i}"] for j in (1, 2, 3)]
+        sources = list(zip(conds, vals, strict=True))
+        sources_ge = [(cd, at_least(val)) for cd, val in sources]
+        m.d.comb += [v.eq(forwarded(base, sources if bypass else [])),
+                     v_ge.eq(forwarded(Mux(fresh_c, at_least(d_raw[i]), thr_zero),
+                                       sources_ge if bypass else []))]  # fmt: skip
         old.append(v)
+        old_ge.append(v_ge)
 
     def transform(fv, fr, ff):
         """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
@@ -355,17 +385,21 @@ def elaborate_set_associative(component):
     ]
 
     match = Signal(ways)
-    counts = []
+    counts, counts_ge = [], []
     for wy in range(ways):
         tag_src = [(hist[j - 1]["valid"] & hist[j - 1]["alloc"] & d_eq[f"set{j}"]
                     & (hist[j - 1]["way"] == wy), d_eq[f"key{j}"]) for j in (1, 2, 3)]
-        m.d.comb += match[wy].eq(forwarded(d_tag[wy] == d["key"], tag_src))
+        m.d.comb += match[wy].eq(forwarded(d_tageq[wy], tag_src))
         cnt = Signal(w, name=f"entry_count{wy}")
         cnt_src = [(hist[j - 1]["valid"] & hist[j - 1]["awrite"] & d_eq[f"set{j}"]
                     & (hist[j - 1]["way"] == wy) & d_eq[f"ep{j}"], hist[j - 1]["acount"])
                    for j in (1, 2, 3)]  # fmt: skip
         m.d.comb += cnt.eq(forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
+        cnt_ge = Signal(name=f"entry_count_ge{wy}")  # cnt >= T - 1
+        m.d.comb += cnt_ge.eq(forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
+                                        [(cd, at_least(val)) for cd, val in cnt_src]))
         counts.append(cnt)
+        counts_ge.append(cnt_ge)
 
     hits = Signal(ways)
     m.d.comb += hits.eq(fv & match)
@@ -374,12 +408,15 @@ def elaborate_set_associative(component):
     hit_count = Signal(w)
     m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
                                                      for wy in range(ways)]))  # fmt: skip
+    hit_ge = Signal()  # hit_count >= T - 1
+    m.d.comb += hit_ge.eq(forwarded(thr_zero, [(hits[wy], counts_ge[wy])
+                                               for wy in range(ways)]))  # fmt: skip
     requalify = Signal()
-    m.d.comb += requalify.eq((hits & fr).any() & ~_less(m, hit_count, d["thr1"]))
+    m.d.comb += requalify.eq((hits & fr).any() & hit_ge)
 
     promote = Signal()  # min(c_i) + 1 >= T, as every c_i >= T - 1 (parallel compares)
     m.d.comb += promote.eq(d["valid"] & ~hit
-                           & Cat(*[~_less(m, o, d["thr1"]) for o in old]).all())  # fmt: skip
+                           & Cat(*old_ge).all())  # fmt: skip
     # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
     # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
     is_min = []
@@ -433,37 +470,42 @@ def elaborate_set_associative(component):
         e["fv"].eq(Mux(boundary, bv, nv)),
         e["fr"].eq(Mux(boundary, br, nr)),
         e["ff"].eq(Mux(boundary, bf, nf)),
+        e["fp"].eq(nv & ~nr),  # the set's candidates (pending bits) when it ends the interval
+        e["sethot"].eq(d_sethot),
     ]
     for i in range(n):
         m.d.sync += [e[f"idx{i}"].eq(d[f"idx{i}"]),
                      e[f"cval{i}"].eq(Mux(zero_them, 0, new[i]))]  # fmt: skip
 
-    # flops: counter valid bits, entry flags, pending
-    cwrite = d["valid"] & ~hit
-    for i in range(n):
-        decode = _one_hot(m, d[f"idx{i}"], f"decode{i}")
-        m.d.sync += counter_valid[i].eq(Mux(boundary, 0,
-                                            counter_valid[i] | Mux(cwrite, decode, 0)))
     ro_clear = Signal(entries)
+
+    # --- stage E: block RAM writes, the entry flags -----------------------------------------
+    # The flag flops take the set flags the tuple in E registered (a 2:1 mux on registered
+    # selects; on the interval's last tuple the other sets get the boundary transform). C
+    # reads the next state, so the flags D receives miss only the tuple one ahead.
     for s in range(sets):
-        sel = _named(m, d_sethot[s] & d["valid"], f"sel{s}")
+        sel = e["sethot"][s] & e["valid"]
         for wy in range(ways):
             k = s * ways + wy
-            v_next = Mux(sel, nv[wy], valid[k])
-            r_next = Mux(sel, nr[wy], repl[k])
-            f_next = Mux(sel, nf[wy], fresh[k])
-            with m.If(boundary):
-                m.d.sync += pending[k].eq(v_next & ~r_next)
-                if c.retain:
-                    m.d.sync += [valid[k].eq(v_next & ~r_next), repl[k].eq(1)]
-                else:
-                    m.d.sync += [valid[k].eq(0), repl[k].eq(1)]
-                m.d.sync += fresh[k].eq(0)
+            # the boundary transform (P1/P0) of an entry of another set
+            tv1 = valid[k] & ~repl[k] if c.retain else Const(0, 1)
+            m.d.comb += [
+                valid_n[k].eq(Mux(sel, e["fv"][wy], Mux(after_boundary, tv1, valid[k]))),
+                repl_n[k].eq(Mux(sel, e["fr"][wy], after_boundary | repl[k])),
+                fresh_n[k].eq(Mux(sel, e["ff"][wy], ~after_boundary & fresh[k])),
+            ]
+            m.d.sync += [valid[k].eq(valid_n[k]), repl[k].eq(repl_n[k]), fresh[k].eq(fresh_n[k])]
+            with m.If(after_boundary):
+                m.d.sync += pending[k].eq(Mux(sel, e["fp"][wy], valid[k] & ~repl[k]))
             with m.Else():
-                m.d.sync += [valid[k].eq(v_next), repl[k].eq(r_next), fresh[k].eq(f_next),
-                             pending[k].eq(pending[k] & ~ro_clear[k])]  # fmt: skip
-
-    # --- stage E: block RAM writes ---------------------------------------------------------
+                m.d.sync += pending[k].eq(pending[k] & ~ro_clear[k])
+    # the counters' valid bits: set by a counter write, cleared by the interval's last tuple
+    counter_valid_n = [Signal(z, name=f"counter_valid_n{i}") for i in range(n)]
+    for i in range(n):
+        decode = _one_hot(m, e[f"idx{i}"], f"decode{i}")
+        m.d.comb += counter_valid_n[i].eq(Mux(after_boundary, 0, counter_valid[i]
+                                              | Mux(e["valid"] & e["cwrite"], decode, 0)))
+        m.d.sync += counter_valid[i].eq(counter_valid_n[i])
     for i in range(n):
         m.d.comb += [counter_writes[i].addr.eq(e[f"idx{i}"]),
                      counter_writes[i].data.eq(e[f"cval{i}"]),
