@@ -348,7 +348,7 @@ def elaborate_set_associative(component):
     # "value >= T - 1" of every candidate value compared in parallel on its register and
     # forwarded by the same selects as the value itself (no compare after a forward mux)
     def at_least(value):
-        return ~_less(value, d["thr1"])
+        return ~_less(m, value, d["thr1"])
 
     thr_zero = d["thr1"] == 0  # 0 >= T - 1
 
