@@ -168,7 +168,7 @@ def test_rtl_balanced_increment_and_compare_exhaustively():
     m = Module()
     x, y = Signal(6), Signal(6)
     inc, dec, lt, eq = Signal(6), Signal(6), Signal(), Signal()
-    less, equal = _compare(x, y)
+    less, equal = _compare(m, x, y)
     m.d.comb += [inc.eq(_step(x, True)), dec.eq(_step(x, False)), lt.eq(less), eq.eq(equal)]
     bad = []
 
