@@ -20,7 +20,7 @@ from dispatch_stimulus import random_steps
 from frontend_programs import pack, replay_random_programs
 from harness import check_equal, golden_params, param, rng, seed, start_in_reset
 
-from hwprof.golden.dispatch import DispatchFilter
+from hwprof.golden.dispatch import DispatchFilter, golden_filter_params
 from hwprof.golden.frontend import FilterStep, FrontEnd, directed_programs
 from hwprof.golden.isa_profile import predecode
 
@@ -64,7 +64,7 @@ async def replay_steps(dut, steps, ckpt_width: int, what: str) -> int:
 
 
 def _frontend(program, rate, run_seed, instructions, predictor=None):
-    params = {k: v for k, v in golden_params().items() if k != "predecoded"}
+    params = golden_filter_params(golden_params())
     frontend = FrontEnd(program, mispredict_rate=rate, seed=run_seed, predictor=predictor,
                         **params)  # fmt: skip
     frontend.run(instructions)
@@ -104,7 +104,7 @@ async def random_heads_match(dut):
     a third with 35 % PCIs, a third with 85 % (several PCIs in one cycle), a third
     with 85 % PCIs that are all pushpf or poppf of existing flags (the stack moves by
     up to W entries every cycle and pops read below each other)."""
-    params = {k: v for k, v in golden_params().items() if k != "predecoded"}
+    params = golden_filter_params(golden_params())
     golden = DispatchFilter(**params)
     steps, source, third = [], rng(), param("heads", 20_000) // 3
     for pci_share, stack_only in ((0.35, False), (0.85, False), (0.85, True)):

@@ -8,7 +8,7 @@ from amaranth.sim import Simulator
 
 from cocotb_tests.dispatch_stimulus import random_steps
 from hwprof.golden.dispatch import DispatchFilter as Golden
-from hwprof.golden.dispatch import Lane
+from hwprof.golden.dispatch import Lane, golden_filter_params
 from hwprof.golden.frontend import FrontEnd, directed_programs
 from hwprof.golden.isa_profile import PCI_OPS, PI_OPS, Insn, encode, predecode
 from hwprof.rtl.dispatch_filter import DispatchFilter
@@ -27,7 +27,7 @@ def compare(dut, params, steps, predecoder=predecode):
     A ``predecoded`` filter gets each word's bits from ``predecoder`` (the golden
     :func:`~hwprof.golden.isa_profile.predecode`, from the ISA's decode).
     """
-    golden = Golden(**{k: v for k, v in params.items() if k != "predecoded"})
+    golden = Golden(**golden_filter_params(params))
     n = golden.config.lanes
 
     def drive(ctx, step):
@@ -63,7 +63,7 @@ def compare(dut, params, steps, predecoder=predecode):
 ])  # fmt: skip
 def test_rtl_matches_golden_on_random_heads(params, seed):
     dut = DispatchFilter(**params)
-    config = Golden(**{k: v for k, v in params.items() if k != "predecoded"}).config
+    config = Golden(**golden_filter_params(params)).config
     steps = list(random_steps(random.Random(seed), config, 1500))
     assert compare(dut, params, steps) is None, f"seed {seed}"
 

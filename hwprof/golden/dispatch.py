@@ -45,10 +45,16 @@ from dataclasses import dataclass, field
 from .isa_profile import MAX_FLAGS, decode
 
 __all__ = ["DispatchConfig", "Lane", "DispatchOutputs", "DispatchFilter", "FlagStackSpill",
-           "MAX_LANES"]
+           "MAX_LANES", "golden_filter_params"]
 
 MAX_LANES = 4
 MAX_STACK_DEPTH = 64
+
+
+def golden_filter_params(params: dict) -> dict:
+    """The filter's parameters of a ``dispatch_filter`` catalog set without the RTL-only
+    ``predecoded`` (where the decode happens; behaviour is the same either way)."""
+    return {k: v for k, v in params.items() if k != "predecoded"}
 
 
 def _int_in(name, value, lo, hi):

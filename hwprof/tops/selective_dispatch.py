@@ -1,13 +1,13 @@
 """Catalog entries of selective instruction dispatch (Vaswani, Srikant & Thazhuthaveetil)."""
 
 from ..catalog import Param, Top
-from ..golden.dispatch import DispatchConfig
+from ..golden.dispatch import DispatchConfig, golden_filter_params
 from ..rtl.dispatch_filter import DispatchFilter
 from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 
 
 def _filter_budget(params):
-    config = DispatchConfig(**{k: v for k, v in params.items() if k != "predecoded"})
+    config = DispatchConfig(**golden_filter_params(params))
     return {
         "flops": config.ckpt_width + 1,
         "source": "Vaswani et al., sec. III-B, V: n profile flags (the paper gives no gate "
