@@ -21,12 +21,12 @@ def describe(result):
     "name, overrides, cycles",
     [
         ("brr_decode", {}, 20_000),
-        ("brr_replicated", {"lanes": 4}, 15_000),
+        ("brr_replicated", {"lanes": 4, "target_adder": True}, 15_000),
         ("brr_shared", {"lanes": 4, "steps": 2}, 15_000),
         ("brr_deterministic", {}, 30_000),
         ("brr_deterministic", {"rob_walk": True, "max_inflight": 4}, 20_000),
     ],
-    ids=["decode", "replicated-4", "shared-4-steps2", "deterministic", "deterministic-walk"],
+    ids=["decode", "replicated-4-adder", "shared-4-steps2", "deterministic", "deterministic-walk"],
 )
 def test_on_verilator(name, overrides, cycles, seed):
     result = run_top_regression(get_top(name), overrides, seed=seed, cycles=cycles)

@@ -8,16 +8,15 @@ from ..rtl.brr_superscalar import BrrReplicated, BrrShared
 
 _SINGLE = {"flops": 20, "gates": 100}
 _SINGLE_SOURCE = "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates (single-issue)"
-_ADDER_NOTE = (
-    "none: the paper reuses the core's branch-target adder; this variant includes a "
-    "32-bit pc adder per lane (see target_adder=0 for the budgeted configuration)"
-)
 
 _BRR_PARAMS = (
     Param("width", 20, "int", "LFSR width, 16..32"),
     Param("seed", 1, "int", "LFSR reset state, non-zero"),
 )
-_TARGET = Param("target_adder", True, "bool", "compute pc + offset here (else the core's adder)")
+# Off by default: the paper computes a brr's target on the core's existing branch-target
+# datapath (Lee & Zilles 2008, sec. 3.3, summary item 2); on adds a 32-bit adder per lane.
+_TARGET = Param("target_adder", False, "bool",
+                "compute pc + offset here (default: the core's branch-target adder)")
 _LAYOUT = (
     Param("positions", None, "ints", "16 outcome stages (default: derived)"),
     Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
@@ -48,7 +47,8 @@ def _deterministic_budget(params: dict) -> dict:
                       "+ an in-flight counter (no gate count stated)"}  # fmt: skip
 
 
-_SUPERSCALAR_VARIANTS = tuple({"lanes": w, "target_adder": False} for w in (1, 2, 4, 8))
+_ADDER_VARIANT = {"target_adder": True}
+_SUPERSCALAR_VARIANTS = tuple({"lanes": w} for w in (1, 2, 8))
 
 TOPS = [
     Top(
@@ -57,7 +57,7 @@ TOPS = [
         build=BrrDecode,
         params=(*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
         budget=_lane_budget,
-        variants=({}, {"target_adder": False}),
+        variants=({}, _ADDER_VARIANT),
         cocotb_module="test_brr_decode",
     ),
     Top(
@@ -66,7 +66,7 @@ TOPS = [
         build=BrrReplicated,
         params=(_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
         budget=_lane_budget,
-        variants=({}, *_SUPERSCALAR_VARIANTS),
+        variants=({}, _ADDER_VARIANT, *_SUPERSCALAR_VARIANTS),
         cocotb_module="test_brr_replicated",
     ),
     Top(
@@ -78,8 +78,9 @@ TOPS = [
         budget=_lane_budget,
         variants=(
             {},
+            _ADDER_VARIANT,
             *_SUPERSCALAR_VARIANTS,
-            *({"lanes": w, "steps": w, "target_adder": False} for w in (2, 4, 8)),
+            *({"lanes": w, "steps": w} for w in (2, 4, 8)),
         ),
         cocotb_module="test_brr_shared",
     ),
