@@ -72,7 +72,8 @@ def test_sustained_throughput_one_tuple_per_cycle(seed):
 
 @pytest.mark.parametrize(("mutant", "reference"), [
     ({"bypass": False}, {}),
-    ({"conservative": False}, {"conservative": True}),
+    # one mutant shows the Verilator checker can fail; the second in the soak tier
+    pytest.param({"conservative": False}, {"conservative": True}, marks=pytest.mark.soak),
 ], ids=["missed-forward", "no-conservative-update"])  # fmt: skip
 def test_mutant_is_caught(mutant, reference, seed):
     params = SMALL | reference
