@@ -43,13 +43,19 @@ class ProfileFlagPredictor(wiring.Component):
     length_check : bool
         Appendix A.2 block-length check against ``pflen`` hints (default off).
     update_latency : int
-        0: a decode group's table row is read, updated and written in its decode
-        cycle (the paper). 1 (the catalog default; the class default is 0): the
-        row selection (leader register chain, row leader, the lanes of the row,
-        the compares between lanes) is registered and the row is read, updated and
-        written in the next cycle, so a fetch in the cycle right after the decode
-        still sees the old row (docs/fpga.md measures the effect). The leader
-        register and the prediction bits are not delayed.
+        Cycles from a decode group to its table write, 0..2 (the class default is
+        0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
+        read, updated and written in the decode cycle (the paper). 1: the row
+        selection (stage A: leader register chain, row leader, the lanes of the
+        row, the compares between lanes) is registered and the row is read,
+        updated and written in the next cycle. 2: a third stage: the row read
+        (asynchronous, from the registered index) goes into flops in stage B with
+        ``first`` and the lanes' compares with it, and stage C computes the
+        entry's new value from flops and writes the row; when the group ahead (in
+        C a cycle earlier) wrote the same set, its row, held in flops, is used
+        instead of the one read (forwarding). A fetch in the ``update_latency``
+        cycles after the decode still sees the old row (docs/fpga.md measures the
+        effect). The leader register and the prediction bits are not delayed.
     fetch_latency : int
         0 (default): ``skip``, ``follow`` and ``not_taken`` are combinational from
         ``fetch_insn``/``fetch_pc`` through the W + 1 asynchronous table reads (an
