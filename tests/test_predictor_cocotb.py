@@ -18,8 +18,8 @@ def run(overrides, seed, **sizes):
 
 @pytest.mark.parametrize(
     "overrides", [{}, {"lanes": 2, "n_flags": 2, "sets": 8}, {"length_check": True},
-                  {"update_latency": 0, "fetch_latency": 1}],
-    ids=["default", "w2-n2-s8", "length-check", "update0-fetch1"],
+                  {"update_latency": 0, "fetch_latency": 1}, {"update_latency": 1}],
+    ids=["default", "w2-n2-s8", "length-check", "update0-fetch1", "update1"],
 )
 def test_predictor_on_verilator(overrides, seed):
     result = run(overrides, seed)

@@ -208,34 +208,68 @@ def test_length_check_never_skips_a_recompiled_block(extra_seed, seed):
 
 
 # ------------------------------------------------------- latency parameters (issue 15)
-def _learn_then_look_up(**params):
+def _learn_then_look_up(cls=ProfileFlagPredictor, squash_after=0, **params):
     """Decode a 4-PI block twice (the second visit unlocks it); fetch its leader each cycle.
 
-    Returns the cycles (from the unlocking one) whose lookup of the leader skips.
+    Returns the cycles (from the one after the unlocking group) whose lookup of the
+    leader skips. ``squash_after``: a squash in each of that many cycles after the
+    unlocking group (the groups decoded before it are applied all the same).
     """
     pi = encode(Insn("pi", "lw", 0, rd=5, rs1=5))
     leader = 0x400
     block = [(pi, leader + 4 * j, 0) for j in range(4)]
-    p = ProfileFlagPredictor(lanes=4, min_block=1, **params)
+    p = cls(lanes=4, min_block=1, **params)
     p.step(update=[(NOP, leader - 4, 0)] + block[:3])
     p.step(update=[block[3], (NOP, leader + 16, 0), block[0]])  # leader seen again: unlocked
-    return [cycle for cycle in range(4)
-            if p.step(fetch=[(pi, leader)]).skip]
+    return [cycle for cycle in range(5)
+            if p.step(fetch=[(pi, leader)], squash=int(cycle < squash_after)).skip]
 
 
-def test_update_latency_delays_the_table_by_one_cycle():
+@pytest.mark.parametrize("latency", [0, 1, 2])
+def test_update_latency_delays_the_table(latency):
     """Paper: the row is written in the decode cycle, so the next fetch skips; with
-    update_latency=1 the write is a cycle later and the first lookup misses it."""
-    assert _learn_then_look_up() == [0, 1, 2, 3]
-    assert _learn_then_look_up(update_latency=1) == [1, 2, 3]
+    update_latency=L the group's row updates are applied at the end of cycle c + L,
+    so the first L lookups after the unlocking group miss it."""
+    assert _learn_then_look_up(update_latency=latency) == list(range(latency, 5))
+
+
+@pytest.mark.parametrize("latency", [1, 2])
+def test_pending_updates_survive_a_squash(latency):
+    """A squash clears the leader register, not the row updates decoded before it."""
+    assert _learn_then_look_up(update_latency=latency, squash_after=3) == \
+        list(range(latency, 5))
 
 
 def test_fetch_latency_delivers_the_lookup_a_cycle_later():
-    assert _learn_then_look_up(fetch_latency=1) == [1, 2, 3]  # cycle 0 shows no lookup
-    assert _learn_then_look_up(update_latency=1, fetch_latency=1) == [2, 3]
+    assert _learn_then_look_up(fetch_latency=1) == [1, 2, 3, 4]  # cycle 0 shows no lookup
+    assert _learn_then_look_up(update_latency=1, fetch_latency=1) == [2, 3, 4]
+    assert _learn_then_look_up(update_latency=2, fetch_latency=1) == [3, 4]
 
 
-@pytest.mark.parametrize("name", ["update_latency", "fetch_latency"])
-def test_latency_parameters_are_checked(name):
-    with pytest.raises(ValueError, match=f"{name} must be between 0 and 1, not 2"):
-        PredictorConfig(**{name: 2})
+class _EarlyUpdates(ProfileFlagPredictor):
+    """Mutant: the queue one group short (latency-2 groups applied a cycle early)."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._pending = self._pending[1:]
+
+
+class _SquashDropsUpdates(ProfileFlagPredictor):
+    """Mutant: a squash discards the row updates still waiting."""
+
+    def end(self, update=(), squash=0):
+        if squash:
+            self._pending = [[] for _ in self._pending]
+        super().end(update, squash)
+
+
+def test_latency_checks_catch_mutant_golden_models():
+    assert _learn_then_look_up(_EarlyUpdates, update_latency=2) != [2, 3, 4]
+    assert _learn_then_look_up(_SquashDropsUpdates, update_latency=2, squash_after=3) \
+        != [2, 3, 4]
+
+
+@pytest.mark.parametrize("name, top", [("update_latency", 2), ("fetch_latency", 1)])
+def test_latency_parameters_are_checked(name, top):
+    with pytest.raises(ValueError, match=f"{name} must be between 0 and {top}, not {top + 1}"):
+        PredictorConfig(**{name: top + 1})

@@ -17,7 +17,7 @@ from hwprof.golden.frontend import (
     mixed_type_program,
     stale_block_patches,
 )  # fmt: skip
-from hwprof.golden.isa_profile import NOP, Insn, encode
+from hwprof.golden.isa_profile import NOP, Insn, encode, encode_pflen
 from hwprof.golden.predictor import ProfileFlagPredictor as GoldenPredictor
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 from hwprof.synth import to_verilog
@@ -52,7 +52,8 @@ def _set_inputs(ctx, dut, st, lanes):
 def trace(params, program, seed, instructions=3000, rate=0.05):
     frontend = FrontEnd(program, lanes=params["lanes"], n_flags=params["n_flags"],
                         mispredict_rate=rate, seed=seed,
-                        predictor={k: params[k] for k in TABLE if k in params})  # fmt: skip
+                        predictor={k: params[k] for k in (*TABLE, "update_latency")
+                                   if k in params})  # fmt: skip
     frontend.run(instructions)
     return frontend
 
@@ -245,15 +246,18 @@ def test_generates_verilog():
 
 
 # ------------------------------------------------- pipelined update, registered fetch
+@pytest.mark.parametrize("update_latency", [1, 2])
 @pytest.mark.parametrize("params", [
     {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
     pytest.param({"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
                  marks=pytest.mark.soak),
+    pytest.param({"lanes": 1, "n_flags": 1, "sets": 4, "ways": 1, "min_block": 1},
+                 marks=pytest.mark.soak),
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ])  # fmt: skip
-def test_rtl_with_update_latency_1_matches_golden(params, seed):
-    """The table written a cycle after decode (issue 15): RTL and golden model agree."""
-    params = {**params, "update_latency": 1}
+def test_rtl_with_update_latency_matches_golden(params, update_latency, seed):
+    """The table written 1 or 2 cycles after decode (issue 15): RTL and golden model agree."""
+    params = {**params, "update_latency": update_latency}
     program = basic_block_program(random.Random(seed), n_flags=params["n_flags"],
                                   toggle_rate=0.5, pflen=params.get("length_check", False))
     frontend = FrontEnd(program, lanes=params["lanes"], n_flags=params["n_flags"],
@@ -283,6 +287,73 @@ def test_update_latency_is_visible_to_the_check(seed):
     pytest.fail(f"seeds {seed}..{seed + 9}: latency 1 never differed from latency 0")
 
 
+@pytest.mark.parametrize("rtl, golden", [(2, 1), (1, 2)])
+def test_update_latency_2_is_visible_to_the_check(rtl, golden, seed):
+    """An RTL of update latency ``rtl`` checked against golden outputs of ``golden``
+    mismatches (blocks decoded and their leaders fetched every cycle, so that some
+    fetch comes exactly one or two cycles after a group that changes its entry)."""
+    steps = same_set_steps(random.Random(seed), 4, update_latency=golden)
+    params = {"lanes": 4, "sets": 2, "min_block": 1}
+    assert compare(ProfileFlagPredictor(**params, update_latency=golden), 4, steps) is None
+    assert compare(ProfileFlagPredictor(**params, update_latency=rtl), 4, steps) is not None, \
+        f"seed {seed}"
+
+
+class NoForwarding(ProfileFlagPredictor):
+    """update_latency=2 without the forwarding: stage C uses the row read in B even
+    when the group ahead wrote that set in the meantime."""
+
+    _forward = False
+
+
+def same_set_steps(rng, lanes, length_check=False, cycles=600, update_latency=2):
+    """Golden (``update_latency=2`` unless told) steps where consecutive decode groups update the
+    same set: blocks longer than a decode group (one row over consecutive cycles),
+    and leaders of 2 sets x several tags, so that blocks one after the other often
+    share a set (a hit, a new entry, an eviction of the entry the group ahead wrote).
+    """
+    sets = 2
+    golden = GoldenPredictor(lanes=lanes, sets=sets, min_block=1,
+                             update_latency=update_latency, length_check=length_check)
+    word = encode(Insn("pi", "lw", 0, rd=5, rs1=5))
+    leaders = [0x400 + 4 * sets * 8 * t + 4 * s for t in range(3) for s in range(sets)]
+    lengths = {leader: rng.randint(1, 3 * lanes) for leader in leaders}
+    steps, queue, fetching = [], [], []
+    for _ in range(cycles):
+        if not queue:
+            leader = rng.choice(leaders)
+            flag = int(rng.random() < 0.15)
+            # now and then another length (with length_check: a stale entry)
+            n = lengths[leader] if rng.random() < 0.9 else rng.randint(1, 3 * lanes)
+            queue = [(encode_pflen(n), leader - 4, 0)] if length_check else []
+            queue += [(word, leader + 4 * j, flag) for j in range(n)]
+            if rng.random() < 0.7:  # else the next block follows at once (same group)
+                queue.append((NOP, queue[-1][1] + 4, 0))
+        update, queue = queue[:lanes], queue[lanes:]
+        while len(fetching) < lanes:  # leaders (with their pflen hint)
+            leader = rng.choice(leaders)
+            if length_check and rng.random() < 0.9:
+                fetching.append((encode_pflen(lengths[leader]), leader - 4))
+            fetching.append((word, leader))
+        n = rng.randint(0, lanes)
+        fetch, fetching = fetching[:n], fetching[n:]
+        out = golden.step(fetch=fetch, update=update)
+        steps.append(PredictorStep(fetch, update, 0, out))
+    assert sum(st.out.skip.bit_count() for st in steps) > 10
+    return steps
+
+
+@pytest.mark.parametrize("length_check", [False, True])
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_rtl_forwards_the_row_of_the_group_ahead(lanes, length_check, seed):
+    """update_latency=2: consecutive groups on one set; without forwarding it mismatches."""
+    steps = same_set_steps(random.Random(seed), lanes, length_check)
+    params = {"lanes": lanes, "sets": 2, "min_block": 1, "update_latency": 2,
+              "length_check": length_check}  # fmt: skip
+    assert compare(ProfileFlagPredictor(**params), lanes, steps) is None, f"seed {seed}"
+    assert compare(NoForwarding(**params), lanes, steps) is not None, f"seed {seed}"
+
+
 def delayed_steps(steps, lanes, **params):
     """The golden model with ``fetch_latency=1`` re-run on recorded inputs."""
     golden = GoldenPredictor(lanes=lanes, fetch_latency=1, **params)
@@ -290,7 +361,7 @@ def delayed_steps(steps, lanes, **params):
                           golden.step(st.fetch, st.update, st.squash)) for st in steps]
 
 
-@pytest.mark.parametrize("update_latency", [0, 1])
+@pytest.mark.parametrize("update_latency", [0, 1, 2])
 def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
     """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1."""
     params = {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2}

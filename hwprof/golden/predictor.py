@@ -80,9 +80,10 @@ class PredictorConfig:
     addr_width: int = 32
     length_check: bool = False
     #: cycles between a decode group and its table write: 0 (the paper's
-    #: behaviour: the row is written at the end of the decode cycle) or 1 (the RTL
-    #: pipelined for timing: written one cycle later, so the fetch of the next
-    #: cycle still sees the old row). The leader register is not delayed.
+    #: behaviour: the row is written at the end of the decode cycle), 1 or 2 (the
+    #: RTL pipelined for timing: the row updates of the group decoded in cycle c are
+    #: applied at the end of cycle c + update_latency, so the fetches of the cycles
+    #: in between still see the old row). The leader register is not delayed.
     update_latency: int = 0
     #: cycles between a fetch and its ``skip``/``follow``/``not_taken`` outputs in
     #: :meth:`ProfileFlagPredictor.step`: 0 (combinational) or 1 (registered: the
@@ -100,7 +101,7 @@ class PredictorConfig:
         _int_in("ways", self.ways, 1, 2)
         _int_in("min_block", self.min_block, 1, 64)
         _int_in("addr_width", self.addr_width, 8, 64)
-        _int_in("update_latency", self.update_latency, 0, 1)
+        _int_in("update_latency", self.update_latency, 0, 2)
         _int_in("fetch_latency", self.fetch_latency, 0, 1)
         if self.addr_width - 2 - self.index_bits < 1:
             raise ValueError(
@@ -181,7 +182,9 @@ class ProfileFlagPredictor:
         self.fetch_declared = None  # pflen length of the last fetched instruction
         self.decode_declared = None  # ... of the last decoded instruction
         self._fetch_declared = None
-        self._pending = []  # row updates of the last decode group (update_latency=1)
+        # row updates of the last update_latency decode groups, oldest first (one list
+        # per cycle, empty for a cycle that updated nothing or squashed)
+        self._pending = [[] for _ in range(self.config.update_latency)]
         self._delayed = None  # outputs of the last cycle (fetch_latency=1)
 
     # ---------------------------------------------------------------- address
@@ -227,11 +230,14 @@ class ProfileFlagPredictor:
     def end(self, update=(), squash=0) -> None:
         self.bits = self._bits
         self.fetch_declared = self._fetch_declared
-        # update_latency=1: the row updates of the previous group are applied now,
-        # squash or not (they were decoded before it), before this group's.
-        pending, self._pending = self._pending, []
-        for args in pending:
-            self._update(*args)
+        # update_latency=L > 0: the row updates of the group decoded L cycles ago are
+        # applied now, squash or not (they were decoded before it), before this
+        # group's; this group's wait in the queue for L cycles.
+        group = []
+        if self.config.update_latency:
+            for args in self._pending.pop(0):
+                self._update(*args)
+            self._pending.append(group)
         if squash:
             self.leader_valid = 0
             self.decode_declared = None
@@ -249,7 +255,7 @@ class ProfileFlagPredictor:
                 row_leader = self.leader
             if self.leader == row_leader:
                 if self.config.update_latency:
-                    self._pending.append((pc, self.leader, flag, declared))
+                    group.append((pc, self.leader, flag, declared))
                 else:
                     self._update(pc, self.leader, flag, declared)
 

@@ -43,13 +43,19 @@ class ProfileFlagPredictor(wiring.Component):
     length_check : bool
         Appendix A.2 block-length check against ``pflen`` hints (default off).
     update_latency : int
-        0: a decode group's table row is read, updated and written in its decode
-        cycle (the paper). 1 (the catalog default; the class default is 0): the
-        row selection (leader register chain, row leader, the lanes of the row,
-        the compares between lanes) is registered and the row is read, updated and
-        written in the next cycle, so a fetch in the cycle right after the decode
-        still sees the old row (docs/fpga.md measures the effect). The leader
-        register and the prediction bits are not delayed.
+        Cycles from a decode group to its table write, 0..2 (the class default is
+        0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
+        read, updated and written in the decode cycle (the paper). 1: the row
+        selection (stage A: leader register chain, row leader, the lanes of the
+        row, the compares between lanes) is registered and the row is read,
+        updated and written in the next cycle. 2: a third stage: the row read
+        (asynchronous, from the registered index) goes into flops in stage B with
+        ``first`` and the lanes' compares with it, and stage C computes the
+        entry's new value from flops and writes the row; when the group ahead (in
+        C a cycle earlier) wrote the same set, its row, held in flops, is used
+        instead of the one read (forwarding). A fetch in the ``update_latency``
+        cycles after the decode still sees the old row (docs/fpga.md measures the
+        effect). The leader register and the prediction bits are not delayed.
     fetch_latency : int
         0 (default): ``skip``, ``follow`` and ``not_taken`` are combinational from
         ``fetch_insn``/``fetch_pc`` through the W + 1 asynchronous table reads (an
@@ -125,6 +131,9 @@ class ProfileFlagPredictor(wiring.Component):
         })  # fmt: skip
         self.entry = StructLayout({"tag": config.tag_bits, "follow": config.word_bits,
                                    "pred": 1, "lock": 1})  # fmt: skip
+
+    #: update_latency=2 forwards the row written by the group ahead (False: a mutant)
+    _forward = True
 
     def _split(self, pc):
         c = self.config
@@ -303,63 +312,94 @@ class ProfileFlagPredictor(wiring.Component):
             m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv), leader_k.eq(cur_k),
                          decode_decl.eq(cur_decl), decode_decl_valid.eq(cur_decl_valid)]
 
-        # Stage A -> stage B: with update_latency=1 the row selection above (leader
-        # chain, row leader, which lanes belong to the row) and the compares that do
-        # not need the table are registered; the table row is read, updated and
-        # written one cycle later (stage B). With 0 they feed stage B directly.
+        # Stage A (the decode cycle): the row selection above (leader chain, row
+        # leader, which lanes belong to the row) and the compares that need neither
+        # the table nor the row leader's successor. update_latency >= 1 registers
+        # them (A -> B); with 0 every stage is in the decode cycle.
         lword_a = row_leader[2:]
-        stage = []  # per lane: on_row, nxt_word, flag, word == lword, decl, decl_valid
-        for i, (applies, lane_leader, pc, flag, decl, decl_valid) in enumerate(lanes):
-            word = pc[2:]
-            nxt = Signal(c.word_bits, name=f"upd{i}_nxt")
-            m.d.comb += nxt.eq((word + 1)[:c.word_bits])
-            stage.append([applies & (lane_leader == row_leader), nxt, flag, word == lword_a,
-                          decl, decl_valid])  # fmt: skip
-        # nxt_i > nxt_j (j < i): the follow compares between lanes, on the decoded
-        # addresses alone (the compares with the row's values are in stage B).
-        # (word_i + 1 > word_j + 1: word_i > word_j unless an increment wraps to 0.)
         words = [pc[2:] for (_, _, pc, *_rest) in lanes]
         wraps = [word.all() for word in words]
-        gt_new = [[Mux(wraps[i], 0, Mux(wraps[j], 1, _greater(words[i], words[j])))
-                   for j in range(i)] for i in range(c.lanes)]  # fmt: skip
+        lanes_a = []
+        for i, (applies, lane_leader, _pc, flag, decl, decl_valid) in enumerate(lanes):
+            nxt = Signal(c.word_bits, name=f"upd{i}_nxt")
+            m.d.comb += nxt.eq((words[i] + 1)[:c.word_bits])
+            lanes_a.append({
+                "on_row": applies & (lane_leader == row_leader), "nxt": nxt, "flag": flag,
+                "is_leader": words[i] == lword_a, "decl_valid": decl_valid,
+                "decl": decl if c.length_check else Const(0, 12),
+                # nxt_i > nxt_j (j < i), the follow compares between lanes, on the decoded
+                # addresses alone: word_i + 1 > word_j + 1 is word_i > word_j unless an
+                # increment wraps to 0
+                "gt_new": [Mux(wraps[i], 0, Mux(wraps[j], 1, _greater(words[i], words[j])))
+                           for j in range(i)],
+            })  # fmt: skip
         write_a = row_found & self._aligned(row_leader)  # a leader at 4n + 2 gets no entry
 
-        def staged(value, name):
-            if c.update_latency == 0:
+        def staged(value, name, on):
+            """``value`` (a value, or a dict / list of them) through flops when ``on``."""
+            if not on or isinstance(value, Const):
                 return value
-            reg = Signal.like(value, name=f"b_{name}") if isinstance(value, Signal) \
-                else Signal(len(value), name=f"b_{name}")
+            if isinstance(value, dict):
+                return {k: staged(v, f"{name}_{k}", on) for k, v in value.items()}
+            if isinstance(value, list):
+                return [staged(v, f"{name}{j}", on) for j, v in enumerate(value)]
+            reg = Signal(value.shape(), name=name)  # a view (the row) stays a view
             m.d.sync += reg.eq(value)
             return reg
 
-        row_leader_b = staged(row_leader, "row_leader")
-        write = staged(write_a, "write")
-        lanes_b = []
-        for i, (on_row, nxt, flag, is_leader, decl, decl_valid) in enumerate(stage):
-            lanes_b.append([
-                staged(on_row, f"on_row{i}"), staged(nxt, f"nxt{i}"), staged(flag, f"flag{i}"),
-                staged(is_leader, f"is_leader{i}"), staged(decl_valid, f"decl_valid{i}"),
-                [staged(gt_new[i][j], f"gt{i}_{j}") for j in range(i)],
-                None, None, None,  # gt_first, len_new, len_first: stage B
-                staged(decl, f"decl{i}") if c.length_check else Const(0, 12),
-            ])  # fmt: skip
+        ab = staged({"row_leader": row_leader, "write": write_a, "lanes": lanes_a}, "b",
+                    c.update_latency >= 1)  # fmt: skip
 
-        # ---------------------------------------------------------- stage B
+        # Stage B (cycle c + 1 with update_latency 1 or 2): the row read (asynchronous,
+        # from the registered index) and what needs the row leader but not its row:
+        # ``first`` (the follow of a new entry) and the lanes' compares with it.
+        # update_latency=2 registers them with the row (B -> C); with 0 or 1 stage C
+        # is in the same cycle as B.
+        lword, lindex, ltag = self._split(ab["row_leader"])
+        lindex_b = lindex
         rport = table.read_port(domain="comb")
-        lword, lindex, ltag = self._split(row_leader_b)
         m.d.comb += rport.addr.eq(lindex)
         first = Signal(c.word_bits, name="upd_first")  # follow of a new entry
         m.d.comb += first.eq((lword + 1)[:c.word_bits])
-        for i, lane in enumerate(lanes_b):  # compares against first (and lane follows)
-            lane[6] = _greater(lane[1], first)
+        for i, lane in enumerate(ab["lanes"]):
+            lane["gt_first"] = _greater(lane["nxt"], first)
             if c.length_check:
-                lane[7] = [(lanes_b[j][1] - lword)[:c.word_bits] == lane[9] for j in range(i)]
-                lane[8] = Const(1, c.word_bits) == lane[9]
+                lane["len_new"] = [(ab["lanes"][j]["nxt"] - lword)[:c.word_bits] == lane["decl"]
+                                   for j in range(i)]  # fmt: skip
+                lane["len_first"] = Const(1, c.word_bits) == lane["decl"]
             else:
-                lane[7], lane[8] = [Const(1)] * i, Const(1)
-        row = rport.data
-        row_valid = valid[lindex] if c.sets > 1 else valid[0]
-        row_mru = mru.bit_select(lindex, 1) if c.sets > 1 else mru[0]
+                lane["len_new"], lane["len_first"] = [Const(1)] * i, Const(1)
+        row_read = Signal(row_layout, name="upd_row_read")
+        valid_read, mru_read = Signal(c.ways, name="upd_valid_read"), Signal(name="upd_mru_read")
+        m.d.comb += [row_read.eq(rport.data),
+                     valid_read.eq(valid[lindex] if c.sets > 1 else valid[0]),
+                     mru_read.eq(mru.bit_select(lindex, 1) if c.sets > 1 else mru[0])]
+        three = c.update_latency == 2
+        bc = staged({"lword": lword, "lindex": lindex, "ltag": ltag, "first": first,
+                     "write": ab["write"], "lanes": ab["lanes"], "row": row_read,
+                     "row_valid": valid_read, "row_mru": mru_read}, "c", three)  # fmt: skip
+        lword, lindex, ltag, first = bc["lword"], bc["lindex"], bc["ltag"], bc["first"]
+        write, lanes_c = bc["write"], bc["lanes"]
+
+        # Stage C (c + update_latency): the entry's new follow / lock / prediction from
+        # flops, the row written. With 2, the row read in B misses the write of the
+        # group in C then (one cycle ahead): when that group wrote the same set, its
+        # row (and valid and LRU bits), held in flops, replaces the one read.
+        if three:
+            last_row = Signal(row_layout, name="c_last_row")
+            last_valid, last_mru = Signal(c.ways, name="c_last_valid"), Signal(name="c_last_mru")
+            forward = Signal(name="c_forward")
+            # (the group in C now is the one ahead of the group in B: compared a cycle early)
+            m.d.sync += forward.eq(Const(int(self._forward)) & write & (lindex == lindex_b))
+            row = Signal(row_layout, name="upd_row_in")
+            row_valid, row_mru = Signal(c.ways, name="upd_row_valid"), Signal(name="upd_row_mru")
+            with m.If(forward):
+                m.d.comb += [row.eq(last_row), row_valid.eq(last_valid), row_mru.eq(last_mru)]
+            with m.Else():
+                m.d.comb += [row.eq(bc["row"]), row_valid.eq(bc["row_valid"]),
+                             row_mru.eq(bc["row_mru"])]  # fmt: skip
+        else:
+            row, row_valid, row_mru = bc["row"], bc["row_valid"], bc["row_mru"]
         hit, hit_way = Signal(name="upd_hit"), Signal(range(max(2, c.ways)), name="upd_way")
         match = Signal(c.ways, name="upd_match")
         m.d.comb += [match.eq(Cat(row_valid[w] & (row[w].tag == ltag) for w in range(c.ways))),
@@ -381,17 +421,21 @@ class ProfileFlagPredictor(wiring.Component):
         cur_follow, cur_pred, cur_lock = stored.follow, stored.pred, stored.lock
         # nxt > the stored follow, for every way in parallel with the tag compare
         cur_gt = []
-        for i, lane in enumerate(lanes_b):
+        for i, lane in enumerate(lanes_c):
             gt_way = Signal(c.ways, name=f"upd{i}_gt_way")
-            m.d.comb += gt_way.eq(Cat(_greater(lane[1], row[w].follow) for w in range(c.ways)))
+            m.d.comb += gt_way.eq(Cat(_greater(lane["nxt"], row[w].follow)
+                                      for w in range(c.ways)))
             cur_gt.append(gt_way.bit_select(hit_way, 1) if c.ways > 1 else gt_way[0])
-        cur_lok = [((stored.follow - lword)[:c.word_bits] == lane[9]) if c.length_check
-                   else Const(1) for lane in lanes_b]  # fmt: skip
+        cur_lok = [((stored.follow - lword)[:c.word_bits] == lane["decl"]) if c.length_check
+                   else Const(1) for lane in lanes_c]  # fmt: skip
         gt_stored = list(cur_gt)
         touched = Const(0)
         eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
-        for i, (on_row, nxt, flag, is_leader, decl_valid, gt_new_i, gt_first_i, _len_new_i,
-                _len_first_i, _decl) in enumerate(lanes_b):
+        for i, lane in enumerate(lanes_c):
+            on_row, nxt, flag, is_leader = lane["on_row"], lane["nxt"], lane["flag"], \
+                lane["is_leader"]
+            decl_valid, gt_new_i, gt_first_i = lane["decl_valid"], lane["gt_new"], \
+                lane["gt_first"]
             if not c.length_check:
                 # Without the stale reset, a follow only grows (to the larger value) or
                 # is set to first when the entry is created: the follow lane i sees is
@@ -437,11 +481,12 @@ class ProfileFlagPredictor(wiring.Component):
             # the compares of the later lanes against the new follow (length check:
             # the chain; without, the parallel form above)
             for j in range(i + 1, c.lanes if c.length_check else 0):
-                lane_j = lanes_b[j]
-                cur_gt[j] = Mux(set_first, lane_j[6], Mux(set_nxt, lane_j[5][i], cur_gt[j]))
+                lane_j = lanes_c[j]
+                cur_gt[j] = Mux(set_first, lane_j["gt_first"],
+                                Mux(set_nxt, lane_j["gt_new"][i], cur_gt[j]))
                 if c.length_check:
-                    cur_lok[j] = Mux(set_first, lane_j[8], Mux(set_nxt, lane_j[7][i],
-                                                                 cur_lok[j]))  # fmt: skip
+                    cur_lok[j] = Mux(set_first, lane_j["len_first"],
+                                     Mux(set_nxt, lane_j["len_new"][i], cur_lok[j]))
             cur_found, cur_way, cur_follow, cur_pred, cur_lock = found, way, follow, pred, lock
 
         new_row = Signal(row_layout, name="upd_row")
@@ -453,6 +498,8 @@ class ProfileFlagPredictor(wiring.Component):
                              new_row[way].pred.eq(cur_pred), new_row[way].lock.eq(cur_lock),
                              new_valid[way].eq(1)]  # fmt: skip
         new_mru = Mux(touched, cur_way, row_mru)
+        if three:  # the row, valid and LRU bits written, for the next group's forwarding
+            m.d.sync += [last_row.eq(new_row), last_valid.eq(new_valid), last_mru.eq(new_mru)]
 
         wport = table.write_port()
         m.d.comb += [wport.addr.eq(lindex), wport.data.eq(new_row), wport.en.eq(write)]
