@@ -16,9 +16,14 @@ def run(overrides, seed, **sizes):
     return run_cocotb_frontend(TOP, overrides, seed, **sizes)
 
 
+#: suite time: the defaults and the length check in the fast tier; the other parameter
+#: sets in the soak tier (the Amaranth tier, tests/test_predictor_rtl.py, runs every
+#: update and fetch latency and these geometries against the golden model)
 @pytest.mark.parametrize(
-    "overrides", [{}, {"lanes": 2, "n_flags": 2, "sets": 8}, {"length_check": True},
-                  {"update_latency": 0, "fetch_latency": 1}, {"update_latency": 1}],
+    "overrides", [{}, pytest.param({"lanes": 2, "n_flags": 2, "sets": 8}, marks=pytest.mark.soak),
+                  {"length_check": True},
+                  pytest.param({"update_latency": 0, "fetch_latency": 1}, marks=pytest.mark.soak),
+                  pytest.param({"update_latency": 1}, marks=pytest.mark.soak)],
     ids=["default", "w2-n2-s8", "length-check", "update0-fetch1", "update1"],
 )
 def test_predictor_on_verilator(overrides, seed):

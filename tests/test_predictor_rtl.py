@@ -77,11 +77,15 @@ def compare(dut, lanes, steps):
     return replay(dut, steps, drive, observe)
 
 
+#: suite time: two geometries in the soak tier (1 and 3 lanes run in the fast tier's
+#: forwarding and latency tests)
 @pytest.mark.parametrize("params", [
     {"lanes": 2, "n_flags": 2, "sets": 8, "ways": 2, "min_block": 2},
     {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
-    {"lanes": 1, "n_flags": 3, "sets": 4, "ways": 1, "min_block": 1},
-    {"lanes": 3, "n_flags": 8, "sets": 16, "ways": 2, "min_block": 3},
+    pytest.param({"lanes": 1, "n_flags": 3, "sets": 4, "ways": 1, "min_block": 1},
+                 marks=pytest.mark.soak),
+    pytest.param({"lanes": 3, "n_flags": 8, "sets": 16, "ways": 2, "min_block": 3},
+                 marks=pytest.mark.soak),
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ])  # fmt: skip
 def test_rtl_matches_golden_on_random_programs(params, seed):
@@ -94,7 +98,7 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
 
 
 #: suite time: the cocotb tier replays every directed program on the generated Verilog
-#: (cocotb_tests/test_profile_flag_predictor.py, default and update0-fetch1); here two in
+#: (cocotb_tests/test_profile_flag_predictor.py, default and length-check); here two in
 #: the fast tier, the others in the soak tier
 DIRECTED = ["fig3_off", "off_on_off",
             *(pytest.param(n, marks=pytest.mark.soak)
@@ -246,15 +250,20 @@ def test_generates_verilog():
 
 
 # ------------------------------------------------- pipelined update, registered fetch
-@pytest.mark.parametrize("update_latency", [1, 2])
-@pytest.mark.parametrize("params", [
+_LATENCY_GEOMETRIES = [
     {"lanes": 4, "n_flags": 1, "sets": 64, "ways": 2, "min_block": 4},
-    pytest.param({"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
-                 marks=pytest.mark.soak),
-    pytest.param({"lanes": 1, "n_flags": 1, "sets": 4, "ways": 1, "min_block": 1},
-                 marks=pytest.mark.soak),
+    {"lanes": 3, "n_flags": 2, "sets": 8, "ways": 1, "min_block": 2},
+    {"lanes": 1, "n_flags": 1, "sets": 4, "ways": 1, "min_block": 1},
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
-])  # fmt: skip
+]
+#: fast tier: latency 2 (the default) on the first and the length-check geometry,
+#: latency 1 on the first; the rest in the soak tier (suite time)
+_LATENCY_FAST = {(0, 2), (3, 2), (0, 1)}
+
+
+@pytest.mark.parametrize("params, update_latency", [
+    pytest.param(g, latency, marks=() if (i, latency) in _LATENCY_FAST else pytest.mark.soak)
+    for latency in (1, 2) for i, g in enumerate(_LATENCY_GEOMETRIES)])  # fmt: skip
 def test_rtl_with_update_latency_matches_golden(params, update_latency, seed):
     """The table written 1 or 2 cycles after decode (issue 15): RTL and golden model agree."""
     params = {**params, "update_latency": update_latency}
@@ -343,8 +352,10 @@ def same_set_steps(rng, lanes, length_check=False, cycles=600, update_latency=2)
     return steps
 
 
-@pytest.mark.parametrize("length_check", [False, True])
-@pytest.mark.parametrize("lanes", [1, 4])
+@pytest.mark.parametrize("lanes, length_check", [
+    (4, False), (1, True),
+    pytest.param(1, False, marks=pytest.mark.soak), pytest.param(4, True, marks=pytest.mark.soak),
+])  # suite time: two of the four in the soak tier
 def test_rtl_forwards_the_row_of_the_group_ahead(lanes, length_check, seed):
     """update_latency=2: consecutive groups on one set; without forwarding it mismatches."""
     steps = same_set_steps(random.Random(seed), lanes, length_check)
@@ -361,7 +372,9 @@ def delayed_steps(steps, lanes, **params):
                           golden.step(st.fetch, st.update, st.squash)) for st in steps]
 
 
-@pytest.mark.parametrize("update_latency", [0, 1, 2])
+@pytest.mark.parametrize("update_latency", [
+    pytest.param(0, marks=pytest.mark.soak), pytest.param(1, marks=pytest.mark.soak), 2,
+])  # the default update latency in the fast tier, the others in the soak tier (suite time)
 def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
     """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1."""
     params = {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2}
