@@ -149,6 +149,8 @@ async def compressor_matches_golden(dut):
         prefix = "" if ch.name == "top" else f"{ch.name}"
         inputs.update({f"{prefix}tuples__valid": 0, f"{prefix}messages__ready": 0})
     await start_in_reset(dut, inputs)
+    if name == "tagged_compressor":  # first: it needs sets that are still empty
+        await high_counts(dut, channels[0], -(1 << 20))
     per_phase = max(1, cycles // len(PHASES))
     for cycle in range(cycles):
         phase, ready_p = PHASES[min(cycle // per_phase, len(PHASES) - 1)]
@@ -336,6 +338,63 @@ async def alias_groups(dut, ch, cycle, groups=256, per_group=32):
             cycle = await offer(dut, ch, cycle, r.choice(group))
     await drain(dut, ch, cycle)
     dut._log.info("alias groups: %d of 4 keys, %d tuples each", len(chosen), per_group)
+
+
+def keys_of_one_set(model, r, count, sets_wanted):
+    """``sets_wanted`` lists of ``count`` keys, each list one set's keys with pairwise
+    different tags (random full-width keys grouped with the golden hash)."""
+    c = model.config
+    gen = np.random.default_rng(r.getrandbits(32))
+    keys = gen.integers(0, 1 << 64, size=c.sets * 16, dtype=np.uint64)
+    keys &= np.uint64((1 << c.key_bits) - 1)
+    by_set = {}
+    for key, index in zip(keys.tolist(), model.hash.many(keys).tolist(), strict=True):
+        tags = by_set.setdefault(index, {})
+        tags.setdefault(gt.tag_of(key, c.tag_bits, c.key_bits, c.pc_bits), key)
+    groups = [list(tags.values())[:count] for tags in by_set.values() if len(tags) >= count]
+    assert len(groups) >= sets_wanted, "too few sets with distinct tags"
+    return groups[:sets_wanted]
+
+
+async def high_counts(dut, ch, cycle):
+    """Tagged compressor: the counters near their top, in each way of a set.
+
+    Run first, from reset, so that its sets are empty (its cycles are numbered from
+    ``-2**20`` in the log; the main phases keep their numbers). The main phases
+    never bring a second-way entry to a saturating hit count, nor an entry with
+    about ``hit_max - replace_misses`` hits to its ShouldReplace miss; the RTL
+    compares those thresholds as constant compares (one gate tree per threshold
+    and way), which only such counts exercise. Per round, a fresh set with three
+    keys of different tags: X and Y fill the two ways (the victim-to-be with ``h``
+    hits, the other with ``h + 3``), then ``replace_misses`` tuples of Z replace
+    the victim (E4, E5a.., E5): its count ``h + replace_misses`` is reported iff it
+    reaches ``hit_max`` (Figure 6), for ``h`` on both sides of that boundary; then
+    one round per way that saturates an entry (E2 at ``hit_max`` hits).
+    """
+    model, r = ch.model, ch.r
+    c = model.config
+    if c.ways != 2 or c.tag_bits < 2:
+        return cycle
+    boundary = c.hit_max - c.replace_misses  # the fewest hits whose replacement reports
+    rounds = [(victim, h) for victim in (0, 1) for h in range(boundary - 2, boundary + 2)
+              if 0 < h and h + 3 < c.hit_max]  # fmt: skip
+    groups = keys_of_one_set(model, r, 3, len(rounds) + 2)
+    before = dict(model.transitions)
+    for (victim, h), (x, y, z) in zip(rounds, groups[: len(rounds)], strict=True):
+        hits = (h, h + 3) if victim == 0 else (h + 3, h)
+        for key, n in ((x, hits[0]), (y, hits[1]), (z, c.replace_misses)):
+            for _ in range(n):
+                cycle = await offer(dut, ch, cycle, key)
+    for way, (x, y, _) in enumerate(groups[len(rounds):]):
+        if way:  # a first key in way 0, the saturating one in way 1
+            cycle = await offer(dut, ch, cycle, x)
+        for _ in range(c.hit_max):
+            cycle = await offer(dut, ch, cycle, y)
+    cycle = await drain(dut, ch, cycle)
+    done = {k: model.transitions[k] - before[k] for k in before}
+    dut._log.info("high counts: %d replacement rounds, transitions %s", len(rounds), done)
+    assert done["E2"] >= 2 and done["E5"] >= len(rounds), "the rounds did not happen"
+    return cycle
 
 
 async def counter_groups(dut, ch, cycle, groups=4):
