@@ -369,7 +369,8 @@ async def high_counts(dut, ch, cycle):
     hits, the other with ``h + 3``), then ``replace_misses`` tuples of Z replace
     the victim (E4, E5a.., E5): its count ``h + replace_misses`` is reported iff it
     reaches ``hit_max`` (Figure 6), for ``h`` on both sides of that boundary; then
-    one round per way that saturates an entry (E2 at ``hit_max`` hits).
+    one round per way that saturates an entry (E2 at ``hit_max`` hits); then two
+    rounds of equal hit counts in both ways (the victim of a miss is way 0).
     """
     model, r = ch.model, ch.r
     c = model.config
@@ -378,22 +379,31 @@ async def high_counts(dut, ch, cycle):
     boundary = c.hit_max - c.replace_misses  # the fewest hits whose replacement reports
     rounds = [(victim, h) for victim in (0, 1) for h in range(boundary - 2, boundary + 2)
               if 0 < h and h + 3 < c.hit_max]  # fmt: skip
-    groups = keys_of_one_set(model, r, 3, len(rounds) + 2)
+    ties = [h for h in (c.evict_hits + 1, c.evict_hits + 2) if h + 1 < c.hit_max]
+    groups = keys_of_one_set(model, r, 3, len(rounds) + 2 + len(ties))
     before = dict(model.transitions)
-    for (victim, h), (x, y, z) in zip(rounds, groups[: len(rounds)], strict=True):
+    for (victim, h), (x, y, z) in zip(rounds, groups, strict=False):
         hits = (h, h + 3) if victim == 0 else (h + 3, h)
         for key, n in ((x, hits[0]), (y, hits[1]), (z, c.replace_misses)):
             for _ in range(n):
                 cycle = await offer(dut, ch, cycle, key)
-    for way, (x, y, _) in enumerate(groups[len(rounds):]):
+    for way, (x, y, _) in enumerate(groups[len(rounds): len(rounds) + 2]):
         if way:  # a first key in way 0, the saturating one in way 1
             cycle = await offer(dut, ch, cycle, x)
         for _ in range(c.hit_max):
             cycle = await offer(dut, ch, cycle, y)
+    # equal hit counts (odd and even): a miss goes to way 0 (the first of the fewest
+    # hits); X's next hit then finds its entry in Evict and reports it (E6)
+    for h, (x, y, z) in zip(ties, groups[len(rounds) + 2:], strict=True):
+        for key, n in ((x, h), (y, h), (z, 1), (x, 1)):
+            for _ in range(n):
+                cycle = await offer(dut, ch, cycle, key)
     cycle = await drain(dut, ch, cycle)
     done = {k: model.transitions[k] - before[k] for k in before}
-    dut._log.info("high counts: %d replacement rounds, transitions %s", len(rounds), done)
-    assert done["E2"] >= 2 and done["E5"] >= len(rounds), "the rounds did not happen"
+    dut._log.info("high counts: %d replacement rounds, %d ties, transitions %s", len(rounds),
+                  len(ties), done)  # fmt: skip
+    assert done["E2"] >= 2 and done["E5"] >= len(rounds) and done["E6"] >= len(ties), \
+        "the rounds did not happen"
     return cycle
 
 
