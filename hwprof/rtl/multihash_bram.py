@@ -39,10 +39,12 @@ from its updated set flags when it was in the same set, or the boundary transfor
 is applied when it ended the interval.
 
 Readout: at the boundary the candidate entries (valid, not replaceable) set
-their pending bits. A priority encoder (a tree: ``log2`` levels) picks the
-lowest pending entry each cycle, reads its tag and its count (bank of the ended
-interval) and the next cycle puts the record into a 4-entry FIFO that drives
-``records``; then the end marker.
+their pending bits. Each cycle the lowest pending entry is picked as one-hots
+(the first pending set by a prefix OR, the lowest way of each set locally; the
+clear of its pending bit uses only these, and a priority encoder, a tree of
+``log2`` levels, gives the set's number for the memories' read address): it
+reads its tag and its count (bank of the ended interval) and the next cycle
+puts the record into a 4-entry FIFO that drives ``records``; then the end marker.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
@@ -529,16 +531,26 @@ def elaborate_set_associative(component):
                      "set_any")  # fmt: skip
     any_set, first_set = _first_set(m, set_any, sets)
     m.d.comb += ro_set.eq(first_set[:set_bits])
-    in_set = Signal(ways)
-    m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
-                                    ro_set))  # fmt: skip
-    first_way = _named(m, lowest_one(in_set), "first_way")
+    # the pick as one-hots, so that no encoded set and no set mux sit in the
+    # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
+    # each set's lowest pending way locally; ro_set (the encoded set) only addresses
+    # the memories
+    before = [Const(0, 1)]  # before[s]: a set below s has a pending bit
+    for s in range(1, sets):
+        before.append(_named(m, set_any[:s].any(), f"set_before{s}"))
+    first_hot = _named(m, Cat(*[set_any[s] & ~before[s] for s in range(sets)]), "first_hot")
+    way_first = [_named(m, lowest_one(pending[s * ways : (s + 1) * ways]), f"way_first{s}")
+                 for s in range(sets)]  # fmt: skip
+    first_way = _named(m, Cat(*[Cat(*[first_hot[s] & way_first[s][wy] for s in range(sets)]).any()
+                                for wy in range(ways)]), "first_way")  # fmt: skip
     space = Signal()
     m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
     m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)
+    # (first_hot implies any_set: the clear does not wait for the 100-bit OR)
+    go = _named(m, space & ~after_boundary, "ro_go")
     for s in range(sets):
         for wy in range(ways):
-            m.d.comb += ro_clear[s * ways + wy].eq(ro_issue & (ro_set == s) & first_way[wy])
+            m.d.comb += ro_clear[s * ways + wy].eq(go & first_hot[s] & way_first[s][wy])
     m.d.sync += ro_inflight.eq(ro_issue)
     with m.If(ro_issue):
         m.d.sync += ro_way.eq(forwarded(Const(0, len(ro_way)),
