@@ -50,7 +50,8 @@ Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
 readout is incomplete and the tuple's position in its interval is at least
 ``T - 1`` (only such a tuple can be promoted: the counters start at 0, so no
-allocation can overwrite the tag of an entry not yet read out). With an
+allocation can overwrite the tag of an entry not yet read out); both facts are
+flags registered with the position (``at_last``, ``past_thr``). With an
 always-ready consumer there is no stall when ``threshold >= candidates + 7``
 (the readout of ``k`` candidates is done ``k + 6`` cycles after the last tuple
 was accepted) and ``interval_length >= accumulator + 7``.
@@ -82,6 +83,14 @@ def _tree_mux(values, index):
             level.append(level[-1])
         level = [Mux(index[b], level[k + 1], level[k]) for k in range(0, len(level), 2)]
     return level[0]
+
+
+def _forwarded(base, sources):
+    """``base`` unless one of ``sources`` = [(condition, value)], nearest first, applies."""
+    out = base
+    for cond, value in reversed(sources):
+        out = Mux(cond, value, out)
+    return out
 
 
 def _named(m, value, name):
@@ -196,11 +205,17 @@ def elaborate_set_associative(component):
     busy = Signal()  # a readout (or a boundary on its way to D) is incomplete
     stall = Signal()
     accept = Signal()
-    last_in = Signal()
+    # the stall and the interval's last tuple read two flags registered with position
+    # (their next state compares position with configuration constants kept in
+    # registers, in parallel with accept: no increment or compare before accept)
+    mod = 1 << w
+    last_in = Signal(init=int((c.interval_length - 1) % mod == 0), name="at_last")
+    past_thr = Signal(init=int((c.threshold - 1) % mod == 0), name="past_thr")
+    interval_m2 = Signal(w, init=(c.interval_length - 2) % mod, name="interval_m2")
+    threshold_m2 = Signal(w, init=(c.threshold - 2) % mod, name="threshold_m2")
     thr1 = _named(m, _step(threshold, False), "thr1")  # T - 1
     m.d.comb += [
-        last_in.eq(position == _step(interval, False)),
-        stall.eq(busy & (last_in | ~_less(m, position, thr1))),
+        stall.eq(busy & (last_in | past_thr)),
         self_ready(component).eq(~stall),
         accept.eq(component.tuples.valid & ~stall),
     ]
@@ -224,7 +239,21 @@ def elaborate_set_associative(component):
     with m.If(accept):
         m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
         with m.If(last_in):
-            m.d.sync += epoch.eq(epoch + 1)
+            # position 0 of the next interval, of the configuration it starts with
+            new_interval = Mux(cfg.pend, cfg.pending_interval, interval)
+            new_threshold = Mux(cfg.pend, cfg.pending_threshold, threshold)
+            m.d.sync += [epoch.eq(epoch + 1), last_in.eq(new_interval == 1),
+                         past_thr.eq(new_threshold == 1)]  # fmt: skip
+            with m.If(cfg.pend):
+                m.d.sync += [
+                    interval_m2.eq(_step(_step(cfg.pending_interval, False), False)),
+                    threshold_m2.eq(_step(_step(cfg.pending_threshold, False), False)),
+                ]
+        with m.Else():
+            # position + 1 == interval - 1; position + 1 >= T - 1 (position + 1 does not
+            # wrap: position < interval)
+            m.d.sync += [last_in.eq(position == interval_m2),
+                         past_thr.eq(past_thr | (position == threshold_m2))]  # fmt: skip
     cfg.apply(m, accept & last_in)
 
     # --- stage B: set, block RAM reads, equalities ----------------------------------------
@@ -317,19 +346,39 @@ def elaborate_set_associative(component):
     def set_flags(flags, s):
         return Cat(*flags[s * ways : (s + 1) * ways])
 
-    d_raw = [Signal(w, name=f"d_counter_raw{i}") for i in range(n)]
-    d_cval = [Signal(name=f"d_counter_valid{i}") for i in range(n)]
-    d_tageq = Signal(ways, name="d_tageq")  # way wy's tag (as read) == this tuple's key
+    # counter i as read, flushed, with the writes of the tuples two and three ahead
+    # forwarded here (they are in E and h1 now: their values are registers), so that D
+    # forwards only the tuple one ahead
+    d_base = [Signal(w, name=f"d_counter_base{i}") for i in range(n)]
+    d_tageq = Signal(ways, name="d_tageq")  # way wy's tag == this tuple's key (but E's write)
     d_acnt = [Signal(w, name=f"d_count{wy}") for wy in range(ways)]
     d_fv, d_fr, d_ff = Signal(ways), Signal(ways), Signal(ways)
     d_sethot = Signal(sets)
+    c_after_boundary = d["valid"] & d["last"]  # in D: e_valid & e_boundary
     for i in range(n):
-        m.d.sync += [d_raw[i].eq(counter_reads[i].data),
-                     d_cval[i].eq(counter_valid_n_at_c[i])]  # fmt: skip
+        fresh_c = counter_valid_n_at_c[i] & ~c_after_boundary
+        conds = [hist[j - 2]["valid"] & hist[j - 2]["cwrite"] & c_eq[f"idx{j}_{i}"]
+                 & c_eq[f"ep{j}"] for j in (2, 3)]  # fmt: skip
+        vals = [hist[j - 2][f"cval{i}"] for j in (2, 3)]
+        sources = list(zip(conds, vals, strict=True)) if bypass else []
+        m.d.sync += d_base[i].eq(_forwarded(Mux(fresh_c, counter_reads[i].data, 0), sources))
     parity = c_["epoch"][0]
+    # per way likewise: the tag match and the entry count's writes of the tuples two and
+    # three ahead forwarded here (d_fwd_any: one of them wrote the count, d_fwd_count)
+    d_fwd_any = Signal(ways)
+    d_fwd_count = [Signal(w, name=f"d_fwd_count{wy}") for wy in range(ways)]
     for wy in range(ways):
-        m.d.sync += [d_tageq[wy].eq(tag_read[wy].data == c_["key"]),
-                     d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data))]
+        tag_src = [(hist[j - 2]["valid"] & hist[j - 2]["alloc"] & c_eq[f"set{j}"]
+                    & (hist[j - 2]["way"] == wy), c_eq[f"key{j}"]) for j in (2, 3)]
+        cnt_src = [(hist[j - 2]["valid"] & hist[j - 2]["awrite"] & c_eq[f"set{j}"]
+                    & (hist[j - 2]["way"] == wy) & c_eq[f"ep{j}"], hist[j - 2]["acount"])
+                   for j in (2, 3)]  # fmt: skip
+        m.d.sync += [
+            d_tageq[wy].eq(_forwarded(tag_read[wy].data == c_["key"], tag_src)),
+            d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data)),
+            d_fwd_any[wy].eq(cnt_src[0][0] | cnt_src[1][0]),
+            d_fwd_count[wy].eq(_forwarded(cnt_src[1][1], cnt_src[:1])),
+        ]
     m.d.sync += [
         d_fv.eq(_tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])),
         d_fr.eq(_tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])),
@@ -339,13 +388,6 @@ def elaborate_set_associative(component):
 
     # --- stage D: forward, update, decide --------------------------------------------------
     after_boundary = e["valid"] & e["boundary"]  # the tuple ahead ended the interval
-
-    def forwarded(base, sources):
-        """``base`` unless one of ``sources`` = [(condition, value)], nearest first, applies."""
-        out = base
-        for cond, value in reversed(sources):
-            out = Mux(cond, value, out)
-        return out
 
     # "value >= T - 1" of every candidate value compared in parallel on its register and
     # forwarded by the same selects as the value itself (no compare after a forward mux)
@@ -358,16 +400,12 @@ def elaborate_set_associative(component):
     for i in range(n):
         v = Signal(w, name=f"counter{i}")
         v_ge = Signal(name=f"counter_ge{i}")  # v >= T - 1
-        fresh_c = d_cval[i] & ~after_boundary
-        base = Mux(fresh_c, d_raw[i], 0)
-        conds = [hist[j - 1]["valid"] & hist[j - 1]["cwrite"] & d_eq[f"idx{j}_{i}"]
-                 & d_eq[f"ep{j}"] for j in (1, 2, 3)]  # fmt: skip
-        vals = [hist[j - 1][f"cval{i}"] for j in (1, 2, 3)]
-        sources = list(zip(conds, vals, strict=True))
+        # the tuple one ahead (the others were forwarded into d_base in C)
+        cond = e["valid"] & e["cwrite"] & d_eq[f"idx1_{i}"] & d_eq["ep1"]
+        sources = [(cond, e[f"cval{i}"])] if bypass else []
         sources_ge = [(cd, at_least(val)) for cd, val in sources]
-        m.d.comb += [v.eq(forwarded(base, sources if bypass else [])),
-                     v_ge.eq(forwarded(Mux(fresh_c, at_least(d_raw[i]), thr_zero),
-                                       sources_ge if bypass else []))]  # fmt: skip
+        m.d.comb += [v.eq(_forwarded(d_base[i], sources)),
+                     v_ge.eq(_forwarded(at_least(d_base[i]), sources_ge))]  # fmt: skip
         old.append(v)
         old_ge.append(v_ge)
 
@@ -389,16 +427,15 @@ def elaborate_set_associative(component):
     match = Signal(ways)
     counts, counts_ge = [], []
     for wy in range(ways):
-        tag_src = [(hist[j - 1]["valid"] & hist[j - 1]["alloc"] & d_eq[f"set{j}"]
-                    & (hist[j - 1]["way"] == wy), d_eq[f"key{j}"]) for j in (1, 2, 3)]
-        m.d.comb += match[wy].eq(forwarded(d_tageq[wy], tag_src))
+        # the tuple one ahead (in E); the two before it were forwarded in C
+        mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
+        m.d.comb += match[wy].eq(Mux(mine1 & e["alloc"], d_eq["key1"], d_tageq[wy]))
         cnt = Signal(w, name=f"entry_count{wy}")
-        cnt_src = [(hist[j - 1]["valid"] & hist[j - 1]["awrite"] & d_eq[f"set{j}"]
-                    & (hist[j - 1]["way"] == wy) & d_eq[f"ep{j}"], hist[j - 1]["acount"])
-                   for j in (1, 2, 3)]  # fmt: skip
-        m.d.comb += cnt.eq(forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
+        cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
+                   (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
+        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
         cnt_ge = Signal(name=f"entry_count_ge{wy}")  # cnt >= T - 1
-        m.d.comb += cnt_ge.eq(forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
+        m.d.comb += cnt_ge.eq(_forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
                                         [(cd, at_least(val)) for cd, val in cnt_src]))
         counts.append(cnt)
         counts_ge.append(cnt_ge)
@@ -408,10 +445,10 @@ def elaborate_set_associative(component):
     hit = Signal()
     m.d.comb += hit.eq(d["valid"] & hits.any())
     hit_count = Signal(w)
-    m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
+    m.d.comb += hit_count.eq(_forwarded(Const(0, w), [(hits[wy], counts[wy])
                                                      for wy in range(ways)]))  # fmt: skip
     hit_ge = Signal()  # hit_count >= T - 1
-    m.d.comb += hit_ge.eq(forwarded(thr_zero, [(hits[wy], counts_ge[wy])
+    m.d.comb += hit_ge.eq(_forwarded(thr_zero, [(hits[wy], counts_ge[wy])
                                                for wy in range(ways)]))  # fmt: skip
     requalify = Signal()
     m.d.comb += requalify.eq((hits & fr).any() & hit_ge)
@@ -428,8 +465,9 @@ def elaborate_set_associative(component):
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
         m.d.comb += plus[i].eq(_step(old[i], True))
-    low1 = Signal(w)  # min(c_i) + 1
-    m.d.comb += low1.eq(forwarded(plus[-1], [(is_min[i], plus[i]) for i in range(n - 1)]))
+    low1 = Signal(w)  # min(c_i) + 1: an AND-OR (every minimal c_i has the same value)
+    m.d.comb += low1.eq(Cat(*[Cat(*[is_min[i] & plus[i][bit] for i in range(n)]).any()
+                              for bit in range(w)]))  # fmt: skip
     new = []
     for i in range(n):
         new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
@@ -441,7 +479,7 @@ def elaborate_set_associative(component):
     m.d.comb += boundary.eq(d["valid"] & d["last"])
     way_of = Signal.like(e["way"])
     onehot = Mux(hit, hits, target)
-    m.d.comb += way_of.eq(forwarded(Const(0, len(way_of)),
+    m.d.comb += way_of.eq(_forwarded(Const(0, len(way_of)),
                                     [(onehot[wy], Const(wy, len(way_of)))
                                      for wy in range(ways)]))  # fmt: skip
 
@@ -553,7 +591,7 @@ def elaborate_set_associative(component):
             m.d.comb += ro_clear[s * ways + wy].eq(go & first_hot[s] & way_first[s][wy])
     m.d.sync += ro_inflight.eq(ro_issue)
     with m.If(ro_issue):
-        m.d.sync += ro_way.eq(forwarded(Const(0, len(ro_way)),
+        m.d.sync += ro_way.eq(_forwarded(Const(0, len(ro_way)),
                                         [(first_way[wy], Const(wy, len(ro_way)))
                                          for wy in range(ways)]))  # fmt: skip
     ro_key = _tree_mux([tag_ro[wy].data for wy in range(ways)], ro_way)
