@@ -12,8 +12,10 @@ B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      interval with the three tuples ahead (the writes it will miss)
 C    c+2: read data into registers; each way's tag compared with the key; the
      set's valid / replaceable / fresh bits and the counters' valid bits selected
-     from the flops' next state (E's update applied)
-D    c+3: forwarding (the three writes ahead, registers only), hit, conservative
+     from the flops' next state (E's update applied); the writes of the tuples two
+     and three ahead (in E and h1 now) forwarded into the counters, tag matches
+     and entry counts registered for D
+D    c+3: forwarding of the write one ahead (registers only), hit, conservative
      update, promotion (every counter ``>= T - 1``), victim way, the set's new
      flags (registered in E) and, on the interval's last tuple, the boundary
 E    c+4: the block RAM writes (counters, tag of an allocation, entry count); the
@@ -31,12 +33,15 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The flag flops are written at the end of
+counter or the entry count was flushed). The tuples two and three ahead are in E
+and h1 when this tuple is in C (their writes are registers then): they are
+forwarded in C into the values D receives, so D forwards only the tuple one
+ahead. The flag flops are written at the end of
 E from E's registers (each flop's next state a 2:1 mux on registered selects: no
 path from D's decision into the entries' flops) and C reads their next state, so
 only the tuple one ahead is missed by the set's flags read in C: they are taken
 from its updated set flags when it was in the same set, or the boundary transform
-is applied when it ended the interval.
+is applied (in C, to the flags registered for D) when it ended the interval.
 
 Readout: at the boundary the candidate entries (valid, not replaceable) set
 their pending bits. Each cycle the lowest pending entry is picked as one-hots
@@ -379,10 +384,22 @@ def elaborate_set_associative(component):
             d_fwd_any[wy].eq(cnt_src[0][0] | cnt_src[1][0]),
             d_fwd_count[wy].eq(_forwarded(cnt_src[1][1], cnt_src[:1])),
         ]
+    def transform(fv, fr, ff):
+        """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
+        if c.retain:
+            return fv & ~fr, Const(-1, ways), Const(0, ways)
+        return Const(0, ways), Const(-1, ways), Const(0, ways)
+
+    # the set's flags, with the boundary transform applied when the tuple one ahead (in D
+    # now, in E when this one is in D) ends the interval
+    c_fv = _tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])
+    c_fr = _tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])
+    c_ff = _tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])
+    c_tv, c_tr, c_tf = transform(c_fv, c_fr, c_ff)
     m.d.sync += [
-        d_fv.eq(_tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])),
-        d_fr.eq(_tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])),
-        d_ff.eq(_tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])),
+        d_fv.eq(Mux(c_after_boundary, c_tv, c_fv)),
+        d_fr.eq(Mux(c_after_boundary, c_tr, c_fr)),
+        d_ff.eq(Mux(c_after_boundary, c_tf, c_ff)),
         d_sethot.eq(Cat(*[c_["set"] == s for s in range(sets)])),
     ]
 
@@ -409,44 +426,41 @@ def elaborate_set_associative(component):
         old.append(v)
         old_ge.append(v_ge)
 
-    def transform(fv, fr, ff):
-        """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
-        if c.retain:
-            return fv & ~fr, Const(-1, ways), Const(0, ways)
-        return Const(0, ways), Const(-1, ways), Const(0, ways)
-
-    tv, tr, tf = transform(d_fv, d_fr, d_ff)
     same1 = e["valid"] & d_eq["set1"]
     fv, fr, ff = Signal(ways), Signal(ways), Signal(ways)
     m.d.comb += [
-        fv.eq(Mux(same1, e["fv"], Mux(after_boundary, tv, d_fv))),
-        fr.eq(Mux(same1, e["fr"], Mux(after_boundary, tr, d_fr))),
-        ff.eq(Mux(same1, e["ff"], Mux(after_boundary, tf, d_ff))),
+        fv.eq(Mux(same1, e["fv"], d_fv)),
+        fr.eq(Mux(same1, e["fr"], d_fr)),
+        ff.eq(Mux(same1, e["ff"], d_ff)),
     ]
 
     match = Signal(ways)
-    counts, counts_ge = [], []
+    counts1, counts_ge = [], []
+    e_acount1 = _named(m, _step(e["acount"], True), "e_acount_plus")
     for wy in range(ways):
         # the tuple one ahead (in E); the two before it were forwarded in C
         mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
         m.d.comb += match[wy].eq(Mux(mine1 & e["alloc"], d_eq["key1"], d_tageq[wy]))
-        cnt = Signal(w, name=f"entry_count{wy}")
+        cnt = Signal(w, name=f"entry_count_plus{wy}")
         cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
                    (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
-        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
+        # cnt + 1 (a hit's new count): each candidate incremented on its register
+        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], _step(d_acnt[wy], True), 1),
+                                      [(cnt_src[0][0], e_acount1),
+                                       (cnt_src[1][0], _step(d_fwd_count[wy], True))]))
         cnt_ge = Signal(name=f"entry_count_ge{wy}")  # cnt >= T - 1
         m.d.comb += cnt_ge.eq(_forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
                                         [(cd, at_least(val)) for cd, val in cnt_src]))
-        counts.append(cnt)
+        counts1.append(cnt)
         counts_ge.append(cnt_ge)
 
     hits = Signal(ways)
     m.d.comb += hits.eq(fv & match)
     hit = Signal()
     m.d.comb += hit.eq(d["valid"] & hits.any())
-    hit_count = Signal(w)
-    m.d.comb += hit_count.eq(_forwarded(Const(0, w), [(hits[wy], counts[wy])
-                                                     for wy in range(ways)]))  # fmt: skip
+    hit_count1 = Signal(w)  # the hit entry's count + 1
+    m.d.comb += hit_count1.eq(_forwarded(Const(1, w), [(hits[wy], counts1[wy])
+                                                      for wy in range(ways)]))  # fmt: skip
     hit_ge = Signal()  # hit_count >= T - 1
     m.d.comb += hit_ge.eq(_forwarded(thr_zero, [(hits[wy], counts_ge[wy])
                                                for wy in range(ways)]))  # fmt: skip
@@ -505,7 +519,7 @@ def elaborate_set_associative(component):
         e["awrite"].eq(hit | alloc),
         e["alloc"].eq(alloc),
         e["way"].eq(way_of),
-        e["acount"].eq(Mux(hit, _step(hit_count, True), low1)),
+        e["acount"].eq(Mux(hit, hit_count1, low1)),
         e["boundary"].eq(d["last"]),
         e["fv"].eq(Mux(boundary, bv, nv)),
         e["fr"].eq(Mux(boundary, br, nr)),
