@@ -357,9 +357,14 @@ def props_multihash_bram(p: dict) -> list[Property]:
     cfg = MultiHashConfig(**p)
     n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
     ways, sets, T, L = cfg.ways, cfg.sets, cfg.threshold, cfg.interval_length
+    mod = 1 << w  # stage A's registered flags and constants agree with position
     fixed = ("always @* assume (!cfg_we);\n"
              f"always @* assert (!pend && interval == {L} && threshold == {T});\n"
-             f"always @* assert (position < {L});\n")  # fmt: skip
+             f"always @* assert (position < {L});\n"
+             f"always @* assert (interval_m2 == {(L - 2) % mod} && "
+             f"threshold_m2 == {(T - 2) % mod});\n"
+             f"always @* assert (at_last == (position == {L - 1}) && "
+             f"past_thr == (position >= {(T - 1) % mod}));\n")  # fmt: skip
     chain, chain_asserts = _bram_chain(cfg)
     inv = list(chain_asserts)
     for i in range(n):  # counters: at most the tuples of this interval that left d
@@ -401,7 +406,9 @@ def props_multihash_bram(p: dict) -> list[Property]:
     fifo = "multihash.fifo"
     return [
         Property("counts_within_interval",
-                 "configuration fixed (cfg_we = 0 assumed); position < interval; the "
+                 "configuration fixed (cfg_we = 0 assumed); position < interval, and "
+                 "stage a's registered flags (at_last, past_thr) and constants "
+                 "(interval - 2, threshold - 2) agree with it and the configuration; the "
                  "pipeline a-d agrees with position and the interval number; every valid "
                  "table counter and every fresh accumulator count (the memory word with "
                  "stage e's write applied) <= f_n, the tuples of the current interval "

@@ -12,8 +12,10 @@ B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      interval with the three tuples ahead (the writes it will miss)
 C    c+2: read data into registers; each way's tag compared with the key; the
      set's valid / replaceable / fresh bits and the counters' valid bits selected
-     from the flops' next state (E's update applied)
-D    c+3: forwarding (the three writes ahead, registers only), hit, conservative
+     from the flops' next state (E's update applied); the writes of the tuples two
+     and three ahead (in E and h1 now) forwarded into the counters, tag matches
+     and entry counts registered for D
+D    c+3: forwarding of the write one ahead (registers only), hit, conservative
      update, promotion (every counter ``>= T - 1``), victim way, the set's new
      flags (registered in E) and, on the interval's last tuple, the boundary
 E    c+4: the block RAM writes (counters, tag of an allocation, entry count); the
@@ -31,24 +33,30 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The flag flops are written at the end of
+counter or the entry count was flushed). The tuples two and three ahead are in E
+and h1 when this tuple is in C (their writes are registers then): they are
+forwarded in C into the values D receives, so D forwards only the tuple one
+ahead. The flag flops are written at the end of
 E from E's registers (each flop's next state a 2:1 mux on registered selects: no
 path from D's decision into the entries' flops) and C reads their next state, so
 only the tuple one ahead is missed by the set's flags read in C: they are taken
 from its updated set flags when it was in the same set, or the boundary transform
-is applied when it ended the interval.
+is applied (in C, to the flags registered for D) when it ended the interval.
 
 Readout: at the boundary the candidate entries (valid, not replaceable) set
-their pending bits. A priority encoder (a tree: ``log2`` levels) picks the
-lowest pending entry each cycle, reads its tag and its count (bank of the ended
-interval) and the next cycle puts the record into a 4-entry FIFO that drives
-``records``; then the end marker.
+their pending bits. Each cycle the lowest pending entry is picked as one-hots
+(the first pending set by a prefix OR, the lowest way of each set locally; the
+clear of its pending bit uses only these, and a priority encoder, a tree of
+``log2`` levels, gives the set's number for the memories' read address): it
+reads its tag and its count (bank of the ended interval) and the next cycle
+puts the record into a 4-entry FIFO that drives ``records``; then the end marker.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
 readout is incomplete and the tuple's position in its interval is at least
 ``T - 1`` (only such a tuple can be promoted: the counters start at 0, so no
-allocation can overwrite the tag of an entry not yet read out). With an
+allocation can overwrite the tag of an entry not yet read out); both facts are
+flags registered with the position (``at_last``, ``past_thr``). With an
 always-ready consumer there is no stall when ``threshold >= candidates + 7``
 (the readout of ``k`` candidates is done ``k + 6`` cycles after the last tuple
 was accepted) and ``interval_length >= accumulator + 7``.
@@ -80,6 +88,14 @@ def _tree_mux(values, index):
             level.append(level[-1])
         level = [Mux(index[b], level[k + 1], level[k]) for k in range(0, len(level), 2)]
     return level[0]
+
+
+def _forwarded(base, sources):
+    """``base`` unless one of ``sources`` = [(condition, value)], nearest first, applies."""
+    out = base
+    for cond, value in reversed(sources):
+        out = Mux(cond, value, out)
+    return out
 
 
 def _named(m, value, name):
@@ -194,11 +210,17 @@ def elaborate_set_associative(component):
     busy = Signal()  # a readout (or a boundary on its way to D) is incomplete
     stall = Signal()
     accept = Signal()
-    last_in = Signal()
+    # the stall and the interval's last tuple read two flags registered with position
+    # (their next state compares position with configuration constants kept in
+    # registers, in parallel with accept: no increment or compare before accept)
+    mod = 1 << w
+    last_in = Signal(init=int((c.interval_length - 1) % mod == 0), name="at_last")
+    past_thr = Signal(init=int((c.threshold - 1) % mod == 0), name="past_thr")
+    interval_m2 = Signal(w, init=(c.interval_length - 2) % mod, name="interval_m2")
+    threshold_m2 = Signal(w, init=(c.threshold - 2) % mod, name="threshold_m2")
     thr1 = _named(m, _step(threshold, False), "thr1")  # T - 1
     m.d.comb += [
-        last_in.eq(position == _step(interval, False)),
-        stall.eq(busy & (last_in | ~_less(m, position, thr1))),
+        stall.eq(busy & (last_in | past_thr)),
         self_ready(component).eq(~stall),
         accept.eq(component.tuples.valid & ~stall),
     ]
@@ -222,7 +244,21 @@ def elaborate_set_associative(component):
     with m.If(accept):
         m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
         with m.If(last_in):
-            m.d.sync += epoch.eq(epoch + 1)
+            # position 0 of the next interval, of the configuration it starts with
+            new_interval = Mux(cfg.pend, cfg.pending_interval, interval)
+            new_threshold = Mux(cfg.pend, cfg.pending_threshold, threshold)
+            m.d.sync += [epoch.eq(epoch + 1), last_in.eq(new_interval == 1),
+                         past_thr.eq(new_threshold == 1)]  # fmt: skip
+            with m.If(cfg.pend):
+                m.d.sync += [
+                    interval_m2.eq(_step(_step(cfg.pending_interval, False), False)),
+                    threshold_m2.eq(_step(_step(cfg.pending_threshold, False), False)),
+                ]
+        with m.Else():
+            # position + 1 == interval - 1; position + 1 >= T - 1 (position + 1 does not
+            # wrap: position < interval)
+            m.d.sync += [last_in.eq(position == interval_m2),
+                         past_thr.eq(past_thr | (position == threshold_m2))]  # fmt: skip
     cfg.apply(m, accept & last_in)
 
     # --- stage B: set, block RAM reads, equalities ----------------------------------------
@@ -315,35 +351,60 @@ def elaborate_set_associative(component):
     def set_flags(flags, s):
         return Cat(*flags[s * ways : (s + 1) * ways])
 
-    d_raw = [Signal(w, name=f"d_counter_raw{i}") for i in range(n)]
-    d_cval = [Signal(name=f"d_counter_valid{i}") for i in range(n)]
-    d_tageq = Signal(ways, name="d_tageq")  # way wy's tag (as read) == this tuple's key
+    # counter i as read, flushed, with the writes of the tuples two and three ahead
+    # forwarded here (they are in E and h1 now: their values are registers), so that D
+    # forwards only the tuple one ahead
+    d_base = [Signal(w, name=f"d_counter_base{i}") for i in range(n)]
+    d_tageq = Signal(ways, name="d_tageq")  # way wy's tag == this tuple's key (but E's write)
     d_acnt = [Signal(w, name=f"d_count{wy}") for wy in range(ways)]
     d_fv, d_fr, d_ff = Signal(ways), Signal(ways), Signal(ways)
     d_sethot = Signal(sets)
+    c_after_boundary = d["valid"] & d["last"]  # in D: e_valid & e_boundary
     for i in range(n):
-        m.d.sync += [d_raw[i].eq(counter_reads[i].data),
-                     d_cval[i].eq(counter_valid_n_at_c[i])]  # fmt: skip
+        fresh_c = counter_valid_n_at_c[i] & ~c_after_boundary
+        conds = [hist[j - 2]["valid"] & hist[j - 2]["cwrite"] & c_eq[f"idx{j}_{i}"]
+                 & c_eq[f"ep{j}"] for j in (2, 3)]  # fmt: skip
+        vals = [hist[j - 2][f"cval{i}"] for j in (2, 3)]
+        sources = list(zip(conds, vals, strict=True)) if bypass else []
+        m.d.sync += d_base[i].eq(_forwarded(Mux(fresh_c, counter_reads[i].data, 0), sources))
     parity = c_["epoch"][0]
+    # per way likewise: the tag match and the entry count's writes of the tuples two and
+    # three ahead forwarded here (d_fwd_any: one of them wrote the count, d_fwd_count)
+    d_fwd_any = Signal(ways)
+    d_fwd_count = [Signal(w, name=f"d_fwd_count{wy}") for wy in range(ways)]
     for wy in range(ways):
-        m.d.sync += [d_tageq[wy].eq(tag_read[wy].data == c_["key"]),
-                     d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data))]
+        tag_src = [(hist[j - 2]["valid"] & hist[j - 2]["alloc"] & c_eq[f"set{j}"]
+                    & (hist[j - 2]["way"] == wy), c_eq[f"key{j}"]) for j in (2, 3)]
+        cnt_src = [(hist[j - 2]["valid"] & hist[j - 2]["awrite"] & c_eq[f"set{j}"]
+                    & (hist[j - 2]["way"] == wy) & c_eq[f"ep{j}"], hist[j - 2]["acount"])
+                   for j in (2, 3)]  # fmt: skip
+        m.d.sync += [
+            d_tageq[wy].eq(_forwarded(tag_read[wy].data == c_["key"], tag_src)),
+            d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data)),
+            d_fwd_any[wy].eq(cnt_src[0][0] | cnt_src[1][0]),
+            d_fwd_count[wy].eq(_forwarded(cnt_src[1][1], cnt_src[:1])),
+        ]
+    def transform(fv, fr, ff):
+        """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
+        if c.retain:
+            return fv & ~fr, Const(-1, ways), Const(0, ways)
+        return Const(0, ways), Const(-1, ways), Const(0, ways)
+
+    # the set's flags, with the boundary transform applied when the tuple one ahead (in D
+    # now, in E when this one is in D) ends the interval
+    c_fv = _tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])
+    c_fr = _tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])
+    c_ff = _tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])
+    c_tv, c_tr, c_tf = transform(c_fv, c_fr, c_ff)
     m.d.sync += [
-        d_fv.eq(_tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])),
-        d_fr.eq(_tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])),
-        d_ff.eq(_tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])),
+        d_fv.eq(Mux(c_after_boundary, c_tv, c_fv)),
+        d_fr.eq(Mux(c_after_boundary, c_tr, c_fr)),
+        d_ff.eq(Mux(c_after_boundary, c_tf, c_ff)),
         d_sethot.eq(Cat(*[c_["set"] == s for s in range(sets)])),
     ]
 
     # --- stage D: forward, update, decide --------------------------------------------------
     after_boundary = e["valid"] & e["boundary"]  # the tuple ahead ended the interval
-
-    def forwarded(base, sources):
-        """``base`` unless one of ``sources`` = [(condition, value)], nearest first, applies."""
-        out = base
-        for cond, value in reversed(sources):
-            out = Mux(cond, value, out)
-        return out
 
     # "value >= T - 1" of every candidate value compared in parallel on its register and
     # forwarded by the same selects as the value itself (no compare after a forward mux)
@@ -356,60 +417,52 @@ def elaborate_set_associative(component):
     for i in range(n):
         v = Signal(w, name=f"counter{i}")
         v_ge = Signal(name=f"counter_ge{i}")  # v >= T - 1
-        fresh_c = d_cval[i] & ~after_boundary
-        base = Mux(fresh_c, d_raw[i], 0)
-        conds = [hist[j - 1]["valid"] & hist[j - 1]["cwrite"] & d_eq[f"idx{j}_{i}"]
-                 & d_eq[f"ep{j}"] for j in (1, 2, 3)]  # fmt: skip
-        vals = [hist[j - 1][f"cval{i}"] for j in (1, 2, 3)]
-        sources = list(zip(conds, vals, strict=True))
+        # the tuple one ahead (the others were forwarded into d_base in C)
+        cond = e["valid"] & e["cwrite"] & d_eq[f"idx1_{i}"] & d_eq["ep1"]
+        sources = [(cond, e[f"cval{i}"])] if bypass else []
         sources_ge = [(cd, at_least(val)) for cd, val in sources]
-        m.d.comb += [v.eq(forwarded(base, sources if bypass else [])),
-                     v_ge.eq(forwarded(Mux(fresh_c, at_least(d_raw[i]), thr_zero),
-                                       sources_ge if bypass else []))]  # fmt: skip
+        m.d.comb += [v.eq(_forwarded(d_base[i], sources)),
+                     v_ge.eq(_forwarded(at_least(d_base[i]), sources_ge))]  # fmt: skip
         old.append(v)
         old_ge.append(v_ge)
 
-    def transform(fv, fr, ff):
-        """The boundary's effect on a set's flags (P1/P0 of sec. 5.4.1)."""
-        if c.retain:
-            return fv & ~fr, Const(-1, ways), Const(0, ways)
-        return Const(0, ways), Const(-1, ways), Const(0, ways)
-
-    tv, tr, tf = transform(d_fv, d_fr, d_ff)
     same1 = e["valid"] & d_eq["set1"]
     fv, fr, ff = Signal(ways), Signal(ways), Signal(ways)
     m.d.comb += [
-        fv.eq(Mux(same1, e["fv"], Mux(after_boundary, tv, d_fv))),
-        fr.eq(Mux(same1, e["fr"], Mux(after_boundary, tr, d_fr))),
-        ff.eq(Mux(same1, e["ff"], Mux(after_boundary, tf, d_ff))),
+        fv.eq(Mux(same1, e["fv"], d_fv)),
+        fr.eq(Mux(same1, e["fr"], d_fr)),
+        ff.eq(Mux(same1, e["ff"], d_ff)),
     ]
 
     match = Signal(ways)
-    counts, counts_ge = [], []
+    counts1, counts_ge = [], []
+    e_acount1 = _named(m, _step(e["acount"], True), "e_acount_plus")
     for wy in range(ways):
-        tag_src = [(hist[j - 1]["valid"] & hist[j - 1]["alloc"] & d_eq[f"set{j}"]
-                    & (hist[j - 1]["way"] == wy), d_eq[f"key{j}"]) for j in (1, 2, 3)]
-        m.d.comb += match[wy].eq(forwarded(d_tageq[wy], tag_src))
-        cnt = Signal(w, name=f"entry_count{wy}")
-        cnt_src = [(hist[j - 1]["valid"] & hist[j - 1]["awrite"] & d_eq[f"set{j}"]
-                    & (hist[j - 1]["way"] == wy) & d_eq[f"ep{j}"], hist[j - 1]["acount"])
-                   for j in (1, 2, 3)]  # fmt: skip
-        m.d.comb += cnt.eq(forwarded(Mux(ff[wy], d_acnt[wy], 0), cnt_src))
+        # the tuple one ahead (in E); the two before it were forwarded in C
+        mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
+        m.d.comb += match[wy].eq(Mux(mine1 & e["alloc"], d_eq["key1"], d_tageq[wy]))
+        cnt = Signal(w, name=f"entry_count_plus{wy}")
+        cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
+                   (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
+        # cnt + 1 (a hit's new count): each candidate incremented on its register
+        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], _step(d_acnt[wy], True), 1),
+                                      [(cnt_src[0][0], e_acount1),
+                                       (cnt_src[1][0], _step(d_fwd_count[wy], True))]))
         cnt_ge = Signal(name=f"entry_count_ge{wy}")  # cnt >= T - 1
-        m.d.comb += cnt_ge.eq(forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
+        m.d.comb += cnt_ge.eq(_forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
                                         [(cd, at_least(val)) for cd, val in cnt_src]))
-        counts.append(cnt)
+        counts1.append(cnt)
         counts_ge.append(cnt_ge)
 
     hits = Signal(ways)
     m.d.comb += hits.eq(fv & match)
     hit = Signal()
     m.d.comb += hit.eq(d["valid"] & hits.any())
-    hit_count = Signal(w)
-    m.d.comb += hit_count.eq(forwarded(Const(0, w), [(hits[wy], counts[wy])
-                                                     for wy in range(ways)]))  # fmt: skip
+    hit_count1 = Signal(w)  # the hit entry's count + 1
+    m.d.comb += hit_count1.eq(_forwarded(Const(1, w), [(hits[wy], counts1[wy])
+                                                      for wy in range(ways)]))  # fmt: skip
     hit_ge = Signal()  # hit_count >= T - 1
-    m.d.comb += hit_ge.eq(forwarded(thr_zero, [(hits[wy], counts_ge[wy])
+    m.d.comb += hit_ge.eq(_forwarded(thr_zero, [(hits[wy], counts_ge[wy])
                                                for wy in range(ways)]))  # fmt: skip
     requalify = Signal()
     m.d.comb += requalify.eq((hits & fr).any() & hit_ge)
@@ -426,8 +479,9 @@ def elaborate_set_associative(component):
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
         m.d.comb += plus[i].eq(_step(old[i], True))
-    low1 = Signal(w)  # min(c_i) + 1
-    m.d.comb += low1.eq(forwarded(plus[-1], [(is_min[i], plus[i]) for i in range(n - 1)]))
+    low1 = Signal(w)  # min(c_i) + 1: an AND-OR (every minimal c_i has the same value)
+    m.d.comb += low1.eq(Cat(*[Cat(*[is_min[i] & plus[i][bit] for i in range(n)]).any()
+                              for bit in range(w)]))  # fmt: skip
     new = []
     for i in range(n):
         new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
@@ -439,7 +493,7 @@ def elaborate_set_associative(component):
     m.d.comb += boundary.eq(d["valid"] & d["last"])
     way_of = Signal.like(e["way"])
     onehot = Mux(hit, hits, target)
-    m.d.comb += way_of.eq(forwarded(Const(0, len(way_of)),
+    m.d.comb += way_of.eq(_forwarded(Const(0, len(way_of)),
                                     [(onehot[wy], Const(wy, len(way_of)))
                                      for wy in range(ways)]))  # fmt: skip
 
@@ -465,7 +519,7 @@ def elaborate_set_associative(component):
         e["awrite"].eq(hit | alloc),
         e["alloc"].eq(alloc),
         e["way"].eq(way_of),
-        e["acount"].eq(Mux(hit, _step(hit_count, True), low1)),
+        e["acount"].eq(Mux(hit, hit_count1, low1)),
         e["boundary"].eq(d["last"]),
         e["fv"].eq(Mux(boundary, bv, nv)),
         e["fr"].eq(Mux(boundary, br, nr)),
@@ -529,19 +583,29 @@ def elaborate_set_associative(component):
                      "set_any")  # fmt: skip
     any_set, first_set = _first_set(m, set_any, sets)
     m.d.comb += ro_set.eq(first_set[:set_bits])
-    in_set = Signal(ways)
-    m.d.comb += in_set.eq(_tree_mux([pending[s * ways : (s + 1) * ways] for s in range(sets)],
-                                    ro_set))  # fmt: skip
-    first_way = _named(m, lowest_one(in_set), "first_way")
+    # the pick as one-hots, so that no encoded set and no set mux sit in the
+    # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
+    # each set's lowest pending way locally; ro_set (the encoded set) only addresses
+    # the memories
+    before = [Const(0, 1)]  # before[s]: a set below s has a pending bit
+    for s in range(1, sets):
+        before.append(_named(m, set_any[:s].any(), f"set_before{s}"))
+    first_hot = _named(m, Cat(*[set_any[s] & ~before[s] for s in range(sets)]), "first_hot")
+    way_first = [_named(m, lowest_one(pending[s * ways : (s + 1) * ways]), f"way_first{s}")
+                 for s in range(sets)]  # fmt: skip
+    first_way = _named(m, Cat(*[Cat(*[first_hot[s] & way_first[s][wy] for s in range(sets)]).any()
+                                for wy in range(ways)]), "first_way")  # fmt: skip
     space = Signal()
     m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
     m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)
+    # (first_hot implies any_set: the clear does not wait for the 100-bit OR)
+    go = _named(m, space & ~after_boundary, "ro_go")
     for s in range(sets):
         for wy in range(ways):
-            m.d.comb += ro_clear[s * ways + wy].eq(ro_issue & (ro_set == s) & first_way[wy])
+            m.d.comb += ro_clear[s * ways + wy].eq(go & first_hot[s] & way_first[s][wy])
     m.d.sync += ro_inflight.eq(ro_issue)
     with m.If(ro_issue):
-        m.d.sync += ro_way.eq(forwarded(Const(0, len(ro_way)),
+        m.d.sync += ro_way.eq(_forwarded(Const(0, len(ro_way)),
                                         [(first_way[wy], Const(wy, len(ro_way)))
                                          for wy in range(ways)]))  # fmt: skip
     ro_key = _tree_mux([tag_ro[wy].data for wy in range(ways)], ro_way)

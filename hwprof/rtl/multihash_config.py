@@ -29,6 +29,16 @@ class RuntimeConfig:
             m.d.sync += [self.pend.eq(1), self._interval.eq(component.cfg_interval),
                          self._threshold.eq(component.cfg_threshold)]  # fmt: skip
 
+    @property
+    def pending_interval(self):
+        """The written ``interval`` waiting for the next boundary (with ``pend``)."""
+        return self._interval
+
+    @property
+    def pending_threshold(self):
+        """The written ``threshold`` waiting for the next boundary (with ``pend``)."""
+        return self._threshold
+
     def apply(self, m: Module, boundary) -> None:
         """At ``boundary`` (the interval's last tuple), a pending write takes effect."""
         with m.If(boundary & self.pend):
