@@ -380,8 +380,10 @@ async def high_counts(dut, ch, cycle):
     boundary = c.hit_max - c.replace_misses  # the fewest hits whose replacement reports
     rounds = [(victim, h) for victim in (0, 1) for h in range(boundary - 2, boundary + 2)
               if 0 < h and h + 3 < c.hit_max]  # fmt: skip
-    ties = [h for h in (c.evict_hits + 1, c.evict_hits + 2) if h + 1 < c.hit_max]
-    groups = keys_of_one_set(model, r, 3, len(rounds) + 2 + len(ties))
+    ties = [(h, spaced) for h in (c.evict_hits + 1, c.evict_hits + 2) if h + 1 < c.hit_max
+            for spaced in (False, True)]  # fmt: skip
+    groups = keys_of_one_set(model, r, 3, len(rounds) + 2 + len(ties) + 1)
+    spacers = groups[-1]  # keys of another set, between the tie rounds' key changes
     before = dict(model.transitions)
     for (victim, h), (x, y, z) in zip(rounds, groups, strict=False):
         hits = (h, h + 3) if victim == 0 else (h + 3, h)
@@ -394,11 +396,15 @@ async def high_counts(dut, ch, cycle):
         for _ in range(c.hit_max):
             cycle = await offer(dut, ch, cycle, y)
     # equal hit counts (odd and even): a miss goes to way 0 (the first of the fewest
-    # hits); X's next hit then finds its entry in Evict and reports it (E6)
-    for h, (x, y, z) in zip(ties, groups[len(rounds) + 2:], strict=True):
+    # hits); X's next hit then finds its entry in Evict and reports it (E6). Spaced:
+    # two tuples of another set before each key change, so that the choice is made
+    # on the words read from the table, not on the write of the tuple ahead (forwarded)
+    for i, ((h, spaced), (x, y, z)) in enumerate(zip(ties, groups[len(rounds) + 2:], strict=False)):
         for key, n in ((x, h), (y, h), (z, 1), (x, 1)):
             for _ in range(n):
                 cycle = await offer(dut, ch, cycle, key)
+            for spacer in spacers[i % 2: i % 2 + 2] if spaced else ():
+                cycle = await offer(dut, ch, cycle, spacer)
     cycle = await drain(dut, ch, cycle)
     done = {k: model.transitions[k] - before[k] for k in before}
     dut._log.info("high counts: %d replacement rounds, %d ties, transitions %s", len(rounds),
