@@ -370,8 +370,9 @@ async def high_counts(dut, ch, cycle):
     hits, the other with ``h + 3``), then ``replace_misses`` tuples of Z replace
     the victim (E4, E5a.., E5): its count ``h + replace_misses`` is reported iff it
     reaches ``hit_max`` (Figure 6), for ``h`` on both sides of that boundary; then
-    one round per way that saturates an entry (E2 at ``hit_max`` hits); then two
-    rounds of equal hit counts in both ways (the victim of a miss is way 0).
+    one round per way that saturates an entry (E2 at ``hit_max`` hits); then four
+    rounds of equal hit counts in both ways, odd and even, with and without tuples of
+    another set between the key changes (the victim of a miss is way 0).
     """
     model, r = ch.model, ch.r
     c = model.config
