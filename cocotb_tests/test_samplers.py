@@ -170,7 +170,9 @@ async def compressor_matches_golden(dut):
         await alias_groups(dut, channels[0], cycle + 1)
     if name in ("stratified", "stratified_pipeline") and \
             first_stage(channels[0].model).config.sampler == "periodic":
-        await counter_groups(dut, channels[0], cycle + 1)
+        # the pipeline: enough messages that A_k fills and evicts (its output shows them)
+        groups = 4 + (2 * golden_params()["assoc_entries"] if name == "stratified_pipeline" else 0)
+        await counter_groups(dut, channels[0], cycle + 1, groups)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -433,8 +435,10 @@ async def counter_groups(dut, ch, cycle, groups=4):
     sends a message on the last one. A key the RTL hashes elsewhere leaves that
     counter one short: no message. About ``groups * r`` keys (1,024 by default),
     each byte value at each byte position in about 4 of them. In ``stratified_pipeline``
-    the messages go on into ``A_k``, full after the phases above: each one evicts an
-    entry there, so a missing message changes the pipeline's output too.
+    the messages go on into ``A_k`` (the phases above fill few of its entries: their
+    messages come from a handful of aliasing keys), so it gets ``4 + 2 k`` groups:
+    ``A_k`` fills and evicts, and a missing message changes the evictions, which the
+    pipeline's output shows.
     """
     model, r = first_stage(ch.model), ch.r
     c = model.config
