@@ -3,7 +3,8 @@
 ``replay(dut, steps, drive, observe)`` runs ``dut`` in the Amaranth simulator; each
 cycle ``drive(ctx, step)`` sets the inputs and returns the expected outputs,
 ``observe(ctx)`` reads the same outputs from the RTL. Returns the first
-``(cycle, got, expected)`` that differs, or None.
+``(cycle, got, expected)`` that differs, or None. The inputs a cycle are applied
+with one ``ctx.set`` (tests/batched_inputs.py).
 
 ``run_cocotb_frontend(top, overrides, seed, ...)`` runs the top's cocotb module
 (which replays golden front-end programs) with the program sizes in its env.
@@ -11,10 +12,9 @@ cycle ``drive(ctx, step)`` sets the inputs and returns the expected outputs,
 
 from __future__ import annotations
 
-from amaranth.sim import Simulator
-
 from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
+from tests.batched_inputs import simulate_batched
 
 
 def replay(dut, steps, drive, observe):
@@ -29,10 +29,7 @@ def replay(dut, steps, drive, observe):
                 return
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate_batched(dut, bench)
     return result[0] if result else None
 
 

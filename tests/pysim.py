@@ -9,7 +9,7 @@ so a test can also assert that a mutant *does* mismatch.
 
 from __future__ import annotations
 
-from amaranth.sim import Simulator
+from tests.batched_inputs import simulate_batched
 
 
 def compare(dut, model_step, stimulus, outputs, *, signal_names=None, stop_at_first=True):
@@ -33,8 +33,5 @@ def compare(dut, model_step, stimulus, outputs, *, signal_names=None, stop_at_fi
                 return
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate_batched(dut, testbench)
     return mismatches

@@ -15,6 +15,7 @@ from cocotb_tests.multihash_streams import (
 )
 from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
 from hwprof.rtl.multihash import MultiHash
+from tests.batched_inputs import simulate_batched
 
 SMALL = {"tables": 4, "counters": 64, "accumulator": 8, "interval_length": 100,
          "threshold": 5, "pc_bits": 8, "value_bits": 8, "ways": 0}  # fmt: skip
@@ -68,10 +69,7 @@ def simulate(dut, keys, rng, ready_p=1.0, configure=None, drain=None):
             stats["cycles"] += 1
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate_batched(dut, testbench)
     profiles, current = [], []
     for key, count, end in records:
         if end:

@@ -4,13 +4,13 @@ golden models of hwprof.golden.samplers / tagged, every cycle, with backpressure
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hwprof.golden import samplers as gs
 from hwprof.golden import tagged as gt
 from hwprof.golden.tagged import aliasing_keys
 from hwprof.rtl import samplers as rs
 from hwprof.rtl import tagged as rt
+from tests.batched_inputs import simulate_batched
 from tests.samplers_stim import cycles, key_stream
 
 
@@ -62,10 +62,7 @@ def run(dut, model, rng, keys, *, structured_input=False, max_count=None, ready_
             cycle += 1
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate_batched(dut, bench)
     return failures[0] if failures else None
 
 

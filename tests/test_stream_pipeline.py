@@ -9,13 +9,13 @@ stalls and its handshake outputs do not follow the inputs within a cycle."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from hwprof.golden import samplers as gs
 from hwprof.golden import tagged as gt
 from hwprof.rtl import samplers as rs
 from hwprof.rtl import tagged as rt
 from hwprof.rtl.stream_pipeline import SkidBuffer
+from tests.batched_inputs import simulate_batched
 from tests.samplers_stim import cycles, key_stream
 from tests.test_samplers_rtl import run
 
@@ -162,10 +162,7 @@ def transfers(dut, rng, keys, *, structured=False, ready_p=0.4):
                               ctx.get(dut.messages.payload.count)))  # fmt: skip
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate_batched(dut, bench)
     return accepted, taken, combinational
 
 
