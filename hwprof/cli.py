@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .golden.tracefile import TraceError
+# not hwprof.golden.tracefile: that imports numpy, which `trace capture` imports only once
+# valgrind runs (docs/traces.md, capture speed)
+from .golden.trace_common import TraceError
 
 if TYPE_CHECKING:
     from .catalog import Top
@@ -299,9 +301,26 @@ def _trace_command(name: str):
 
 
 def _kinds(text: str) -> str:
-    from .trace_commands import check_kinds
+    """argparse type of ``--kinds``: validated, returned as given (comma-separated names)."""
+    from .golden.trace_common import parse_kinds
 
-    return check_kinds(text)
+    try:
+        parse_kinds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _capture(args) -> int:
+    """``hwprof trace capture``, without hwprof.trace_commands (numpy) before valgrind runs."""
+    try:
+        from .sim.trace_capture import capture_command
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("hwprof.sim.trace_capture",):
+            raise
+        raise TraceError("trace capture is not available in this hwprof "
+                         "(hwprof/sim/trace_capture.py is missing)") from None  # fmt: skip
+    return capture_command(args)
 
 
 def _level(text: str) -> int:
@@ -345,7 +364,7 @@ def _trace_parser(sub) -> None:
                      help="zstd level of the file (default 1, the fastest; "
                           "'trace convert --level' recompresses)")  # fmt: skip
     cap.add_argument("command", nargs="+", metavar="CMD", help="-- CMD ARGS...: the program")
-    cap.set_defaults(func=_trace_command("cmd_capture"))
+    cap.set_defaults(func=_capture)
     info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
     info.add_argument("file", metavar="FILE")
     info.add_argument("--top", type=_count, default=10, metavar="N", help="top PCs to list")

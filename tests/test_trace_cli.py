@@ -385,3 +385,18 @@ def test_info_on_a_legacy_file_directly(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "legacy gzip'd text edge trace, 3 records" in out
     assert os.path.exists(old)
+
+
+def test_capture_starts_valgrind_before_numpy_is_imported():
+    """`hwprof trace capture` parses its arguments and reaches the capture module without
+    numpy (or the trace writer): their imports run while valgrind starts (docs/traces.md)."""
+    code = ("import sys\n"
+            "from hwprof.cli import _parser\n"
+            "args = _parser().parse_args(['trace', 'capture', '-o', 'x.trace', '--kinds',"
+            " 'loads,branches', '--', 'true'])\n"
+            "import hwprof.sim.trace_capture\n"
+            "print(sorted(m for m in ('numpy', 'hwprof.golden.tracefile', 'zstandard')"
+            " if m in sys.modules))\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    assert out == "[]\n"

@@ -127,7 +127,12 @@ def test_bounds_counts_and_narrow_match_numpy(seed):
     columns = [records[name] for name in COLUMNS]
     bounds, counts = chunk_columns.bounds_and_counts(columns)
     for name in COLUMNS:
-        assert bounds[name] == (int(records[name].min()), int(records[name].max())), name
+        lo, hi = int(records[name].min()), int(records[name].max())
+        if name == "addr":  # half of it random 64-bit numbers: its sample spans 2**32
+            assert lo <= bounds[name][0] and bounds[name][1] <= hi, name
+            assert bounds[name][1] - bounds[name][0] >= 1 << 32, name
+        else:
+            assert bounds[name] == (lo, hi), name
     np.testing.assert_array_equal(counts, np.bincount(records["kind"], minlength=256))
     base = int(records["addr"][:2500].min())
     out = np.full(6000, 0xAB, np.uint32)
@@ -136,6 +141,34 @@ def test_bounds_counts_and_narrow_match_numpy(seed):
             chunk_columns.narrow(records["addr"][:2500], base, np.dtype(dtype), into),
             (records["addr"][:2500] - np.uint64(base)).astype(dtype))  # fmt: skip
     assert chunk_columns.bounds_and_counts([c[:0] for c in columns])[0] == {}
+
+
+def test_a_wide_column_whose_sample_is_narrow_gets_its_exact_bounds(seed):
+    """Elements the sample skips still count: one far value between sampled ones makes the
+    column wide (RAW), never an OFFSET that would wrap it."""
+    rng = np.random.default_rng(seed)
+    n = 100 * chunk_columns.SAMPLE_STEP
+    pc = 0x401000 + rng.integers(0, 1000, n).astype(np.uint64)
+    far = int(rng.integers(1, chunk_columns.SAMPLE_STEP))  # not a multiple of the step
+    pc[far] = 0x7F00_0000_0000
+    columns = [np.zeros(n, np.uint8), np.zeros(n, np.uint8), pc, pc.copy(), pc.copy()]
+    bounds, counts = chunk_columns.bounds_and_counts(columns)
+    for name in ("pc", "addr", "value"):
+        assert bounds[name] == (int(pc.min()), 0x7F00_0000_0000), name
+    assert counts[0] == n and counts.sum() == n
+    compressor = zstandard.ZstdCompressor(level=1)
+    block = _encode_column(pc, compressor, bounds=bounds["addr"])
+    assert block == _encode_column(pc, compressor) and block[0] == 0  # RAW
+
+
+def test_counts_of_kinds_past_the_format_s_own(seed):
+    """The counts are np.bincount's for every kind code, the writer's error case included."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(0, 256, 5000).astype(np.uint8)
+    columns = [kind, *(np.zeros(5000, DTYPES[name]) for name in COLUMNS[1:])]
+    bounds, counts = chunk_columns.bounds_and_counts(columns)
+    np.testing.assert_array_equal(counts, np.bincount(kind, minlength=256))
+    assert bounds["kind"] == (int(kind.min()), int(kind.max()))
 
 
 def test_write_chunk_releases_after_encoding_in_a_worker(tmp_path):

@@ -56,15 +56,33 @@ import struct
 import threading
 import zlib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from glob import escape as glob_escape
 from pathlib import Path
 
 import numpy as np
 import zstandard
 
 from . import chunk_columns
+from .trace_common import (
+    BLOCK,
+    BRANCH_KINDS,
+    CALL,
+    COLUMNS,
+    COND_NOT_TAKEN,
+    COND_TAKEN,
+    EDGE,
+    INDIRECT,
+    JUMP,
+    KIND_CODES,
+    KIND_GROUPS,  # noqa: F401 (re-exported, as before)
+    KIND_NAMES,
+    LOAD,
+    RETURN,
+    TraceError,
+    create_temporary,
+    parse_kinds,
+)
 
 __all__ = [
     "TraceError",
@@ -92,31 +110,9 @@ __all__ = [
 ]
 
 
-class TraceError(ValueError):
-    """A trace file is malformed or cannot be captured (one line for the user)."""
-
-
 class _LegacyFormat(TraceError):
     """The file is a legacy gzip'd text trace (:func:`open_trace` reads those)."""
 
-
-LOAD, COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, RETURN, INDIRECT, BLOCK, EDGE = range(9)
-KIND_NAMES = {
-    LOAD: "load",
-    COND_NOT_TAKEN: "cond_not_taken",
-    COND_TAKEN: "cond_taken",
-    JUMP: "jump",
-    CALL: "call",
-    RETURN: "return",
-    INDIRECT: "indirect",
-    BLOCK: "block",
-    EDGE: "edge",
-}
-KIND_CODES = {name: code for code, name in KIND_NAMES.items()}
-#: Every control-transfer kind.
-BRANCH_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, RETURN, INDIRECT)
-#: The groups of the command line's ``--kinds`` / ``--kind``.
-KIND_GROUPS = {"loads": (LOAD,), "branches": BRANCH_KINDS, "blocks": (BLOCK,), "edges": (EDGE,)}
 
 #: The version this module writes. Readers read every version up to their own:
 #: 1 (a column is one zstd frame of its raw array) and 2 (encoded columns).
@@ -126,7 +122,6 @@ MAGIC = b"HWPTRACE"
 END_MAGIC = b"HWPTEND\0"
 CHUNK_MAGIC = b"CHNK"
 TAIL_MAGIC = b"TEND"
-COLUMNS = ("kind", "size", "pc", "addr", "value")
 DTYPES = {"kind": np.dtype("u1"), "size": np.dtype("u1"), "pc": np.dtype("<u8"),
           "addr": np.dtype("<u8"), "value": np.dtype("<u8")}  # fmt: skip
 _HEAD = struct.Struct("<8sHHI")  # magic, version, reserved, header length
@@ -143,21 +138,6 @@ def recorded_instructions(footer: dict | None) -> int | None:
     capture's footer; ``None`` when the trace does not say (converted or built traces)."""
     guest = (footer or {}).get("guest_instructions")
     return None if guest is None else guest - ((footer or {}).get("skipped_instructions") or 0)
-
-
-def parse_kinds(text: str | Iterable[str]) -> tuple[int, ...]:
-    """Kind codes of ``"loads,branches"`` style names (groups or single kind names)."""
-    names = text.split(",") if isinstance(text, str) else list(text)
-    codes: list[int] = []
-    for name in (n.strip() for n in names):
-        if name in KIND_GROUPS:
-            codes.extend(KIND_GROUPS[name])
-        elif name in KIND_CODES:
-            codes.append(KIND_CODES[name])
-        else:
-            known = ", ".join([*KIND_GROUPS, *KIND_CODES])
-            raise ValueError(f"unknown record kind {name!r} (known: {known})")
-    return tuple(sorted(set(codes)))
 
 
 def _kind_lut(kinds) -> np.ndarray:
@@ -338,23 +318,6 @@ def _json_bytes(obj: dict) -> bytes:
     return json.dumps(obj, sort_keys=True, default=str).encode()
 
 
-def _remove_stale_temporaries(path: Path) -> None:
-    """Delete ``.NAME.PID.tmp`` files next to ``path`` left by writers that were killed."""
-    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
-        pid = stale.name[len(path.name) + 2 : -4]
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:  # that writer is gone: its file can never be finished
-            try:
-                stale.unlink()
-            except OSError:
-                pass
-        except (PermissionError, OverflowError):
-            pass  # alive (another user's), or not a pid
-
-
 def _checked_columns(kind, size, pc, addr, value) -> list[np.ndarray]:
     """The five columns of :meth:`TraceWriter.write` as arrays of the format's dtypes.
 
@@ -407,6 +370,11 @@ class TraceWriter:
         or more, full chunks are encoded in the background while the caller
         writes the next records (at most ``threads`` chunks in flight).
         Default :data:`READ_THREADS`.
+    temporary : tuple, optional
+        ``(path, open binary file)`` of the temporary file from
+        :func:`~hwprof.golden.trace_common.create_temporary`, created earlier (a
+        capture creates it before it starts valgrind, and this writer after):
+        the writer owns it from here on. By default the writer creates it.
 
     Raises
     ------
@@ -415,7 +383,8 @@ class TraceWriter:
     """
 
     def __init__(self, path, *, header: dict | None = None, chunk_records: int = 1 << 20,
-                 level: int = ZSTD_LEVEL, threads: int | None = None):  # fmt: skip
+                 level: int = ZSTD_LEVEL, threads: int | None = None,
+                 temporary: tuple | None = None):  # fmt: skip
         if not isinstance(chunk_records, int) or not 1 <= chunk_records <= MAX_CHUNK_RECORDS:
             raise ValueError(
                 f"chunk_records must be an integer in 1..{MAX_CHUNK_RECORDS}, not {chunk_records!r}"
@@ -426,12 +395,8 @@ class TraceWriter:
         self.header = {"format_version": FORMAT_VERSION, "captured": captured, "program": None,
                        "argv": [], "kinds": [], "options": {}} | dict(header or {})  # fmt: skip
         self.header["format_version"] = FORMAT_VERSION
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        _remove_stale_temporaries(self.path)
-        try:
-            self._file = open(self.tmp, "wb")  # noqa: SIM115 (closed by close/abort)
-        except OSError as exc:
-            raise TraceError(f"{self.path}: cannot write ({exc.strerror})") from None
+        # (closed by close/abort)
+        self.tmp, self._file = temporary if temporary is not None else create_temporary(path)
         self.level = level
         self._threads = READ_THREADS if threads is None else threads
         self._pool = None  # set below, once the file is open

@@ -37,19 +37,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..golden.tracefile import (
+# numpy and the writer (hwprof.golden.tracefile) are imported once valgrind runs: their
+# imports then overlap valgrind's start-up instead of delaying it (see capture())
+from ..golden.trace_common import (
     BLOCK,
     BRANCH_KINDS,
     COLUMNS,
     KIND_NAMES,
     LOAD,
     TraceError,
-    TraceWriter,
+    create_temporary,
     parse_kinds,
 )
+
+if TYPE_CHECKING:
+    from ..golden.tracefile import TraceWriter
 
 __all__ = [
     "TOOL_SOURCE",
@@ -100,6 +104,7 @@ def find_valgrind() -> Path:
     return Path(path)
 
 
+@functools.cache
 def _valgrind_version(valgrind: Path) -> str:
     try:
         out = subprocess.run([str(valgrind), "--version"], capture_output=True, text=True,
@@ -349,28 +354,42 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
             "options": {"skip": skip, "limit": limit, "skip_unit": "instructions"},
             "tool": "hwprof_trace (valgrind)", "valgrind": _valgrind_version(valgrind),
             "machine": platform.machine()} | dict(header or {})  # fmt: skip
-    select_codes = None
     wanted = set(codes)
     produced = ({LOAD} if switches["loads"] else set()) | (
         set(BRANCH_KINDS) if switches["branches"] else set()) | (
         {BLOCK} if switches["blocks"] else set())  # fmt: skip
-    if produced != wanted:
-        select_codes = np.zeros(256, dtype=bool)
-        select_codes[list(wanted)] = True
+    select_codes = None if produced == wanted else sorted(wanted)
     level = CAPTURE_LEVEL if level is None else level
-    writer = TraceWriter(output, header=head, level=level)  # TraceError: path cannot be written
+    # the output's temporary file now (TraceError: the path cannot be written), before
+    # the program runs; the writer that takes it over once valgrind has started
+    temporary = create_temporary(output)
+    writer = None
+
+    def start_writer() -> TraceWriter:
+        nonlocal writer
+        from ..golden.tracefile import TraceWriter
+
+        writer = TraceWriter(output, header=head, level=level, temporary=temporary)
+        return writer
+
     try:
         with tempfile.TemporaryDirectory(prefix="hwprof-capture-") as tmp, \
                 SharedBlocks(BLOCK_RECORDS, SHM_BLOCKS) as blocks:
             try:
-                footer = _run(valgrind, tool, command, writer, blocks, Path(tmp), switches,
-                              skip, limit, progress, select_codes, stdin, stdout, cwd, env)
+                footer = _run(valgrind, tool, command, start_writer, blocks, Path(tmp),
+                              switches, skip, limit, progress, select_codes, stdin, stdout,
+                              cwd, env)  # fmt: skip
                 writer.close(footer)
             except BaseException:
-                writer.abort()  # its threads end before the blocks' release pipe closes
+                if writer is not None:
+                    writer.abort()  # its threads end before the blocks' release pipe closes
                 raise
     except BaseException:
-        writer.abort()
+        if writer is not None:
+            writer.abort()
+        else:  # the writer never took the temporary file over
+            temporary[1].close()
+            temporary[0].unlink(missing_ok=True)
         raise
     return footer | {"records": writer.records,
                      "counts": {KIND_NAMES[k]: int(writer.counts[k]) for k in KIND_NAMES
@@ -378,8 +397,9 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
                      "path": str(output)}  # fmt: skip
 
 
-def _run(valgrind, tool, command, writer, blocks, tmp: Path, switches, skip, limit, progress,
-         select_codes, stdin, stdout, cwd, extra_env) -> dict:
+def _run(valgrind, tool, command, start_writer, blocks, tmp: Path, switches, skip, limit,
+         progress, select_codes, stdin, stdout, cwd, extra_env) -> dict:
+    """Run valgrind with the tool; ``start_writer()`` gives the writer once it runs."""
     fifo, stats, log = tmp / "records.fifo", tmp / "stats.json", tmp / "valgrind.log"
     os.mkfifo(fifo)
     yn = {True: "yes", False: "no"}
@@ -401,6 +421,7 @@ def _run(valgrind, tool, command, writer, blocks, tmp: Path, switches, skip, lim
             raise TraceError(f"{valgrind}: cannot run ({exc.strerror})") from None
         blocks.started()
         try:
+            writer = start_writer()  # its imports overlap valgrind's start-up
             received = _pump(fd, proc, writer, blocks, progress, select_codes)
         except BaseException:
             proc.kill()
@@ -478,8 +499,11 @@ class SharedBlocks:
                 os.close(getattr(self, name))
                 setattr(self, name, None)
 
-    def columns(self, index: int, n: int) -> list[np.ndarray]:
-        """Views of the first ``n`` records of block ``index``: kind, size, pc, addr, value."""
+    def columns(self, index: int, n: int) -> list:
+        """Views (numpy arrays) of the first ``n`` records of block ``index``: kind, size,
+        pc, addr, value."""
+        import numpy as np
+
         base, c = index * self.block_bytes, self.records
         return [np.frombuffer(self._map, np.uint8, n, base),
                 np.frombuffer(self._map, np.uint8, n, base + c),
@@ -560,7 +584,13 @@ def _messages(data: bytes, blocks: SharedBlocks) -> tuple[list[tuple[int, int]],
 
 
 def _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes) -> int:
-    """The read loop of :func:`_pump`."""
+    """The read loop of :func:`_pump`; ``select_codes``: the kind codes to keep, or None
+    for all."""
+    if select_codes is not None:
+        import numpy as np
+
+        keep_kind = np.zeros(256, dtype=bool)
+        keep_kind[select_codes] = True
     done = False
     pending = b""  # a message cut by the last read
     received = 0  # records
@@ -583,7 +613,7 @@ def _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes) -> int:
             if select_codes is None:
                 writer.write_chunk(*columns, release=functools.partial(blocks.release, index))
             else:
-                keep = select_codes[columns[0]]
+                keep = keep_kind[columns[0]]
                 writer.write(**{name: c[keep] for name, c in zip(COLUMNS, columns, strict=True)})
                 blocks.release(index)
             received += n
