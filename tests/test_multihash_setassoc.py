@@ -159,7 +159,8 @@ def test_fast_path_check_catches_a_wrong_set(seed):
 
 
 def test_rtl_balanced_increment_and_compare_exhaustively():
-    """The block RAM design's ``_step`` (x +- 1) and ``_compare`` (x < y, x == y), 6 bits."""
+    """The block RAM design's ``_step`` (x +- 1) and ``_compare`` (x < y, x == y): 6 bits
+    (padded to 8 in the compare tree), and 5 against 7 bits (operands of two widths)."""
     from amaranth.hdl import Module, Signal
     from amaranth.sim import Simulator
 
@@ -169,7 +170,12 @@ def test_rtl_balanced_increment_and_compare_exhaustively():
     x, y = Signal(6), Signal(6)
     inc, dec, lt, eq = Signal(6), Signal(6), Signal(), Signal()
     less, equal = _compare(m, x, y)
-    m.d.comb += [inc.eq(_step(x, True)), dec.eq(_step(x, False)), lt.eq(less), eq.eq(equal)]
+    m.d.comb += [inc.eq(_step(m, x, True)), dec.eq(_step(m, x, False)), lt.eq(less),
+                 eq.eq(equal)]  # fmt: skip
+    u, v = Signal(5), Signal(7)
+    lt_uv, eq_uv, lt_vu = Signal(), Signal(), Signal()
+    less_uv, equal_uv = _compare(m, u, v)
+    m.d.comb += [lt_uv.eq(less_uv), eq_uv.eq(equal_uv), lt_vu.eq(_compare(m, v, u)[0])]
     bad = []
 
     async def bench(ctx):
@@ -179,6 +185,13 @@ def test_rtl_balanced_increment_and_compare_exhaustively():
                 ctx.set(y, b)
                 got = (ctx.get(inc), ctx.get(dec), ctx.get(lt), ctx.get(eq))
                 if got != ((a + 1) % 64, (a - 1) % 64, int(a < b), int(a == b)):
+                    bad.append((a, b, got))
+        for a in range(32):
+            for b in range(128):
+                ctx.set(u, a)
+                ctx.set(v, b)
+                got = (ctx.get(lt_uv), ctx.get(eq_uv), ctx.get(lt_vu))
+                if got != (int(a < b), int(a == b), int(b < a)):
                     bad.append((a, b, got))
 
     sim = Simulator(m)

@@ -77,3 +77,32 @@ def test_slow_variants_are_valid_parameter_sets(name):
     top = TOPS[name]
     for variant in top.slow_variants:
         assert Fragment.get(top.construct(variant), None) is not None
+
+
+class _ByteRom(wiring.Component):
+    """One hash byte table through :func:`hwprof.rtl.hashing.rom_switch`."""
+
+    def __init__(self, step):
+        self.step = step
+        super().__init__({"addr": In(8), "q": Out(8)})
+
+    def elaborate(self, platform):
+        from hwprof.golden.hashing import make_tables
+        from hwprof.rtl.hashing import rom_switch
+
+        m = Module()
+        table = make_tables(1, 32, 0)[0][0]
+        m.d.comb += self.q.eq(rom_switch(m, table, self.addr, "rom", step=self.step))
+        return m
+
+
+@pytest.mark.parametrize("step", [2, 4])
+def test_switch_rom_is_logic_not_memory(step):
+    """Nested 4-way switches stay logic in yosys (proc_rom takes a switch of at least 8
+    cases without nested switches as a ROM): no memory bits. With 16-way switches the
+    inner ones become ROMs, which this check reports."""
+    area = synthesize(to_verilog(_ByteRom(step), "rom"), "rom")
+    if step == 2:
+        assert area["memory_bits"] == 0 and area["gates"] > 0
+    else:
+        assert area["memory_bits"] > 0

@@ -21,6 +21,7 @@ from ..golden.isa_profile import CTI_OPS, CUSTOM1, CUSTOM2, PCI_MASK, PI_OPS
 from ..golden.lfsr import LfsrConfig
 from ..golden.multihash import MultiHashConfig
 from ..golden.samplers import LFSR_WIDTH, RAND_BITS
+from ..rtl.multihash_bram import flag_bit
 from .engine import Property
 
 __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
@@ -372,17 +373,18 @@ def props_multihash_bram(p: dict) -> list[Property]:
             inv.append(f"always @* if (counter_valid_n{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
     for s in range(sets):
         for wy in range(ways):
-            e = f"{s}_{wy}"
+            k = flag_bit(sets, s, wy)  # the entry's bit in the RTL's flag vectors
             cur = f"(f_nep[0] ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
             old = f"(ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
             inv += [
-                f"always @* if (fresh_n{e}) assert ({cur} <= f_n);",
-                f"always @* if (valid_n{e} && !repl_n{e}) assert (fresh_n{e} && {cur} >= {T});",
-                f"always @* if (pending[{s * ways + wy}]) assert ({old} >= {T} && "
-                f"{old} <= {L});",
+                f"always @* if (fresh_n[{k}]) assert ({cur} <= f_n);",
+                f"always @* if (valid_n[{k}] && !repl_n[{k}]) "
+                f"assert (fresh_n[{k}] && {cur} >= {T});",
+                f"always @* if (pending[{k}]) assert ({old} >= {T} && {old} <= {L});",
             ]  # fmt: skip
             for wb in range(wy + 1, ways):  # no key in two valid ways of a set
-                inv.append(f"always @* assert (!(valid_n{e} && valid_n{s}_{wb} && "
+                inv.append(f"always @* assert (!(valid_n[{k}] && "
+                           f"valid_n[{flag_bit(sets, s, wb)}] && "
                            f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
     inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
     cnt = f"w_data[{kb + w - 1}:{kb}]"

@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ..golden.hashing import HashConfig, make_tables
 from ._params import checked_config
 
-__all__ = ["Hash", "rom_lookup", "rom_split", "ROM_STYLES"]
+__all__ = ["Hash", "rom_lookup", "rom_split", "rom_switch", "ROM_STYLES"]
 
 
 def rom_lookup(m, table, address, name, width=8):
@@ -90,8 +90,61 @@ def rom_split(m, table, address, name, width=8, low=5):
     return out
 
 
+class _SwitchRom(wiring.Component):
+    """A ROM as nested switch statements, in a module of its own (see :func:`rom_switch`)."""
+
+    def __init__(self, entries, address_bits, width, step):
+        self._entries, self._step = entries, step
+        super().__init__({"address": In(address_bits), "data": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        address, step = self.address, self._step
+
+        def build(hi, base):
+            lo = max(0, hi - step)
+            with m.Switch(address[lo:hi]):
+                for v in range(1 << (hi - lo)):
+                    with m.Case(v):
+                        if lo == 0:
+                            m.d.comb += self.data.eq(self._entries[base | v])
+                        else:
+                            build(lo, base | (v << lo))
+
+        build(len(address), 0)
+        return m
+
+
+def rom_switch(m, table, address, name, width=8, step=2):
+    """``table[address]`` as nested ``Switch`` statements of ``2**step`` cases each.
+
+    The same function as :func:`rom_lookup`. The outermost switch decodes the top
+    ``step`` address bits, the innermost the ``step`` least significant ones (the
+    Shannon tree's variable order, bit 0 nearest the constants), whose cases assign
+    the constant entries. Two tools read this form differently, both as intended:
+
+    * yosys (synthesis, formal, FPGA): ``proc_rom`` turns a switch into a ROM
+      (``$mem``) only when it has no nested switch and at least 8 cases; with
+      ``step = 2`` no switch qualifies, so ``proc_mux`` builds 4:1 multiplexers of
+      constants that ABC reduces to logic as for the Shannon tree (one table:
+      629 gates, depth 12; :func:`rom_lookup` 613 and 12; no memory bits).
+    * Verilator: a combinational block that only assigns constants and reads few
+      input bits becomes a lookup in a constant array (its ``V3Table`` pass): one
+      load per table instead of a tree of conditionals (docs/verification.md,
+      "Speed"). The inputs are counted by the signals the block reads, whole: the
+      switch sits in a submodule ``name`` whose port is the address (switching
+      on a slice of a wider signal, such as the key, would count all its bits).
+    """
+    levels = len(address)  # a short top byte reaches only the first 2**levels entries
+    entries = list(table[: 1 << levels])
+    entries += [0] * ((1 << levels) - len(entries))
+    m.submodules[name] = rom = _SwitchRom(entries, levels, width, step)
+    m.d.comb += rom.address.eq(address)
+    return rom.data
+
+
 #: ROM encodings of :class:`Hash` (``rom=``): the same function, different netlists
-ROM_STYLES = {"tree": rom_lookup, "split": rom_split}
+ROM_STYLES = {"tree": rom_lookup, "split": rom_split, "switch": rom_switch}
 
 
 class Hash(wiring.Component):
@@ -114,7 +167,9 @@ class Hash(wiring.Component):
         How the byte tables are built (:data:`ROM_STYLES`): ``"tree"`` (default),
         a Shannon mux tree per output bit (:func:`rom_lookup`); ``"split"``, a mux
         tree of 64-bit constant words and a shift (:func:`rom_split`: the same
-        function, far cheaper to simulate in Verilator, a slightly larger netlist).
+        function, far cheaper to simulate in Verilator, a slightly larger netlist);
+        ``"switch"``, nested 4-way case statements (:func:`rom_switch`: the same
+        function, a table lookup in Verilator, logic in yosys).
 
     Attributes
     ----------

@@ -68,11 +68,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 
-from .hashing import Hash, rom_lookup
+from .hashing import Hash, rom_switch
 from .multihash_config import RuntimeConfig
-from .select import lowest_one, victim
+from .select import victim
 
-__all__ = ["elaborate_set_associative", "LATENCY"]
+__all__ = ["elaborate_set_associative", "flag_bit", "LATENCY"]
 
 #: cycles from the accept of a tuple to its block RAM writes (stage E)
 LATENCY = 4
@@ -121,12 +121,18 @@ def _one_hot(m, index, name, low=5):
     comparison per bit packed into a wide vector).
     """
     low = min(low, len(index))
-    lo = _named(m, Cat(*[index[:low] == j for j in range(1 << low)]), f"{name}_lo")
+    lo = _decode(m, index[:low], 1 << low, f"{name}_lo")
     if low == len(index):
         return lo
-    hi = _named(m, Cat(*[index[low:] == h for h in range(1 << (len(index) - low))]),
-                f"{name}_hi")  # fmt: skip
+    hi = _decode(m, index[low:], 1 << (len(index) - low), f"{name}_hi")
     return _named(m, Cat(*[Mux(hi[h], lo, 0) for h in range(len(hi))]), name)
+
+
+def _decode(m, index, count, name):
+    """``count`` bits, bit ``j`` = ``index == j``: a ROM of one-hot words
+    (:func:`hwprof.rtl.hashing.rom_switch`: comparator logic in yosys, one table
+    lookup in a Verilator model)."""
+    return rom_switch(m, [1 << j for j in range(count)], index, name, width=count)
 
 
 def _first_set(m, bits, width):
@@ -151,37 +157,70 @@ def _compare(m, a, b):
     """``(a < b, a == b)`` for unsigned values as a tree (``2 log2(width)`` levels).
 
     A carry-chain comparator is ``width`` levels deep in gates (ABC's balancing
-    cannot reassociate it); this splits the operands into halves, most significant
-    half first: ``lt = lt_hi | eq_hi & lt_lo``.
+    cannot reassociate it); this is a balanced tree over the bits, the more
+    significant half first: ``lt = lt_hi | eq_hi & lt_lo``. It is written with
+    word-wide operations, one per tree level (a Verilator model evaluates a few
+    word operations instead of one per tree node; the gates are the same tree):
+    the operands are zero-extended to a power of two ``N`` (padding bits compare
+    equal), and level ``k`` (``d = 2**k``) computes, at every bit position ``p``,
+    ``lt[p] = lt[p + d] | eq[p + d] & lt[p]`` and ``eq[p] = eq[p + d] & eq[p]``;
+    at the positions ``p`` that are multiples of ``2d`` these are the results for
+    bits ``p .. p + 2d - 1`` (the other positions feed nothing and are removed by
+    synthesis). Bit 0 of the last level is the comparison of the whole operands.
     """
     width = max(len(a), len(b))
-    a, b = a.as_unsigned(), b.as_unsigned()
+    size = 1 << max(0, (width - 1).bit_length())
+    a = Cat(a.as_unsigned(), Const(0, size - len(a)))
+    b = Cat(b.as_unsigned(), Const(0, size - len(b)))
+    lt = _named(m, ~a & b, "cmp_lt")
+    eq = _named(m, ~(a ^ b), "cmp_eq")
+    d = 1
+    while d < size:
+        lt, eq = (_named(m, (lt >> d) | ((eq >> d) & lt), "cmp_lt"),
+                  _named(m, (eq >> d) & eq, "cmp_eq"))  # fmt: skip
+        d *= 2
+    return lt[0], eq[0]
 
-    def rec(lo, hi):
-        if hi - lo == 1:
-            x, y = a[lo] if lo < len(a) else Const(0, 1), b[lo] if lo < len(b) else Const(0, 1)
-            return _named(m, ~x & y, "cmp_lt"), _named(m, ~(x ^ y), "cmp_eq")
-        mid = (lo + hi) // 2
-        lt_lo, eq_lo = rec(lo, mid)
-        lt_hi, eq_hi = rec(mid, hi)
-        return _named(m, lt_hi | (eq_hi & lt_lo), "cmp_lt"), _named(m, eq_hi & eq_lo, "cmp_eq")
 
-    return rec(0, width)
-
-
-def _step(x, up):
+def _step(m, x, up, name="step"):
     """``x + 1`` (``up``) or ``x - 1`` modulo ``2**len(x)``, with balanced carries.
 
     yosys maps ``x + 1`` to a ripple carry that ABC does not rebalance (``len(x)``
-    levels); here bit ``i`` flips when every bit below it is 1 (0 for ``- 1``): an
-    AND/OR reduction per bit, ``log2`` levels.
+    levels); here bit ``i`` flips when every bit below it is 1 (0 for ``- 1``): the
+    prefix ANDs ``all(x[:i])`` by ``log2`` word-wide steps (Kogge-Stone: after the
+    step of distance ``d`` bit ``i`` holds the AND of bits ``i - 2d + 1 .. i``),
+    ``log2(len(x))`` levels of 2-input ANDs, a few word operations in Verilator.
     """
-    bits = []
-    for i in range(len(x)):
-        below = x[:i]
-        flip = (below.all() if up else ~below.any()) if i else Const(1, 1)
-        bits.append(x[i] ^ flip)
-    return Cat(*bits)
+    width = len(x)
+    x = x.as_unsigned()
+    pre = _named(m, x if up else ~x, f"{name}_p")
+    d = 1
+    while d < width:
+        pre = _named(m, pre & Cat(_ones(d), pre[: width - d]), f"{name}_p")
+        d *= 2
+    # bit i flips when bits 0 .. i-1 are all 1 (0): bit 0 always
+    return x ^ Cat(Const(1, 1), pre[: width - 1])
+
+
+def _ones(width):
+    """``width`` one bits, unsigned (``Const(-1, width)`` is signed: in a ``Mux`` with an
+    unsigned operand it widens by a bit)."""
+    return Const((1 << width) - 1, width)
+
+
+def _or_all(vectors):
+    """Bitwise OR of equal-width ``vectors`` (a balanced tree)."""
+    level = list(vectors)
+    while len(level) > 1:
+        level = [level[k] | level[k + 1] if k + 1 < len(level) else level[k]
+                 for k in range(0, len(level), 2)]  # fmt: skip
+    return level[0]
+
+
+def flag_bit(sets, s, wy):
+    """Bit of entry (set ``s``, way ``wy``) in the flag vectors ``valid``, ``repl``,
+    ``fresh``, ``pending`` and their next states (way-major)."""
+    return wy * sets + s
 
 
 def _less(m, a, b):
@@ -218,7 +257,7 @@ def elaborate_set_associative(component):
     past_thr = Signal(init=int((c.threshold - 1) % mod == 0), name="past_thr")
     interval_m2 = Signal(w, init=(c.interval_length - 2) % mod, name="interval_m2")
     threshold_m2 = Signal(w, init=(c.threshold - 2) % mod, name="threshold_m2")
-    thr1 = _named(m, _step(threshold, False), "thr1")  # T - 1
+    thr1 = _named(m, _step(m, threshold, False, "thr1_step"), "thr1")  # T - 1
     m.d.comb += [
         stall.eq(busy & (last_in | past_thr)),
         self_ready(component).eq(~stall),
@@ -231,7 +270,7 @@ def elaborate_set_associative(component):
               **{f"idx{i}": ib for i in range(n)}}  # fmt: skip
     a = stage("a", fields)
     for i in range(n):
-        m.submodules[f"hash{i}"] = h = Hash(ib, kb, c.hash_seed + i, c.pc_bits, rom="split")
+        m.submodules[f"hash{i}"] = h = Hash(ib, kb, c.hash_seed + i, c.pc_bits, rom="switch")
         m.d.comb += h.key.eq(key_in)
         m.d.sync += a[f"idx{i}"].eq(h.index)
     m.d.sync += [
@@ -241,8 +280,13 @@ def elaborate_set_associative(component):
         a["epoch"].eq(epoch),
         a["thr1"].eq(thr1),
     ]
+    # (the steps' named signals outside the If: a comb assignment inside it would be
+    # gated by its condition)
+    position1 = _step(m, position, True, "position_step")
+    interval_m2_new = _step(m, _step(m, cfg.pending_interval, False, "im1"), False, "im2")
+    threshold_m2_new = _step(m, _step(m, cfg.pending_threshold, False, "tm1"), False, "tm2")
     with m.If(accept):
-        m.d.sync += position.eq(Mux(last_in, 0, _step(position, True)))
+        m.d.sync += position.eq(Mux(last_in, 0, position1))
         with m.If(last_in):
             # position 0 of the next interval, of the configuration it starts with
             new_interval = Mux(cfg.pend, cfg.pending_interval, interval)
@@ -250,10 +294,8 @@ def elaborate_set_associative(component):
             m.d.sync += [epoch.eq(epoch + 1), last_in.eq(new_interval == 1),
                          past_thr.eq(new_threshold == 1)]  # fmt: skip
             with m.If(cfg.pend):
-                m.d.sync += [
-                    interval_m2.eq(_step(_step(cfg.pending_interval, False), False)),
-                    threshold_m2.eq(_step(_step(cfg.pending_threshold, False), False)),
-                ]
+                m.d.sync += [interval_m2.eq(interval_m2_new),
+                             threshold_m2.eq(threshold_m2_new)]  # fmt: skip
         with m.Else():
             # position + 1 == interval - 1; position + 1 >= T - 1 (position + 1 does not
             # wrap: position < interval)
@@ -271,7 +313,7 @@ def elaborate_set_associative(component):
         m.d.sync += [b[k].eq(a[k]), c_[k].eq(b[k]), d[k].eq(c_[k])]
     # (x * sets) >> xbits as constant logic (a ROM of 2**xbits entries: no adder chain)
     set_rom = [(v * sets) >> xbits for v in range(1 << xbits)]
-    set_of = rom_lookup(m, set_rom, x, "set_rom", width=set_bits) if sets > 1 else 0
+    set_of = rom_switch(m, set_rom, x, "set_rom", width=set_bits) if sets > 1 else 0
     m.d.sync += [b["set"].eq(set_of), c_["set"].eq(b["set"]),
                  d["set"].eq(c_["set"])]  # fmt: skip
 
@@ -336,20 +378,39 @@ def elaborate_set_associative(component):
     counter_valid_n_at_c = []
     for i in range(n):
         e_sets_it = e["valid"] & e["cwrite"] & c_eq[f"idx2_{i}"]
-        # a bit select (a 2:1 mux tree after techmap; one shift in a Verilator model)
-        flop = counter_valid[i].bit_select(c_[f"idx{i}"], 1)
+        # a bit select: the index's 32-bit row by a mux tree, then the bit (a 2:1 mux
+        # tree in gates, as a bit select of the whole vector after techmap; a Verilator
+        # model shifts a whole wide vector for the latter, all 16 words, every cycle)
+        idx = c_[f"idx{i}"]
+        row = _tree_mux([counter_valid[i][r : min(r + 32, z)] for r in range(0, z, 32)],
+                        idx[5:])
+        flop = row.bit_select(idx[:5], 1)
         counter_valid_n_at_c.append(~(e["valid"] & e["boundary"]) & (flop | e_sets_it))
-    valid = [Signal(name=f"valid{s}_{wy}") for s in range(sets) for wy in range(ways)]
-    repl = [Signal(name=f"repl{s}_{wy}") for s in range(sets) for wy in range(ways)]
-    fresh = [Signal(name=f"fresh{s}_{wy}") for s in range(sets) for wy in range(ways)]
-    pending = Signal(entries)
+    # the entries' flags as vectors, way-major: entry (set s, way wy) is bit
+    # ``wy * sets + s`` (:func:`flag_bit`), so that a way's flags of every set are one
+    # slice and the per-entry logic below is a few word-wide operations
+    valid = Signal(entries, name="valid")
+    repl = Signal(entries, name="repl")
+    fresh = Signal(entries, name="fresh")
+    pending = Signal(entries, name="pending")
     # the flags' next state: the flops with stage E's update applied (see stage E)
-    valid_n = [Signal(name=f"valid_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
-    repl_n = [Signal(name=f"repl_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
-    fresh_n = [Signal(name=f"fresh_n{s}_{wy}") for s in range(sets) for wy in range(ways)]
+    valid_n = Signal(entries, name="valid_n")
+    repl_n = Signal(entries, name="repl_n")
+    fresh_n = Signal(entries, name="fresh_n")
 
-    def set_flags(flags, s):
-        return Cat(*flags[s * ways : (s + 1) * ways])
+    def way_slice(flags, wy):
+        return flags[wy * sets : (wy + 1) * sets]
+
+    def set_flags(flags, index):
+        """The ways' flags of set ``index`` (sets beyond the last read as the last, as
+        :func:`_tree_mux`): a bit select per way, a 2:1 mux tree after techmap."""
+        pad = (1 << len(index)) - sets
+        out = []
+        for wy in range(ways):
+            row = way_slice(flags, wy)
+            row = Cat(row, Mux(row[-1], _ones(pad), 0)) if pad > 0 else row
+            out.append(row.bit_select(index, 1))
+        return Cat(*out)
 
     # counter i as read, flushed, with the writes of the tuples two and three ahead
     # forwarded here (they are in E and h1 now: their values are registers), so that D
@@ -392,15 +453,15 @@ def elaborate_set_associative(component):
 
     # the set's flags, with the boundary transform applied when the tuple one ahead (in D
     # now, in E when this one is in D) ends the interval
-    c_fv = _tree_mux([set_flags(valid_n, s) for s in range(sets)], c_["set"])
-    c_fr = _tree_mux([set_flags(repl_n, s) for s in range(sets)], c_["set"])
-    c_ff = _tree_mux([set_flags(fresh_n, s) for s in range(sets)], c_["set"])
+    c_fv = set_flags(valid_n, c_["set"])
+    c_fr = set_flags(repl_n, c_["set"])
+    c_ff = set_flags(fresh_n, c_["set"])
     c_tv, c_tr, c_tf = transform(c_fv, c_fr, c_ff)
     m.d.sync += [
         d_fv.eq(Mux(c_after_boundary, c_tv, c_fv)),
         d_fr.eq(Mux(c_after_boundary, c_tr, c_fr)),
         d_ff.eq(Mux(c_after_boundary, c_tf, c_ff)),
-        d_sethot.eq(Cat(*[c_["set"] == s for s in range(sets)])),
+        d_sethot.eq(_decode(m, c_["set"], sets, "sethot_decode")),
     ]
 
     # --- stage D: forward, update, decide --------------------------------------------------
@@ -410,6 +471,8 @@ def elaborate_set_associative(component):
     # forwarded by the same selects as the value itself (no compare after a forward mux)
     def at_least(value):
         return ~_less(m, value, d["thr1"])
+
+    e_acount_ge = _named(m, at_least(e["acount"]), "e_acount_ge")  # (one compare, every way)
 
     thr_zero = d["thr1"] == 0  # 0 >= T - 1
 
@@ -436,7 +499,7 @@ def elaborate_set_associative(component):
 
     match = Signal(ways)
     counts1, counts_ge = [], []
-    e_acount1 = _named(m, _step(e["acount"], True), "e_acount_plus")
+    e_acount1 = _named(m, _step(m, e["acount"], True, "e_acount_step"), "e_acount_plus")
     for wy in range(ways):
         # the tuple one ahead (in E); the two before it were forwarded in C
         mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
@@ -445,12 +508,13 @@ def elaborate_set_associative(component):
         cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
                    (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
         # cnt + 1 (a hit's new count): each candidate incremented on its register
-        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], _step(d_acnt[wy], True), 1),
-                                      [(cnt_src[0][0], e_acount1),
-                                       (cnt_src[1][0], _step(d_fwd_count[wy], True))]))
+        fwd1 = _step(m, d_fwd_count[wy], True, "fwd_step")
+        m.d.comb += cnt.eq(_forwarded(Mux(ff[wy], _step(m, d_acnt[wy], True, "acnt_step"), 1),
+                                      [(cnt_src[0][0], e_acount1), (cnt_src[1][0], fwd1)]))
         cnt_ge = Signal(name=f"entry_count_ge{wy}")  # cnt >= T - 1
         m.d.comb += cnt_ge.eq(_forwarded(Mux(ff[wy], at_least(d_acnt[wy]), thr_zero),
-                                        [(cd, at_least(val)) for cd, val in cnt_src]))
+                                        [(cnt_src[0][0], e_acount_ge),
+                                         (cnt_src[1][0], at_least(d_fwd_count[wy]))]))
         counts1.append(cnt)
         counts_ge.append(cnt_ge)
 
@@ -472,16 +536,21 @@ def elaborate_set_associative(component):
                            & Cat(*old_ge).all())  # fmt: skip
     # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
     # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
+    # one compare tree per pair i < j: c_i <= c_j is lt | eq, c_j <= c_i is ~lt
+    le = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            lt, eq = _compare(m, old[i], old[j])
+            le[i, j], le[j, i] = _named(m, lt | eq, f"le{i}_{j}"), _named(m, ~lt, f"le{j}_{i}")
     is_min = []
     for i in range(n):
-        others = [~_less(m, old[j], old[i]) for j in range(n) if j != i]
+        others = [le[i, j] for j in range(n) if j != i]
         is_min.append(Cat(*others).all() if others else Const(1, 1))
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
-        m.d.comb += plus[i].eq(_step(old[i], True))
+        m.d.comb += plus[i].eq(_step(m, old[i], True, f"counter_step{i}"))
     low1 = Signal(w)  # min(c_i) + 1: an AND-OR (every minimal c_i has the same value)
-    m.d.comb += low1.eq(Cat(*[Cat(*[is_min[i] & plus[i][bit] for i in range(n)]).any()
-                              for bit in range(w)]))  # fmt: skip
+    m.d.comb += low1.eq(_or_all([Mux(is_min[i], plus[i], 0) for i in range(n)]))
     new = []
     for i in range(n):
         new.append(Mux(is_min[i], plus[i], old[i]) if c.conservative else plus[i])
@@ -537,22 +606,33 @@ def elaborate_set_associative(component):
     # The flag flops take the set flags the tuple in E registered (a 2:1 mux on registered
     # selects; on the interval's last tuple the other sets get the boundary transform). C
     # reads the next state, so the flags D receives miss only the tuple one ahead.
-    for s in range(sets):
-        sel = e["sethot"][s] & e["valid"]
-        for wy in range(ways):
-            k = s * ways + wy
-            # the boundary transform (P1/P0) of an entry of another set
-            tv1 = valid[k] & ~repl[k] if c.retain else Const(0, 1)
-            m.d.comb += [
-                valid_n[k].eq(Mux(sel, e["fv"][wy], Mux(after_boundary, tv1, valid[k]))),
-                repl_n[k].eq(Mux(sel, e["fr"][wy], after_boundary | repl[k])),
-                fresh_n[k].eq(Mux(sel, e["ff"][wy], ~after_boundary & fresh[k])),
-            ]
-            m.d.sync += [valid[k].eq(valid_n[k]), repl[k].eq(repl_n[k]), fresh[k].eq(fresh_n[k])]
-            with m.If(after_boundary):
-                m.d.sync += pending[k].eq(Mux(sel, e["fp"][wy], valid[k] & ~repl[k]))
-            with m.Else():
-                m.d.sync += pending[k].eq(pending[k] & ~ro_clear[k])
+    # Per entry (set s, way wy): sel = e_sethot[s] & e_valid, and
+    #   valid_n = sel ? e_fv[wy] : after_boundary ? valid & ~repl (P1; 0 for P0) : valid
+    #   repl_n  = sel ? e_fr[wy] : after_boundary | repl
+    #   fresh_n = sel ? e_ff[wy] : ~after_boundary & fresh
+    #   pending <= after_boundary ? (sel ? e_fp[wy] : valid & ~repl) : pending & ~ro_clear
+    # written on the way-major vectors: sel is e_sethot repeated per way, the set's new
+    # flags are each way's bit spread over its slice; the 2:1 muxes as AND-OR.
+    # (a bit spread over a slice as a 2:1 mux of constants, not a replication: Verilator
+    # builds a replication bit by bit)
+    sel_set = _named(m, Mux(e["valid"], e["sethot"][:sets], 0), "flag_sel_set")
+    sel = _named(m, Cat(*[sel_set] * ways), "flag_sel")
+
+    def spread(bits):
+        return Cat(*[Mux(bits[wy], _ones(sets), 0) for wy in range(ways)])
+
+    def pick(new, other):
+        return (sel & spread(new)) | (~sel & other)
+
+    tv = valid & ~repl if c.retain else Const(0, entries)  # the boundary transform
+    m.d.comb += [
+        valid_n.eq(pick(e["fv"], Mux(after_boundary, tv, valid))),
+        repl_n.eq(pick(e["fr"], Mux(after_boundary, _ones(entries), repl))),
+        fresh_n.eq(pick(e["ff"], Mux(after_boundary, 0, fresh))),
+    ]
+    m.d.sync += [valid.eq(valid_n), repl.eq(repl_n), fresh.eq(fresh_n),
+                 pending.eq(Mux(after_boundary, pick(e["fp"], valid & ~repl),
+                                pending & ~ro_clear))]  # fmt: skip
     # the counters' valid bits: set by a counter write, cleared by the interval's last tuple
     counter_valid_n = [Signal(z, name=f"counter_valid_n{i}") for i in range(n)]
     for i in range(n):
@@ -579,30 +659,35 @@ def elaborate_set_associative(component):
     ro_end = Signal()  # the end marker is still to be queued
     ro_inflight = Signal()  # a record read last cycle, queued this cycle
     ro_way = Signal.like(e["way"])
-    set_any = _named(m, Cat(*[pending[s * ways : (s + 1) * ways].any() for s in range(sets)]),
-                     "set_any")  # fmt: skip
+    pend_way = [way_slice(pending, wy) for wy in range(ways)]  # a way's bit of every set
+    set_any = _named(m, _or_all(pend_way), "set_any")
     any_set, first_set = _first_set(m, set_any, sets)
     m.d.comb += ro_set.eq(first_set[:set_bits])
     # the pick as one-hots, so that no encoded set and no set mux sit in the
     # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
     # each set's lowest pending way locally; ro_set (the encoded set) only addresses
     # the memories
-    before = [Const(0, 1)]  # before[s]: a set below s has a pending bit
-    for s in range(1, sets):
-        before.append(_named(m, set_any[:s].any(), f"set_before{s}"))
-    first_hot = _named(m, Cat(*[set_any[s] & ~before[s] for s in range(sets)]), "first_hot")
-    way_first = [_named(m, lowest_one(pending[s * ways : (s + 1) * ways]), f"way_first{s}")
-                 for s in range(sets)]  # fmt: skip
-    first_way = _named(m, Cat(*[Cat(*[first_hot[s] & way_first[s][wy] for s in range(sets)]).any()
-                                for wy in range(ways)]), "first_way")  # fmt: skip
+    # before[s]: a set below s has a pending bit (bit s - 1 of the prefix ORs, computed
+    # as _step's prefix ANDs: log2(sets) word-wide steps, a tree of that depth per bit)
+    prefix = set_any
+    dist = 1
+    while dist < sets:
+        prefix = _named(m, prefix | Cat(Const(0, dist), prefix[: sets - dist]), "set_prefix")
+        dist *= 2
+    before = Cat(Const(0, 1), prefix[: sets - 1])
+    first_hot = _named(m, set_any & ~before, "first_hot")
+    # each set's lowest pending way (lowest_one of its ways' bits), all sets at once:
+    # way_first[wy] (a bit per set) = way wy pending and no lower way pending
+    way_first = [_named(m, pend_way[wy] & ~_or_all(pend_way[:wy]) if wy else pend_way[0],
+                        f"way_first{wy}") for wy in range(ways)]  # fmt: skip
+    first_way = _named(m, Cat(*[(first_hot & way_first[wy]).any() for wy in range(ways)]),
+                       "first_way")  # fmt: skip
     space = Signal()
     m.d.comb += space.eq(fifo.level + ro_inflight < fifo.depth)
     m.d.comb += ro_issue.eq(any_set & space & ~after_boundary)
     # (first_hot implies any_set: the clear does not wait for the 100-bit OR)
     go = _named(m, space & ~after_boundary, "ro_go")
-    for s in range(sets):
-        for wy in range(ways):
-            m.d.comb += ro_clear[s * ways + wy].eq(go & first_hot[s] & way_first[s][wy])
+    m.d.comb += ro_clear.eq(Cat(*[Mux(go, first_hot & way_first[wy], 0) for wy in range(ways)]))
     m.d.sync += ro_inflight.eq(ro_issue)
     with m.If(ro_issue):
         m.d.sync += ro_way.eq(_forwarded(Const(0, len(ro_way)),
