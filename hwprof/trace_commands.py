@@ -19,7 +19,7 @@ from .golden.tracefile import (
     parse_kinds,
 )
 
-__all__ = ["cmd_info", "cmd_dump", "cmd_convert", "cmd_capture", "INTERVALS", "PERCENTS"]
+__all__ = ["cmd_info", "cmd_dump", "cmd_convert", "INTERVALS", "PERCENTS"]
 
 #: The multi-hash paper's interval lengths and candidate thresholds (percent).
 INTERVALS = (10_000, 1_000_000)
@@ -177,27 +177,3 @@ def cmd_convert(args) -> int:
             writer.close(extra)
     print(f"{target}: {_group(writer.records)} records in {writer.chunks} chunks")
     return 0
-
-
-def cmd_capture(args) -> int:
-    try:
-        from .sim.trace_capture import capture_command
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("hwprof.sim.trace_capture",):
-            raise
-        from .golden.tracefile import TraceError
-
-        raise TraceError("trace capture is not available in this hwprof "
-                         "(hwprof/sim/trace_capture.py is missing)") from None  # fmt: skip
-    return capture_command(args)
-
-
-def check_kinds(text: str) -> str:
-    """argparse type of ``--kinds``: validated, returned as given (comma-separated names)."""
-    import argparse
-
-    try:
-        parse_kinds(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
