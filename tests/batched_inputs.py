@@ -2,7 +2,7 @@
 
 The simulator settles the whole design after each ``ctx.set`` of a testbench, so a
 testbench that drives twenty input ports a cycle evaluates the design twenty times
-a cycle; for the profile-flag predictor that was 95 % of a test's time. Wrapped in
+a cycle; for the profile-flag predictor that was 85 % of a test's time. Wrapped in
 ``BatchedInputs``, the block's input ports are driven combinationally from one wide
 signal, and the context returned by ``context(ctx)`` records each ``set`` of an input
 port (or of a slice of one) and applies them all with one ``ctx.set`` before the
