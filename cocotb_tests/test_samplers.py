@@ -172,7 +172,9 @@ async def compressor_matches_golden(dut):
             first_stage(channels[0].model).config.sampler == "periodic":
         # the pipeline: enough messages that A_k fills and evicts (its output shows them)
         groups = 4 + (2 * golden_params()["assoc_entries"] if name == "stratified_pipeline" else 0)
-        await counter_groups(dut, channels[0], cycle + 1, groups)
+        cycle = await counter_groups(dut, channels[0], cycle + 1, groups)
+        if name == "stratified_pipeline":
+            await assoc_hits(dut, channels[0], cycle)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -451,8 +453,56 @@ async def counter_groups(dut, ch, cycle, groups=4):
         members = [int(k) for k in keys[index == counter]]
         for key in members[: c.rate - model.table[int(counter)]]:
             cycle = await offer(dut, ch, cycle, key)
-    await drain(dut, ch, cycle)
+    cycle = await drain(dut, ch, cycle)
     dut._log.info("counter groups: %d counters driven to a message", groups)
+    return cycle
+
+
+async def assoc_hits(dut, ch, cycle, hits=2):
+    """``stratified_pipeline``'s ``A_k``: every entry hit, then evicted and reported.
+
+    The phases before send ``A_k`` distinct keys (each message a new key), so its
+    entries are filled and evicted but never hit: a count bit of an entry's
+    update, or a key bit of an entry's compare, stuck at a value went unseen.
+    Here ``k`` keys, each in its own counter of ``H[P_r]``, are sent as messages
+    (a key offered until its counter reaches ``r``: the message carries it) once
+    to fill the ``k`` entries (A_k is full: each new key evicts the round-robin
+    victim, so the ``k`` keys take all ``k`` entries), ``hits`` more times each,
+    then ``k`` new keys evict them and the reports show their counts. Two passes,
+    the second with the complements of the first pass's keys: the pointer is back
+    where it was after each ``k`` evictions, so each entry compares a key and its
+    complement (every compare bit seen at 0 and 1). The keys are drawn so that no
+    two share a counter (each key's run of offers starts from its counter's count).
+    """
+    model, r = ch.model, ch.r
+    sampler, k = first_stage(model), model.stages[1].config.entries
+    mask = (1 << sampler.config.key_bits) - 1
+    used = set()
+
+    def fresh_key():
+        while True:
+            key = r.getrandbits(sampler.config.key_bits)
+            counters = {sampler.hash(key), sampler.hash(key ^ mask)}
+            if len(counters) == 2 and not counters & used:
+                used.update(counters)
+                return key
+
+    async def message(cycle, key):
+        counter = sampler.hash(key)
+        for _ in range(sampler.config.rate - sampler.table[counter]):
+            cycle = await offer(dut, ch, cycle, key)
+        return cycle
+
+    first = [fresh_key() for _ in range(k)]
+    for keys in (first, [key ^ mask for key in first]):
+        for _ in range(1 + hits):
+            for key in keys:
+                cycle = await message(cycle, key)
+        for _ in range(k):  # evict them: each reports its count
+            cycle = await message(cycle, fresh_key())
+    cycle = await drain(dut, ch, cycle)
+    dut._log.info("assoc hits: %d entries hit %d times, two passes", k, hits)
+    return cycle
 
 
 async def offer(dut, ch, cycle, key, count=1, ready=0.8):
