@@ -107,6 +107,7 @@ __all__ = [
     "open_trace",
     "iter_keys",
     "parse_kinds",
+    "kind_mask",
 ]
 
 
@@ -140,7 +141,9 @@ def recorded_instructions(footer: dict | None) -> int | None:
     return None if guest is None else guest - ((footer or {}).get("skipped_instructions") or 0)
 
 
-def _kind_lut(kinds) -> np.ndarray:
+def kind_mask(kinds) -> np.ndarray:
+    """A 256-entry boolean table, True at the kind codes ``kinds``: ``kind_mask(k)[column]``
+    selects the records of those kinds."""
     lut = np.zeros(256, dtype=bool)
     lut[list(kinds)] = True
     return lut
@@ -170,7 +173,7 @@ class Chunk:
 
     def select(self, kinds) -> Chunk:
         """The records of these kinds (codes) only, in program order."""
-        mask = _kind_lut(kinds)[self.kind]
+        mask = kind_mask(kinds)[self.kind]
         return Chunk(*(None if c is None else c[mask] for c in self.columns()))
 
     def columns(self) -> tuple:
@@ -742,7 +745,7 @@ class TraceReader:
         """
         if isinstance(kinds, str):
             kinds = parse_kinds(kinds)
-        lut = None if kinds is None else _kind_lut(kinds)
+        lut = None if kinds is None else kind_mask(kinds)
         wanted = set(columns) | ({"kind"} if lut is not None else set())
         threads = READ_THREADS if threads is None else threads
         with self._open() as f:

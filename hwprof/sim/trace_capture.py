@@ -587,10 +587,9 @@ def _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes) -> int:
     """The read loop of :func:`_pump`; ``select_codes``: the kind codes to keep, or None
     for all."""
     if select_codes is not None:
-        import numpy as np
+        from ..golden.tracefile import kind_mask  # imported by now (the writer's module)
 
-        keep_kind = np.zeros(256, dtype=bool)
-        keep_kind[select_codes] = True
+        keep_kind = kind_mask(select_codes)
     done = False
     pending = b""  # a message cut by the last read
     received = 0  # records
