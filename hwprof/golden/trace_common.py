@@ -34,6 +34,7 @@ __all__ = [
     "parse_kinds",
     "temporary_path",
     "create_temporary",
+    "discard_temporary",
 ]
 
 
@@ -116,3 +117,16 @@ def create_temporary(path) -> tuple[Path, object]:
         return tmp, open(tmp, "wb")  # noqa: SIM115 (the writer closes it)
     except OSError as exc:
         raise TraceError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+def discard_temporary(temporary) -> None:
+    """Close and delete a temporary file of :func:`create_temporary` (errors ignored)."""
+    tmp, file = temporary
+    try:
+        file.close()
+    except (OSError, AttributeError):
+        pass
+    try:
+        tmp.unlink()
+    except OSError:
+        pass

@@ -81,6 +81,7 @@ from .trace_common import (
     RETURN,
     TraceError,
     create_temporary,
+    discard_temporary,
     parse_kinds,
 )
 
@@ -580,14 +581,7 @@ class TraceWriter:
         """Stop writing and delete the temporary file (the destination is not touched)."""
         self._closed = True
         self._shutdown()
-        try:
-            self._file.close()
-        except (OSError, AttributeError):
-            pass
-        try:
-            self.tmp.unlink()
-        except OSError:
-            pass
+        discard_temporary((self.tmp, getattr(self, "_file", None)))
 
 
 class TraceReader:

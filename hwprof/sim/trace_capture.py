@@ -49,6 +49,7 @@ from ..golden.trace_common import (
     LOAD,
     TraceError,
     create_temporary,
+    discard_temporary,
     parse_kinds,
 )
 
@@ -388,8 +389,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
         if writer is not None:
             writer.abort()
         else:  # the writer never took the temporary file over
-            temporary[1].close()
-            temporary[0].unlink(missing_ok=True)
+            discard_temporary(temporary)
         raise
     return footer | {"records": writer.records,
                      "counts": {KIND_NAMES[k]: int(writer.counts[k]) for k in KIND_NAMES
