@@ -458,7 +458,7 @@ async def counter_groups(dut, ch, cycle, groups=4):
     return cycle
 
 
-async def assoc_hits(dut, ch, cycle, hits=2):
+async def assoc_hits(dut, ch, cycle, hits=3):
     """``stratified_pipeline``'s ``A_k``: every entry hit, then evicted and reported.
 
     The phases before send ``A_k`` distinct keys (each message a new key), so its
@@ -468,7 +468,10 @@ async def assoc_hits(dut, ch, cycle, hits=2):
     (a key offered until its counter reaches ``r``: the message carries it) once
     to fill the ``k`` entries (A_k is full: each new key evicts the round-robin
     victim, so the ``k`` keys take all ``k`` entries), ``hits`` more times each,
-    then ``k`` new keys evict them and the reports show their counts. Two passes,
+    then ``k`` new keys evict them and the reports show their counts (with
+    ``hits = 3`` and ``r = 256`` each entry counts 256, 512, 768 and 1,024, so
+    bits 8, 9 and 10 of every entry's count are seen at 1; the higher bits would
+    need 8 to 256 messages per entry, too many tuples for this tier). Two passes,
     the second with the complements of the first pass's keys: the pointer is back
     where it was after each ``k`` evictions, so each entry compares a key and its
     complement (every compare bit seen at 0 and 1). The keys are drawn so that no
