@@ -3,12 +3,12 @@
 Runs the golden front end (hwprof.golden.frontend) with the profile-flag predictor at
 ``update_latency`` 0 (the paper: the table row written at the end of the decode
 cycle) and at each of ``--latencies`` (the RTL pipelined for timing, issue 15: written
-1 or 2 cycles later) on the same programs and seeds, and prints the counts that the
+1, 2 or 3 cycles later) on the same programs and seeds, and prints the counts that the
 table decides: skips, instructions skipped, PIs fetched, profile mis-fetches, flag
 mis-predictions, each with its change from latency 0.
 
     PYTHONPATH=. python bench/bench_predictor_latency.py [--seeds 5] [--instructions 50000]
-        [--latencies 1 2]
+        [--latencies 1 2 3]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--instructions", type=int, default=50_000)
     parser.add_argument("--latencies", type=int, nargs="+", default=[1, 2],
-                        choices=[1, 2], help="update latencies compared with 0")
+                        choices=[1, 2, 3], help="update latencies compared with 0")
     args = parser.parse_args(argv)
     latencies = [0, *args.latencies]
     cases = [(f"{name}", lambda seed, p=p: p) for name, p in directed_programs().items()

@@ -23,8 +23,9 @@ def run(overrides, seed, **sizes):
     "overrides", [{}, pytest.param({"lanes": 2, "n_flags": 2, "sets": 8}, marks=pytest.mark.soak),
                   {"length_check": True},
                   pytest.param({"update_latency": 0, "fetch_latency": 1}, marks=pytest.mark.soak),
-                  pytest.param({"update_latency": 1}, marks=pytest.mark.soak)],
-    ids=["default", "w2-n2-s8", "length-check", "update0-fetch1", "update1"],
+                  pytest.param({"update_latency": 1}, marks=pytest.mark.soak),
+                  pytest.param({"update_latency": 2}, marks=pytest.mark.soak)],
+    ids=["default", "w2-n2-s8", "length-check", "update0-fetch1", "update1", "update2"],
 )
 def test_predictor_on_verilator(overrides, seed):
     result = run(overrides, seed)

@@ -225,7 +225,7 @@ def _learn_then_look_up(cls=ProfileFlagPredictor, squash_after=0, **params):
             if p.step(fetch=[(pi, leader)], squash=int(cycle < squash_after)).skip]
 
 
-@pytest.mark.parametrize("latency", [0, 1, 2])
+@pytest.mark.parametrize("latency", [0, 1, 2, 3])
 def test_update_latency_delays_the_table(latency):
     """Paper: the row is written in the decode cycle, so the next fetch skips; with
     update_latency=L the group's row updates are applied at the end of cycle c + L,
@@ -233,7 +233,7 @@ def test_update_latency_delays_the_table(latency):
     assert _learn_then_look_up(update_latency=latency) == list(range(latency, 5))
 
 
-@pytest.mark.parametrize("latency", [1, 2])
+@pytest.mark.parametrize("latency", [1, 2, 3])
 def test_pending_updates_survive_a_squash(latency):
     """A squash clears the leader register, not the row updates decoded before it."""
     assert _learn_then_look_up(update_latency=latency, squash_after=3) == \
@@ -244,10 +244,11 @@ def test_fetch_latency_delivers_the_lookup_a_cycle_later():
     assert _learn_then_look_up(fetch_latency=1) == [1, 2, 3, 4]  # cycle 0 shows no lookup
     assert _learn_then_look_up(update_latency=1, fetch_latency=1) == [2, 3, 4]
     assert _learn_then_look_up(update_latency=2, fetch_latency=1) == [3, 4]
+    assert _learn_then_look_up(update_latency=3, fetch_latency=1) == [4]
 
 
 class _EarlyUpdates(ProfileFlagPredictor):
-    """Mutant: the queue one group short (latency-2 groups applied a cycle early)."""
+    """Mutant: the queue one group short (groups applied a cycle early)."""
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -263,13 +264,16 @@ class _SquashDropsUpdates(ProfileFlagPredictor):
         super().end(update, squash)
 
 
-def test_latency_checks_catch_mutant_golden_models():
-    assert _learn_then_look_up(_EarlyUpdates, update_latency=2) != [2, 3, 4]
-    assert _learn_then_look_up(_SquashDropsUpdates, update_latency=2, squash_after=3) \
-        != [2, 3, 4]
+@pytest.mark.parametrize("latency", [2, 3])
+def test_latency_checks_catch_mutant_golden_models(latency):
+    expected = list(range(latency, 5))
+    assert _learn_then_look_up(update_latency=latency) == expected
+    assert _learn_then_look_up(_EarlyUpdates, update_latency=latency) != expected
+    assert _learn_then_look_up(_SquashDropsUpdates, update_latency=latency, squash_after=3) \
+        != expected
 
 
-@pytest.mark.parametrize("name, top", [("update_latency", 2), ("fetch_latency", 1)])
+@pytest.mark.parametrize("name, top", [("update_latency", 3), ("fetch_latency", 1)])
 def test_latency_parameters_are_checked(name, top):
     with pytest.raises(ValueError, match=f"{name} must be between 0 and {top}, not {top + 1}"):
         PredictorConfig(**{name: top + 1})

@@ -256,16 +256,16 @@ _LATENCY_GEOMETRIES = [
     {"lanes": 1, "n_flags": 1, "sets": 4, "ways": 1, "min_block": 1},
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ]
-#: fast tier: latency 2 (the default) on the first and the length-check geometry,
-#: latency 1 on the first; the rest in the soak tier (suite time)
-_LATENCY_FAST = {(0, 2), (3, 2), (0, 1)}
+#: fast tier: latency 3 on the first and the length-check geometry, latencies 1 and 2
+#: on the first; the rest in the soak tier (suite time)
+_LATENCY_FAST = {(0, 3), (3, 3), (0, 2), (0, 1)}
 
 
 @pytest.mark.parametrize("params, update_latency", [
     pytest.param(g, latency, marks=() if (i, latency) in _LATENCY_FAST else pytest.mark.soak)
-    for latency in (1, 2) for i, g in enumerate(_LATENCY_GEOMETRIES)])  # fmt: skip
+    for latency in (1, 2, 3) for i, g in enumerate(_LATENCY_GEOMETRIES)])  # fmt: skip
 def test_rtl_with_update_latency_matches_golden(params, update_latency, seed):
-    """The table written 1 or 2 cycles after decode (issue 15): RTL and golden model agree."""
+    """The table written 1, 2 or 3 cycles after decode (issue 15): RTL and golden model agree."""
     params = {**params, "update_latency": update_latency}
     program = basic_block_program(random.Random(seed), n_flags=params["n_flags"],
                                   toggle_rate=0.5, pflen=params.get("length_check", False))
@@ -296,11 +296,12 @@ def test_update_latency_is_visible_to_the_check(seed):
     pytest.fail(f"seeds {seed}..{seed + 9}: latency 1 never differed from latency 0")
 
 
-@pytest.mark.parametrize("rtl, golden", [(2, 1), (1, 2)])
+@pytest.mark.parametrize("rtl, golden", [(2, 1), (1, 2), (3, 2), (2, 3)])
 def test_update_latency_2_is_visible_to_the_check(rtl, golden, seed):
     """An RTL of update latency ``rtl`` checked against golden outputs of ``golden``
     mismatches (blocks decoded and their leaders fetched every cycle, so that some
-    fetch comes exactly one or two cycles after a group that changes its entry)."""
+    fetch comes exactly one, two or three cycles after a group that changes its
+    entry). (3, 2): an RTL that writes a cycle late; (2, 3): a cycle early."""
     steps = same_set_steps(random.Random(seed), 4, update_latency=golden)
     params = {"lanes": 4, "sets": 2, "min_block": 1}
     assert compare(ProfileFlagPredictor(**params, update_latency=golden), 4, steps) is None
@@ -309,10 +310,17 @@ def test_update_latency_2_is_visible_to_the_check(rtl, golden, seed):
 
 
 class NoForwarding(ProfileFlagPredictor):
-    """update_latency=2 without the forwarding: stage C uses the row read in B even
-    when the group ahead wrote that set in the meantime."""
+    """update_latency >= 2 without the forwarding into C: stage C uses the row read in
+    B even when the group ahead wrote that set in the meantime."""
 
     _forward = False
+
+
+class NoForwardingD(ProfileFlagPredictor):
+    """update_latency=3 without the forwarding into B: the row read in B misses the
+    write of the group in stage D (two ahead) to the same set."""
+
+    _forward_d = False
 
 
 def same_set_steps(rng, lanes, length_check=False, cycles=600, update_latency=2):
@@ -352,17 +360,21 @@ def same_set_steps(rng, lanes, length_check=False, cycles=600, update_latency=2)
     return steps
 
 
-@pytest.mark.parametrize("lanes, length_check", [
-    (4, False), (1, True),
-    pytest.param(1, False, marks=pytest.mark.soak), pytest.param(4, True, marks=pytest.mark.soak),
-])  # suite time: two of the four in the soak tier
-def test_rtl_forwards_the_row_of_the_group_ahead(lanes, length_check, seed):
-    """update_latency=2: consecutive groups on one set; without forwarding it mismatches."""
-    steps = same_set_steps(random.Random(seed), lanes, length_check)
-    params = {"lanes": lanes, "sets": 2, "min_block": 1, "update_latency": 2,
+@pytest.mark.parametrize("lanes, length_check, latency", [
+    (4, False, 3), (1, True, 3), (4, False, 2),
+    *(pytest.param(*p, marks=pytest.mark.soak)
+      for p in ((1, False, 3), (4, True, 3), (1, True, 2), (1, False, 2), (4, True, 2))),
+])  # suite time: five of the eight in the soak tier
+def test_rtl_forwards_the_row_of_the_group_ahead(lanes, length_check, latency, seed):
+    """update_latency 2, 3: consecutive groups on one set; without either forwarding
+    (into C from the group ahead; with 3, into B from the group in D) it mismatches."""
+    steps = same_set_steps(random.Random(seed), lanes, length_check, update_latency=latency)
+    params = {"lanes": lanes, "sets": 2, "min_block": 1, "update_latency": latency,
               "length_check": length_check}  # fmt: skip
     assert compare(ProfileFlagPredictor(**params), lanes, steps) is None, f"seed {seed}"
     assert compare(NoForwarding(**params), lanes, steps) is not None, f"seed {seed}"
+    if latency == 3:
+        assert compare(NoForwardingD(**params), lanes, steps) is not None, f"seed {seed}"
 
 
 def delayed_steps(steps, lanes, **params):
@@ -373,7 +385,7 @@ def delayed_steps(steps, lanes, **params):
 
 
 @pytest.mark.parametrize("update_latency", [
-    pytest.param(0, marks=pytest.mark.soak), pytest.param(1, marks=pytest.mark.soak), 2,
+    *(pytest.param(lat, marks=pytest.mark.soak) for lat in (0, 1, 2)), 3,
 ])  # the default update latency in the fast tier, the others in the soak tier (suite time)
 def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
     """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1."""

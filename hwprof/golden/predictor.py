@@ -80,7 +80,7 @@ class PredictorConfig:
     addr_width: int = 32
     length_check: bool = False
     #: cycles between a decode group and its table write: 0 (the paper's
-    #: behaviour: the row is written at the end of the decode cycle), 1 or 2 (the
+    #: behaviour: the row is written at the end of the decode cycle), 1, 2 or 3 (the
     #: RTL pipelined for timing: the row updates of the group decoded in cycle c are
     #: applied at the end of cycle c + update_latency, so the fetches of the cycles
     #: in between still see the old row). The leader register is not delayed.
@@ -101,7 +101,7 @@ class PredictorConfig:
         _int_in("ways", self.ways, 1, 2)
         _int_in("min_block", self.min_block, 1, 64)
         _int_in("addr_width", self.addr_width, 8, 64)
-        _int_in("update_latency", self.update_latency, 0, 2)
+        _int_in("update_latency", self.update_latency, 0, 3)
         _int_in("fetch_latency", self.fetch_latency, 0, 1)
         if self.addr_width - 2 - self.index_bits < 1:
             raise ValueError(

@@ -43,7 +43,7 @@ class ProfileFlagPredictor(wiring.Component):
     length_check : bool
         Appendix A.2 block-length check against ``pflen`` hints (default off).
     update_latency : int
-        Cycles from a decode group to its table write, 0..2 (the class default is
+        Cycles from a decode group to its table write, 0..3 (the class default is
         0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
         read, updated and written in the decode cycle (the paper). 1: the row
         selection (stage A: leader register chain, row leader, the lanes of the
@@ -53,7 +53,11 @@ class ProfileFlagPredictor(wiring.Component):
         ``first`` and the lanes' compares with it, and stage C computes the
         entry's new value from flops and writes the row; when the group ahead (in
         C a cycle earlier) wrote the same set, its row, held in flops, is used
-        instead of the one read (forwarding). A fetch in the ``update_latency``
+        instead of the one read (forwarding). 3: a fourth stage D holds the row C
+        computed (and its index, valid and LRU bits) in flops and writes it at the end
+        of c + 3; the row read in B takes D's row when D writes that set (the group two
+        ahead), C's forwarding takes the group ahead's row from D's flops as with 2.
+        A fetch in the ``update_latency``
         cycles after the decode still sees the old row (docs/fpga.md measures the
         effect). The leader register and the prediction bits are not delayed.
     fetch_latency : int
@@ -132,8 +136,12 @@ class ProfileFlagPredictor(wiring.Component):
         self.entry = StructLayout({"tag": config.tag_bits, "follow": config.word_bits,
                                    "pred": 1, "lock": 1})  # fmt: skip
 
-    #: update_latency=2 forwards the row written by the group ahead (False: a mutant)
+    #: update_latency >= 2 forwards the row written by the group ahead into stage C
+    #: (False: a mutant)
     _forward = True
+    #: update_latency=3 forwards the row in stage D (written at the end of the cycle)
+    #: into the row read of stage B (False: a mutant)
+    _forward_d = True
 
     def _split(self, pc):
         c = self.config
@@ -374,7 +382,23 @@ class ProfileFlagPredictor(wiring.Component):
         m.d.comb += [row_read.eq(rport.data),
                      valid_read.eq(valid[lindex] if c.sets > 1 else valid[0]),
                      mru_read.eq(mru.bit_select(lindex, 1) if c.sets > 1 else mru[0])]
-        three = c.update_latency == 2
+        three = c.update_latency >= 2
+        four = c.update_latency == 3
+        if three:  # the row, valid and LRU bits stage C wrote (or, with 3, will write)
+            last_row = Signal(row_layout, name="c_last_row")
+            last_valid, last_mru = Signal(c.ways, name="c_last_valid"), Signal(name="c_last_mru")
+        if four:
+            # Stage D (c + 3): the row computed in C a cycle earlier, in flops (the
+            # ``last_*`` registers), written into the table and the valid / LRU bits at
+            # the end of this cycle. The row read in B now misses it: when D writes the
+            # set B reads, D's row replaces the one read (a 2:1 select before the flops).
+            d_write, d_index = Signal(name="d_write"), Signal(len(lindex), name="d_index")
+            forward_d = Signal(name="b_forward_d")
+            m.d.comb += forward_d.eq(Const(int(self._forward_d)) & d_write
+                                     & (d_index == lindex))
+            with m.If(forward_d):
+                m.d.comb += [row_read.eq(last_row), valid_read.eq(last_valid),
+                             mru_read.eq(last_mru)]  # fmt: skip
         bc = staged({"lword": lword, "lindex": lindex, "ltag": ltag, "first": first,
                      "write": ab["write"], "lanes": ab["lanes"], "row": row_read,
                      "row_valid": valid_read, "row_mru": mru_read}, "c", three)  # fmt: skip
@@ -386,8 +410,6 @@ class ProfileFlagPredictor(wiring.Component):
         # group in C then (one cycle ahead): when that group wrote the same set, its
         # row (and valid and LRU bits), held in flops, replaces the one read.
         if three:
-            last_row = Signal(row_layout, name="c_last_row")
-            last_valid, last_mru = Signal(c.ways, name="c_last_valid"), Signal(name="c_last_mru")
             forward = Signal(name="c_forward")
             # (the group in C now is the one ahead of the group in B: compared a cycle early)
             m.d.sync += forward.eq(Const(int(self._forward)) & write & (lindex == lindex_b))
@@ -501,6 +523,10 @@ class ProfileFlagPredictor(wiring.Component):
         if three:  # the row, valid and LRU bits written, for the next group's forwarding
             m.d.sync += [last_row.eq(new_row), last_valid.eq(new_valid), last_mru.eq(new_mru)]
 
+        if four:  # stage D: the write from flops
+            m.d.sync += [d_write.eq(write), d_index.eq(lindex)]
+            lindex, write, new_row, new_valid, new_mru = d_index, d_write, last_row, \
+                last_valid, last_mru
         wport = table.write_port()
         m.d.comb += [wport.addr.eq(lindex), wport.data.eq(new_row), wport.en.eq(write)]
         with m.If(write):
