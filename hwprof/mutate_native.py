@@ -1,0 +1,198 @@
+"""The native bench of ``hwprof mutate TOP --bench native``: a real trace through every mutant.
+
+The cocotb regression drives the Verilog from Python, one cycle at a time; the
+multi-hash profiler's takes minutes per run, too slow to run once per mutant.
+Here the mutants' one Verilog (every mutant behind ``mutsel``, set from the
+plusarg ``+mutsel=i``: :func:`hwprof.mutate.build_mutant_design`) is compiled once
+with the native stream harness (:class:`hwprof.sim.native.StreamHarness`,
+``hwprof/sim/native/stream.cpp``), and each mutant is one run of the harness on
+the tuples of a shipped real trace with the output back-pressured, compared with
+the golden model's output computed once. A mismatch, a crash or a run over the
+time limit kills the mutant.
+
+``multihash`` (the only top with a native bench so far): the first
+:attr:`MultihashBench.tuples` ``<load pc, value>`` tuples of ``traces/perl.trace``
+(32-bit fields, as ``python -m hwprof.trace_verify``), the output's ready high on
+:attr:`MultihashBench.ready` of the cycles. The design is the top's own (its
+parameters, ``-p`` included); the test bench writes the configuration registers
+through the ``cfg_*`` ports while it runs (:attr:`MultihashBench.writes`), so the
+first interval runs at the top's reset values (10,000 tuples, threshold 100 at
+the defaults) and the later ones at shorter intervals and lower thresholds, where
+intervals end and records appear hundreds of times in a short run (the default
+interval would end 26 times in 260,000 tuples). Every record and every end
+marker (its ``end`` flag) read out is compared, in order, with the golden model
+(:class:`hwprof.golden.multihash.MultiHashProfiler` stepped over the same tuples,
+:meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
+tuples), and nothing may follow the last marker. The golden model has no timing:
+stalls and cycles are not compared.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .catalog import Top
+from .sim.native import OPT, StreamHarness
+from .sim.runner import DEFAULT_BUILD_ROOT
+from .sim.workloads import SHIPPED_DIR
+
+__all__ = ["NATIVE_TOPS", "MultihashBench", "native_bench", "config_drive"]
+
+#: tops with a native mutation bench
+NATIVE_TOPS = ("multihash",)
+
+
+def config_drive(writes, width: int) -> dict:
+    """``drive`` of :func:`hwprof.sim.native.stream_wrapper` for the multi-hash
+    profiler's configuration port: write ``(interval, threshold)`` in the cycle
+    that accepts tuple ``n`` (0-based), for each ``(n, interval, threshold)`` of
+    ``writes`` (increasing ``n``)."""
+    writes = sorted(writes)
+    we = " || ".join(f"accepted == 64'd{n}" for n, _, _ in writes) or "1'b0"
+
+    def value(k):
+        expr = f"{width}'d0"
+        for n, *v in reversed(writes):
+            expr = f"(accepted <= 64'd{n} ? {width}'d{v[k]} : {expr})"
+        return expr
+
+    return {"cfg_we": f"in_valid_q && in_ready && ({we})",
+            "cfg_interval": value(0), "cfg_threshold": value(1)}  # fmt: skip
+
+
+@dataclass
+class MultihashBench:
+    """The multi-hash profiler's native bench (see the module docstring)."""
+
+    params: dict
+    trace: Path = SHIPPED_DIR / "perl.trace"
+    tuples: int = 260_000
+    #: ``(tuple, interval, threshold)``: configuration writes, each in the cycle that
+    #: accepts that tuple; it takes effect at the end of that tuple's interval (the
+    #: golden model's ``configure`` before that tuple's ``step``). The first is in the
+    #: middle of the first interval at the defaults (10,000 tuples): 190 intervals of
+    #: 1,000 tuples at threshold 5 follow (up to 90 records each on perl, most of the
+    #: 100 entries), then 590 of 100 tuples at threshold 2 (the readout of one
+    #: interval still running when the next tuples reach the threshold: stalls).
+    writes: tuple = ((5_000, 1_000, 5), (200_500, 100, 2))
+    ready: float = 0.75
+    seed: int = 1
+    #: cycles after the last tuple (the last readout, at ``ready``)
+    drain: int = 1_000
+
+    #: C++ optimisation of the build (hwprof.sim.native.OPT; "-O0" builds faster)
+    opt: str = OPT
+
+    def keys(self) -> np.ndarray:
+        """The first :attr:`tuples` load tuples, ``pc:value`` keys of the top's widths."""
+        from .golden.tracefile import iter_keys
+
+        chunks, n = [], 0
+        for chunk in iter_keys(self.trace, pc_bits=self.params["pc_bits"],
+                               value_bits=self.params["value_bits"]):  # fmt: skip
+            chunks.append(chunk[: self.tuples - n])
+            n += len(chunks[-1])
+            if n == self.tuples:
+                break
+        keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
+        if len(keys) < self.tuples:
+            raise ValueError(f"{self.trace}: {len(keys)} load tuples, the bench needs "
+                             f"{self.tuples}")  # fmt: skip
+        return keys
+
+    def expected(self, keys) -> np.ndarray:
+        """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``).
+
+        Raises ValueError if a write falls in the first 4 tuples of an interval (it
+        would race the previous interval's end in the pipeline).
+        """
+        from .golden.multihash import MultiHashProfiler
+
+        model = MultiHashProfiler(**self.params)
+        writes = {n: (length, threshold) for n, length, threshold in self.writes}
+        rows = []
+        for i, key in enumerate(keys.tolist()):
+            if i in writes:
+                if model.position < 4:
+                    raise ValueError(f"configuration write at tuple {i}: position "
+                                     f"{model.position} of its interval, need >= 4")  # fmt: skip
+                model.configure(*writes[i])
+            profile = model.step(key)
+            if profile is not None:
+                rows += [(k, c, 0) for k, c in profile] + [(0, 0, 1)]
+        return np.array(rows, dtype=np.uint64).reshape(-1, 3)
+
+    def build(self, component, verilog: str, build_root: Path = DEFAULT_BUILD_ROOT,
+              extra_args: tuple[str, ...] = (), name: str | None = None) -> StreamHarness:
+        """The harness on ``verilog`` (module ``multihash``; ``component``: its ports)."""
+        drive = config_drive(self.writes, self.params["counter_bits"])
+        return StreamHarness(component, verilog, "multihash", build_root, self.opt,
+                             drive=drive, extra_args=extra_args, name=name)  # fmt: skip
+
+    @staticmethod
+    def compare(run, want: np.ndarray) -> tuple[int, str]:
+        """``(mismatches, what)`` of a run's records against :meth:`expected`'s rows.
+
+        End markers are compared by their ``end`` flag only (the golden model defines
+        no payload for them).
+        """
+        end = run.fields["end"].astype(np.uint64)
+        got = np.stack([run.fields["key"], run.fields["count"], end], axis=1).astype(np.uint64)
+        got[end == 1, :2] = 0
+        common = min(len(got), len(want))
+        differ = np.flatnonzero((got[:common] != want[:common]).any(axis=1))
+        mismatches = int(differ.size) + abs(len(got) - len(want))
+        if mismatches == 0:
+            return 0, f"{len(want)} records and markers match"
+        first = int(differ[0]) if differ.size else common
+        interval = int(want[:first, 2].sum())
+        return mismatches, (f"{mismatches} records differ (first: record {first}, interval "
+                            f"{interval}; {len(got)} read out, golden model {len(want)})")
+
+
+def native_bench(top: Top, params: dict) -> MultihashBench:
+    """The native bench of ``top`` (resolved ``params``); ValueError if it has none."""
+    if top.name not in NATIVE_TOPS:
+        raise ValueError(f"top {top.name!r} has no native mutation bench (one of "
+                         f"{', '.join(NATIVE_TOPS)}); use --bench cocotb")  # fmt: skip
+    return MultihashBench(dict(params))
+
+
+class NativeRunner:
+    """The bench built on the mutants' Verilog: one run per mutant index."""
+
+    def __init__(self, bench: MultihashBench, component, verilog: str, work: Path,
+                 build_root: Path = DEFAULT_BUILD_ROOT,
+                 extra_args: tuple[str, ...] = ()):  # fmt: skip
+        self.bench = bench
+        self.work = Path(work)
+        self.keys_path = self.work / "native-keys.bin"
+        keys = bench.keys()
+        keys.astype("<u8").tofile(self.keys_path)
+        self.harness = bench.build(component, verilog, build_root, extra_args,
+                                   name="multihash-mutants")  # fmt: skip
+        started = time.monotonic()
+        self.want = bench.expected(keys)
+        self.golden_seconds = time.monotonic() - started
+
+    def run(self, index: int, timeout: float) -> tuple[str, str]:
+        """Mutant ``index`` (0: the original): ("pass" | "fail" | "timeout", detail)."""
+        b = self.bench
+        try:
+            run = self.harness.run(self.keys_path, self.work / f"native-{index}", b.drain,
+                                   b.ready, b.seed, plusargs=(f"+mutsel={index}",),
+                                   timeout=timeout)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return "timeout", f"native: no verdict in {timeout:.0f} s"
+        except RuntimeError as exc:  # the harness failed, or its output file is short
+            return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
+        finally:
+            out = self.work / f"native-{index}" / "out.bin"
+            out.unlink(missing_ok=True)
+        mismatches, what = b.compare(run, self.want)
+        return ("fail" if mismatches else "pass"), f"native: {what}"
