@@ -364,8 +364,8 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
                cycles: int | None = None, workdir: Path | None = None,
                build_root: Path = DEFAULT_BUILD_ROOT, out=print,
                only: set[int] | None = None,
-               equiv_timeout: float | None = None,
-               bench: str = "cocotb") -> MutationReport:  # fmt: skip
+               equiv_timeout: float | None = None, bench: str = "cocotb",
+               native_options: dict | None = None) -> MutationReport:  # fmt: skip
     """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants.
 
     ``only``: run just these mutant indices of the same list and build (to replay
@@ -374,7 +374,8 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
     ``bench``: "cocotb" (the block's regression) or "native" (the native stream
     bench of :mod:`hwprof.mutate_native` first, the cocotb regression on its
-    survivors; tops in ``NATIVE_TOPS`` only).
+    survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
+    bench (:class:`hwprof.mutate_native.MultihashBench`: tuples, writes, ...).
     """
     if bench not in BENCHES:
         raise ValueError(f"bench must be one of {', '.join(BENCHES)}, not {bench!r}")
@@ -388,7 +389,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     if bench == "native":
         from .mutate_native import native_bench
 
-        native = native_bench(top, params)
+        native = native_bench(top, params, **(native_options or {}))
     component = top.construct(overrides or {})
     verilog = to_verilog(component, top.name)
     env = {"params": params}

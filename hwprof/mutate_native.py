@@ -80,6 +80,14 @@ class MultihashBench:
     #: 100 entries), then 590 of 100 tuples at threshold 2 (the readout of one
     #: interval still running when the next tuples reach the threshold: stalls).
     writes: tuple = ((5_000, 1_000, 5), (200_500, 100, 2))
+    #: the keys relabelled in blocks of this many tuples (0: not): every key of block
+    #: ``b = (t + block / 2) // block`` XORed with the byte ``97 b mod 256`` repeated in
+    #: every byte of the key. A bijection within each block: the trace's repetitions,
+    #: hot tuples and collisions stay; over 256 blocks every byte value reaches every
+    #: byte position of the hash units' inputs (a program's pcs alone leave most of
+    #: the pc byte tables unread). The block boundaries fall in the middle of the
+    #: 1,000-tuple intervals, so retained candidates meet their keys again.
+    relabel: int = 1_000
     ready: float = 0.75
     seed: int = 1
     #: cycles after the last tuple (the last readout, at ``ready``)
@@ -103,6 +111,13 @@ class MultihashBench:
         if len(keys) < self.tuples:
             raise ValueError(f"{self.trace}: {len(keys)} load tuples, the bench needs "
                              f"{self.tuples}")  # fmt: skip
+        if self.relabel:
+            block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
+                // np.uint64(self.relabel)
+            byte = block * np.uint64(97) % np.uint64(256)
+            bits = self.params["pc_bits"] + self.params["value_bits"]
+            mask = np.uint64((1 << bits) - 1)
+            keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return keys
 
     def expected(self, keys) -> np.ndarray:
@@ -155,12 +170,13 @@ class MultihashBench:
                             f"{interval}; {len(got)} read out, golden model {len(want)})")
 
 
-def native_bench(top: Top, params: dict) -> MultihashBench:
-    """The native bench of ``top`` (resolved ``params``); ValueError if it has none."""
+def native_bench(top: Top, params: dict, **options) -> MultihashBench:
+    """The native bench of ``top`` (resolved ``params``; ``options``: fields of the
+    bench, e.g. fewer tuples for a test); ValueError if it has none."""
     if top.name not in NATIVE_TOPS:
         raise ValueError(f"top {top.name!r} has no native mutation bench (one of "
                          f"{', '.join(NATIVE_TOPS)}); use --bench cocotb")  # fmt: skip
-    return MultihashBench(dict(params))
+    return MultihashBench(dict(params), **options)
 
 
 class NativeRunner:

@@ -1,0 +1,129 @@
+"""``hwprof mutate multihash --bench native``: mutants through the native stream harness.
+
+Fast tier: the configuration writes of the wrapper, the golden side of the bench
+(writes placed where they cannot race an interval's end), the comparison (a
+changed, missing or extra record is a mismatch) and the usage errors. Soak tier
+(a Verilator build of a small profiler with six mutants, about a minute and a
+half at -O0 on the shared machine): the original passes, a mutant is killed, the
+check fails against a golden model with other configuration writes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from hwprof.catalog import get_top
+from hwprof.cli import main
+from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
+from hwprof.mutate_native import MultihashBench, NativeRunner, config_drive, native_bench
+from hwprof.sim.native import StreamRun, stream_wrapper
+from hwprof.synth import to_verilog
+
+#: tests/test_multihash_cocotb.py's small profiler (16-bit keys, 8 entries in 4 sets)
+SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
+         "interval_length": 100, "threshold": 5, "pc_bits": 8, "value_bits": 8,
+         "ways": 2}  # fmt: skip
+#: 3,000 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
+#: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
+#: 30 of its 60-tuple interval)
+SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0"}
+
+
+def _small_bench(**changes) -> MultihashBench:
+    top = get_top("multihash")
+    return native_bench(top, top.resolve(SMALL), **{**SMALL_BENCH, **changes})
+
+
+def test_config_drive_writes_at_the_given_tuples():
+    drive = config_drive(((50, 60, 3), (1530, 40, 2)), 16)
+    assert drive["cfg_we"] == ("in_valid_q && in_ready && "
+                               "(accepted == 64'd50 || accepted == 64'd1530)")  # fmt: skip
+    # each write's values up to its tuple (the pending register holds them after it)
+    assert drive["cfg_interval"] == ("(accepted <= 64'd50 ? 16'd60 : "
+                                     "(accepted <= 64'd1530 ? 16'd40 : 16'd0))")  # fmt: skip
+    component = get_top("multihash").construct(SMALL)
+    component._MustUse__silence = True  # only its signature is read
+    verilog, _ = stream_wrapper(component, "multihash", drive)
+    assert ".cfg_we(1'((in_valid_q && in_ready &&" in verilog
+    assert ".cfg_threshold(16'(((accepted <= 64'd50 ? 16'd3" in verilog
+    assert "accepted <= rst ? 64'd0 : accepted + {63'd0, in_valid_q & in_ready};" in verilog
+    with pytest.raises(ValueError, match="cannot drive nope, tuples__valid"):
+        stream_wrapper(component, "multihash", {"nope": "1", "tuples__valid": "1"})
+
+
+def test_expected_follows_the_configuration_writes():
+    bench = _small_bench()
+    keys = bench.keys()
+    assert len(keys) == 3000 and int(keys.max()) < 1 << 16
+    want = bench.expected(keys)
+    ends = np.flatnonzero(want[:, 2] == 1)
+    # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
+    assert len(ends) == 1 + 24 + 36
+    assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
+    records = want[want[:, 2] == 0]
+    assert len(records) > 100 and (records[:, 1] >= 2).all()
+    # a write in the first tuples of an interval would race its start in the pipeline
+    late = _small_bench(writes=((102, 60, 3),))
+    with pytest.raises(ValueError, match="write at tuple 102: position 2 of its interval"):
+        late.expected(keys)
+
+
+def _run(rows) -> StreamRun:
+    rows = np.array(rows, dtype=np.uint64).reshape(-1, 3)
+    fields = {"key": rows[:, 0], "count": rows[:, 1], "end": rows[:, 2]}
+    return StreamRun(0, 0, 0, 0.0, 0.0, 0.0, 0.0, np.arange(len(rows), dtype=np.uint64),
+                     fields)  # fmt: skip
+
+
+def test_compare_counts_every_differing_record():
+    want = np.array([(7, 5, 0), (9, 6, 0), (0, 0, 1), (0, 0, 1), (3, 2, 0), (0, 0, 1)],
+                    dtype=np.uint64)  # fmt: skip
+    assert MultihashBench.compare(_run(want), want)[0] == 0
+    # a marker's payload is not compared (the golden model defines none)
+    marker = want.copy()
+    marker[2, :2] = (5, 5)
+    assert MultihashBench.compare(_run(marker), want)[0] == 0
+    count = want.copy()
+    count[4, 1] = 3
+    n, what = MultihashBench.compare(_run(count), want)
+    assert n == 1 and "first: record 4, interval 2" in what
+    # a record after the last marker, a missing record
+    assert MultihashBench.compare(_run([*want, (1, 9, 0)]), want)[0] == 1
+    assert MultihashBench.compare(_run(want[1:]), want)[0] >= 1
+
+
+def test_no_native_bench_is_one_clear_error(capsys):
+    assert main(["mutate", "brr", "--bench", "native"]) == 2
+    assert main(["mutate", "stratified", "-n", "4", "--bench", "native"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("has no native mutation bench (one of multihash)" in line
+                                 for line in err)  # fmt: skip
+    with pytest.raises(ValueError, match="'brr' has no native mutation bench"):
+        native_bench(get_top("brr"), {})
+    with pytest.raises(ValueError, match="bench must be one of cocotb, native"):
+        mutate_top(get_top("multihash"), 4, bench="formal")
+
+
+@pytest.mark.soak
+def test_native_bench_kills_a_mutant(tmp_path):
+    """Six mutants of the small profiler in one build: the original passes, at least one
+    mutant is killed, and the check fails against other configuration writes."""
+    top = get_top("multihash")
+    component = top.construct(SMALL)
+    verilog = to_verilog(component, "multihash")
+    mutants = list_mutants(verilog, "multihash", 6, 1, tmp_path)
+    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
+    runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
+    verdict, detail = runner.run(0, 120)
+    assert verdict == "pass", detail
+    assert re.fullmatch(r"native: \d+ records and markers match", detail)
+    verdicts = [runner.run(m.index, 120) for m in mutants]
+    assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
+    # the original against a golden model with the second write's threshold changed
+    runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3))).expected(
+        runner.bench.keys())
+    verdict, detail = runner.run(0, 120)
+    assert verdict == "fail" and "records differ" in detail
