@@ -47,11 +47,16 @@ __all__ = ["NATIVE_TOPS", "MultihashBench", "native_bench", "config_drive"]
 NATIVE_TOPS = ("multihash",)
 
 
+#: wrapper declarations of :func:`config_drive`: the plusarg ``+nocfg`` turns the writes off
+CONFIG_DECLS = "reg cfg_off = 1'b0;\n  initial cfg_off = $test$plusargs(\"nocfg\");"
+
+
 def config_drive(writes, width: int) -> dict:
     """``drive`` of :func:`hwprof.sim.native.stream_wrapper` for the multi-hash
     profiler's configuration port: write ``(interval, threshold)`` in the cycle
     that accepts tuple ``n`` (0-based), for each ``(n, interval, threshold)`` of
-    ``writes`` (increasing ``n``)."""
+    ``writes`` (increasing ``n``); none with the plusarg ``+nocfg``
+    (:data:`CONFIG_DECLS`)."""
     writes = sorted(writes)
     we = " || ".join(f"accepted == 64'd{n}" for n, _, _ in writes) or "1'b0"
 
@@ -61,7 +66,7 @@ def config_drive(writes, width: int) -> dict:
             expr = f"(accepted <= 64'd{n} ? {width}'d{v[k]} : {expr})"
         return expr
 
-    return {"cfg_we": f"in_valid_q && in_ready && ({we})",
+    return {"cfg_we": f"!cfg_off && in_valid_q && in_ready && ({we})",
             "cfg_interval": value(0), "cfg_threshold": value(1)}  # fmt: skip
 
 
@@ -92,25 +97,44 @@ class MultihashBench:
     seed: int = 1
     #: cycles after the last tuple (the last readout, at ``ready``)
     drain: int = 1_000
+    #: the second run of each mutant: the first ``free_tuples`` tuples of ``free_trace``
+    #: (as traced; sort's hot tuples reach the reset threshold 100: 6-12 candidates per
+    #: 10,000-tuple interval, perl's almost none) at the reset values (no configuration
+    #: write: ``+nocfg``) with the output always ready. Its records are compared as
+    #: well, and it must not stall: the design's stated throughput (docs/multihash.md),
+    #: one tuple per cycle while ``threshold >= candidates + 7`` and ``interval_length
+    #: >= accumulator + 7`` (checked on the golden model's candidates). 0: no second run.
+    free_tuples: int = 40_000
+    free_trace: Path = SHIPPED_DIR / "sort.trace"
 
     #: C++ optimisation of the build (hwprof.sim.native.OPT; "-O0" builds faster)
     opt: str = OPT
 
-    def keys(self) -> np.ndarray:
-        """The first :attr:`tuples` load tuples, ``pc:value`` keys of the top's widths."""
+    def _load(self, trace: Path, tuples: int) -> np.ndarray:
+        """The first ``tuples`` load tuples of ``trace``, ``pc:value`` keys of the top's
+        widths."""
         from .golden.tracefile import iter_keys
 
         chunks, n = [], 0
-        for chunk in iter_keys(self.trace, pc_bits=self.params["pc_bits"],
+        for chunk in iter_keys(trace, pc_bits=self.params["pc_bits"],
                                value_bits=self.params["value_bits"]):  # fmt: skip
-            chunks.append(chunk[: self.tuples - n])
+            chunks.append(chunk[: tuples - n])
             n += len(chunks[-1])
-            if n == self.tuples:
+            if n == tuples:
                 break
         keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
-        if len(keys) < self.tuples:
-            raise ValueError(f"{self.trace}: {len(keys)} load tuples, the bench needs "
-                             f"{self.tuples}")  # fmt: skip
+        if len(keys) < tuples:
+            raise ValueError(f"{trace}: {len(keys)} load tuples, the bench needs {tuples}")
+        return keys
+
+    def free_keys(self) -> np.ndarray:
+        """The always-ready run's tuples (:attr:`free_trace`, as traced)."""
+        return self._load(self.free_trace, self.free_tuples)
+
+    def keys(self) -> np.ndarray:
+        """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
+        (:attr:`relabel`)."""
+        keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
                 // np.uint64(self.relabel)
@@ -120,8 +144,9 @@ class MultihashBench:
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return keys
 
-    def expected(self, keys) -> np.ndarray:
-        """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``).
+    def expected(self, keys, writes=None) -> np.ndarray:
+        """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
+        with the configuration writes ``writes`` (default: :attr:`writes`).
 
         Raises ValueError if a write falls in the first 4 tuples of an interval (it
         would race the previous interval's end in the pipeline).
@@ -129,7 +154,8 @@ class MultihashBench:
         from .golden.multihash import MultiHashProfiler
 
         model = MultiHashProfiler(**self.params)
-        writes = {n: (length, threshold) for n, length, threshold in self.writes}
+        writes = self.writes if writes is None else writes
+        writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []
         for i, key in enumerate(keys.tolist()):
             if i in writes:
@@ -142,12 +168,26 @@ class MultihashBench:
                 rows += [(k, c, 0) for k, c in profile] + [(0, 0, 1)]
         return np.array(rows, dtype=np.uint64).reshape(-1, 3)
 
+    def free_expected(self, keys) -> np.ndarray:
+        """:meth:`expected` of the always-ready run (no writes); ValueError unless the
+        parameters and every interval's candidates allow it no stall."""
+        p = self.params
+        want = self.expected(keys, writes=())
+        ends = np.flatnonzero(want[:, 2] == 1)
+        candidates = int(np.diff(np.concatenate([[-1], ends])).max() - 1) if len(ends) else 0
+        if p["threshold"] < candidates + 7 or p["interval_length"] < p["accumulator"] + 7:
+            raise ValueError(f"the always-ready run may stall: threshold {p['threshold']}, "
+                             f"{candidates} candidates, interval {p['interval_length']}, "
+                             f"accumulator {p['accumulator']}")  # fmt: skip
+        return want
+
     def build(self, component, verilog: str, build_root: Path = DEFAULT_BUILD_ROOT,
               extra_args: tuple[str, ...] = (), name: str | None = None) -> StreamHarness:
         """The harness on ``verilog`` (module ``multihash``; ``component``: its ports)."""
         drive = config_drive(self.writes, self.params["counter_bits"])
         return StreamHarness(component, verilog, "multihash", build_root, self.opt,
-                             drive=drive, extra_args=extra_args, name=name)  # fmt: skip
+                             drive=drive, extra_args=extra_args, name=name,
+                             decls=CONFIG_DECLS)  # fmt: skip
 
     @staticmethod
     def compare(run, want: np.ndarray) -> tuple[int, str]:
@@ -194,21 +234,44 @@ class NativeRunner:
                                    name="multihash-mutants")  # fmt: skip
         started = time.monotonic()
         self.want = bench.expected(keys)
+        self.free_path = self.work / "native-free-keys.bin"
+        free = bench.free_keys() if bench.free_tuples else np.zeros(0, np.uint64)
+        free.astype("<u8").tofile(self.free_path)
+        self.free_want = bench.free_expected(free) if bench.free_tuples else None
         self.golden_seconds = time.monotonic() - started
 
-    def run(self, index: int, timeout: float) -> tuple[str, str]:
-        """Mutant ``index`` (0: the original): ("pass" | "fail" | "timeout", detail)."""
-        b = self.bench
+    def _run(self, index, keys, ready, plusargs, timeout):
+        work = self.work / f"native-{index}"
         try:
-            run = self.harness.run(self.keys_path, self.work / f"native-{index}", b.drain,
-                                   b.ready, b.seed, plusargs=(f"+mutsel={index}",),
-                                   timeout=timeout)  # fmt: skip
+            return self.harness.run(keys, work, self.bench.drain, ready, self.bench.seed,
+                                    plusargs=(f"+mutsel={index}", *plusargs),
+                                    timeout=timeout)  # fmt: skip
+        finally:
+            (work / "out.bin").unlink(missing_ok=True)
+
+    def run(self, index: int, timeout: float) -> tuple[str, str]:
+        """Mutant ``index`` (0: the original): ("pass" | "fail" | "timeout", detail).
+
+        The back-pressured run with the configuration writes, then (if it passes) the
+        always-ready run at the reset values (:attr:`MultihashBench.free_tuples`).
+        """
+        b = self.bench
+        started = time.monotonic()
+        try:
+            run = self._run(index, self.keys_path, b.ready, (), timeout)
+            mismatches, what = b.compare(run, self.want)
+            if mismatches or self.free_want is None:
+                return ("fail" if mismatches else "pass"), f"native: {what}"
+            left = max(1.0, timeout - (time.monotonic() - started))
+            free = self._run(index, self.free_path, 1.0, ("+nocfg",), left)
         except subprocess.TimeoutExpired:
             return "timeout", f"native: no verdict in {timeout:.0f} s"
         except RuntimeError as exc:  # the harness failed, or its output file is short
             return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
-        finally:
-            out = self.work / f"native-{index}" / "out.bin"
-            out.unlink(missing_ok=True)
-        mismatches, what = b.compare(run, self.want)
-        return ("fail" if mismatches else "pass"), f"native: {what}"
+        mismatches, free_what = b.compare(free, self.free_want)
+        if mismatches:
+            return "fail", f"native, always ready: {free_what}"
+        if free.stalls:
+            return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
+                            "throughput: none while threshold >= candidates + 7)")
+        return "pass", f"native: {what}; always ready: {free_what}, no stall"

@@ -18,7 +18,13 @@ import pytest
 from hwprof.catalog import get_top
 from hwprof.cli import main
 from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
-from hwprof.mutate_native import MultihashBench, NativeRunner, config_drive, native_bench
+from hwprof.mutate_native import (
+    CONFIG_DECLS,
+    MultihashBench,
+    NativeRunner,
+    config_drive,
+    native_bench,
+)
 from hwprof.sim.native import StreamRun, stream_wrapper
 from hwprof.synth import to_verilog
 
@@ -29,7 +35,8 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 #: 3,000 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
 #: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
 #: 30 of its 60-tuple interval)
-SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0"}
+SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
+               "free_tuples": 1000}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -39,15 +46,16 @@ def _small_bench(**changes) -> MultihashBench:
 
 def test_config_drive_writes_at_the_given_tuples():
     drive = config_drive(((50, 60, 3), (1530, 40, 2)), 16)
-    assert drive["cfg_we"] == ("in_valid_q && in_ready && "
+    assert drive["cfg_we"] == ("!cfg_off && in_valid_q && in_ready && "
                                "(accepted == 64'd50 || accepted == 64'd1530)")  # fmt: skip
     # each write's values up to its tuple (the pending register holds them after it)
     assert drive["cfg_interval"] == ("(accepted <= 64'd50 ? 16'd60 : "
                                      "(accepted <= 64'd1530 ? 16'd40 : 16'd0))")  # fmt: skip
     component = get_top("multihash").construct(SMALL)
     component._MustUse__silence = True  # only its signature is read
-    verilog, _ = stream_wrapper(component, "multihash", drive)
-    assert ".cfg_we(1'((in_valid_q && in_ready &&" in verilog
+    verilog, _ = stream_wrapper(component, "multihash", drive, CONFIG_DECLS)
+    assert ".cfg_we(1'((!cfg_off && in_valid_q && in_ready" in verilog
+    assert "  initial cfg_off = $test$plusargs(\"nocfg\");" in verilog  # +nocfg: no write
     assert ".cfg_threshold(16'(((accepted <= 64'd50 ? 16'd3" in verilog
     assert "accepted <= rst ? 64'd0 : accepted + {63'd0, in_valid_q & in_ready};" in verilog
     with pytest.raises(ValueError, match="cannot drive nope, tuples__valid"):
@@ -69,6 +77,13 @@ def test_expected_follows_the_configuration_writes():
     late = _small_bench(writes=((102, 60, 3),))
     with pytest.raises(ValueError, match="write at tuple 102: position 2 of its interval"):
         late.expected(keys)
+
+
+def test_relabel_xors_each_block_with_one_byte():
+    plain, relabelled = _small_bench(relabel=0).keys(), _small_bench().keys()
+    # blocks of 1,000 tuples centred on multiples of 1,000: bytes 0, 97, 194, 35
+    byte = np.repeat([0, 97, 194, 35], [500, 1000, 1000, 500]).astype(np.uint64)
+    assert np.array_equal(plain ^ relabelled, byte * np.uint64(0x0101))
 
 
 def _run(rows) -> StreamRun:

@@ -244,7 +244,8 @@ def _field(words: np.ndarray, offset: int, width: int) -> np.ndarray:
 WRAPPER = "hwprof_stream"
 
 
-def stream_wrapper(component, top: str, drive: dict | None = None) -> tuple[str, dict]:
+def stream_wrapper(component, top: str, drive: dict | None = None,
+                   decls: str = "") -> tuple[str, dict]:  # fmt: skip
     """Verilog of the ``stream.cpp`` wrapper around module ``top``, and its macros.
 
     Flops of the wrapper drive the block's input stream and its output's ready;
@@ -253,8 +254,9 @@ def stream_wrapper(component, top: str, drive: dict | None = None) -> tuple[str,
     0, or driven by the Verilog expression ``drive[name]`` (e.g. a configuration
     write after a number of tuples), which may read ``accepted`` (64 bits: tuples
     accepted before this cycle), ``in_valid_q`` and ``in_ready`` (the input
-    stream's handshake in this cycle); every other output is left open. Ports are
-    the component's signature members.
+    stream's handshake in this cycle), or what ``decls`` declares (Verilog put in
+    the wrapper's body); every other output is left open. Ports are the
+    component's signature members.
     """
     from amaranth.hdl import Shape
 
@@ -307,6 +309,7 @@ module {WRAPPER}(clk, rst);
   bit [{k - 1}:0] key_d;
   bit ready_d;
   reg [63:0] accepted = 64'd0;
+  {decls}
   {top} dut(
     {joined}
   );
@@ -338,10 +341,10 @@ class StreamHarness:
     def __init__(self, component, verilog: str, top: str,
                  build_root: Path = DEFAULT_BUILD_ROOT, opt: str = OPT,
                  drive: dict | None = None, extra_args: tuple[str, ...] = (),
-                 name: str | None = None):  # fmt: skip
+                 name: str | None = None, decls: str = ""):  # fmt: skip
         self.source_name, self.sink_name, self.layout = stream_ports(component)
         self.top = top
-        wrapper, macros = stream_wrapper(component, top, drive)
+        wrapper, macros = stream_wrapper(component, top, drive, decls)
         self.exe = build_native(verilog + wrapper, WRAPPER, "stream", build_root, macros, opt,
                                 name=name or top, extra_args=tuple(extra_args))  # fmt: skip
 
