@@ -28,9 +28,10 @@ from hwprof.mutate_native import (
 from hwprof.sim.native import StreamRun, stream_wrapper
 from hwprof.synth import to_verilog
 
-#: tests/test_multihash_cocotb.py's small profiler (16-bit keys, 8 entries in 4 sets)
+#: tests/test_multihash_cocotb.py's small profiler (16-bit keys, 8 entries in 4 sets), with
+#: the reset threshold 15 (>= 8 candidates + 7: the always-ready run may not stall)
 SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
-         "interval_length": 100, "threshold": 5, "pc_bits": 8, "value_bits": 8,
+         "interval_length": 100, "threshold": 15, "pc_bits": 8, "value_bits": 8,
          "ways": 2}  # fmt: skip
 #: 3,000 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
 #: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
@@ -77,6 +78,15 @@ def test_expected_follows_the_configuration_writes():
     late = _small_bench(writes=((102, 60, 3),))
     with pytest.raises(ValueError, match="write at tuple 102: position 2 of its interval"):
         late.expected(keys)
+    # the always-ready run: sort's first 1,000 tuples at the reset values, 10 intervals
+    bench = _small_bench()
+    free = bench.free_expected(bench.free_keys())
+    assert free[:, 2].sum() == 10 and len(free) > 10
+    # ... refused where the design may stall (threshold < candidates + 7)
+    low = native_bench(get_top("multihash"), get_top("multihash").resolve(SMALL | {"threshold": 5}),
+                       **SMALL_BENCH)  # fmt: skip
+    with pytest.raises(ValueError, match="the always-ready run may stall: threshold 5"):
+        low.free_expected(low.free_keys())
 
 
 def test_relabel_xors_each_block_with_one_byte():
@@ -124,8 +134,9 @@ def test_no_native_bench_is_one_clear_error(capsys):
 
 @pytest.mark.soak
 def test_native_bench_kills_a_mutant(tmp_path):
-    """Six mutants of the small profiler in one build: the original passes, at least one
-    mutant is killed, and the check fails against other configuration writes."""
+    """Six mutants of the small profiler in one build: the original passes both runs (the
+    back-pressured one with the writes, the always-ready one), at least one mutant is
+    killed, and the check fails against other configuration writes."""
     top = get_top("multihash")
     component = top.construct(SMALL)
     verilog = to_verilog(component, "multihash")
@@ -134,7 +145,8 @@ def test_native_bench_kills_a_mutant(tmp_path):
     runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
     verdict, detail = runner.run(0, 120)
     assert verdict == "pass", detail
-    assert re.fullmatch(r"native: \d+ records and markers match", detail)
+    assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
+                        r"and markers match, no stall", detail)  # fmt: skip
     verdicts = [runner.run(m.index, 120) for m in mutants]
     assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
     # the original against a golden model with the second write's threshold changed
