@@ -93,6 +93,16 @@ class MultihashBench:
     #: the pc byte tables unread). The block boundaries fall in the middle of the
     #: 1,000-tuple intervals, so retained candidates meet their keys again.
     relabel: int = 1_000
+    #: the directed last interval (``counts_repeat`` 0: none), after the trace's tuples:
+    #: ``counts_interval`` tuples at threshold ``counts_threshold`` (written 50 tuples
+    #: before the trace ends): one key repeated back to back ``counts_repeat`` times (its
+    #: counts forwarded from the tuple ahead), then four keys in turn, each as often
+    #: (counts read from the memories; the last two in one set, so in two ways), then
+    #: distinct keys. Counts in the tables and the entries pass 127, 1,023, 2,047 and
+    #: the threshold's bits 10-11, values the trace never produces.
+    counts_interval: int = 16_384
+    counts_threshold: int = 3_073
+    counts_repeat: int = 3_200
     ready: float = 0.75
     seed: int = 1
     #: cycles after the last tuple (the last readout, at ``ready``)
@@ -131,9 +141,41 @@ class MultihashBench:
         """The always-ready run's tuples (:attr:`free_trace`, as traced)."""
         return self._load(self.free_trace, self.free_tuples)
 
+    def schedule(self) -> tuple:
+        """The configuration writes: :attr:`writes` and the directed interval's."""
+        if not self.counts_repeat:
+            return tuple(self.writes)
+        return (*self.writes, (self.tuples - 50, self.counts_interval, self.counts_threshold))
+
+    def directed(self) -> np.ndarray:
+        """The keys of the directed interval (see :attr:`counts_interval`)."""
+        from .golden.multihash import MultiHashConfig
+
+        n, r = self.counts_interval, self.counts_repeat
+        if not r:
+            return np.zeros(0, np.uint64)
+        if 5 * r > n:
+            raise ValueError(f"counts_interval {n} < 5 x counts_repeat {r}")
+        config = MultiHashConfig(**self.params)
+        hashes = config.hashes()
+        rng = np.random.default_rng(16)
+
+        def key():
+            return int(rng.integers(0, 1 << config.key_bits, dtype=np.uint64))
+
+        def set_of(k):
+            return config.set_index([h(k) for h in hashes])
+
+        a, b, c, d = key(), key(), key(), key()
+        e = key()
+        while set_of(e) != set_of(d) or e == d:
+            e = key()
+        rest = [key() for _ in range(n - 5 * r)]
+        return np.array([a] * r + [b, c, d, e] * r + rest, dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
-        (:attr:`relabel`)."""
+        (:attr:`relabel`), then the directed interval (:meth:`directed`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -142,7 +184,7 @@ class MultihashBench:
             bits = self.params["pc_bits"] + self.params["value_bits"]
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
-        return keys
+        return np.concatenate([keys, self.directed()])
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
@@ -154,7 +196,7 @@ class MultihashBench:
         from .golden.multihash import MultiHashProfiler
 
         model = MultiHashProfiler(**self.params)
-        writes = self.writes if writes is None else writes
+        writes = self.schedule() if writes is None else writes
         writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []
         for i, key in enumerate(keys.tolist()):
@@ -184,7 +226,7 @@ class MultihashBench:
     def build(self, component, verilog: str, build_root: Path = DEFAULT_BUILD_ROOT,
               extra_args: tuple[str, ...] = (), name: str | None = None) -> StreamHarness:
         """The harness on ``verilog`` (module ``multihash``; ``component``: its ports)."""
-        drive = config_drive(self.writes, self.params["counter_bits"])
+        drive = config_drive(self.schedule(), self.params["counter_bits"])
         return StreamHarness(component, verilog, "multihash", build_root, self.opt,
                              drive=drive, extra_args=extra_args, name=name,
                              decls=CONFIG_DECLS)  # fmt: skip

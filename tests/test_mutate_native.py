@@ -17,6 +17,7 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
+from hwprof.golden.multihash import MultiHashConfig
 from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
 from hwprof.mutate_native import (
     CONFIG_DECLS,
@@ -37,7 +38,8 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 #: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
 #: 30 of its 60-tuple interval)
 SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
-               "free_tuples": 1000}
+               "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
+               "counts_repeat": 150}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -66,11 +68,12 @@ def test_config_drive_writes_at_the_given_tuples():
 def test_expected_follows_the_configuration_writes():
     bench = _small_bench()
     keys = bench.keys()
-    assert len(keys) == 3000 and int(keys.max()) < 1 << 16
+    assert len(keys) == 4000 and int(keys.max()) < 1 << 16
     want = bench.expected(keys)
     ends = np.flatnonzero(want[:, 2] == 1)
     # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
-    assert len(ends) == 1 + 24 + 36
+    # up to the trace's end, then the directed interval of 1,000
+    assert len(ends) == 1 + 24 + 36 + 1
     assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
     records = want[want[:, 2] == 0]
     assert len(records) > 100 and (records[:, 1] >= 2).all()
@@ -90,10 +93,28 @@ def test_expected_follows_the_configuration_writes():
 
 
 def test_relabel_xors_each_block_with_one_byte():
-    plain, relabelled = _small_bench(relabel=0).keys(), _small_bench().keys()
+    plain, relabelled = _small_bench(relabel=0).keys()[:3000], _small_bench().keys()[:3000]
     # blocks of 1,000 tuples centred on multiples of 1,000: bytes 0, 97, 194, 35
     byte = np.repeat([0, 97, 194, 35], [500, 1000, 1000, 500]).astype(np.uint64)
     assert np.array_equal(plain ^ relabelled, byte * np.uint64(0x0101))
+
+
+def test_directed_interval_counts_past_the_threshold():
+    bench = _small_bench()
+    keys = bench.directed()
+    a, b, c, d, e = (int(k) for k in keys[[0, 150, 151, 152, 153]])
+    assert keys[:150].tolist() == [a] * 150 and keys[150:750].tolist() == [b, c, d, e] * 150
+    assert len(set(keys[750:].tolist()) - {a, b, c, d, e}) > 200
+    config = MultiHashConfig(**bench.params)
+    set_of = [config.set_index([h(k) for h in config.hashes()]) for k in (d, e)]
+    assert set_of[0] == set_of[1] and d != e
+    assert bench.schedule()[-1] == (2950, 1000, 121)
+    # the golden model reads keys of the directed interval out, counted past the threshold
+    # (8 entries in 4 sets and 64 counters: a key may find its set full, or collide)
+    want = bench.expected(bench.keys())
+    last = want[np.flatnonzero(want[:, 2] == 1)[-2] + 1 : -1]
+    assert len(last) >= 3 and set(last[:, 0].tolist()) <= {a, b, c, d, e}
+    assert (last[:, 1] >= 121).all()
 
 
 def _run(rows) -> StreamRun:
