@@ -288,9 +288,11 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--bench", choices=("cocotb", "native"), default="cocotb",
                      help="what runs each mutant: cocotb (the top's cocotb regression, the "
                      "default) or native (multihash only: the first 260,000 load tuples of "
-                     "traces/perl.trace through a C++ Verilator stream harness with "
-                     "back-pressure and run-time configuration writes, against the golden "
-                     "model; its survivors then run the cocotb regression)")  # fmt: skip
+                     "traces/perl.trace, relabelled, and a directed interval through a C++ "
+                     "Verilator stream harness with back-pressure and run-time "
+                     "configuration writes, then 40,000 of traces/sort.trace always ready, "
+                     "against the golden model; its survivors then run the cocotb "
+                     "regression; docs/verification.md)")  # fmt: skip
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")

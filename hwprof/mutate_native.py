@@ -23,8 +23,12 @@ interval would end 26 times in 260,000 tuples). Every record and every end
 marker (its ``end`` flag) read out is compared, in order, with the golden model
 (:class:`hwprof.golden.multihash.MultiHashProfiler` stepped over the same tuples,
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
-tuples), and nothing may follow the last marker. The golden model has no timing:
-stalls and cycles are not compared.
+tuples), and nothing may follow the last marker. The golden model has no timing
+(cycles are not compared with it). The keys are relabelled per block
+(:attr:`MultihashBench.relabel`) and a directed interval follows the trace's
+tuples (:attr:`MultihashBench.counts_interval`); a second run per mutant, always
+ready at the reset values, must match and must not stall
+(:attr:`MultihashBench.free_tuples`).
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ class MultihashBench:
     #: ``(tuple, interval, threshold)``: configuration writes, each in the cycle that
     #: accepts that tuple; it takes effect at the end of that tuple's interval (the
     #: golden model's ``configure`` before that tuple's ``step``). The first is in the
-    #: middle of the first interval at the defaults (10,000 tuples): 190 intervals of
+    #: middle of the first interval at the defaults (10,000 tuples): 191 intervals of
     #: 1,000 tuples at threshold 5 follow (up to 90 records each on perl, most of the
     #: 100 entries), then 590 of 100 tuples at threshold 2 (the readout of one
     #: interval still running when the next tuples reach the threshold: stalls).
