@@ -45,9 +45,13 @@ MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdow
 	sampler_random brr assoc_table tagged_compressor stratified dispatch_filter \
 	profile_flag_predictor brr_decode brr_replicated brr_shared brr_deterministic \
 	stratified_pipeline multihash
+# tops whose mutants run the native bench first (--bench native: a real trace through a
+# C++ Verilator harness; the cocotb regression only for its survivors)
+MUTATE_NATIVE ?= multihash
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
-	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) \
+	    bench=cocotb; for n in $(MUTATE_NATIVE); do [ $$t = $$n ] && bench=native; done; \
+	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) --bench $$bench \
 	        --equiv-timeout $(MUTATE_EQUIV_TIMEOUT) || status=1; done; exit $$status
 
 # The generated Verilog of stratified, tagged_compressor and multihash on every load

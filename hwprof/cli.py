@@ -176,6 +176,12 @@ def cmd_mutate(args) -> int:
     top = get_top(args.top)
     if top.cocotb_module is None:
         raise UsageError(f"top {top.name!r} has no cocotb regression")
+    if args.bench == "native":
+        from .mutate_native import NATIVE_TOPS
+
+        if top.name not in NATIVE_TOPS:
+            raise UsageError(f"top {top.name!r} has no native mutation bench (one of "
+                             f"{', '.join(NATIVE_TOPS)}); use --bench cocotb")  # fmt: skip
     if args.n < 1:
         raise UsageError(f"-n must be a positive integer, not {args.n}")
     overrides = parse_params(top, args.param)
@@ -193,8 +199,9 @@ def cmd_mutate(args) -> int:
     try:
         report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
                             workdir=Path(args.output) if args.output else None,
-                            only=only, equiv_timeout=args.equiv_timeout)  # fmt: skip
-    except MutateError as exc:
+                            only=only, equiv_timeout=args.equiv_timeout,
+                            bench=args.bench)  # fmt: skip
+    except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     return 0 if report.count("survived") == 0 else 1
 
@@ -278,6 +285,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only these mutants of the -n list (replay survivors)")
     mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",
                      help="seconds for each yosys run of a survivor's equivalence check")
+    mut.add_argument("--bench", choices=("cocotb", "native"), default="cocotb",
+                     help="what runs each mutant: cocotb (the top's cocotb regression, the "
+                     "default) or native (multihash only: the first 260,000 load tuples of "
+                     "traces/perl.trace, relabelled, and a directed interval through a C++ "
+                     "Verilator stream harness with back-pressure and run-time "
+                     "configuration writes, then 40,000 of traces/sort.trace always ready, "
+                     "against the golden model; its survivors then run the cocotb "
+                     "regression; docs/verification.md)")  # fmt: skip
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")

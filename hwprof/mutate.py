@@ -14,6 +14,11 @@ regression as the test bench:
 3. The regression runs once per mutant (``+mutsel=i``, a fixed seed); a run with
    a failing test, or one that exceeds the time limit, kills the mutant. The
    original (``mutsel=0``) must pass first.
+   With ``bench="native"`` (``hwprof mutate multihash --bench native``) the
+   mutants run first on the native bench (:mod:`hwprof.mutate_native`: the same
+   one Verilog compiled once with the C++ stream harness, a real trace per
+   mutant against the golden model); only its survivors run the cocotb
+   regression (its build is made only if there are any).
 4. A surviving mutant is written alone (its one ``mutate`` line on the original
    netlist, ``opt_clean; write_verilog -noattr``) and checked against the
    original with a yosys miter (``miter -equiv -flatten``; ``sat -tempinduct``
@@ -324,25 +329,69 @@ def run_regression(command: dict, build_dir: Path, index: int,
     return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed"
 
 
+#: the benches of ``mutate_top``
+BENCHES = ("cocotb", "native")
+
+
+def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
+               where: str) -> list[Mutant]:  # fmt: skip
+    """Run the original (must pass), then ``mutants`` on one bench; the survivors.
+
+    ``run(index, timeout)`` -> ("pass" | "fail" | "timeout", detail); a failing or
+    timed-out mutant is killed.
+    """
+    t0 = time.monotonic()
+    verdict, detail = run(0, 3600)
+    base = time.monotonic() - t0
+    if verdict != "pass":
+        raise MutateError(f"the original design fails the {name} bench ({detail}); see {where}")
+    out(f"original passes the {name} bench ({base:.0f} s); running {len(mutants)} mutants")
+    timeout = max(min_timeout, 5 * base + 30)
+    survivors = []
+    for m in mutants:
+        verdict, detail = run(m.index, timeout)
+        if verdict in ("fail", "timeout"):
+            m.status, m.detail = "killed", detail
+            out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+        else:
+            m.detail = detail
+            survivors.append(m)
+            out(f"  {m.index:3d} {'survives':10s} {m.src} ({name} bench)")
+    return survivors
+
+
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,
                cycles: int | None = None, workdir: Path | None = None,
                build_root: Path = DEFAULT_BUILD_ROOT, out=print,
                only: set[int] | None = None,
-               equiv_timeout: float | None = None) -> MutationReport:  # fmt: skip
+               equiv_timeout: float | None = None, bench: str = "cocotb",
+               native_options: dict | None = None) -> MutationReport:  # fmt: skip
     """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants.
 
     ``only``: run just these mutant indices of the same list and build (to replay
     survivors after a test change); the others are reported as "not run".
     ``equiv_timeout``: seconds for each yosys run of a survivor's equivalence check
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
+    ``bench``: "cocotb" (the block's regression) or "native" (the native stream
+    bench of :mod:`hwprof.mutate_native` first, the cocotb regression on its
+    survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
+    bench (:class:`hwprof.mutate_native.MultihashBench`: tuples, writes, ...).
     """
+    if bench not in BENCHES:
+        raise ValueError(f"bench must be one of {', '.join(BENCHES)}, not {bench!r}")
     if top.cocotb_module is None:
         raise ValueError(f"top {top.name!r} has no cocotb regression")
     if only is not None and not all(1 <= i <= n for i in only):
         raise ValueError(f"mutant indices must be between 1 and n = {n}, not {sorted(only)}")
     start = time.monotonic()
     params = top.resolve(overrides or {})
-    verilog = to_verilog(top.construct(overrides or {}), top.name)
+    native = None
+    if bench == "native":
+        from .mutate_native import native_bench
+
+        native = native_bench(top, params, **(native_options or {}))
+    component = top.construct(overrides or {})
+    verilog = to_verilog(component, top.name)
     env = {"params": params}
     if cycles is not None:
         env["cycles"] = cycles
@@ -352,30 +401,37 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
         work.mkdir(parents=True, exist_ok=True)
         report.mutants = list_mutants(verilog, top.name, n, seed, work)
         text = build_mutant_design(verilog, top.name, report.mutants, work)
-        out(f"{top.name}: {len(report.mutants)} mutants; building them into one Verilator model")
-        runner, build_dir = _build(top.name, text, Path(build_root))
-        command = capture_test_command(runner, top, build_dir, env, seed)
-        t0 = time.monotonic()
-        verdict, detail = run_regression(command, build_dir, 0, timeout=3600)
-        base = time.monotonic() - t0
-        if verdict != "pass":
-            raise MutateError(f"{top.name}: the original design fails its regression ({detail}); "
-                              f"see {build_dir}/run-0.log")  # fmt: skip
-        out(f"{top.name}: original passes ({base:.0f} s); running the mutants")
-        timeout = max(60.0, 5 * base + 30)
+        pending = []
         for m in report.mutants:
             if only is not None and m.index not in only:
                 m.status = "not run"
-                continue
-            verdict, detail = run_regression(command, build_dir, m.index, timeout)
-            if verdict in ("fail", "timeout"):
-                m.status, m.detail = "killed", detail
             else:
-                single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
-                same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
-                                              mutant_command=m.command,
-                                              timeout=equiv_timeout)  # fmt: skip
-                m.status, m.detail = ("equivalent" if same else "survived"), what
+                pending.append(m)
+        if native is not None:
+            from .mutate_native import NativeRunner
+
+            out(f"{top.name}: {len(report.mutants)} mutants; building them into one native "
+                "Verilator model (stream harness)")  # fmt: skip
+            runner = NativeRunner(native, component, text, work, Path(build_root),
+                                  tuple(_BUILD_ARGS))  # fmt: skip
+            out(f"{top.name}: native bench: {native.tuples:,} tuples of {native.trace.name}, "
+                f"{len(runner.want):,} records and markers expected (golden model "
+                f"{runner.golden_seconds:.0f} s)")  # fmt: skip
+            pending = _run_bench("native", runner.run, pending, out, 30.0,
+                                 str(runner.harness.exe.parent))  # fmt: skip
+        if pending:
+            out(f"{top.name}: building the mutants into one Verilator model (cocotb)")
+            cocotb_runner, build_dir = _build(top.name, text, Path(build_root))
+            command = capture_test_command(cocotb_runner, top, build_dir, env, seed)
+            pending = _run_bench(
+                "cocotb", lambda i, t: run_regression(command, build_dir, i, t), pending, out,
+                60.0, f"{build_dir}/run-0.log")
+        for m in pending:
+            single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
+            same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
+                                          mutant_command=m.command,
+                                          timeout=equiv_timeout)  # fmt: skip
+            m.status, m.detail = ("equivalent" if same else "survived"), what
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
     report.seconds = time.monotonic() - start
     out(report.summary())

@@ -67,12 +67,13 @@ OPT = "-O2"
 
 
 def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAULT_BUILD_ROOT,
-                 defines: dict | None = None, opt: str = OPT, name: str | None = None
-                 ) -> Path:  # fmt: skip
+                 defines: dict | None = None, opt: str = OPT, name: str | None = None,
+                 extra_args: tuple[str, ...] = ()) -> Path:  # fmt: skip
     """Compile ``verilog`` (module ``top``) with ``native/<harness>.cpp``; the executable.
 
     ``defines`` become ``-D`` macros of the harness. ``name``: of the build
-    directory (default ``top``).
+    directory (default ``top``). ``extra_args``: more Verilator options (e.g. the
+    warning waivers of a mutant netlist, hwprof/mutate.py).
     ``opt``: the C++ optimisation (``-O0`` builds several times faster and runs
     several times slower: for short checks). Cached: the build directory's name
     hashes the Verilog, the harness sources, the macros and the options.
@@ -81,7 +82,7 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     defines = dict(defines or {})
     key = {"verilog": verilog, "harness": (HARNESSES / f"{harness}.cpp").read_text(),
            "shared": [(HARNESSES / s).read_text() for s in SHARED], "defines": defines,
-           "options": [*VERILATOR_OPTIONS, opt]}  # fmt: skip
+           "options": [*VERILATOR_OPTIONS, opt, *extra_args]}  # fmt: skip
     build = build_dir_for(f"native-{name or top}", key, build_root).resolve()
     exe = build / "obj" / harness
     if exe.exists():
@@ -97,7 +98,7 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     env["MAKEFLAGS"] = f"{flags} OPT_FAST={opt} OPT_SLOW=-O0 OPT_GLOBAL={opt}".strip()
     macros = {"HWPROF_TOP": f"V{top}", "HWPROF_TOP_HEADER": f'\\"V{top}.h\\"', **defines}
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
-           *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), *VERILATOR_OPTIONS,
+           *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), *VERILATOR_OPTIONS, *extra_args,
            "--Mdir", str(build / "obj"), "-o", harness,
            "-CFLAGS", f"-I{HARNESSES}",
            *(a for k, v in macros.items() for a in ("-CFLAGS", f"-D{k}={v}")),
@@ -109,9 +110,13 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     return exe
 
 
-def _run(cmd: list[str]) -> dict:
-    """Run a harness; its last stdout line is JSON (harness.h ``report``)."""
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+def _run(cmd: list[str], timeout: float | None = None) -> dict:
+    """Run a harness; its last stdout line is JSON (harness.h ``report``).
+
+    ``timeout``: seconds (``subprocess.TimeoutExpired`` after them; None: no limit).
+    """
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
     if proc.returncode != 0:
         raise RuntimeError(f"{Path(cmd[0]).name} failed ({proc.returncode}): "
                            f"{proc.stderr.strip()[-2000:]}")  # fmt: skip
@@ -239,13 +244,19 @@ def _field(words: np.ndarray, offset: int, width: int) -> np.ndarray:
 WRAPPER = "hwprof_stream"
 
 
-def stream_wrapper(component, top: str) -> tuple[str, dict]:
+def stream_wrapper(component, top: str, drive: dict | None = None,
+                   decls: str = "") -> tuple[str, dict]:  # fmt: skip
     """Verilog of the ``stream.cpp`` wrapper around module ``top``, and its macros.
 
     Flops of the wrapper drive the block's input stream and its output's ready;
     at every rising edge it calls the DPI function ``hwprof_step`` (stream.cpp) with
     the values of the cycle that ends. Every other input of the block is tied to
-    0, every other output left open. Ports are the component's signature members.
+    0, or driven by the Verilog expression ``drive[name]`` (e.g. a configuration
+    write after a number of tuples), which may read ``accepted`` (64 bits: tuples
+    accepted before this cycle), ``in_valid_q`` and ``in_ready`` (the input
+    stream's handshake in this cycle), or what ``decls`` declares (Verilog put in
+    the wrapper's body); every other output is left open. Ports are the
+    component's signature members.
     """
     from amaranth.hdl import Shape
 
@@ -262,10 +273,18 @@ def stream_wrapper(component, top: str) -> tuple[str, dict]:
              f"{sink}__payload": "out_payload", f"{sink}__ready": "out_ready_q"}  # fmt: skip
     from amaranth.lib import wiring
 
+    drive = dict(drive or {})
+    inputs = {n for n in width if flows[n] == wiring.In and n not in wired}
+    unknown = sorted(set(drive) - inputs)
+    if unknown:
+        raise ValueError(f"{top}: cannot drive {', '.join(unknown)} (not an input outside the "
+                         "streams)")  # fmt: skip
     ports = [".clk(clk)", ".rst(rst)"]
     for name in width:
         if name in wired:
             ports.append(f".{name}({wired[name]})")
+        elif name in drive:
+            ports.append(f".{name}({width[name]}'(({drive[name]})))")
         elif flows[name] == wiring.In:
             ports.append(f".{name}({width[name]}'d0)")
         else:
@@ -289,6 +308,8 @@ module {WRAPPER}(clk, rst);
   bit valid_d;
   bit [{k - 1}:0] key_d;
   bit ready_d;
+  reg [63:0] accepted = 64'd0;
+  {decls}
   {top} dut(
     {joined}
   );
@@ -298,6 +319,7 @@ module {WRAPPER}(clk, rst);
     in_valid_q <= valid_d;
     key_q <= key_d;
     out_ready_q <= ready_d;
+    accepted <= rst ? 64'd0 : accepted + {{63'd0, in_valid_q & in_ready}};
   end
 endmodule
 """
@@ -311,23 +333,30 @@ class StreamHarness:
 
     The input and output streams are found in the component's signature
     (:func:`stream_ports`) and wired to a generated wrapper (:func:`stream_wrapper`);
-    any other input stays at 0.
+    any other input stays at 0, or is driven by ``drive`` (:func:`stream_wrapper`).
+    ``extra_args``: more Verilator options; ``name``: of the build directory
+    (default ``top``).
     """
 
     def __init__(self, component, verilog: str, top: str,
-                 build_root: Path = DEFAULT_BUILD_ROOT, opt: str = OPT):  # fmt: skip
+                 build_root: Path = DEFAULT_BUILD_ROOT, opt: str = OPT,
+                 drive: dict | None = None, extra_args: tuple[str, ...] = (),
+                 name: str | None = None, decls: str = ""):  # fmt: skip
         self.source_name, self.sink_name, self.layout = stream_ports(component)
         self.top = top
-        wrapper, macros = stream_wrapper(component, top)
+        wrapper, macros = stream_wrapper(component, top, drive, decls)
         self.exe = build_native(verilog + wrapper, WRAPPER, "stream", build_root, macros, opt,
-                                name=top)  # fmt: skip
+                                name=name or top, extra_args=tuple(extra_args))  # fmt: skip
 
-    def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1) -> StreamRun:
+    def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1,
+            plusargs: tuple[str, ...] = (), timeout: float | None = None) -> StreamRun:  # fmt: skip
         """Stream ``keys`` (an array, or a path to a file of uint64 keys) through the block.
 
         ``drain``: cycles run after the last key is accepted (the block's latency,
         or a readout). ``ready``: the fraction of cycles with the output's ready
-        high (seeded xorshift pattern, ``seed``; 1.0: always).
+        high (seeded xorshift pattern, ``seed``; 1.0: always). ``plusargs``:
+        ``+name=value`` arguments for the Verilog's ``$value$plusargs``;
+        ``timeout``: seconds (``subprocess.TimeoutExpired`` after them).
         """
         work = Path(work)
         work.mkdir(parents=True, exist_ok=True)
@@ -338,7 +367,7 @@ class StreamHarness:
             write_keys(np.asarray(keys, dtype=np.uint64), path)
         out = work / "out.bin"
         ppm = round(ready * READY_PPM)
-        report = _run([self.exe, path, out, drain, ppm, seed])
+        report = _run([self.exe, path, out, drain, ppm, seed, *plusargs], timeout)
         words = report["words"]
         raw = np.fromfile(out, dtype="<u8")
         if raw.size != report["transfers"] * (1 + words):

@@ -20,7 +20,8 @@
 // line (harness.h report): cycles, times, accepted tuples, input stalls (cycles a
 // key was offered and not accepted), output transfers and W.
 //
-// usage: stream KEYS.bin OUT.bin DRAIN [READY_PPM SEED]
+// usage: stream KEYS.bin OUT.bin DRAIN [READY_PPM SEED] [+NAME=VALUE..]
+// (the +plusargs go to the model's $value$plusargs, e.g. hwprof mutate's +mutsel=i)
 // -DHWPROF_PAYLOAD_BITS=<output payload width> -DHWPROF_KEY_BITS=<input payload width>
 // -DHWPROF_DPI_HEADER="V<wrapper>__Dpi.h"
 #include "harness.h"
@@ -86,9 +87,15 @@ extern "C" void hwprof_step(svBit rst, svBit in_valid, svBit in_ready, svBit out
     *ready = s.ready_ppm == 1000000 || (hwprof::xorshift(s.x) >> 11) % 1000000 < s.ready_ppm;
 }
 
-int main(int argc, char** argv) {
+int main(int argc_all, char** argv_all) {
     using namespace hwprof;
-    usage_if(argc != 4 && argc != 6, argv[0], "KEYS.bin OUT.bin DRAIN [READY_PPM SEED]");
+    std::vector<char*> args;  // the positional arguments (the +plusargs are the model's)
+    for (int i = 0; i < argc_all; ++i)
+        if (i == 0 || argv_all[i][0] != '+') args.push_back(argv_all[i]);
+    const int argc = static_cast<int>(args.size());
+    char** argv = args.data();
+    usage_if(argc != 4 && argc != 6, argv[0],
+             "KEYS.bin OUT.bin DRAIN [READY_PPM SEED] [+NAME=VALUE..]");
     const Keys keys(argv[1]);
     Writer out(argv[2]);
     S.keys = &keys;
@@ -100,6 +107,7 @@ int main(int argc, char** argv) {
         if (S.ready_ppm > 1000000) die("READY_PPM must be at most 1000000", argv[4]);
     }
     VerilatedContext ctx;
+    ctx.commandArgs(argc_all, argv_all);
     HWPROF_TOP* top = new HWPROF_TOP{&ctx};
     reset(top);  // the reset edge loads the first key
     Timer timer;

@@ -1,0 +1,323 @@
+"""The native bench of ``hwprof mutate TOP --bench native``: a real trace through every mutant.
+
+The cocotb regression drives the Verilog from Python, one cycle at a time; the
+multi-hash profiler's takes minutes per run, too slow to run once per mutant.
+Here the mutants' one Verilog (every mutant behind ``mutsel``, set from the
+plusarg ``+mutsel=i``: :func:`hwprof.mutate.build_mutant_design`) is compiled once
+with the native stream harness (:class:`hwprof.sim.native.StreamHarness`,
+``hwprof/sim/native/stream.cpp``), and each mutant is one run of the harness on
+the tuples of a shipped real trace with the output back-pressured, compared with
+the golden model's output computed once. A mismatch, a crash or a run over the
+time limit kills the mutant.
+
+``multihash`` (the only top with a native bench so far): the first
+:attr:`MultihashBench.tuples` ``<load pc, value>`` tuples of ``traces/perl.trace``
+(32-bit fields, as ``python -m hwprof.trace_verify``), the output's ready high on
+:attr:`MultihashBench.ready` of the cycles. The design is the top's own (its
+parameters, ``-p`` included); the test bench writes the configuration registers
+through the ``cfg_*`` ports while it runs (:attr:`MultihashBench.writes`), so the
+first interval runs at the top's reset values (10,000 tuples, threshold 100 at
+the defaults) and the later ones at shorter intervals and lower thresholds, where
+intervals end and records appear hundreds of times in a short run (the default
+interval would end 26 times in 260,000 tuples). Every record and every end
+marker (its ``end`` flag) read out is compared, in order, with the golden model
+(:class:`hwprof.golden.multihash.MultiHashProfiler` stepped over the same tuples,
+:meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
+tuples), and nothing may follow the last marker. The golden model has no timing
+(cycles are not compared with it). The keys are relabelled per block
+(:attr:`MultihashBench.relabel`) and a directed interval follows the trace's
+tuples (:attr:`MultihashBench.counts_interval`); a second run per mutant, always
+ready at the reset values, must match and must not stall
+(:attr:`MultihashBench.free_tuples`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .catalog import Top
+from .sim.native import OPT, StreamHarness
+from .sim.runner import DEFAULT_BUILD_ROOT
+from .sim.workloads import SHIPPED_DIR
+
+__all__ = ["NATIVE_TOPS", "MultihashBench", "native_bench", "config_drive"]
+
+#: tops with a native mutation bench
+NATIVE_TOPS = ("multihash",)
+
+
+#: wrapper declarations of :func:`config_drive`: the plusarg ``+nocfg`` turns the writes off
+CONFIG_DECLS = "reg cfg_off = 1'b0;\n  initial cfg_off = $test$plusargs(\"nocfg\");"
+
+
+def config_drive(writes, width: int) -> dict:
+    """``drive`` of :func:`hwprof.sim.native.stream_wrapper` for the multi-hash
+    profiler's configuration port: write ``(interval, threshold)`` in the cycle
+    that accepts tuple ``n`` (0-based), for each ``(n, interval, threshold)`` of
+    ``writes`` (increasing ``n``); none with the plusarg ``+nocfg``
+    (:data:`CONFIG_DECLS`)."""
+    writes = sorted(writes)
+    we = " || ".join(f"accepted == 64'd{n}" for n, _, _ in writes) or "1'b0"
+
+    def value(k):
+        expr = f"{width}'d0"
+        for n, *v in reversed(writes):
+            expr = f"(accepted <= 64'd{n} ? {width}'d{v[k]} : {expr})"
+        return expr
+
+    return {"cfg_we": f"!cfg_off && in_valid_q && in_ready && ({we})",
+            "cfg_interval": value(0), "cfg_threshold": value(1)}  # fmt: skip
+
+
+@dataclass
+class MultihashBench:
+    """The multi-hash profiler's native bench (see the module docstring)."""
+
+    params: dict
+    trace: Path = SHIPPED_DIR / "perl.trace"
+    tuples: int = 260_000
+    #: ``(tuple, interval, threshold)``: configuration writes, each in the cycle that
+    #: accepts that tuple; it takes effect at the end of that tuple's interval (the
+    #: golden model's ``configure`` before that tuple's ``step``). The first is in the
+    #: middle of the first interval at the defaults (10,000 tuples): 191 intervals of
+    #: 1,000 tuples at threshold 5 follow (up to 90 records each on perl, most of the
+    #: 100 entries), then 590 of 100 tuples at threshold 2 (the readout of one
+    #: interval still running when the next tuples reach the threshold: stalls).
+    writes: tuple = ((5_000, 1_000, 5), (200_500, 100, 2))
+    #: the keys relabelled in blocks of this many tuples (0: not): every key of block
+    #: ``b = (t + block / 2) // block`` XORed with the byte ``97 b mod 256`` repeated in
+    #: every byte of the key. A bijection within each block: the trace's repetitions,
+    #: hot tuples and collisions stay; over 256 blocks every byte value reaches every
+    #: byte position of the hash units' inputs (a program's pcs alone leave most of
+    #: the pc byte tables unread). The block boundaries fall in the middle of the
+    #: 1,000-tuple intervals, so retained candidates meet their keys again.
+    relabel: int = 1_000
+    #: the directed last interval (``counts_repeat`` 0: none), after the trace's tuples:
+    #: ``counts_interval`` tuples at threshold ``counts_threshold`` (written 50 tuples
+    #: before the trace ends): one key repeated back to back ``counts_repeat`` times (its
+    #: counts forwarded from the tuple ahead), then four keys in turn, each as often
+    #: (counts read from the memories; the last two in one set, so in two ways), then
+    #: distinct keys. Counts in the tables and the entries pass 127, 1,023, 2,047 and
+    #: the threshold's bits 10-11, values the trace never produces.
+    counts_interval: int = 16_384
+    counts_threshold: int = 3_073
+    counts_repeat: int = 3_200
+    ready: float = 0.75
+    seed: int = 1
+    #: cycles after the last tuple (the last readout, at ``ready``)
+    drain: int = 1_000
+    #: the second run of each mutant: the first ``free_tuples`` tuples of ``free_trace``
+    #: (as traced; sort's hot tuples reach the reset threshold 100: 6-12 candidates per
+    #: 10,000-tuple interval, perl's almost none) at the reset values (no configuration
+    #: write: ``+nocfg``) with the output always ready. Its records are compared as
+    #: well, and it must not stall: the design's stated throughput (docs/multihash.md),
+    #: one tuple per cycle while ``threshold >= candidates + 7`` and ``interval_length
+    #: >= accumulator + 7`` (checked on the golden model's candidates). 0: no second run.
+    free_tuples: int = 40_000
+    free_trace: Path = SHIPPED_DIR / "sort.trace"
+
+    #: C++ optimisation of the build (hwprof.sim.native.OPT; "-O0" builds faster)
+    opt: str = OPT
+
+    def _load(self, trace: Path, tuples: int) -> np.ndarray:
+        """The first ``tuples`` load tuples of ``trace``, ``pc:value`` keys of the top's
+        widths."""
+        from .golden.tracefile import iter_keys
+
+        chunks, n = [], 0
+        for chunk in iter_keys(trace, pc_bits=self.params["pc_bits"],
+                               value_bits=self.params["value_bits"]):  # fmt: skip
+            chunks.append(chunk[: tuples - n])
+            n += len(chunks[-1])
+            if n == tuples:
+                break
+        keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
+        if len(keys) < tuples:
+            raise ValueError(f"{trace}: {len(keys)} load tuples, the bench needs {tuples}")
+        return keys
+
+    def free_keys(self) -> np.ndarray:
+        """The always-ready run's tuples (:attr:`free_trace`, as traced)."""
+        return self._load(self.free_trace, self.free_tuples)
+
+    def schedule(self) -> tuple:
+        """The configuration writes: :attr:`writes` and the directed interval's."""
+        if not self.counts_repeat:
+            return tuple(self.writes)
+        return (*self.writes, (self.tuples - 50, self.counts_interval, self.counts_threshold))
+
+    def directed(self) -> np.ndarray:
+        """The keys of the directed interval (see :attr:`counts_interval`)."""
+        from .golden.multihash import MultiHashConfig
+
+        n, r = self.counts_interval, self.counts_repeat
+        if not r:
+            return np.zeros(0, np.uint64)
+        if 5 * r > n:
+            raise ValueError(f"counts_interval {n} < 5 x counts_repeat {r}")
+        config = MultiHashConfig(**self.params)
+        hashes = config.hashes()
+        rng = np.random.default_rng(16)
+
+        def key():
+            return int(rng.integers(0, 1 << config.key_bits, dtype=np.uint64))
+
+        def set_of(k):
+            return config.set_index([h(k) for h in hashes])
+
+        a, b, c, d = key(), key(), key(), key()
+        e = key()
+        while set_of(e) != set_of(d) or e == d:
+            e = key()
+        rest = [key() for _ in range(n - 5 * r)]
+        return np.array([a] * r + [b, c, d, e] * r + rest, dtype=np.uint64)
+
+    def keys(self) -> np.ndarray:
+        """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
+        (:attr:`relabel`), then the directed interval (:meth:`directed`)."""
+        keys = self._load(self.trace, self.tuples)
+        if self.relabel:
+            block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
+                // np.uint64(self.relabel)
+            byte = block * np.uint64(97) % np.uint64(256)
+            bits = self.params["pc_bits"] + self.params["value_bits"]
+            mask = np.uint64((1 << bits) - 1)
+            keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
+        return np.concatenate([keys, self.directed()])
+
+    def expected(self, keys, writes=None) -> np.ndarray:
+        """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
+        with the configuration writes ``writes`` (default: :attr:`writes`).
+
+        Raises ValueError if a write falls in the first 4 tuples of an interval (it
+        would race the previous interval's end in the pipeline).
+        """
+        from .golden.multihash import MultiHashProfiler
+
+        model = MultiHashProfiler(**self.params)
+        writes = self.schedule() if writes is None else writes
+        writes = {n: (length, threshold) for n, length, threshold in writes}
+        rows = []
+        for i, key in enumerate(keys.tolist()):
+            if i in writes:
+                if model.position < 4:
+                    raise ValueError(f"configuration write at tuple {i}: position "
+                                     f"{model.position} of its interval, need >= 4")  # fmt: skip
+                model.configure(*writes[i])
+            profile = model.step(key)
+            if profile is not None:
+                rows += [(k, c, 0) for k, c in profile] + [(0, 0, 1)]
+        return np.array(rows, dtype=np.uint64).reshape(-1, 3)
+
+    def free_expected(self, keys) -> np.ndarray:
+        """:meth:`expected` of the always-ready run (no writes); ValueError unless the
+        parameters and every interval's candidates allow it no stall."""
+        p = self.params
+        want = self.expected(keys, writes=())
+        ends = np.flatnonzero(want[:, 2] == 1)
+        candidates = int(np.diff(np.concatenate([[-1], ends])).max() - 1) if len(ends) else 0
+        if p["threshold"] < candidates + 7 or p["interval_length"] < p["accumulator"] + 7:
+            raise ValueError(f"the always-ready run may stall: threshold {p['threshold']}, "
+                             f"{candidates} candidates, interval {p['interval_length']}, "
+                             f"accumulator {p['accumulator']}")  # fmt: skip
+        return want
+
+    def build(self, component, verilog: str, build_root: Path = DEFAULT_BUILD_ROOT,
+              extra_args: tuple[str, ...] = (), name: str | None = None) -> StreamHarness:
+        """The harness on ``verilog`` (module ``multihash``; ``component``: its ports)."""
+        drive = config_drive(self.schedule(), self.params["counter_bits"])
+        return StreamHarness(component, verilog, "multihash", build_root, self.opt,
+                             drive=drive, extra_args=extra_args, name=name,
+                             decls=CONFIG_DECLS)  # fmt: skip
+
+    @staticmethod
+    def compare(run, want: np.ndarray) -> tuple[int, str]:
+        """``(mismatches, what)`` of a run's records against :meth:`expected`'s rows.
+
+        End markers are compared by their ``end`` flag only (the golden model defines
+        no payload for them).
+        """
+        end = run.fields["end"].astype(np.uint64)
+        got = np.stack([run.fields["key"], run.fields["count"], end], axis=1).astype(np.uint64)
+        got[end == 1, :2] = 0
+        common = min(len(got), len(want))
+        differ = np.flatnonzero((got[:common] != want[:common]).any(axis=1))
+        mismatches = int(differ.size) + abs(len(got) - len(want))
+        if mismatches == 0:
+            return 0, f"{len(want)} records and markers match"
+        first = int(differ[0]) if differ.size else common
+        interval = int(want[:first, 2].sum())
+        return mismatches, (f"{mismatches} records differ (first: record {first}, interval "
+                            f"{interval}; {len(got)} read out, golden model {len(want)})")
+
+
+def native_bench(top: Top, params: dict, **options) -> MultihashBench:
+    """The native bench of ``top`` (resolved ``params``; ``options``: fields of the
+    bench, e.g. fewer tuples for a test); ValueError if it has none."""
+    if top.name not in NATIVE_TOPS:
+        raise ValueError(f"top {top.name!r} has no native mutation bench (one of "
+                         f"{', '.join(NATIVE_TOPS)}); use --bench cocotb")  # fmt: skip
+    return MultihashBench(dict(params), **options)
+
+
+class NativeRunner:
+    """The bench built on the mutants' Verilog: one run per mutant index."""
+
+    def __init__(self, bench: MultihashBench, component, verilog: str, work: Path,
+                 build_root: Path = DEFAULT_BUILD_ROOT,
+                 extra_args: tuple[str, ...] = ()):  # fmt: skip
+        self.bench = bench
+        self.work = Path(work)
+        self.keys_path = self.work / "native-keys.bin"
+        keys = bench.keys()
+        keys.astype("<u8").tofile(self.keys_path)
+        self.harness = bench.build(component, verilog, build_root, extra_args,
+                                   name="multihash-mutants")  # fmt: skip
+        started = time.monotonic()
+        self.want = bench.expected(keys)
+        self.free_path = self.work / "native-free-keys.bin"
+        free = bench.free_keys() if bench.free_tuples else np.zeros(0, np.uint64)
+        free.astype("<u8").tofile(self.free_path)
+        self.free_want = bench.free_expected(free) if bench.free_tuples else None
+        self.golden_seconds = time.monotonic() - started
+
+    def _run(self, index, keys, ready, plusargs, timeout):
+        work = self.work / f"native-{index}"
+        try:
+            return self.harness.run(keys, work, self.bench.drain, ready, self.bench.seed,
+                                    plusargs=(f"+mutsel={index}", *plusargs),
+                                    timeout=timeout)  # fmt: skip
+        finally:
+            (work / "out.bin").unlink(missing_ok=True)
+
+    def run(self, index: int, timeout: float) -> tuple[str, str]:
+        """Mutant ``index`` (0: the original): ("pass" | "fail" | "timeout", detail).
+
+        The back-pressured run with the configuration writes, then (if it passes) the
+        always-ready run at the reset values (:attr:`MultihashBench.free_tuples`).
+        """
+        b = self.bench
+        started = time.monotonic()
+        try:
+            run = self._run(index, self.keys_path, b.ready, (), timeout)
+            mismatches, what = b.compare(run, self.want)
+            if mismatches or self.free_want is None:
+                return ("fail" if mismatches else "pass"), f"native: {what}"
+            left = max(1.0, timeout - (time.monotonic() - started))
+            free = self._run(index, self.free_path, 1.0, ("+nocfg",), left)
+        except subprocess.TimeoutExpired:
+            return "timeout", f"native: no verdict in {timeout:.0f} s"
+        except RuntimeError as exc:  # the harness failed, or its output file is short
+            return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
+        mismatches, free_what = b.compare(free, self.free_want)
+        if mismatches:
+            return "fail", f"native, always ready: {free_what}"
+        if free.stalls:
+            return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
+                            "throughput: none while threshold >= candidates + 7)")
+        return "pass", f"native: {what}; always ready: {free_what}, no stall"

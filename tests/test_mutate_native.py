@@ -1,0 +1,177 @@
+"""``hwprof mutate multihash --bench native``: mutants through the native stream harness.
+
+Fast tier: the configuration writes of the wrapper, the golden side of the bench
+(writes placed where they cannot race an interval's end), the comparison (a
+changed, missing or extra record is a mismatch) and the usage errors. Soak tier
+(a Verilator build of a small profiler with six mutants, about a minute and a
+half at -O0 on the shared machine): the original passes, a mutant is killed, the
+check fails against a golden model with other configuration writes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from hwprof.catalog import get_top
+from hwprof.cli import main
+from hwprof.golden.multihash import MultiHashConfig
+from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
+from hwprof.mutate_native import (
+    CONFIG_DECLS,
+    MultihashBench,
+    NativeRunner,
+    config_drive,
+    native_bench,
+)
+from hwprof.sim.native import StreamRun, stream_wrapper
+from hwprof.synth import to_verilog
+
+#: tests/test_multihash_cocotb.py's small profiler (16-bit keys, 8 entries in 4 sets), with
+#: the reset threshold 15 (>= 8 candidates + 7: the always-ready run may not stall)
+SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
+         "interval_length": 100, "threshold": 15, "pc_bits": 8, "value_bits": 8,
+         "ways": 2}  # fmt: skip
+#: 3,000 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
+#: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
+#: 30 of its 60-tuple interval)
+SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
+               "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
+               "counts_repeat": 150}
+
+
+def _small_bench(**changes) -> MultihashBench:
+    top = get_top("multihash")
+    return native_bench(top, top.resolve(SMALL), **{**SMALL_BENCH, **changes})
+
+
+def test_config_drive_writes_at_the_given_tuples():
+    drive = config_drive(((50, 60, 3), (1530, 40, 2)), 16)
+    assert drive["cfg_we"] == ("!cfg_off && in_valid_q && in_ready && "
+                               "(accepted == 64'd50 || accepted == 64'd1530)")  # fmt: skip
+    # each write's values up to its tuple (the pending register holds them after it)
+    assert drive["cfg_interval"] == ("(accepted <= 64'd50 ? 16'd60 : "
+                                     "(accepted <= 64'd1530 ? 16'd40 : 16'd0))")  # fmt: skip
+    component = get_top("multihash").construct(SMALL)
+    component._MustUse__silence = True  # only its signature is read
+    verilog, _ = stream_wrapper(component, "multihash", drive, CONFIG_DECLS)
+    assert ".cfg_we(1'((!cfg_off && in_valid_q && in_ready" in verilog
+    assert "  initial cfg_off = $test$plusargs(\"nocfg\");" in verilog  # +nocfg: no write
+    assert ".cfg_threshold(16'(((accepted <= 64'd50 ? 16'd3" in verilog
+    assert "accepted <= rst ? 64'd0 : accepted + {63'd0, in_valid_q & in_ready};" in verilog
+    with pytest.raises(ValueError, match="cannot drive nope, tuples__valid"):
+        stream_wrapper(component, "multihash", {"nope": "1", "tuples__valid": "1"})
+
+
+def test_expected_follows_the_configuration_writes():
+    bench = _small_bench()
+    keys = bench.keys()
+    assert len(keys) == 4000 and int(keys.max()) < 1 << 16
+    want = bench.expected(keys)
+    ends = np.flatnonzero(want[:, 2] == 1)
+    # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
+    # up to the trace's end, then the directed interval of 1,000
+    assert len(ends) == 1 + 24 + 36 + 1
+    assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
+    records = want[want[:, 2] == 0]
+    assert len(records) > 100 and (records[:, 1] >= 2).all()
+    # a write in the first tuples of an interval would race its start in the pipeline
+    late = _small_bench(writes=((102, 60, 3),))
+    with pytest.raises(ValueError, match="write at tuple 102: position 2 of its interval"):
+        late.expected(keys)
+    # the always-ready run: sort's first 1,000 tuples at the reset values, 10 intervals
+    bench = _small_bench()
+    free = bench.free_expected(bench.free_keys())
+    assert free[:, 2].sum() == 10 and len(free) > 10
+    # ... refused where the design may stall (threshold < candidates + 7)
+    low = native_bench(get_top("multihash"), get_top("multihash").resolve(SMALL | {"threshold": 5}),
+                       **SMALL_BENCH)  # fmt: skip
+    with pytest.raises(ValueError, match="the always-ready run may stall: threshold 5"):
+        low.free_expected(low.free_keys())
+
+
+def test_relabel_xors_each_block_with_one_byte():
+    plain, relabelled = _small_bench(relabel=0).keys()[:3000], _small_bench().keys()[:3000]
+    # blocks of 1,000 tuples centred on multiples of 1,000: bytes 0, 97, 194, 35
+    byte = np.repeat([0, 97, 194, 35], [500, 1000, 1000, 500]).astype(np.uint64)
+    assert np.array_equal(plain ^ relabelled, byte * np.uint64(0x0101))
+
+
+def test_directed_interval_counts_past_the_threshold():
+    bench = _small_bench()
+    keys = bench.directed()
+    a, b, c, d, e = (int(k) for k in keys[[0, 150, 151, 152, 153]])
+    assert keys[:150].tolist() == [a] * 150 and keys[150:750].tolist() == [b, c, d, e] * 150
+    assert len(set(keys[750:].tolist()) - {a, b, c, d, e}) > 200
+    config = MultiHashConfig(**bench.params)
+    set_of = [config.set_index([h(k) for h in config.hashes()]) for k in (d, e)]
+    assert set_of[0] == set_of[1] and d != e
+    assert bench.schedule()[-1] == (2950, 1000, 121)
+    # the golden model reads keys of the directed interval out, counted past the threshold
+    # (8 entries in 4 sets and 64 counters: a key may find its set full, or collide)
+    want = bench.expected(bench.keys())
+    last = want[np.flatnonzero(want[:, 2] == 1)[-2] + 1 : -1]
+    assert len(last) >= 3 and set(last[:, 0].tolist()) <= {a, b, c, d, e}
+    assert (last[:, 1] >= 121).all()
+
+
+def _run(rows) -> StreamRun:
+    rows = np.array(rows, dtype=np.uint64).reshape(-1, 3)
+    fields = {"key": rows[:, 0], "count": rows[:, 1], "end": rows[:, 2]}
+    return StreamRun(0, 0, 0, 0.0, 0.0, 0.0, 0.0, np.arange(len(rows), dtype=np.uint64),
+                     fields)  # fmt: skip
+
+
+def test_compare_counts_every_differing_record():
+    want = np.array([(7, 5, 0), (9, 6, 0), (0, 0, 1), (0, 0, 1), (3, 2, 0), (0, 0, 1)],
+                    dtype=np.uint64)  # fmt: skip
+    assert MultihashBench.compare(_run(want), want)[0] == 0
+    # a marker's payload is not compared (the golden model defines none)
+    marker = want.copy()
+    marker[2, :2] = (5, 5)
+    assert MultihashBench.compare(_run(marker), want)[0] == 0
+    count = want.copy()
+    count[4, 1] = 3
+    n, what = MultihashBench.compare(_run(count), want)
+    assert n == 1 and "first: record 4, interval 2" in what
+    # a record after the last marker, a missing record
+    assert MultihashBench.compare(_run([*want, (1, 9, 0)]), want)[0] == 1
+    assert MultihashBench.compare(_run(want[1:]), want)[0] >= 1
+
+
+def test_no_native_bench_is_one_clear_error(capsys):
+    assert main(["mutate", "brr", "--bench", "native"]) == 2
+    assert main(["mutate", "stratified", "-n", "4", "--bench", "native"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("has no native mutation bench (one of multihash)" in line
+                                 for line in err)  # fmt: skip
+    with pytest.raises(ValueError, match="'brr' has no native mutation bench"):
+        native_bench(get_top("brr"), {})
+    with pytest.raises(ValueError, match="bench must be one of cocotb, native"):
+        mutate_top(get_top("multihash"), 4, bench="formal")
+
+
+@pytest.mark.soak
+def test_native_bench_kills_a_mutant(tmp_path):
+    """Six mutants of the small profiler in one build: the original passes both runs (the
+    back-pressured one with the writes, the always-ready one), at least one mutant is
+    killed, and the check fails against other configuration writes."""
+    top = get_top("multihash")
+    component = top.construct(SMALL)
+    verilog = to_verilog(component, "multihash")
+    mutants = list_mutants(verilog, "multihash", 6, 1, tmp_path)
+    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
+    runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
+    verdict, detail = runner.run(0, 120)
+    assert verdict == "pass", detail
+    assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
+                        r"and markers match, no stall", detail)  # fmt: skip
+    verdicts = [runner.run(m.index, 120) for m in mutants]
+    assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
+    # the original against a golden model with the second write's threshold changed
+    runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3))).expected(
+        runner.bench.keys())
+    verdict, detail = runner.run(0, 120)
+    assert verdict == "fail" and "records differ" in detail
