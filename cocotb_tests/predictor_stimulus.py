@@ -1,0 +1,180 @@
+"""Table-wide stimulus for the profile-flag predictor (the Amaranth and cocotb checks).
+
+The front-end programs live at one small address range (base 0x1000, upper
+address bits 0), fill a set's two ways rarely and walk every profile block in
+program order. Here the golden predictor alone is driven with blocks in every
+set, ``ways + 2`` of them per set with random full-width tags (so both ways of a
+set are valid, then one is evicted, and the tag bits of the full width are 0 and
+1), blocks across a carry (their words differ from bit ``b`` up, ``b`` random:
+the follow compares at every level), a block at the top of the address space
+(its follow wraps), lengths around ``min_block``, and, on some visits, the
+block's PIs out of program order (a PI branch back or forward inside the block,
+to its leader or before it: the follow compares between lanes), some of them
+dispatched. Decode groups of random width run in parallel with fetches of the
+leaders, and after each round every leader is fetched (a sweep), so that every
+entry the table holds is read out through ``skip``/``follow``.
+"""
+
+from __future__ import annotations
+
+from hwprof.golden.frontend import PredictorStep
+from hwprof.golden.isa_profile import NOP, Insn, encode, encode_pflen
+from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
+
+__all__ = ["table_steps"]
+
+#: sets visited at most (all of them at the default 64)
+MAX_SETS = 64
+
+
+def _pi(k, op="lw"):
+    return encode(Insn("pi", op, k, rd=5, rs1=5))
+
+
+def table_steps(rng, params, squash_rate=0.01, carries=256):
+    """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
+
+    Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
+    flag off: created locked, then unlocked by its leader; one way at a time),
+    evict (each set's block ``ways``, twice), predicted (a block per set visited
+    with the flag on, then off again), jumbled (each set's last block, new, visited
+    with its PIs in random order, some of them dispatched, then in order; then the
+    block it evicted, the same way), carries (``carries`` short blocks across a
+    carry in the last 8 sets, each learnt and its leader fetched). Each round ends
+    with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
+    set (no block has it; a valid bit set on a way never written would show), also
+    after every 8 sets of the fill.
+    """
+    c = PredictorConfig(**params)
+    golden = ProfileFlagPredictor(**{**params, "fetch_latency": 0})
+    mask = (1 << c.addr_width) - 1
+    sets = list(range(c.sets)) if c.sets <= MAX_SETS else rng.sample(range(c.sets), MAX_SETS)
+    blocks = []  # per set: [(leader pc, length, k)] with ways + 2 distinct tags
+    for n, s in enumerate(sets):
+        tags = set()
+        if n == len(sets) - 1 and s == c.sets - 1:
+            tags.add((1 << c.tag_bits) - 1)  # the last word: follow wraps to 0
+        while len(tags) < min(c.ways + 2, 1 << c.tag_bits):
+            tags.add(rng.getrandbits(c.tag_bits) or 1)
+        row = []
+        for tag in sorted(tags, key=lambda t: rng.random()):
+            if rng.random() < 0.3:  # around the skip threshold
+                length = max(1, c.min_block + rng.choice((-1, 0, 1)))
+            else:
+                length = rng.randint(c.min_block, c.min_block + 12)
+            row.append(((tag << c.index_bits | s) << 2 & mask, length, rng.randrange(c.n_flags)))
+        blocks.append(row)
+    leaders = [b for row in blocks for b in row]
+    steps = []
+    decode, fetch = [], []
+
+    def fetch_words(block):
+        leader, length, k = block
+        words = [(encode_pflen(length), leader - 4 & mask)] if rng.random() < 0.9 else []
+        if rng.random() < 0.05:  # a PI at 4n + 2 is never looked up
+            return words + [(_pi(k), leader + 2 & mask)]
+        return words + [(_pi(k), leader)]
+
+    def other_fetch():
+        r = rng.random()
+        if r < 0.5:
+            return [(encode(Insn("pci", rng.choice(("setpf", "resetpf")), k=rng.randrange(8))),
+                     rng.getrandbits(c.addr_width) & ~3)]  # fmt: skip
+        return [(encode(Insn("pi", rng.choice(("beq", "bne", "jalr")), rng.randrange(8))),
+                 rng.getrandbits(c.addr_width) & ~3)]  # fmt: skip
+
+    def cycle(lanes_fetched=None):
+        """One step: random fetches (``lanes_fetched`` None) or that many of ``fetch``."""
+        while lanes_fetched is None and len(fetch) < c.lanes:
+            fetch.extend(fetch_words(rng.choice(leaders)) if rng.random() < 0.8
+                         else other_fetch())  # fmt: skip
+        n = rng.randint(0, c.lanes) if lanes_fetched is None else lanes_fetched
+        f, fetch[:] = fetch[:n], fetch[n:]
+        take = min(len(decode), rng.choice((c.lanes, c.lanes, rng.randint(1, c.lanes))))
+        u, decode[:] = decode[:take], decode[take:]
+        squash = int(rng.random() < squash_rate)
+        steps.append(PredictorStep(f, u, squash, golden.step(fetch=f, update=u, squash=squash)))
+
+    def visit(block, flag, jumbled=False):
+        leader, length, k = block
+        order, flags = list(range(length)), [flag] * length
+        if jumbled and length > 2:  # the leader, then its PIs with jumps back and forth
+            # (now and then to the leader itself or a PI of the block's type before it)
+            order = [0] + [rng.randrange(1, length) if rng.random() < 0.9
+                           else rng.randrange(-2, 1) for _ in range(2 * length)]  # fmt: skip
+            flags = [flag] + [int(rng.random() < 0.15) for _ in order[1:]]  # some dispatched
+        decode.append((encode_pflen(length), leader - 4 & mask, 0))
+        decode.extend((_pi(k), leader + 4 * j & mask, f) for j, f in zip(order, flags, strict=True))
+        decode.append((NOP, leader + 4 * length & mask, 0))
+
+    def probe():
+        """PIs of tag 0 in every set: they hit only a way marked valid that holds the
+        memory's initial zeros (no block has tag 0)."""
+        for s in sets:
+            fetch.append((_pi(0), s << 2))
+            while len(fetch) >= c.lanes:
+                cycle(c.lanes)
+        cycle(len(fetch))
+
+    def run(sweep=leaders):
+        """Decode what is queued, then the probe and a fetch of every block in ``sweep``."""
+        while decode:
+            cycle()
+        for _ in range(c.update_latency + 2):
+            cycle()
+        fetch.clear()
+        probe()
+        for block in sweep:
+            fetch.extend(fetch_words(block))
+            while len(fetch) >= c.lanes:
+                cycle(c.lanes)
+        cycle(len(fetch))
+
+    probe()
+    for way in range(c.ways):  # fill, one way at a time, a probe after every 8 sets
+        for n, row in enumerate(blocks):
+            visit(row[way], 0, jumbled=rng.random() < 0.5)
+            visit(row[way], 0)
+            if n % 8 == 7:
+                run(())
+    run()
+    for row in blocks:  # evict
+        visit(row[min(c.ways, len(row) - 1)], 0)
+        visit(row[min(c.ways, len(row) - 1)], 0)
+    run()
+    for row in blocks:  # predicted: on, then off again
+        block = rng.choice(row)
+        visit(block, 1)
+    run()
+    for row in blocks:
+        visit(rng.choice(row), 0)
+    run()
+    for block in (row[-1] for row in blocks for _ in range(2)):  # jumbled: twice, a new
+        visit(block, 0, jumbled=True)  # block evicts one and is learnt out of order
+        visit(block, 0)
+        visit(block, 0, jumbled=True)  # (unlocked: no change)
+    run()
+    for row in blocks:  # and the block it evicted, learnt again out of order
+        for block in row[:-1]:
+            if golden._find(*golden._split(block[0])[1:]) is None:
+                visit(block, 0, jumbled=True)
+                visit(block, 0)
+    run()
+    # carries: short blocks in the last sets whose words differ from bit b up (b
+    # random: the tag's low bits all 1), learnt (in order or not), then fetched
+    top = sorted(sets)[-min(8, len(sets)):]
+    learnt = []
+    for _ in range(carries):
+        s = rng.choice(top)
+        b = rng.randrange(c.index_bits, c.word_bits + 1)
+        tag = rng.getrandbits(c.tag_bits) | (1 << (b - c.index_bits)) - 1
+        length = max(c.min_block, c.sets - s + rng.randint(0, 4))
+        block = ((tag << c.index_bits | s) << 2 & mask, length, rng.randrange(c.n_flags))
+        visit(block, 0, jumbled=rng.random() < 0.5)
+        visit(block, 0)
+        learnt.append(block)
+        if len(learnt) == 16:
+            run(learnt)
+            learnt.clear()
+    run(learnt)
+    return steps
