@@ -339,9 +339,10 @@ def elaborate_set_associative(component):
         for i in range(n):
             eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
     c_eq = {k: Signal(name=f"c_eq_{k}") for k in eq}
-    d_eq = {k: Signal(name=f"d_eq_{k}") for k in eq}
     for k, v in eq.items():
-        m.d.sync += [c_eq[k].eq(v), d_eq[k].eq(c_eq[k])]
+        m.d.sync += c_eq[k].eq(v)
+    d_eq_key1 = Signal(name="d_eq_key1")  # (D's other selects are combined in D, see there)
+    m.d.sync += d_eq_key1.eq(c_eq["key1"])
 
     counter_reads, counter_writes, counter_valid = [], [], []
     for i in range(n):
@@ -476,20 +477,29 @@ def elaborate_set_associative(component):
 
     thr_zero = d["thr1"] == 0  # 0 >= T - 1
 
+    # The selects of the forwarding of the tuple one ahead, registered: its writes are
+    # decided in D, and the equalities of the tuple behind it (in C then) with it are
+    # registers, so the cycle before their use the two are combined into one flop per
+    # select (written at the end of this stage, below). The E registers themselves
+    # (``e_valid`` above all: it drives the flags of every entry and every counter's
+    # valid bit) are then not in D's logic: the selects are flops of a small fan-out.
+    fwd_sel = [Signal(name=f"d_fwd1_{i}") for i in range(n)]  # e_valid & e_cwrite & idx & ep
+    same1 = Signal(name="d_same1")  # e_valid & same set
+    mine_alloc = Signal(ways, name="d_mine_alloc")  # ... & e_way == wy & e_alloc
+    mine_aw = Signal(ways, name="d_mine_aw")  # ... & e_way == wy & e_awrite & same epoch
+
     old, old_ge = [], []
     for i in range(n):
         v = Signal(w, name=f"counter{i}")
         v_ge = Signal(name=f"counter_ge{i}")  # v >= T - 1
         # the tuple one ahead (the others were forwarded into d_base in C)
-        cond = e["valid"] & e["cwrite"] & d_eq[f"idx1_{i}"] & d_eq["ep1"]
-        sources = [(cond, e[f"cval{i}"])] if bypass else []
+        sources = [(fwd_sel[i], e[f"cval{i}"])] if bypass else []
         sources_ge = [(cd, at_least(val)) for cd, val in sources]
         m.d.comb += [v.eq(_forwarded(d_base[i], sources)),
                      v_ge.eq(_forwarded(at_least(d_base[i]), sources_ge))]  # fmt: skip
         old.append(v)
         old_ge.append(v_ge)
 
-    same1 = e["valid"] & d_eq["set1"]
     fv, fr, ff = Signal(ways), Signal(ways), Signal(ways)
     m.d.comb += [
         fv.eq(Mux(same1, e["fv"], d_fv)),
@@ -502,10 +512,9 @@ def elaborate_set_associative(component):
     e_acount1 = _named(m, _step(m, e["acount"], True, "e_acount_step"), "e_acount_plus")
     for wy in range(ways):
         # the tuple one ahead (in E); the two before it were forwarded in C
-        mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
-        m.d.comb += match[wy].eq(Mux(mine1 & e["alloc"], d_eq["key1"], d_tageq[wy]))
+        m.d.comb += match[wy].eq(Mux(mine_alloc[wy], d_eq_key1, d_tageq[wy]))
         cnt = Signal(w, name=f"entry_count_plus{wy}")
-        cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
+        cnt_src = [(mine_aw[wy], e["acount"]),
                    (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
         # cnt + 1 (a hit's new count): each candidate incremented on its register
         fwd1 = _step(m, d_fwd_count[wy], True, "fwd_step")
@@ -599,6 +608,14 @@ def elaborate_set_associative(component):
     for i in range(n):
         m.d.sync += [e[f"idx{i}"].eq(d[f"idx{i}"]),
                      e[f"cval{i}"].eq(Mux(zero_them, 0, new[i]))]  # fmt: skip
+    # the forwarding selects of the tuple behind (in C now: c_eq compares it with this one)
+    mine_set = d["valid"] & c_eq["set1"]
+    m.d.sync += [same1.eq(mine_set),
+                 mine_alloc.eq(Cat(*[mine_set & alloc & (way_of == wy) for wy in range(ways)])),
+                 mine_aw.eq(Cat(*[mine_set & (hit | alloc) & (way_of == wy) & c_eq["ep1"]
+                                  for wy in range(ways)]))]  # fmt: skip
+    for i in range(n):
+        m.d.sync += fwd_sel[i].eq(d["valid"] & ~hit & c_eq[f"idx1_{i}"] & c_eq["ep1"])
 
     ro_clear = Signal(entries)
 
