@@ -545,11 +545,23 @@ def elaborate_set_associative(component):
                            & Cat(*old_ge).all())  # fmt: skip
     # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
     # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
-    # one compare tree per pair i < j: c_i <= c_j is lt | eq, c_j <= c_i is ~lt
+    # one compare per pair i < j: c_i <= c_j is lt | eq, c_j <= c_i is ~lt. Like the
+    # ``>= T - 1`` compares, on the candidates' registers (counter i is the value of C,
+    # or the write of the tuple one ahead when fwd_sel[i]): every pair of candidates
+    # compared in parallel, the result bits selected by the two counters' selects (no
+    # compare after a forward mux); likewise each counter's ``+ 1``
+    cands = [[d_base[i], e[f"cval{i}"]] if bypass else [d_base[i]] for i in range(n)]
+
+    def chosen(values, i):
+        """``values[k]`` for counter ``i``'s candidate ``k`` -> the one its select picks."""
+        return Mux(fwd_sel[i], values[1], values[0]) if len(values) > 1 else values[0]
+
     le = {}
     for i in range(n):
         for j in range(i + 1, n):
-            lt, eq = _compare(m, old[i], old[j])
+            pairs = [[_compare(m, a, b) for b in cands[j]] for a in cands[i]]
+            lt = chosen([chosen([r[0] for r in row], j) for row in pairs], i)
+            eq = chosen([chosen([r[1] for r in row], j) for row in pairs], i)
             le[i, j], le[j, i] = _named(m, lt | eq, f"le{i}_{j}"), _named(m, ~lt, f"le{j}_{i}")
     is_min = []
     for i in range(n):
@@ -557,7 +569,8 @@ def elaborate_set_associative(component):
         is_min.append(Cat(*others).all() if others else Const(1, 1))
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
-        m.d.comb += plus[i].eq(_step(m, old[i], True, f"counter_step{i}"))
+        m.d.comb += plus[i].eq(chosen([_step(m, v, True, f"counter_step{i}")
+                                       for v in cands[i]], i))  # fmt: skip
     low1 = Signal(w)  # min(c_i) + 1: an AND-OR (every minimal c_i has the same value)
     m.d.comb += low1.eq(_or_all([Mux(is_min[i], plus[i], 0) for i in range(n)]))
     new = []
