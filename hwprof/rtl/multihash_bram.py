@@ -331,15 +331,15 @@ def elaborate_set_associative(component):
     # equalities of the tuple in B with the three tuples ahead (in C, D, E now: they are
     # E, h1, h2 when this tuple is in D)
     ahead = [c_, d, e]
-    eq = {}
+    b_eq = {}
     for j, other in enumerate(ahead, start=1):
-        eq[f"key{j}"] = b["key"] == other["key"]
-        eq[f"set{j}"] = b["set"] == other["set"]
-        eq[f"ep{j}"] = b["epoch"] == other["epoch"]
+        b_eq[f"key{j}"] = b["key"] == other["key"]
+        b_eq[f"set{j}"] = b["set"] == other["set"]
+        b_eq[f"ep{j}"] = b["epoch"] == other["epoch"]
         for i in range(n):
-            eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
-    c_eq = {k: Signal(name=f"c_eq_{k}") for k in eq}
-    for k, v in eq.items():
+            b_eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
+    c_eq = {k: Signal(name=f"c_eq_{k}") for k in b_eq}
+    for k, v in b_eq.items():
         m.d.sync += c_eq[k].eq(v)
     d_eq_key1 = Signal(name="d_eq_key1")  # (D's other selects are combined in D, see there)
     m.d.sync += d_eq_key1.eq(c_eq["key1"])
@@ -374,11 +374,19 @@ def elaborate_set_associative(component):
                          cnt_ro[p][wy].en.eq(ro_issue)]  # fmt: skip
 
     # --- stage C: read data and flags into registers -------------------------------------
+    # The tuple two ahead (in E now) as C sees it, registered at the end of D for the
+    # tuple then in B (``eq`` compares the two; written below, after D): whether it ended
+    # the interval, is valid and in this set, is valid and at this counter index. C's
+    # selects are then flops of a small fan-out, not ``e_valid`` (which drives every
+    # entry's flags and every counter's valid bit).
+    c_ab2 = Signal(name="c_ab2")  # e_valid & e_boundary
+    c_same2 = Signal(name="c_same2")  # e_valid & e_set == c_set
+    c_idx2 = [Signal(name=f"c_idx2_{i}") for i in range(n)]  # e_valid & e_idx_i == c_idx_i
     # a counter's valid bit with stage E's update applied (the flops are written in E, see
     # there), at this tuple's index: the tuple in E is two ahead (its index equality from B)
     counter_valid_n_at_c = []
     for i in range(n):
-        e_sets_it = e["valid"] & e["cwrite"] & c_eq[f"idx2_{i}"]
+        e_sets_it = c_idx2[i] & e["cwrite"]
         # a bit select: the index's 32-bit row by a mux tree, then the bit (a 2:1 mux
         # tree in gates, as a bit select of the whole vector after techmap; a Verilator
         # model shifts a whole wide vector for the latter, all 16 words, every cycle)
@@ -386,7 +394,7 @@ def elaborate_set_associative(component):
         row = _tree_mux([counter_valid[i][r : min(r + 32, z)] for r in range(0, z, 32)],
                         idx[5:])
         flop = row.bit_select(idx[:5], 1)
-        counter_valid_n_at_c.append(~(e["valid"] & e["boundary"]) & (flop | e_sets_it))
+        counter_valid_n_at_c.append(~c_ab2 & (flop | e_sets_it))
     # the entries' flags as vectors, way-major: entry (set s, way wy) is bit
     # ``wy * sets + s`` (:func:`flag_bit`), so that a way's flags of every set are one
     # slice and the per-entry logic below is a few word-wide operations
@@ -424,8 +432,8 @@ def elaborate_set_associative(component):
     c_after_boundary = d["valid"] & d["last"]  # in D: e_valid & e_boundary
     for i in range(n):
         fresh_c = counter_valid_n_at_c[i] & ~c_after_boundary
-        conds = [hist[j - 2]["valid"] & hist[j - 2]["cwrite"] & c_eq[f"idx{j}_{i}"]
-                 & c_eq[f"ep{j}"] for j in (2, 3)]  # fmt: skip
+        conds = [c_idx2[i] & e["cwrite"] & c_eq["ep2"],
+                 hist[1]["valid"] & hist[1]["cwrite"] & c_eq[f"idx3_{i}"] & c_eq["ep3"]]
         vals = [hist[j - 2][f"cval{i}"] for j in (2, 3)]
         sources = list(zip(conds, vals, strict=True)) if bypass else []
         m.d.sync += d_base[i].eq(_forwarded(Mux(fresh_c, counter_reads[i].data, 0), sources))
@@ -435,11 +443,11 @@ def elaborate_set_associative(component):
     d_fwd_any = Signal(ways)
     d_fwd_count = [Signal(w, name=f"d_fwd_count{wy}") for wy in range(ways)]
     for wy in range(ways):
-        tag_src = [(hist[j - 2]["valid"] & hist[j - 2]["alloc"] & c_eq[f"set{j}"]
-                    & (hist[j - 2]["way"] == wy), c_eq[f"key{j}"]) for j in (2, 3)]
-        cnt_src = [(hist[j - 2]["valid"] & hist[j - 2]["awrite"] & c_eq[f"set{j}"]
-                    & (hist[j - 2]["way"] == wy) & c_eq[f"ep{j}"], hist[j - 2]["acount"])
-                   for j in (2, 3)]  # fmt: skip
+        same = [c_same2, hist[1]["valid"] & c_eq["set3"]]  # (j = 2, 3)
+        tag_src = [(same[j - 2] & hist[j - 2]["alloc"] & (hist[j - 2]["way"] == wy),
+                    c_eq[f"key{j}"]) for j in (2, 3)]
+        cnt_src = [(same[j - 2] & hist[j - 2]["awrite"] & (hist[j - 2]["way"] == wy)
+                    & c_eq[f"ep{j}"], hist[j - 2]["acount"]) for j in (2, 3)]  # fmt: skip
         m.d.sync += [
             d_tageq[wy].eq(_forwarded(tag_read[wy].data == c_["key"], tag_src)),
             d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data)),
@@ -452,11 +460,16 @@ def elaborate_set_associative(component):
             return fv & ~fr, Const(-1, ways), Const(0, ways)
         return Const(0, ways), Const(-1, ways), Const(0, ways)
 
-    # the set's flags, with the boundary transform applied when the tuple one ahead (in D
-    # now, in E when this one is in D) ends the interval
-    c_fv = set_flags(valid_n, c_["set"])
-    c_fr = set_flags(repl_n, c_["set"])
-    c_ff = set_flags(fresh_n, c_["set"])
+    # the set's flags with stage E's update applied (the flops' next state at this set,
+    # from the flops and C's selects: the set's flags the tuple in E registered when it
+    # is in this set, else the boundary transform when it ended the interval), then the
+    # boundary transform when the tuple one ahead (in D now, in E when this one is in D)
+    # ends the interval
+    f_v, f_r, f_f = (set_flags(f, c_["set"]) for f in (valid, repl, fresh))
+    e_tv, e_tr, e_tf = transform(f_v, f_r, f_f)
+    c_fv = Mux(c_same2, e["fv"], Mux(c_ab2, e_tv, f_v))
+    c_fr = Mux(c_same2, e["fr"], Mux(c_ab2, e_tr, f_r))
+    c_ff = Mux(c_same2, e["ff"], Mux(c_ab2, e_tf, f_f))
     c_tv, c_tr, c_tf = transform(c_fv, c_fr, c_ff)
     m.d.sync += [
         d_fv.eq(Mux(c_after_boundary, c_tv, c_fv)),
@@ -629,6 +642,10 @@ def elaborate_set_associative(component):
                                   for wy in range(ways)]))]  # fmt: skip
     for i in range(n):
         m.d.sync += fwd_sel[i].eq(d["valid"] & ~hit & c_eq[f"idx1_{i}"] & c_eq["ep1"])
+    # C's selects of the tuple in B (two behind this one: eq compares them)
+    m.d.sync += [c_ab2.eq(boundary), c_same2.eq(d["valid"] & b_eq["set2"])]
+    for i in range(n):
+        m.d.sync += c_idx2[i].eq(d["valid"] & b_eq[f"idx2_{i}"])
 
     ro_clear = Signal(entries)
 
