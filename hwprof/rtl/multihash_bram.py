@@ -9,12 +9,13 @@ A    accept (cycle c): the ``n`` hash units on the input tuple -> registers
 B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      synchronous reads issued: counter ``i`` at ``index_i``; every way's tag and
      both count banks at the set; equality of this tuple's key / indices / set /
-     interval with the three tuples ahead (the writes it will miss)
+     interval with the three tuples ahead (the writes it will miss); each
+     counter's valid bit selected from the flops (E's update applied)
 C    c+2: read data into registers; each way's tag compared with the key; the
-     set's valid / replaceable / fresh bits and the counters' valid bits selected
-     from the flops' next state (E's update applied); the writes of the tuples two
-     and three ahead (in E and h1 now) forwarded into the counters, tag matches
-     and entry counts registered for D
+     set's valid / replaceable / fresh bits selected from the flops, E's update
+     applied (and to the counters' valid bits from B); the writes of the tuples
+     two and three ahead (in E and h1 now) forwarded into the counters, tag
+     matches and entry counts registered for D
 D    c+3: forwarding of the write one ahead (registers only), hit, conservative
      update, promotion (every counter ``>= T - 1``), victim way, the set's new
      flags (registered in E) and, on the interval's last tuple, the boundary
@@ -33,11 +34,14 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The tuples two and three ahead are in E
-and h1 when this tuple is in C (their writes are registers then): they are
-forwarded in C into the values D receives, so D forwards only the tuple one
-ahead. The flag flops are written at the end of
-E from E's registers (each flop's next state a 2:1 mux on registered selects: no
+counter or the entry count was flushed). The selects of the tuples one and two
+ahead (in E when they are used) are flops: D registers its tuple's outcome
+combined with its equalities with the tuple behind it, so neither B's, C's nor D's
+logic reads ``e_valid`` (whose fan-out is every entry's flags and every counter's
+valid bit). The tuples two and three ahead are in E and h1 when this tuple is in
+C (their writes are registers then): they are forwarded in C into the values D
+receives, so D forwards only the tuple one ahead. The flag flops are written at
+the end of E from E's registers (each flop's next state a 2:1 mux on registered selects: no
 path from D's decision into the entries' flops) and C reads their next state, so
 only the tuple one ahead is missed by the set's flags read in C: they are taken
 from its updated set flags when it was in the same set, or the boundary transform
@@ -379,22 +383,28 @@ def elaborate_set_associative(component):
     # the interval, is valid and in this set, is valid and at this counter index. C's
     # selects are then flops of a small fan-out, not ``e_valid`` (which drives every
     # entry's flags and every counter's valid bit).
+    # (c_ab2 is then e_valid & e_boundary every cycle: B uses it too, see below)
     c_ab2 = Signal(name="c_ab2")  # e_valid & e_boundary
     c_same2 = Signal(name="c_same2")  # e_valid & e_set == c_set
     c_idx2 = [Signal(name=f"c_idx2_{i}") for i in range(n)]  # e_valid & e_idx_i == c_idx_i
-    # a counter's valid bit with stage E's update applied (the flops are written in E, see
-    # there), at this tuple's index: the tuple in E is two ahead (its index equality from B)
+    # a counter's valid bit with stage E's updates applied (the flops are written in E,
+    # see there), at this tuple's index. The bit is selected from the flops in B, on B's
+    # index register, with the update of the tuple then in E (three ahead) applied:
+    # c_counter_valid is the flop's value when this tuple is in C; C applies the update
+    # of the tuple in E then (two ahead)
+    e_vcw = Signal(name="e_vcw")  # e_valid & e_cwrite (B's copy, written in D)
+    c_cvbit = [Signal(name=f"c_counter_valid{i}") for i in range(n)]
     counter_valid_n_at_c = []
     for i in range(n):
-        e_sets_it = c_idx2[i] & e["cwrite"]
         # a bit select: the index's 32-bit row by a mux tree, then the bit (a 2:1 mux
         # tree in gates, as a bit select of the whole vector after techmap; a Verilator
         # model shifts a whole wide vector for the latter, all 16 words, every cycle)
-        idx = c_[f"idx{i}"]
+        idx = b[f"idx{i}"]
         row = _tree_mux([counter_valid[i][r : min(r + 32, z)] for r in range(0, z, 32)],
                         idx[5:])
         flop = row.bit_select(idx[:5], 1)
-        counter_valid_n_at_c.append(~c_ab2 & (flop | e_sets_it))
+        m.d.sync += c_cvbit[i].eq(~c_ab2 & (flop | (e_vcw & b_eq[f"idx3_{i}"])))
+        counter_valid_n_at_c.append(~c_ab2 & (c_cvbit[i] | (c_idx2[i] & e["cwrite"])))
     # the entries' flags as vectors, way-major: entry (set s, way wy) is bit
     # ``wy * sets + s`` (:func:`flag_bit`), so that a way's flags of every set are one
     # slice and the per-entry logic below is a few word-wide operations
@@ -643,7 +653,8 @@ def elaborate_set_associative(component):
     for i in range(n):
         m.d.sync += fwd_sel[i].eq(d["valid"] & ~hit & c_eq[f"idx1_{i}"] & c_eq["ep1"])
     # C's selects of the tuple in B (two behind this one: eq compares them)
-    m.d.sync += [c_ab2.eq(boundary), c_same2.eq(d["valid"] & b_eq["set2"])]
+    m.d.sync += [c_ab2.eq(boundary), c_same2.eq(d["valid"] & b_eq["set2"]),
+                 e_vcw.eq(d["valid"] & ~hit)]  # fmt: skip
     for i in range(n):
         m.d.sync += c_idx2[i].eq(d["valid"] & b_eq[f"idx2_{i}"])
 
