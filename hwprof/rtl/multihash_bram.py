@@ -9,12 +9,13 @@ A    accept (cycle c): the ``n`` hash units on the input tuple -> registers
 B    c+1: the accumulator set ``(x * sets) >> bits`` from the hash indices;
      synchronous reads issued: counter ``i`` at ``index_i``; every way's tag and
      both count banks at the set; equality of this tuple's key / indices / set /
-     interval with the three tuples ahead (the writes it will miss)
+     interval with the three tuples ahead (the writes it will miss); each
+     counter's valid bit selected from the flops (E's update applied)
 C    c+2: read data into registers; each way's tag compared with the key; the
-     set's valid / replaceable / fresh bits and the counters' valid bits selected
-     from the flops' next state (E's update applied); the writes of the tuples two
-     and three ahead (in E and h1 now) forwarded into the counters, tag matches
-     and entry counts registered for D
+     set's valid / replaceable / fresh bits selected from the flops, E's update
+     applied (and to the counters' valid bits from B); the writes of the tuples
+     two and three ahead (in E and h1 now) forwarded into the counters, tag
+     matches and entry counts registered for D
 D    c+3: forwarding of the write one ahead (registers only), hit, conservative
      update, promotion (every counter ``>= T - 1``), victim way, the set's new
      flags (registered in E) and, on the interval's last tuple, the boundary
@@ -33,11 +34,14 @@ Forwarding: a tuple reads in B and its data are used in D; the tuples one, two
 and three ahead write in E during the three cycles after the read was sampled.
 Their writes (registers: the E stage and two history registers) are forwarded
 by equalities computed in B; a write of another interval is not forwarded (the
-counter or the entry count was flushed). The tuples two and three ahead are in E
-and h1 when this tuple is in C (their writes are registers then): they are
-forwarded in C into the values D receives, so D forwards only the tuple one
-ahead. The flag flops are written at the end of
-E from E's registers (each flop's next state a 2:1 mux on registered selects: no
+counter or the entry count was flushed). The selects of the tuples one and two
+ahead (in E when they are used) are flops: D registers its tuple's outcome
+combined with its equalities with the tuple behind it, so neither B's, C's nor D's
+logic reads ``e_valid`` (whose fan-out is every entry's flags and every counter's
+valid bit). The tuples two and three ahead are in E and h1 when this tuple is in
+C (their writes are registers then): they are forwarded in C into the values D
+receives, so D forwards only the tuple one ahead. The flag flops are written at
+the end of E from E's registers (each flop's next state a 2:1 mux on registered selects: no
 path from D's decision into the entries' flops) and C reads their next state, so
 only the tuple one ahead is missed by the set's flags read in C: they are taken
 from its updated set flags when it was in the same set, or the boundary transform
@@ -331,17 +335,18 @@ def elaborate_set_associative(component):
     # equalities of the tuple in B with the three tuples ahead (in C, D, E now: they are
     # E, h1, h2 when this tuple is in D)
     ahead = [c_, d, e]
-    eq = {}
+    b_eq = {}
     for j, other in enumerate(ahead, start=1):
-        eq[f"key{j}"] = b["key"] == other["key"]
-        eq[f"set{j}"] = b["set"] == other["set"]
-        eq[f"ep{j}"] = b["epoch"] == other["epoch"]
+        b_eq[f"key{j}"] = b["key"] == other["key"]
+        b_eq[f"set{j}"] = b["set"] == other["set"]
+        b_eq[f"ep{j}"] = b["epoch"] == other["epoch"]
         for i in range(n):
-            eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
-    c_eq = {k: Signal(name=f"c_eq_{k}") for k in eq}
-    d_eq = {k: Signal(name=f"d_eq_{k}") for k in eq}
-    for k, v in eq.items():
-        m.d.sync += [c_eq[k].eq(v), d_eq[k].eq(c_eq[k])]
+            b_eq[f"idx{j}_{i}"] = b[f"idx{i}"] == other[f"idx{i}"]
+    c_eq = {k: Signal(name=f"c_eq_{k}") for k in b_eq}
+    for k, v in b_eq.items():
+        m.d.sync += c_eq[k].eq(v)
+    d_eq_key1 = Signal(name="d_eq_key1")  # (D's other selects are combined in D, see there)
+    m.d.sync += d_eq_key1.eq(c_eq["key1"])
 
     counter_reads, counter_writes, counter_valid = [], [], []
     for i in range(n):
@@ -373,19 +378,33 @@ def elaborate_set_associative(component):
                          cnt_ro[p][wy].en.eq(ro_issue)]  # fmt: skip
 
     # --- stage C: read data and flags into registers -------------------------------------
-    # a counter's valid bit with stage E's update applied (the flops are written in E, see
-    # there), at this tuple's index: the tuple in E is two ahead (its index equality from B)
+    # The tuple two ahead (in E now) as C sees it, registered at the end of D for the
+    # tuple then in B (``eq`` compares the two; written below, after D): whether it ended
+    # the interval, is valid and in this set, is valid and at this counter index. C's
+    # selects are then flops of a small fan-out, not ``e_valid`` (which drives every
+    # entry's flags and every counter's valid bit).
+    # (c_ab2 is then e_valid & e_boundary every cycle: B uses it too, see below)
+    c_ab2 = Signal(name="c_ab2")  # e_valid & e_boundary
+    c_same2 = Signal(name="c_same2")  # e_valid & e_set == c_set
+    c_idx2 = [Signal(name=f"c_idx2_{i}") for i in range(n)]  # e_valid & e_idx_i == c_idx_i
+    # a counter's valid bit with stage E's updates applied (the flops are written in E,
+    # see there), at this tuple's index. The bit is selected from the flops in B, on B's
+    # index register, with the update of the tuple then in E (three ahead) applied:
+    # c_counter_valid is the flop's value when this tuple is in C; C applies the update
+    # of the tuple in E then (two ahead)
+    e_vcw = Signal(name="e_vcw")  # e_valid & e_cwrite (B's copy, written in D)
+    c_cvbit = [Signal(name=f"c_counter_valid{i}") for i in range(n)]
     counter_valid_n_at_c = []
     for i in range(n):
-        e_sets_it = e["valid"] & e["cwrite"] & c_eq[f"idx2_{i}"]
         # a bit select: the index's 32-bit row by a mux tree, then the bit (a 2:1 mux
         # tree in gates, as a bit select of the whole vector after techmap; a Verilator
         # model shifts a whole wide vector for the latter, all 16 words, every cycle)
-        idx = c_[f"idx{i}"]
+        idx = b[f"idx{i}"]
         row = _tree_mux([counter_valid[i][r : min(r + 32, z)] for r in range(0, z, 32)],
                         idx[5:])
         flop = row.bit_select(idx[:5], 1)
-        counter_valid_n_at_c.append(~(e["valid"] & e["boundary"]) & (flop | e_sets_it))
+        m.d.sync += c_cvbit[i].eq(~c_ab2 & (flop | (e_vcw & b_eq[f"idx3_{i}"])))
+        counter_valid_n_at_c.append(~c_ab2 & (c_cvbit[i] | (c_idx2[i] & e["cwrite"])))
     # the entries' flags as vectors, way-major: entry (set s, way wy) is bit
     # ``wy * sets + s`` (:func:`flag_bit`), so that a way's flags of every set are one
     # slice and the per-entry logic below is a few word-wide operations
@@ -423,8 +442,8 @@ def elaborate_set_associative(component):
     c_after_boundary = d["valid"] & d["last"]  # in D: e_valid & e_boundary
     for i in range(n):
         fresh_c = counter_valid_n_at_c[i] & ~c_after_boundary
-        conds = [hist[j - 2]["valid"] & hist[j - 2]["cwrite"] & c_eq[f"idx{j}_{i}"]
-                 & c_eq[f"ep{j}"] for j in (2, 3)]  # fmt: skip
+        conds = [c_idx2[i] & e["cwrite"] & c_eq["ep2"],
+                 hist[1]["valid"] & hist[1]["cwrite"] & c_eq[f"idx3_{i}"] & c_eq["ep3"]]
         vals = [hist[j - 2][f"cval{i}"] for j in (2, 3)]
         sources = list(zip(conds, vals, strict=True)) if bypass else []
         m.d.sync += d_base[i].eq(_forwarded(Mux(fresh_c, counter_reads[i].data, 0), sources))
@@ -434,11 +453,11 @@ def elaborate_set_associative(component):
     d_fwd_any = Signal(ways)
     d_fwd_count = [Signal(w, name=f"d_fwd_count{wy}") for wy in range(ways)]
     for wy in range(ways):
-        tag_src = [(hist[j - 2]["valid"] & hist[j - 2]["alloc"] & c_eq[f"set{j}"]
-                    & (hist[j - 2]["way"] == wy), c_eq[f"key{j}"]) for j in (2, 3)]
-        cnt_src = [(hist[j - 2]["valid"] & hist[j - 2]["awrite"] & c_eq[f"set{j}"]
-                    & (hist[j - 2]["way"] == wy) & c_eq[f"ep{j}"], hist[j - 2]["acount"])
-                   for j in (2, 3)]  # fmt: skip
+        same = [c_same2, hist[1]["valid"] & c_eq["set3"]]  # (j = 2, 3)
+        tag_src = [(same[j - 2] & hist[j - 2]["alloc"] & (hist[j - 2]["way"] == wy),
+                    c_eq[f"key{j}"]) for j in (2, 3)]
+        cnt_src = [(same[j - 2] & hist[j - 2]["awrite"] & (hist[j - 2]["way"] == wy)
+                    & c_eq[f"ep{j}"], hist[j - 2]["acount"]) for j in (2, 3)]  # fmt: skip
         m.d.sync += [
             d_tageq[wy].eq(_forwarded(tag_read[wy].data == c_["key"], tag_src)),
             d_acnt[wy].eq(Mux(parity, cnt_read[1][wy].data, cnt_read[0][wy].data)),
@@ -451,11 +470,16 @@ def elaborate_set_associative(component):
             return fv & ~fr, Const(-1, ways), Const(0, ways)
         return Const(0, ways), Const(-1, ways), Const(0, ways)
 
-    # the set's flags, with the boundary transform applied when the tuple one ahead (in D
-    # now, in E when this one is in D) ends the interval
-    c_fv = set_flags(valid_n, c_["set"])
-    c_fr = set_flags(repl_n, c_["set"])
-    c_ff = set_flags(fresh_n, c_["set"])
+    # the set's flags with stage E's update applied (the flops' next state at this set,
+    # from the flops and C's selects: the set's flags the tuple in E registered when it
+    # is in this set, else the boundary transform when it ended the interval), then the
+    # boundary transform when the tuple one ahead (in D now, in E when this one is in D)
+    # ends the interval
+    f_v, f_r, f_f = (set_flags(f, c_["set"]) for f in (valid, repl, fresh))
+    e_tv, e_tr, e_tf = transform(f_v, f_r, f_f)
+    c_fv = Mux(c_same2, e["fv"], Mux(c_ab2, e_tv, f_v))
+    c_fr = Mux(c_same2, e["fr"], Mux(c_ab2, e_tr, f_r))
+    c_ff = Mux(c_same2, e["ff"], Mux(c_ab2, e_tf, f_f))
     c_tv, c_tr, c_tf = transform(c_fv, c_fr, c_ff)
     m.d.sync += [
         d_fv.eq(Mux(c_after_boundary, c_tv, c_fv)),
@@ -476,20 +500,29 @@ def elaborate_set_associative(component):
 
     thr_zero = d["thr1"] == 0  # 0 >= T - 1
 
+    # The selects of the forwarding of the tuple one ahead, registered: its writes are
+    # decided in D, and the equalities of the tuple behind it (in C then) with it are
+    # registers, so the cycle before their use the two are combined into one flop per
+    # select (written at the end of this stage, below). The E registers themselves
+    # (``e_valid`` above all: it drives the flags of every entry and every counter's
+    # valid bit) are then not in D's logic: the selects are flops of a small fan-out.
+    fwd_sel = [Signal(name=f"d_fwd1_{i}") for i in range(n)]  # e_valid & e_cwrite & idx & ep
+    same1 = Signal(name="d_same1")  # e_valid & same set
+    mine_alloc = Signal(ways, name="d_mine_alloc")  # ... & e_way == wy & e_alloc
+    mine_aw = Signal(ways, name="d_mine_aw")  # ... & e_way == wy & e_awrite & same epoch
+
     old, old_ge = [], []
     for i in range(n):
         v = Signal(w, name=f"counter{i}")
         v_ge = Signal(name=f"counter_ge{i}")  # v >= T - 1
         # the tuple one ahead (the others were forwarded into d_base in C)
-        cond = e["valid"] & e["cwrite"] & d_eq[f"idx1_{i}"] & d_eq["ep1"]
-        sources = [(cond, e[f"cval{i}"])] if bypass else []
+        sources = [(fwd_sel[i], e[f"cval{i}"])] if bypass else []
         sources_ge = [(cd, at_least(val)) for cd, val in sources]
         m.d.comb += [v.eq(_forwarded(d_base[i], sources)),
                      v_ge.eq(_forwarded(at_least(d_base[i]), sources_ge))]  # fmt: skip
         old.append(v)
         old_ge.append(v_ge)
 
-    same1 = e["valid"] & d_eq["set1"]
     fv, fr, ff = Signal(ways), Signal(ways), Signal(ways)
     m.d.comb += [
         fv.eq(Mux(same1, e["fv"], d_fv)),
@@ -502,10 +535,9 @@ def elaborate_set_associative(component):
     e_acount1 = _named(m, _step(m, e["acount"], True, "e_acount_step"), "e_acount_plus")
     for wy in range(ways):
         # the tuple one ahead (in E); the two before it were forwarded in C
-        mine1 = e["valid"] & d_eq["set1"] & (e["way"] == wy)
-        m.d.comb += match[wy].eq(Mux(mine1 & e["alloc"], d_eq["key1"], d_tageq[wy]))
+        m.d.comb += match[wy].eq(Mux(mine_alloc[wy], d_eq_key1, d_tageq[wy]))
         cnt = Signal(w, name=f"entry_count_plus{wy}")
-        cnt_src = [(mine1 & e["awrite"] & d_eq["ep1"], e["acount"]),
+        cnt_src = [(mine_aw[wy], e["acount"]),
                    (d_fwd_any[wy], d_fwd_count[wy])]  # fmt: skip
         # cnt + 1 (a hit's new count): each candidate incremented on its register
         fwd1 = _step(m, d_fwd_count[wy], True, "fwd_step")
@@ -536,11 +568,23 @@ def elaborate_set_associative(component):
                            & Cat(*old_ge).all())  # fmt: skip
     # c_i is a minimum iff c_i <= c_j for every j (parallel compares, no minimum tree);
     # the minimum + 1 (a new entry's count) is c_j + 1 of the first minimal c_j
-    # one compare tree per pair i < j: c_i <= c_j is lt | eq, c_j <= c_i is ~lt
+    # one compare per pair i < j: c_i <= c_j is lt | eq, c_j <= c_i is ~lt. Like the
+    # ``>= T - 1`` compares, on the candidates' registers (counter i is the value of C,
+    # or the write of the tuple one ahead when fwd_sel[i]): every pair of candidates
+    # compared in parallel, the result bits selected by the two counters' selects (no
+    # compare after a forward mux); likewise each counter's ``+ 1``
+    cands = [[d_base[i], e[f"cval{i}"]] if bypass else [d_base[i]] for i in range(n)]
+
+    def chosen(values, i):
+        """``values[k]`` for counter ``i``'s candidate ``k`` -> the one its select picks."""
+        return Mux(fwd_sel[i], values[1], values[0]) if len(values) > 1 else values[0]
+
     le = {}
     for i in range(n):
         for j in range(i + 1, n):
-            lt, eq = _compare(m, old[i], old[j])
+            pairs = [[_compare(m, a, b) for b in cands[j]] for a in cands[i]]
+            lt = chosen([chosen([r[0] for r in row], j) for row in pairs], i)
+            eq = chosen([chosen([r[1] for r in row], j) for row in pairs], i)
             le[i, j], le[j, i] = _named(m, lt | eq, f"le{i}_{j}"), _named(m, ~lt, f"le{j}_{i}")
     is_min = []
     for i in range(n):
@@ -548,7 +592,8 @@ def elaborate_set_associative(component):
         is_min.append(Cat(*others).all() if others else Const(1, 1))
     plus = [Signal(w, name=f"counter_plus{i}") for i in range(n)]
     for i in range(n):
-        m.d.comb += plus[i].eq(_step(m, old[i], True, f"counter_step{i}"))
+        m.d.comb += plus[i].eq(chosen([_step(m, v, True, f"counter_step{i}")
+                                       for v in cands[i]], i))  # fmt: skip
     low1 = Signal(w)  # min(c_i) + 1: an AND-OR (every minimal c_i has the same value)
     m.d.comb += low1.eq(_or_all([Mux(is_min[i], plus[i], 0) for i in range(n)]))
     new = []
@@ -599,6 +644,19 @@ def elaborate_set_associative(component):
     for i in range(n):
         m.d.sync += [e[f"idx{i}"].eq(d[f"idx{i}"]),
                      e[f"cval{i}"].eq(Mux(zero_them, 0, new[i]))]  # fmt: skip
+    # the forwarding selects of the tuple behind (in C now: c_eq compares it with this one)
+    mine_set = d["valid"] & c_eq["set1"]
+    m.d.sync += [same1.eq(mine_set),
+                 mine_alloc.eq(Cat(*[mine_set & alloc & (way_of == wy) for wy in range(ways)])),
+                 mine_aw.eq(Cat(*[mine_set & (hit | alloc) & (way_of == wy) & c_eq["ep1"]
+                                  for wy in range(ways)]))]  # fmt: skip
+    for i in range(n):
+        m.d.sync += fwd_sel[i].eq(d["valid"] & ~hit & c_eq[f"idx1_{i}"] & c_eq["ep1"])
+    # C's selects of the tuple in B (two behind this one: eq compares them)
+    m.d.sync += [c_ab2.eq(boundary), c_same2.eq(d["valid"] & b_eq["set2"]),
+                 e_vcw.eq(d["valid"] & ~hit)]  # fmt: skip
+    for i in range(n):
+        m.d.sync += c_idx2[i].eq(d["valid"] & b_eq[f"idx2_{i}"])
 
     ro_clear = Signal(entries)
 
