@@ -176,12 +176,6 @@ def cmd_mutate(args) -> int:
     top = get_top(args.top)
     if top.cocotb_module is None:
         raise UsageError(f"top {top.name!r} has no cocotb regression")
-    if args.bench == "native":
-        from .mutate_native import NATIVE_TOPS
-
-        if top.name not in NATIVE_TOPS:
-            raise UsageError(f"top {top.name!r} has no native mutation bench (one of "
-                             f"{', '.join(NATIVE_TOPS)}); use --bench cocotb")  # fmt: skip
     if args.n < 1:
         raise UsageError(f"-n must be a positive integer, not {args.n}")
     overrides = parse_params(top, args.param)

@@ -127,16 +127,10 @@ class MultihashBench:
     def _load(self, trace: Path, tuples: int) -> np.ndarray:
         """The first ``tuples`` load tuples of ``trace``, ``pc:value`` keys of the top's
         widths."""
-        from .golden.tracefile import iter_keys
+        from .trace_verify import trace_keys
 
-        chunks, n = [], 0
-        for chunk in iter_keys(trace, pc_bits=self.params["pc_bits"],
-                               value_bits=self.params["value_bits"]):  # fmt: skip
-            chunks.append(chunk[: tuples - n])
-            n += len(chunks[-1])
-            if n == tuples:
-                break
-        keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
+        keys = trace_keys(trace, tuples, pc_bits=self.params["pc_bits"],
+                          value_bits=self.params["value_bits"])  # fmt: skip
         if len(keys) < tuples:
             raise ValueError(f"{trace}: {len(keys)} load tuples, the bench needs {tuples}")
         return keys

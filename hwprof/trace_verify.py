@@ -58,11 +58,12 @@ _STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler",
 _TIMING = ("latency", "skid")
 
 
-def trace_keys(trace, limit: int | None = None) -> np.ndarray:
-    """The ``<load pc, value>`` tuples of ``trace`` as 64-bit keys (32-bit fields),
-    the first ``limit`` of them (all: None)."""
+def trace_keys(trace, limit: int | None = None, *, pc_bits: int = 32,
+               value_bits: int = 32) -> np.ndarray:  # fmt: skip
+    """The ``<load pc, value>`` tuples of ``trace`` as 64-bit keys (``pc_bits`` and
+    ``value_bits`` fields, 32 each by default), the first ``limit`` of them (all: None)."""
     out, n = [], 0
-    for chunk in iter_keys(trace, pc_bits=32, value_bits=32):
+    for chunk in iter_keys(trace, pc_bits=pc_bits, value_bits=value_bits):
         if limit is not None and n + len(chunk) >= limit:
             out.append(chunk[: limit - n])
             n = limit
