@@ -174,7 +174,8 @@ async def compressor_matches_golden(dut):
         groups = 4 + (2 * golden_params()["assoc_entries"] if name == "stratified_pipeline" else 0)
         cycle = await counter_groups(dut, channels[0], cycle + 1, groups)
         if name == "stratified_pipeline":
-            await assoc_hits(dut, channels[0], cycle)
+            cycle = await assoc_hits(dut, channels[0], cycle)
+        await back_to_back(dut, channels[0], cycle)
     dut._log.info("tuples accepted: %s", {ch.name: ch.tuples for ch in channels})
 
 
@@ -509,6 +510,57 @@ async def assoc_hits(dut, ch, cycle, hits=3):
             cycle = await message(cycle, fresh_key())
     cycle = await drain(dut, ch, cycle)
     dut._log.info("assoc hits: %d entries hit %d times, two passes", k, hits)
+    return cycle
+
+
+async def back_to_back(dut, ch, cycle, group=8, ready=0.05):
+    """``H[P_r]_n``: messages on consecutive tuples while its output stalls.
+
+    Every phase before sends a message about once per ``r`` tuples, so ``H[P_r]``'s
+    output never stalls with a second message on its way: stage 2 holding a tuple
+    that completes a counter (its key then goes out in the message) was never
+    checked. Here keys in distinct counters each first bring their counter to ``r -
+    1`` (offers with the output always ready), then go in one after the other: each
+    completes its counter, so messages come back to back. In ``stratified_pipeline``
+    the messages reach ``H[P_r]``'s output only through ``A_k`` (full after the
+    phases before: every new key evicts, and the eviction goes to the message
+    buffer) and the message buffer: filler keys with the output never ready first
+    fill the buffer (``depth`` minus 4: it is empty after the pre-charge, and a
+    few messages are in flight), so that ``A_k`` and then ``H[P_r]`` stall. Then
+    ``group`` random keys and their complements (every key bit held at 0 and at 1)
+    go in with ``messages.ready`` on a ``ready`` fraction, and in the pipeline
+    ``k`` more keys, whose messages evict the group's last entries: every key the
+    group's messages carried is reported (an eviction) before the drain ends.
+    """
+    model = ch.model
+    sampler = first_stage(model)
+    # the buffer is empty after the pre-charge below (thousands of cycles always ready)
+    filler, tail = 0, 0
+    if isinstance(model, gs.Pipeline):
+        filler, tail = max(0, model.stages[2].depth - 4), model.stages[1].config.entries
+    mask = (1 << sampler.config.key_bits) - 1
+    if 2 * (filler + group + tail) > sampler.config.entries:
+        dut._log.info("back to back: skipped (%d counters)", sampler.config.entries)
+        return cycle
+    keys, used = [], set()
+    while len(keys) < filler + group + tail:  # counters of keys and complements all distinct
+        key = ch.r.getrandbits(sampler.config.key_bits)
+        counters = {sampler.hash(key), sampler.hash(key ^ mask)}
+        if len(counters) == 2 and not counters & used:
+            used.update(counters)
+            keys.append(key)
+    group_keys = keys[filler : filler + group]
+    stalled = group_keys + [key ^ mask for key in group_keys] + keys[filler + group :]
+    for key in keys[:filler] + stalled:  # each counter to r - 1
+        for _ in range(sampler.config.rate - 1 - sampler.table[sampler.hash(key)]):
+            cycle = await offer(dut, ch, cycle, key, ready=1.0)
+    for key in keys[:filler]:  # (each offer drives the tuple before it)
+        cycle = await offer(dut, ch, cycle, key, ready=0.0)
+    for key in stalled:
+        cycle = await offer(dut, ch, cycle, key, ready=ready)
+    cycle = await drain(dut, ch, cycle, extra=8 + filler + len(stalled))  # the buffer emptied
+    dut._log.info("back to back: %d filler messages, then %d with the output stalled",
+                  filler, len(stalled))  # fmt: skip
     return cycle
 
 
