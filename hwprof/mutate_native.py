@@ -25,8 +25,9 @@ marker (its ``end`` flag) read out is compared, in order, with the golden model
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
 tuples), and nothing may follow the last marker. The golden model has no timing
 (cycles are not compared with it). The keys are relabelled per block
-(:attr:`MultihashBench.relabel`) and a directed interval follows the trace's
-tuples (:attr:`MultihashBench.counts_interval`); a second run per mutant, always
+(:attr:`MultihashBench.relabel`) and a directed interval and a forwarding
+interval follow the trace's tuples (:attr:`MultihashBench.counts_interval`,
+:attr:`MultihashBench.fwd_interval`); a second run per mutant, always
 ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
@@ -97,8 +98,8 @@ class MultihashBench:
     #: the pc byte tables unread). The block boundaries fall in the middle of the
     #: 1,000-tuple intervals, so retained candidates meet their keys again.
     relabel: int = 1_000
-    #: the directed last interval (``counts_repeat`` 0: none), after the trace's tuples:
-    #: ``counts_interval`` tuples at threshold ``counts_threshold`` (written 50 tuples
+    #: the directed interval (``counts_repeat`` 0: none), after the trace's tuples:
+    #: ``counts_interval`` tuples at threshold ``counts_threshold`` (written :attr:`lead` tuples
     #: before the trace ends): one key repeated back to back ``counts_repeat`` times (its
     #: counts forwarded from the tuple ahead), then four keys in turn, each as often
     #: (counts read from the memories; the last two in one set, so in two ways), then
@@ -107,6 +108,22 @@ class MultihashBench:
     counts_interval: int = 16_384
     counts_threshold: int = 3_073
     counts_repeat: int = 3_200
+    #: the forwarding interval after the directed one (``fwd_repeat`` 0: none):
+    #: ``fwd_interval`` tuples at threshold ``fwd_threshold`` (written :attr:`lead`
+    #: tuples before the directed interval ends). Two keys ``f`` and ``g`` of one set
+    #: that holds none of the directed interval's keys (so that ``f`` takes way 0 and
+    #: ``g`` way 1 at the threshold) go in as ``f, g, x`` (``x`` a new key each time)
+    #: ``fwd_repeat`` times, then as ``f, g`` ``fwd_repeat // 10`` times, then distinct
+    #: keys: their entries' counts come from the tuple three, then two, ahead (stage C's
+    #: forwarding, neither the memory nor the tuple one ahead, which are all the
+    #: directed interval uses) and pass 1,023 and 1,151 (carries out of 10 and 7 low
+    #: bits at 1).
+    fwd_interval: int = 8_192
+    fwd_threshold: int = 1_000
+    fwd_repeat: int = 1_100
+    #: the directed and forwarding intervals' configuration writes come this many tuples
+    #: before the interval ahead of them ends (in that interval: less than its length)
+    lead: int = 50
     ready: float = 0.75
     seed: int = 1
     #: cycles after the last tuple (the last readout, at ``ready``)
@@ -140,10 +157,14 @@ class MultihashBench:
         return self._load(self.free_trace, self.free_tuples)
 
     def schedule(self) -> tuple:
-        """The configuration writes: :attr:`writes` and the directed interval's."""
-        if not self.counts_repeat:
-            return tuple(self.writes)
-        return (*self.writes, (self.tuples - 50, self.counts_interval, self.counts_threshold))
+        """The configuration writes: :attr:`writes`, the directed and forwarding intervals'."""
+        writes, end = list(self.writes), self.tuples
+        if self.counts_repeat:
+            writes.append((end - self.lead, self.counts_interval, self.counts_threshold))
+            end += self.counts_interval
+        if self.fwd_repeat:
+            writes.append((end - self.lead, self.fwd_interval, self.fwd_threshold))
+        return tuple(writes)
 
     def directed(self) -> np.ndarray:
         """The keys of the directed interval (see :attr:`counts_interval`)."""
@@ -171,9 +192,48 @@ class MultihashBench:
         rest = [key() for _ in range(n - 5 * r)]
         return np.array([a] * r + [b, c, d, e] * r + rest, dtype=np.uint64)
 
+    def forwarding(self) -> np.ndarray:
+        """The keys of the forwarding interval (see :attr:`fwd_interval`)."""
+        from .golden.multihash import MultiHashConfig
+
+        n, r = self.fwd_interval, self.fwd_repeat
+        if not r:
+            return np.zeros(0, np.uint64)
+        pairs = r // 10
+        if 3 * r + 2 * pairs > n:
+            raise ValueError(f"fwd_interval {n} < 3 x fwd_repeat {r} + 2 x {pairs}")
+        config = MultiHashConfig(**self.params)
+        hashes = config.hashes()
+        rng = np.random.default_rng(17)
+
+        def key():
+            return int(rng.integers(0, 1 << config.key_bits, dtype=np.uint64))
+
+        def set_of(k):
+            return config.set_index([h(k) for h in hashes]) if config.ways else 0
+
+        taken = {set_of(int(k)) for k in set(self.directed().tolist())} if config.ways else set()
+        if len(taken) >= config.sets:  # (a small profiler): any set, ways not guaranteed
+            taken = set()
+        f = key()
+        while set_of(f) in taken:
+            f = key()
+        g = key()
+        while set_of(g) != set_of(f) or g == f:
+            g = key()
+        fresh = {}  # distinct, neither f nor g (insertion order kept)
+        while len(fresh) < n - 2 * r - 2 * pairs:
+            x = key()
+            if x not in (f, g):
+                fresh[x] = None
+        fresh = list(fresh)
+        spaced = [k for x in fresh[:r] for k in (f, g, x)]
+        return np.array(spaced + [f, g] * pairs + fresh[r:], dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
-        (:attr:`relabel`), then the directed interval (:meth:`directed`)."""
+        (:attr:`relabel`), then the directed interval (:meth:`directed`) and the
+        forwarding interval (:meth:`forwarding`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -182,22 +242,31 @@ class MultihashBench:
             bits = self.params["pc_bits"] + self.params["value_bits"]
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
-        return np.concatenate([keys, self.directed()])
+        return np.concatenate([keys, self.directed(), self.forwarding()])
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
         with the configuration writes ``writes`` (default: :attr:`writes`).
 
         Raises ValueError if a write falls in the first 4 tuples of an interval (it
-        would race the previous interval's end in the pipeline).
+        would race the previous interval's end in the pipeline), or if the directed
+        or forwarding interval does not start where an interval starts.
         """
         from .golden.multihash import MultiHashProfiler
 
         model = MultiHashProfiler(**self.params)
+        starts = set()  # the directed intervals must start where an interval starts
+        if writes is None:
+            second = self.tuples + (self.counts_interval if self.counts_repeat else 0)
+            starts = {self.tuples, second} & set(range(len(keys)))
         writes = self.schedule() if writes is None else writes
         writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []
         for i, key in enumerate(keys.tolist()):
+            if i in starts and model.position:
+                raise ValueError(f"the directed intervals start at tuple {i}, position "
+                                 f"{model.position} of an interval: the trace's tuples "
+                                 f"({self.tuples}) must end where an interval ends")  # fmt: skip
             if i in writes:
                 if model.position < 4:
                     raise ValueError(f"configuration write at tuple {i}: position "

@@ -17,7 +17,7 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
-from hwprof.golden.multihash import MultiHashConfig
+from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
 from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
 from hwprof.mutate_native import (
     CONFIG_DECLS,
@@ -34,12 +34,14 @@ from hwprof.synth import to_verilog
 SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
          "interval_length": 100, "threshold": 15, "pc_bits": 8, "value_bits": 8,
          "ways": 2}  # fmt: skip
-#: 3,000 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
-#: (the write at tuple 50), then 24 of 40 at threshold 2 (the write at 1,530: position
-#: 30 of its 60-tuple interval)
-SMALL_BENCH = {"tuples": 3000, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
+#: 3,020 tuples: one interval at the reset values, 24 of 60 tuples at threshold 3
+#: (the write at tuple 50), then 37 of 40 at threshold 2 (the write at 1,530: position
+#: 30 of its 60-tuple interval), ending where an interval ends; the directed intervals'
+#: writes 20 tuples before the interval ahead ends
+SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
-               "counts_repeat": 150}
+               "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
+               "lead": 20}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -68,12 +70,12 @@ def test_config_drive_writes_at_the_given_tuples():
 def test_expected_follows_the_configuration_writes():
     bench = _small_bench()
     keys = bench.keys()
-    assert len(keys) == 4000 and int(keys.max()) < 1 << 16
+    assert len(keys) == 5020 and int(keys.max()) < 1 << 16
     want = bench.expected(keys)
     ends = np.flatnonzero(want[:, 2] == 1)
     # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
-    # up to the trace's end, then the directed interval of 1,000
-    assert len(ends) == 1 + 24 + 36 + 1
+    # up to the trace's end, then the directed interval of 1,000 and the forwarding one
+    assert len(ends) == 1 + 24 + 37 + 1 + 1
     assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
     records = want[want[:, 2] == 0]
     assert len(records) > 100 and (records[:, 1] >= 2).all()
@@ -81,6 +83,10 @@ def test_expected_follows_the_configuration_writes():
     late = _small_bench(writes=((102, 60, 3),))
     with pytest.raises(ValueError, match="write at tuple 102: position 2 of its interval"):
         late.expected(keys)
+    # the directed intervals must start where an interval starts
+    cut = _small_bench(tuples=3010)
+    with pytest.raises(ValueError, match="start at tuple 3010, position 30 of an interval"):
+        cut.expected(cut.keys())
     # the always-ready run: sort's first 1,000 tuples at the reset values, 10 intervals
     bench = _small_bench()
     free = bench.free_expected(bench.free_keys())
@@ -108,13 +114,63 @@ def test_directed_interval_counts_past_the_threshold():
     config = MultiHashConfig(**bench.params)
     set_of = [config.set_index([h(k) for h in config.hashes()]) for k in (d, e)]
     assert set_of[0] == set_of[1] and d != e
-    assert bench.schedule()[-1] == (2950, 1000, 121)
+    assert bench.schedule()[-2:] == ((3000, 1000, 121), (4000, 1000, 100))
     # the golden model reads keys of the directed interval out, counted past the threshold
     # (8 entries in 4 sets and 64 counters: a key may find its set full, or collide)
     want = bench.expected(bench.keys())
-    last = want[np.flatnonzero(want[:, 2] == 1)[-2] + 1 : -1]
+    last = want[np.flatnonzero(want[:, 2] == 1)[-3] + 1 : np.flatnonzero(want[:, 2] == 1)[-2]]
     assert len(last) >= 3 and set(last[:, 0].tolist()) <= {a, b, c, d, e}
     assert (last[:, 1] >= 121).all()
+
+
+def _forwarding_check(bench):
+    """The forwarding interval's keys, and where the golden model holds ``f`` and ``g``
+    (way, count) after their last tuple; the interval's records."""
+    fwd = bench.forwarding()
+    r, pairs = bench.fwd_repeat, bench.fwd_repeat // 10
+    f, g = int(fwd[0]), int(fwd[1])
+    assert fwd[: 3 * r].reshape(-1, 3)[:, :2].tolist() == [[f, g]] * r
+    assert fwd[3 * r : 3 * r + 2 * pairs].tolist() == [f, g] * pairs
+    rest = set(fwd[2 : 3 * r : 3].tolist()) | set(fwd[3 * r + 2 * pairs :].tolist())
+    assert len(rest) == bench.fwd_interval - 2 * r - 2 * pairs and not rest & {f, g}
+    keys = bench.keys()
+    model = MultiHashProfiler(**bench.params)
+    writes = {n: (length, threshold) for n, length, threshold in bench.schedule()}
+    last_fg = len(keys) - len(fwd) + 3 * r + 2 * pairs - 1
+    placed, profile = None, None
+    for i, key in enumerate(keys.tolist()):
+        if i in writes:
+            model.configure(*writes[i])
+        profile = model.step(key)
+        if i == last_fg:
+            placed = [(model.lookup(k) - model.entries(k)[0], model.count[model.lookup(k)])
+                      for k in (f, g)]  # fmt: skip
+    return f, g, placed, profile
+
+
+def test_forwarding_interval_keys():
+    """Two keys of one set at distance 3, then 2, past the threshold; read out at the end."""
+    bench = _small_bench()
+    f, g, placed, profile = _forwarding_check(bench)
+    config = MultiHashConfig(**bench.params)
+    assert len({config.set_index([h(k) for h in config.hashes()]) for k in (f, g)}) == 1
+    # counted past the threshold (conservative update: collisions may add a little)
+    assert all(count >= 165 for _, count in placed)
+    assert {k for k, _ in profile} >= {f, g}
+    assert _small_bench(fwd_repeat=0).forwarding().size == 0
+    with pytest.raises(ValueError, match="fwd_interval 400 < 3 x fwd_repeat 150"):
+        _small_bench(fwd_interval=400).forwarding()
+
+
+@pytest.mark.soak
+def test_forwarding_interval_at_the_defaults_uses_ways_0_and_1():
+    """At the catalog defaults ``f`` takes way 0 and ``g`` way 1, and their counts pass
+    1,023 and 1,151 (about 40 s: the golden model over the whole bench)."""
+    top = get_top("multihash")
+    f, g, placed, profile = _forwarding_check(native_bench(top, top.resolve({})))
+    assert [way for way, _ in placed] == [0, 1]
+    assert all(count >= 1152 for _, count in placed)
+    assert sorted(k for k, _ in profile) == sorted([f, g])
 
 
 def _run(rows) -> StreamRun:
