@@ -110,17 +110,22 @@ class MultihashBench:
     counts_repeat: int = 3_200
     #: the forwarding interval after the directed one (``fwd_repeat`` 0: none):
     #: ``fwd_interval`` tuples at threshold ``fwd_threshold`` (written :attr:`lead`
-    #: tuples before the directed interval ends). Two keys ``f`` and ``g`` of one set
-    #: that holds none of the directed interval's keys (so that ``f`` takes way 0 and
-    #: ``g`` way 1 at the threshold) go in as ``f, g, x`` (``x`` a new key each time)
-    #: ``fwd_repeat`` times, then as ``f, g`` ``fwd_repeat // 10`` times, then distinct
-    #: keys: their entries' counts come from the tuple three, then two, ahead (stage C's
-    #: forwarding, neither the memory nor the tuple one ahead, which are all the
-    #: directed interval uses) and pass 1,023 and 1,151 (carries out of 10 and 7 low
-    #: bits at 1).
+    #: tuples before the directed interval ends). Two pairs of keys, each pair in one
+    #: set that holds none of the directed interval's keys (so that the first of a pair
+    #: takes way 0 and the second way 1 at the threshold), ``fwd_repeat`` times each:
+    #: the first pair as ``f, g, x`` (``x`` a new key each time), the second as ``f, g,
+    #: x`` up to the threshold, then ``f, x`` and then ``g, x``; then distinct keys.
+    #: Their entries' counts come from the tuple three (first pair) or two (second)
+    #: ahead, stage C's forwarding (``d_fwd_count``: neither the memory nor the tuple
+    #: one ahead, which are all the directed interval uses), and pass 1,023, 1,151 and
+    #: 1,279 (carries out of 10 and of 7 low bits at 1). A first form (one pair, at
+    #: distance 3 and then as ``f, g``) left a mutant of the carry into bit 9 of way 0's
+    #: forwarded count unseen; measured on the RTL of 13d1c9a: its effect shows when
+    #: ``f``'s distance-3 tuples come last, and ``f, g`` alternating (the tuple ahead in
+    #: the same set) does not reach that forwarding at all, ``f, x`` does.
     fwd_interval: int = 8_192
     fwd_threshold: int = 1_000
-    fwd_repeat: int = 1_100
+    fwd_repeat: int = 1_300
     #: the directed and forwarding intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -196,12 +201,12 @@ class MultihashBench:
         """The keys of the forwarding interval (see :attr:`fwd_interval`)."""
         from .golden.multihash import MultiHashConfig
 
-        n, r = self.fwd_interval, self.fwd_repeat
+        n, r, t = self.fwd_interval, self.fwd_repeat, self.fwd_threshold
         if not r:
             return np.zeros(0, np.uint64)
-        pairs = r // 10
-        if 3 * r + 2 * pairs > n:
-            raise ValueError(f"fwd_interval {n} < 3 x fwd_repeat {r} + 2 x {pairs}")
+        if not t < r or 7 * r - t > n:
+            raise ValueError(f"the forwarding interval needs fwd_threshold {t} < fwd_repeat "
+                             f"{r} and 7 x fwd_repeat - fwd_threshold <= fwd_interval {n}")
         config = MultiHashConfig(**self.params)
         hashes = config.hashes()
         rng = np.random.default_rng(17)
@@ -212,23 +217,35 @@ class MultihashBench:
         def set_of(k):
             return config.set_index([h(k) for h in hashes]) if config.ways else 0
 
-        taken = {set_of(int(k)) for k in set(self.directed().tolist())} if config.ways else set()
-        if len(taken) >= config.sets:  # (a small profiler): any set, ways not guaranteed
+        directed, counts = np.unique(self.directed(), return_counts=True)
+        # the sets of the directed interval's repeated keys (its entries, retained)
+        taken = {set_of(int(k)) for k in directed[counts > 1]} if config.ways else set()
+        if len(taken) + 2 > config.sets:  # (a small profiler): any sets, ways not guaranteed
             taken = set()
-        f = key()
-        while set_of(f) in taken:
+        pairs = []
+        for _ in range(2):
             f = key()
-        g = key()
-        while set_of(g) != set_of(f) or g == f:
+            while set_of(f) in taken:
+                f = key()
             g = key()
-        fresh = {}  # distinct, neither f nor g (insertion order kept)
-        while len(fresh) < n - 2 * r - 2 * pairs:
+            while set_of(g) != set_of(f) or g == f:
+                g = key()
+            taken.add(set_of(f))
+            pairs.append((f, g))
+        fresh = {}  # distinct, none of the pairs' keys (insertion order kept)
+        while len(fresh) < n - 4 * r:
             x = key()
-            if x not in (f, g):
+            if x not in {k for pair in pairs for k in pair}:
                 fresh[x] = None
         fresh = list(fresh)
-        spaced = [k for x in fresh[:r] for k in (f, g, x)]
-        return np.array(spaced + [f, g] * pairs + fresh[r:], dtype=np.uint64)
+        (f1, g1), (f2, g2) = pairs
+        keys = [k for x in fresh[:r] for k in (f1, g1, x)]
+        keys += [k for x in fresh[r : r + t] for k in (f2, g2, x)]
+        after = r + t  # then each alone, a new key (in another set) between its tuples
+        for k in (f2, g2):
+            keys += [y for x in fresh[after : after + r - t] for y in (k, x)]
+            after += r - t
+        return np.array(keys + fresh[after:], dtype=np.uint64)
 
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled

@@ -124,53 +124,64 @@ def test_directed_interval_counts_past_the_threshold():
 
 
 def _forwarding_check(bench):
-    """The forwarding interval's keys, and where the golden model holds ``f`` and ``g``
-    (way, count) after their last tuple; the interval's records."""
+    """The forwarding interval's pairs ``(f1, g1), (f2, g2)``, where the golden model
+    holds each of the four keys (way, count) after their last tuple, and the interval's
+    records."""
     fwd = bench.forwarding()
-    r, pairs = bench.fwd_repeat, bench.fwd_repeat // 10
-    f, g = int(fwd[0]), int(fwd[1])
-    assert fwd[: 3 * r].reshape(-1, 3)[:, :2].tolist() == [[f, g]] * r
-    assert fwd[3 * r : 3 * r + 2 * pairs].tolist() == [f, g] * pairs
-    rest = set(fwd[2 : 3 * r : 3].tolist()) | set(fwd[3 * r + 2 * pairs :].tolist())
-    assert len(rest) == bench.fwd_interval - 2 * r - 2 * pairs and not rest & {f, g}
+    r, t = bench.fwd_repeat, bench.fwd_threshold
+    f1, g1, f2, g2 = (int(fwd[i]) for i in (0, 1, 3 * r, 3 * r + 1))
+    pairs = {f1, g1, f2, g2}
+    assert len(pairs) == 4 and len(fwd) == bench.fwd_interval
+    assert fwd[: 3 * r].reshape(-1, 3)[:, :2].tolist() == [[f1, g1]] * r
+    second = fwd[3 * r : 3 * r + 3 * t].reshape(-1, 3)
+    assert second[:, :2].tolist() == [[f2, g2]] * t
+    alone = fwd[3 * r + 3 * t : 7 * r - t].reshape(-1, 2)
+    assert alone[:, 0].tolist() == [f2] * (r - t) + [g2] * (r - t)
+    between = np.concatenate([fwd[2 : 3 * r : 3], second[:, 2], alone[:, 1], fwd[7 * r - t :]])
+    assert len(set(between.tolist())) == len(between) and not set(between.tolist()) & pairs
     keys = bench.keys()
     model = MultiHashProfiler(**bench.params)
     writes = {n: (length, threshold) for n, length, threshold in bench.schedule()}
-    last_fg = len(keys) - len(fwd) + 3 * r + 2 * pairs - 1
+    last = len(keys) - len(fwd) + 7 * r - t - 1
     placed, profile = None, None
     for i, key in enumerate(keys.tolist()):
         if i in writes:
             model.configure(*writes[i])
         profile = model.step(key)
-        if i == last_fg:
+        if i == last:
             placed = [(model.lookup(k) - model.entries(k)[0], model.count[model.lookup(k)])
-                      for k in (f, g)]  # fmt: skip
-    return f, g, placed, profile
+                      for k in (f1, g1, f2, g2)]  # fmt: skip
+    return ((f1, g1), (f2, g2)), placed, profile
 
 
 def test_forwarding_interval_keys():
-    """Two keys of one set at distance 3, then 2, past the threshold; read out at the end."""
+    """Two pairs of keys of one set each, at distance 3 and 2, past the threshold; read out."""
     bench = _small_bench()
-    f, g, placed, profile = _forwarding_check(bench)
+    ((f1, g1), (f2, g2)), placed, profile = _forwarding_check(bench)
     config = MultiHashConfig(**bench.params)
-    assert len({config.set_index([h(k) for h in config.hashes()]) for k in (f, g)}) == 1
+    for pair in ((f1, g1), (f2, g2)):
+        assert len({config.set_index([h(k) for h in config.hashes()]) for k in pair}) == 1
     # counted past the threshold (conservative update: collisions may add a little)
-    assert all(count >= 165 for _, count in placed)
-    assert {k for k, _ in profile} >= {f, g}
+    assert all(count >= bench.fwd_repeat for _, count in placed)
+    assert {k for k, _ in profile} >= {f1, g1, f2, g2}
     assert _small_bench(fwd_repeat=0).forwarding().size == 0
-    with pytest.raises(ValueError, match="fwd_interval 400 < 3 x fwd_repeat 150"):
-        _small_bench(fwd_interval=400).forwarding()
+    with pytest.raises(ValueError, match="7 x fwd_repeat - fwd_threshold <= fwd_interval 900"):
+        _small_bench(fwd_interval=900).forwarding()
+    with pytest.raises(ValueError, match="needs fwd_threshold 150 < fwd_repeat 150"):
+        _small_bench(fwd_threshold=150).forwarding()
 
 
 @pytest.mark.soak
 def test_forwarding_interval_at_the_defaults_uses_ways_0_and_1():
-    """At the catalog defaults ``f`` takes way 0 and ``g`` way 1, and their counts pass
-    1,023 and 1,151 (about 40 s: the golden model over the whole bench)."""
+    """At the catalog defaults the first key of each pair takes way 0 and the second way 1,
+    and their counts pass 1,023, 1,151 and 1,279 (about 40 s: the golden model over the
+    whole bench)."""
     top = get_top("multihash")
-    f, g, placed, profile = _forwarding_check(native_bench(top, top.resolve({})))
-    assert [way for way, _ in placed] == [0, 1]
-    assert all(count >= 1152 for _, count in placed)
-    assert sorted(k for k, _ in profile) == sorted([f, g])
+    bench = native_bench(top, top.resolve({}))
+    pairs, placed, profile = _forwarding_check(bench)
+    assert [way for way, _ in placed] == [0, 1, 0, 1]
+    assert all(count >= 1280 for _, count in placed)
+    assert sorted(k for k, _ in profile) == sorted(k for pair in pairs for k in pair)
 
 
 def _run(rows) -> StreamRun:
