@@ -25,10 +25,9 @@ marker (its ``end`` flag) read out is compared, in order, with the golden model
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
 tuples), and nothing may follow the last marker. The golden model has no timing
 (cycles are not compared with it). The keys are relabelled per block
-(:attr:`MultihashBench.relabel`); a directed interval, a forwarding interval
-and a high-threshold interval follow the trace's tuples
-(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
-:attr:`MultihashBench.high_interval`); a second run per mutant, always
+(:attr:`MultihashBench.relabel`) and a directed interval and a forwarding
+interval follow the trace's tuples (:attr:`MultihashBench.counts_interval`,
+:attr:`MultihashBench.fwd_interval`); a second run per mutant, always
 ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
@@ -127,21 +126,7 @@ class MultihashBench:
     fwd_interval: int = 8_192
     fwd_threshold: int = 1_000
     fwd_repeat: int = 1_300
-    #: the high-threshold interval after the forwarding one (``high_repeat`` 0: none):
-    #: ``high_interval`` tuples at threshold ``high_threshold`` (``T - 1`` with bits 9-12
-    #: set at the default). The forwarding interval's first key, retained (replaceable,
-    #: its count 0 again) goes in as ``f, x, x`` ``high_repeat`` times: its entry count,
-    #: forwarded from three ahead, climbs past 2,048-3,071 while it stays replaceable;
-    #: then a new key ``h`` as ``h, y`` ``high_counts`` times: its table counts, never
-    #: shielded, pass 4,096. Both stay below the threshold, so every compare with ``T -
-    #: 1`` on the way is a "less" the mutants of those compare trees can turn (the
-    #: directed interval's threshold 3,073 has bits 10-11 only, the forwarding one's 1,000
-    #: counts only to 1,300). Needs the forwarding interval.
-    high_interval: int = 20_480
-    high_threshold: int = 7_681
-    high_repeat: int = 3_100
-    high_counts: int = 4_400
-    #: the directed intervals' configuration writes come this many tuples
+    #: the directed and forwarding intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
     ready: float = 0.75
@@ -177,16 +162,13 @@ class MultihashBench:
         return self._load(self.free_trace, self.free_tuples)
 
     def schedule(self) -> tuple:
-        """The configuration writes: :attr:`writes` and the directed intervals'."""
+        """The configuration writes: :attr:`writes`, the directed and forwarding intervals'."""
         writes, end = list(self.writes), self.tuples
         if self.counts_repeat:
             writes.append((end - self.lead, self.counts_interval, self.counts_threshold))
             end += self.counts_interval
         if self.fwd_repeat:
             writes.append((end - self.lead, self.fwd_interval, self.fwd_threshold))
-            end += self.fwd_interval
-            if self.high_repeat:
-                writes.append((end - self.lead, self.high_interval, self.high_threshold))
         return tuple(writes)
 
     def directed(self) -> np.ndarray:
@@ -265,35 +247,10 @@ class MultihashBench:
             after += r - t
         return np.array(keys + fresh[after:], dtype=np.uint64)
 
-    def high(self) -> np.ndarray:
-        """The keys of the high-threshold interval (see :attr:`high_interval`)."""
-        from .golden.multihash import MultiHashConfig
-
-        n, r, c, t = self.high_interval, self.high_repeat, self.high_counts, self.high_threshold
-        if not r or not self.fwd_repeat:
-            return np.zeros(0, np.uint64)
-        if not (r < t and c < t and 3 * r + 2 * c <= n):
-            raise ValueError(f"the high-threshold interval needs high_repeat {r} and "
-                             f"high_counts {c} below high_threshold {t} and 3 x high_repeat "
-                             f"+ 2 x high_counts <= high_interval {n}")  # fmt: skip
-        bits = MultiHashConfig(**self.params).key_bits
-        f = int(self.forwarding()[0])
-        rng = np.random.default_rng(18)
-        fresh: dict = {}  # distinct, not f (insertion order kept)
-        while len(fresh) < n - r - c + 1:
-            x = int(rng.integers(0, 1 << bits, dtype=np.uint64))
-            if x != f:
-                fresh[x] = None
-        h, *fresh = list(fresh)
-        keys = [k for i in range(r) for k in (f, fresh[2 * i], fresh[2 * i + 1])]
-        keys += [k for y in fresh[2 * r : 2 * r + c] for k in (h, y)]
-        return np.array(keys + fresh[2 * r + c :], dtype=np.uint64)
-
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
-        (:attr:`relabel`), then the directed interval (:meth:`directed`), the
-        forwarding interval (:meth:`forwarding`) and the high-threshold interval
-        (:meth:`high`)."""
+        (:attr:`relabel`), then the directed interval (:meth:`directed`) and the
+        forwarding interval (:meth:`forwarding`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -302,7 +259,7 @@ class MultihashBench:
             bits = self.params["pc_bits"] + self.params["value_bits"]
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
-        return np.concatenate([keys, self.directed(), self.forwarding(), self.high()])
+        return np.concatenate([keys, self.directed(), self.forwarding()])
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
@@ -318,8 +275,7 @@ class MultihashBench:
         starts = set()  # the directed intervals must start where an interval starts
         if writes is None:
             second = self.tuples + (self.counts_interval if self.counts_repeat else 0)
-            third = second + (self.fwd_interval if self.fwd_repeat else 0)
-            starts = {self.tuples, second, third} & set(range(len(keys)))
+            starts = {self.tuples, second} & set(range(len(keys)))
         writes = self.schedule() if writes is None else writes
         writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []

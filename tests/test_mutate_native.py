@@ -41,8 +41,7 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
-               "high_interval": 1000, "high_threshold": 400, "high_repeat": 150,
-               "high_counts": 200, "lead": 20}
+               "lead": 20}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -71,12 +70,12 @@ def test_config_drive_writes_at_the_given_tuples():
 def test_expected_follows_the_configuration_writes():
     bench = _small_bench()
     keys = bench.keys()
-    assert len(keys) == 6020 and int(keys.max()) < 1 << 16
+    assert len(keys) == 5020 and int(keys.max()) < 1 << 16
     want = bench.expected(keys)
     ends = np.flatnonzero(want[:, 2] == 1)
     # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
-    # up to the trace's end, then the directed, forwarding and high-threshold intervals
-    assert len(ends) == 1 + 24 + 37 + 1 + 1 + 1
+    # up to the trace's end, then the directed interval of 1,000 and the forwarding one
+    assert len(ends) == 1 + 24 + 37 + 1 + 1
     assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
     records = want[want[:, 2] == 0]
     assert len(records) > 100 and (records[:, 1] >= 2).all()
@@ -115,11 +114,11 @@ def test_directed_interval_counts_past_the_threshold():
     config = MultiHashConfig(**bench.params)
     set_of = [config.set_index([h(k) for h in config.hashes()]) for k in (d, e)]
     assert set_of[0] == set_of[1] and d != e
-    assert bench.schedule()[-3:] == ((3000, 1000, 121), (4000, 1000, 100), (5000, 1000, 400))
+    assert bench.schedule()[-2:] == ((3000, 1000, 121), (4000, 1000, 100))
     # the golden model reads keys of the directed interval out, counted past the threshold
     # (8 entries in 4 sets and 64 counters: a key may find its set full, or collide)
     want = bench.expected(bench.keys())
-    last = want[np.flatnonzero(want[:, 2] == 1)[-4] + 1 : np.flatnonzero(want[:, 2] == 1)[-3]]
+    last = want[np.flatnonzero(want[:, 2] == 1)[-3] + 1 : np.flatnonzero(want[:, 2] == 1)[-2]]
     assert len(last) >= 3 and set(last[:, 0].tolist()) <= {a, b, c, d, e}
     assert (last[:, 1] >= 121).all()
 
@@ -143,10 +142,9 @@ def _forwarding_check(bench):
     keys = bench.keys()
     model = MultiHashProfiler(**bench.params)
     writes = {n: (length, threshold) for n, length, threshold in bench.schedule()}
-    last = len(keys) - len(bench.high()) - len(fwd) + 7 * r - t - 1
-    end = len(keys) - len(bench.high()) - 1  # the forwarding interval's last tuple
+    last = len(keys) - len(fwd) + 7 * r - t - 1
     placed, profile = None, None
-    for i, key in enumerate(keys.tolist()[: end + 1]):
+    for i, key in enumerate(keys.tolist()):
         if i in writes:
             model.configure(*writes[i])
         profile = model.step(key)
@@ -159,13 +157,13 @@ def _forwarding_check(bench):
 def test_forwarding_interval_keys():
     """Two pairs of keys of one set each, at distance 3 and 2, past the threshold; read out."""
     bench = _small_bench()
-    ((f1, g1), (f2, g2)), placed, read_out = _forwarding_check(bench)
+    ((f1, g1), (f2, g2)), placed, profile = _forwarding_check(bench)
     config = MultiHashConfig(**bench.params)
     for pair in ((f1, g1), (f2, g2)):
         assert len({config.set_index([h(k) for h in config.hashes()]) for k in pair}) == 1
     # counted past the threshold (conservative update: collisions may add a little)
     assert all(count >= bench.fwd_repeat for _, count in placed)
-    assert {k for k, _ in read_out} >= {f1, g1, f2, g2}
+    assert {k for k, _ in profile} >= {f1, g1, f2, g2}
     assert _small_bench(fwd_repeat=0).forwarding().size == 0
     with pytest.raises(ValueError, match="7 x fwd_repeat - fwd_threshold <= fwd_interval 900"):
         _small_bench(fwd_interval=900).forwarding()
@@ -184,37 +182,6 @@ def test_forwarding_interval_at_the_defaults_uses_ways_0_and_1():
     assert [way for way, _ in placed] == [0, 1, 0, 1]
     assert all(count >= 1280 for _, count in placed)
     assert sorted(k for k, _ in profile) == sorted(k for pair in pairs for k in pair)
-
-
-def test_high_threshold_interval_keys():
-    """The retained forwarding key at distance 3, then a new key at distance 2, both below
-    the threshold: the first's entry stays replaceable while its count climbs."""
-    bench = _small_bench()
-    high, r, c = bench.high(), bench.high_repeat, bench.high_counts
-    f, h = int(bench.forwarding()[0]), int(high[3 * r])
-    assert len(high) == bench.high_interval and high[: 3 * r : 3].tolist() == [f] * r
-    assert high[3 * r : 3 * r + 2 * c : 2].tolist() == [h] * c
-    others = np.concatenate([high[1 : 3 * r : 3], high[2 : 3 * r : 3],
-                             high[3 * r + 1 : 3 * r + 2 * c : 2], high[3 * r + 2 * c :]])
-    assert len(set(others.tolist())) == len(others) and not set(others.tolist()) & {f, h}
-    keys = bench.keys()
-    model = MultiHashProfiler(**bench.params)
-    writes = {n: (length, threshold) for n, length, threshold in bench.schedule()}
-    start = len(keys) - len(high)
-    for i, key in enumerate(keys.tolist()):
-        if i in writes:
-            model.configure(*writes[i])
-        profile = model.step(key)
-        if i == start - 1:
-            assert any(k == f for k, _ in profile)  # a candidate of the forwarding interval
-        if i == start + 3 * r - 1:  # retained, hit r times, still replaceable
-            slot = model.lookup(f)
-            assert model.replaceable[slot] and model.count[slot] == r
-    assert profile == []  # nothing reaches the threshold
-    assert model.lookup(h) is None
-    assert _small_bench(high_repeat=0).high().size == 0
-    with pytest.raises(ValueError, match="high_counts 400 below high_threshold 400"):
-        _small_bench(high_counts=400).high()
 
 
 def _run(rows) -> StreamRun:
