@@ -25,9 +25,10 @@ marker (its ``end`` flag) read out is compared, in order, with the golden model
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
 tuples), and nothing may follow the last marker. The golden model has no timing
 (cycles are not compared with it). The keys are relabelled per block
-(:attr:`MultihashBench.relabel`) and a directed interval and a forwarding
-interval follow the trace's tuples (:attr:`MultihashBench.counts_interval`,
-:attr:`MultihashBench.fwd_interval`); a second run per mutant, always
+(:attr:`MultihashBench.relabel`); a directed interval, a forwarding interval
+and dense intervals follow the trace's tuples
+(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
+:attr:`MultihashBench.dense_intervals`); a second run per mutant, always
 ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
@@ -126,6 +127,21 @@ class MultihashBench:
     fwd_interval: int = 8_192
     fwd_threshold: int = 1_000
     fwd_repeat: int = 1_300
+    #: the dense intervals after the forwarding one (``dense_intervals`` 0: none):
+    #: ``dense_intervals`` intervals of ``dense_length`` distinct random keys each at
+    #: threshold ``dense_threshold`` (one configuration write). A counter's valid bit
+    #: wrongly set (or its read address wrong) makes it read a value of an earlier
+    #: interval instead of 0; that changes a key's estimate only when the key's other
+    #: counters are already written in this interval, and at threshold 2 the key is
+    #: then promoted (a record) where it should not be. With 800 keys per interval about
+    #: 80 % of each table's 512 counters are written by an interval's end, so each
+    #: counter's first write of an interval often comes after its key's other three:
+    #: on the golden model with one counter's previous value put back after each
+    #: boundary (what those mutants do), 29 of 30 random counters changed the records
+    #: in 40 intervals (18 of 20 with 470 keys per interval).
+    dense_intervals: int = 40
+    dense_length: int = 800
+    dense_threshold: int = 2
     #: the directed and forwarding intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -162,13 +178,16 @@ class MultihashBench:
         return self._load(self.free_trace, self.free_tuples)
 
     def schedule(self) -> tuple:
-        """The configuration writes: :attr:`writes`, the directed and forwarding intervals'."""
+        """The configuration writes: :attr:`writes` and the directed intervals'."""
         writes, end = list(self.writes), self.tuples
         if self.counts_repeat:
             writes.append((end - self.lead, self.counts_interval, self.counts_threshold))
             end += self.counts_interval
         if self.fwd_repeat:
             writes.append((end - self.lead, self.fwd_interval, self.fwd_threshold))
+            end += self.fwd_interval
+        if self.dense_intervals:
+            writes.append((end - self.lead, self.dense_length, self.dense_threshold))
         return tuple(writes)
 
     def directed(self) -> np.ndarray:
@@ -247,10 +266,26 @@ class MultihashBench:
             after += r - t
         return np.array(keys + fresh[after:], dtype=np.uint64)
 
+    def dense(self) -> np.ndarray:
+        """The keys of the dense intervals (see :attr:`dense_intervals`): distinct."""
+        from .golden.multihash import MultiHashConfig
+
+        n = self.dense_intervals * self.dense_length
+        bits = MultiHashConfig(**self.params).key_bits
+        if n > (1 << bits) // 4:
+            raise ValueError(f"{n} distinct dense keys of {bits} bits: too many")
+        rng = np.random.default_rng(19)
+        keys: dict = {}
+        while len(keys) < n:
+            keys.update(dict.fromkeys(rng.integers(0, 1 << bits, size=n - len(keys),
+                                                   dtype=np.uint64).tolist()))  # fmt: skip
+        return np.array(list(keys), dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
-        (:attr:`relabel`), then the directed interval (:meth:`directed`) and the
-        forwarding interval (:meth:`forwarding`)."""
+        (:attr:`relabel`), then the directed interval (:meth:`directed`), the
+        forwarding interval (:meth:`forwarding`) and the dense intervals
+        (:meth:`dense`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -259,7 +294,7 @@ class MultihashBench:
             bits = self.params["pc_bits"] + self.params["value_bits"]
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
-        return np.concatenate([keys, self.directed(), self.forwarding()])
+        return np.concatenate([keys, self.directed(), self.forwarding(), self.dense()])
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
@@ -275,7 +310,8 @@ class MultihashBench:
         starts = set()  # the directed intervals must start where an interval starts
         if writes is None:
             second = self.tuples + (self.counts_interval if self.counts_repeat else 0)
-            starts = {self.tuples, second} & set(range(len(keys)))
+            third = second + (self.fwd_interval if self.fwd_repeat else 0)
+            starts = {self.tuples, second, third} & set(range(len(keys)))
         writes = self.schedule() if writes is None else writes
         writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []
