@@ -142,7 +142,7 @@ class MultihashBench:
     dense_intervals: int = 40
     dense_length: int = 800
     dense_threshold: int = 2
-    #: the directed and forwarding intervals' configuration writes come this many tuples
+    #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
     ready: float = 0.75
@@ -190,25 +190,32 @@ class MultihashBench:
             writes.append((end - self.lead, self.dense_length, self.dense_threshold))
         return tuple(writes)
 
-    def directed(self) -> np.ndarray:
-        """The keys of the directed interval (see :attr:`counts_interval`)."""
+    def _key_source(self, seed: int):
+        """``(config, key, set_of)``: the top's :class:`MultiHashConfig`, ``key()`` a
+        random key of its width (numpy generator ``seed``), ``set_of(k)`` the
+        accumulator set of ``k`` (0 when fully associative)."""
         from .golden.multihash import MultiHashConfig
 
-        n, r = self.counts_interval, self.counts_repeat
-        if not r:
-            return np.zeros(0, np.uint64)
-        if 5 * r > n:
-            raise ValueError(f"counts_interval {n} < 5 x counts_repeat {r}")
         config = MultiHashConfig(**self.params)
         hashes = config.hashes()
-        rng = np.random.default_rng(16)
+        rng = np.random.default_rng(seed)
 
         def key():
             return int(rng.integers(0, 1 << config.key_bits, dtype=np.uint64))
 
         def set_of(k):
-            return config.set_index([h(k) for h in hashes])
+            return config.set_index([h(k) for h in hashes]) if config.ways else 0
 
+        return config, key, set_of
+
+    def directed(self) -> np.ndarray:
+        """The keys of the directed interval (see :attr:`counts_interval`)."""
+        n, r = self.counts_interval, self.counts_repeat
+        if not r:
+            return np.zeros(0, np.uint64)
+        if 5 * r > n:
+            raise ValueError(f"counts_interval {n} < 5 x counts_repeat {r}")
+        _, key, set_of = self._key_source(16)
         a, b, c, d = key(), key(), key(), key()
         e = key()
         while set_of(e) != set_of(d) or e == d:
@@ -218,24 +225,13 @@ class MultihashBench:
 
     def forwarding(self) -> np.ndarray:
         """The keys of the forwarding interval (see :attr:`fwd_interval`)."""
-        from .golden.multihash import MultiHashConfig
-
         n, r, t = self.fwd_interval, self.fwd_repeat, self.fwd_threshold
         if not r:
             return np.zeros(0, np.uint64)
         if not t < r or 7 * r - t > n:
             raise ValueError(f"the forwarding interval needs fwd_threshold {t} < fwd_repeat "
                              f"{r} and 7 x fwd_repeat - fwd_threshold <= fwd_interval {n}")
-        config = MultiHashConfig(**self.params)
-        hashes = config.hashes()
-        rng = np.random.default_rng(17)
-
-        def key():
-            return int(rng.integers(0, 1 << config.key_bits, dtype=np.uint64))
-
-        def set_of(k):
-            return config.set_index([h(k) for h in hashes]) if config.ways else 0
-
+        config, key, set_of = self._key_source(17)
         directed, counts = np.unique(self.directed(), return_counts=True)
         # the sets of the directed interval's repeated keys (its entries, retained)
         taken = {set_of(int(k)) for k in directed[counts > 1]} if config.ways else set()
@@ -251,10 +247,10 @@ class MultihashBench:
                 g = key()
             taken.add(set_of(f))
             pairs.append((f, g))
-        fresh = {}  # distinct, none of the pairs' keys (insertion order kept)
-        while len(fresh) < n - 4 * r:
+        fresh, paired = {}, {k for pair in pairs for k in pair}
+        while len(fresh) < n - 4 * r:  # distinct, none of the pairs' keys (in order)
             x = key()
-            if x not in {k for pair in pairs for k in pair}:
+            if x not in paired:
                 fresh[x] = None
         fresh = list(fresh)
         (f1, g1), (f2, g2) = pairs
@@ -301,8 +297,8 @@ class MultihashBench:
         with the configuration writes ``writes`` (default: :attr:`writes`).
 
         Raises ValueError if a write falls in the first 4 tuples of an interval (it
-        would race the previous interval's end in the pipeline), or if the directed
-        or forwarding interval does not start where an interval starts.
+        would race the previous interval's end in the pipeline), or if the directed,
+        forwarding or dense intervals do not start where an interval starts.
         """
         from .golden.multihash import MultiHashProfiler
 
