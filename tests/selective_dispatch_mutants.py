@@ -1,5 +1,7 @@
 """Mutants of the selective-dispatch RTL that the pysim and cocotb checks must catch."""
 
+from amaranth.hdl import Cat, Const
+
 from hwprof.rtl.dispatch_filter import DispatchFilter
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 
@@ -37,3 +39,54 @@ class ValidGatedOutputs(ProfileFlagPredictor):
 
     def _output_gate(self, lane_valid):
         return lane_valid
+
+
+class GreaterFault(ProfileFlagPredictor):
+    """One ``_greater`` comparison tree of the predictor with one node wrong.
+
+    ``call``: which tree, in the order ``elaborate`` builds them (``gt_new`` of lane i
+    against j < i, then ``gt_first`` per lane, then ``gt_way`` per lane and way: at 4
+    lanes and 2 ways, call 1 is lane 2 against lane 0, call 15 lane 2's ``nxt``
+    against way 1's stored follow). ``span``: the (low, high) word bits of the upper
+    half whose equality gates the lower half's compare. ``force``: None (that
+    equality is always true) or ``(bit, value)``: the second operand's ``bit`` forced
+    to ``value`` in that equality only (the kind of faults yosys ``mutate`` makes).
+    """
+
+    def __init__(self, *, call, span, force=None, **params):
+        super().__init__(**params)
+        self._fault = call, span, force
+
+    def elaborate(self, platform):
+        from hwprof.rtl import profile_flag_predictor as module
+
+        call, span, force = self._fault
+        original, calls = module._greater, []
+
+        def tree(a, b, span, low=0):  # module._greater's tree (its recursion is patched)
+            if len(a) == 1:
+                return a[0] & ~b[0]
+            half = len(a) // 2
+            upper_a, upper_b = a[half:], b[half:]
+            same = upper_a == upper_b
+            if (low + half, low + len(a)) == span:
+                if force is None:
+                    same = Const(1)
+                else:
+                    bit, value = force
+                    forced = Cat(Const(value, 1) if low + half + n == bit else upper_b[n]
+                                 for n in range(len(upper_b)))  # fmt: skip
+                    same = upper_a == forced
+            return (tree(upper_a, upper_b, span, low + half)
+                    | (same & tree(a[:half], b[:half], span, low)))
+
+        def counted(a, b):
+            calls.append(None)
+            return tree(a, b, span if len(calls) - 1 == call else None)
+
+        module._greater = counted
+        try:
+            return super().elaborate(platform)
+        finally:
+            module._greater = original
+            self.greater_calls = len(calls)
