@@ -204,13 +204,18 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
     block across the carry, learnt with a group whose lane ``j`` holds a PI above
     the carry and lane ``i`` one below it (the other lanes the leader's successor):
     ``gt_new`` of ``i`` against ``j`` must say "below" where the words differ first
-    at bit ``b`` (the case's second block in order: lane ``j`` below, ``i`` above).
-    *first* (``b``, lane ``l`` > 0): the leader in lane 0 of a group (the entry
-    created there, its follow ``first`` = the leader's word + 1, below the carry), a
-    PI above the carry in lane ``l`` (between them the leader's successor): ``nxt``
-    against ``first``. Every case twice in one set (two ways, with LRU: the second
-    goes to the other way) with complementary bits above ``b`` (random), and again
-    with the two swapped, so that each way sees each bit above ``b`` at 0 and at 1.
+    at bit ``b`` (the case's second block in order: lane ``j`` below, ``i`` above);
+    then a group of PIs below the carry in every lane, compared against the follow
+    above it (each lane's ``nxt`` against the stored follow, from above). *first*
+    (``b``, lane ``l`` > 0): the leader in lane 0 of a group (the entry created
+    there, its follow ``first`` = the leader's word + 1, below the carry), a PI above
+    the carry in lane ``l`` (between them the leader's successor): ``nxt`` against
+    ``first``; the case's second block the other way round (the leader just above
+    the carry, PIs below it in lanes ``1..l``: a branch back before the leader).
+    Every case twice in one set (two ways, with LRU: the second goes to the other
+    way; *first*'s second block in another set) with complementary bits above ``b``
+    (random), and again with the two swapped, so that each way sees each bit above
+    ``b`` at 0 and at 1.
     Each block is then visited at its leader (unlocked) and, after 8 cases (8 sets),
     every leader is fetched: a wrong follow shows as a ``skip``/``follow`` mismatch.
     """
@@ -251,15 +256,16 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
             pos += size
         return groups
 
-    def jumbled_groups(leader, length, below, above, k, j, i, ordered):
-        """pflen and the leader, then a group: ``above`` in lane j, ``below`` in lane i
-        (``ordered``: the other way round)."""
+    def jumbled_groups(leader, length, below, above, k, j, i, ordered, back):
+        """pflen and the leader; a group with ``above`` in lane j, ``below`` in lane i
+        (``ordered``: the other way round); a group of PIs ``back`` (below the carry,
+        below the follow now: compared against it). The next decoded (the unlock's
+        pflen, not a PI) ends the block."""
         second = [(_pi(k), leader + 4 & mask, 0)] * c.lanes  # the others: the leader's successor
         second[i if ordered else j] = (_pi(k), above << 2 & mask, 0)
         second[j if ordered else i] = (_pi(k), below << 2 & mask, 0)
-        second = [*second[:i + 1], (NOP, (above + 1) << 2 & mask, 0)]
         return [[(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 0)],
-                second[:c.lanes], second[c.lanes:]]
+                second[:i + 1], [(_pi(k), word << 2 & mask, 0) for word in back]]
 
     def in_groups(flat):
         return [flat[n:n + c.lanes] for n in range(0, len(flat), c.lanes)]
@@ -279,21 +285,26 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
                     if kind == "end":
                         length = below
                         groups = end_groups(leader, length, k, lanes)
-                    elif kind == "first":  # the leader in lane 0, a PI above in ``lanes``
-                        x = rng.randint(0, 2)
+                    elif kind == "first" and not second:  # the leader in lane 0, a PI
+                        x = rng.randint(0, 2)  # above the carry in lane ``lanes``
                         length = below + x + 1
                         above = w + 1 + x & wmask
-                        group = [(_pi(k), leader + 4 * min(j, 1) & mask, 0) for j in range(lanes)]
-                        group += [(_pi(k), above << 2 & mask, 0), (NOP, above + 1 << 2 & mask, 0)]
-                        groups = [[(encode_pflen(length), leader - 4 & mask, 0)],
-                                  group[:c.lanes], group[c.lanes:]]
+                        groups = [[(_pi(k), leader + 4 * min(j, 1) & mask, 0)
+                                   for j in range(lanes)] + [(_pi(k), above << 2 & mask, 0)]]
+                    elif kind == "first":  # the leader above the carry in lane 0, PIs
+                        lword = w + 1 + n & wmask  # below it in lanes 1..``lanes``
+                        leader, length = lword << 2 & mask, 1
+                        top = w - rng.randint(1, 3)  # lane ``lanes``: the highest of them
+                        groups = [[(_pi(k), leader, 0)] + [(_pi(k), top - lanes + j << 2 & mask, 0)
+                                                           for j in range(1, lanes + 1)]]
                     else:
                         j, i = lanes
                         y = rng.randint(0, min(3, below - 3))  # above the stored follow
                         x = rng.randint(0, 2)
                         length = below + x + 1
+                        back = [w - rng.randint(1, 3) for _ in range(c.lanes)]
                         groups = jumbled_groups(leader, length, w - y, w + 1 + x & wmask, k, j, i,
-                                                ordered=bool(second))
+                                                ordered=bool(second), back=back)
                     # learnt (locked), then unlocked by its leader
                     unlock = [(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 0),
                               (NOP, leader + 4 & mask, 0)]  # fmt: skip
