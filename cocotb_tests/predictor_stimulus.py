@@ -216,7 +216,9 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
     way; *first*'s second block in another set) with complementary bits above ``b``
     (random), and again with the two swapped, so that each way sees each bit above
     ``b`` at 0 and at 1.
-    Each block is then visited at its leader (unlocked) and, after 8 cases (8 sets),
+    Each block is then visited at its leader, dispatched (unlocked without growing
+    its follow: a follow gone below the leader by a wrong compare stays there) and
+    ignored (predicted ignored), and, after 8 cases (8 sets),
     every leader is fetched: a wrong follow shows as a ``skip``/``follow`` mismatch.
     """
     wb = c.word_bits
@@ -305,9 +307,11 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
                         back = [w - rng.randint(1, 3) for _ in range(c.lanes)]
                         groups = jumbled_groups(leader, length, w - y, w + 1 + x & wmask, k, j, i,
                                                 ordered=bool(second), back=back)
-                    # learnt (locked), then unlocked by its leader
-                    unlock = [(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 0),
-                              (NOP, leader + 4 & mask, 0)]  # fmt: skip
+                    # learnt (locked), then unlocked by its leader, dispatched (a follow
+                    # that went below the leader's successor is not raised back to it),
+                    # and again, ignored (predicted ignored: the entry may skip)
+                    unlock = [(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 1),
+                              (_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)]  # fmt: skip
                     decoded([g for g in groups if g] + in_groups(unlock))
                     learnt.append((leader, length, k))
             for _ in range(c.update_latency + 2):
