@@ -215,7 +215,9 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
     Every case twice in one set (two ways, with LRU: the second goes to the other
     way; *first*'s second block in another set) with complementary bits above ``b``
     (random), and again with the two swapped, so that each way sees each bit above
-    ``b`` at 0 and at 1.
+    ``b`` at 0 and at 1. *near* (``k`` = 1..4, lanes ``j < i``): as *jumbled*, without
+    a carry: lane ``j``'s word has bit ``k`` set, lane ``i``'s is below it with the
+    same bits from ``k`` up (``gt_new``'s low nodes, where both words have a 1).
     Each block is then visited at its leader, dispatched (unlocked without growing
     its follow: a follow gone below the leader by a wrong compare stays there) and
     ignored (predicted ignored), and, after 8 cases (8 sets),
@@ -228,6 +230,8 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
               for i in range(c.lanes) for j in range(i)]  # fmt: skip
     cases += [("first", b, lane) for b in range(c.index_bits, wb + 1)
               for lane in range(1, c.lanes)]  # fmt: skip
+    cases += [("near", k, (j, i)) for k in range(1, min(5, wb - c.index_bits))
+              for i in range(c.lanes) for j in range(i)]  # fmt: skip
     patterns = [rng.getrandbits(wb) for _ in cases]
     batch = min(8, c.sets)  # distinct lengths below the carry: distinct sets
     base = max(c.min_block, c.lanes + 1, 3)
@@ -284,7 +288,16 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
                     w = (hi << (b + 1) | (1 << b) - 1) & wmask  # the last word below the carry
                     lword = w - below + 1 & wmask
                     leader, k = lword << 2 & mask, rng.randrange(c.n_flags)
-                    if kind == "end":
+                    if kind == "near":  # lane j above lane i, first different below bit b
+                        lword = (hi << c.index_bits | -below % c.sets) & wmask  # (b = k, 1..4)
+                        leader = lword << 2 & mask
+                        region = ((lword + 4) | (2 << b) - 1) + 1 + (1 << b)  # bit b set
+                        r = rng.randrange(1, 1 << b)
+                        above, below_word = region + r, region + rng.randrange(r)
+                        length = above - lword + 1
+                        groups = jumbled_groups(leader, length, below_word & wmask, above & wmask,
+                                                k, *lanes, ordered=False, back=())
+                    elif kind == "end":
                         length = below
                         groups = end_groups(leader, length, k, lanes)
                     elif kind == "first" and not second:  # the leader in lane 0, a PI

@@ -51,20 +51,24 @@ class GreaterFault(ProfileFlagPredictor):
     half whose equality gates the lower half's compare. ``force``: None (that
     equality is always true) or ``(bit, value)``: the second operand's ``bit`` forced
     to ``value`` in that equality only (the kind of faults yosys ``mutate`` makes).
+    ``leaf``: ``(bit, value)``: in the compare of that one bit, ``a & ~b``, the
+    ``~b`` forced to ``value`` (0: the compare is 0; 1: it is ``a``).
     """
 
-    def __init__(self, *, call, span, force=None, **params):
+    def __init__(self, *, call, span=None, force=None, leaf=None, **params):
         super().__init__(**params)
-        self._fault = call, span, force
+        self._fault = call, span, force, leaf
 
     def elaborate(self, platform):
         from hwprof.rtl import profile_flag_predictor as module
 
-        call, span, force = self._fault
+        call, span, force, leaf = self._fault
         original, calls = module._greater, []
 
-        def tree(a, b, span, low=0):  # module._greater's tree (its recursion is patched)
+        def tree(a, b, span, low=0, leaf=None):  # module._greater's (its recursion is patched)
             if len(a) == 1:
+                if leaf is not None and low == leaf[0]:
+                    return a[0] if leaf[1] else Const(0)
                 return a[0] & ~b[0]
             half = len(a) // 2
             upper_a, upper_b = a[half:], b[half:]
@@ -77,12 +81,14 @@ class GreaterFault(ProfileFlagPredictor):
                     forced = Cat(Const(value, 1) if low + half + n == bit else upper_b[n]
                                  for n in range(len(upper_b)))  # fmt: skip
                     same = upper_a == forced
-            return (tree(upper_a, upper_b, span, low + half)
-                    | (same & tree(a[:half], b[:half], span, low)))
+            return (tree(upper_a, upper_b, span, low + half, leaf)
+                    | (same & tree(a[:half], b[:half], span, low, leaf)))
 
         def counted(a, b):
             calls.append(None)
-            return tree(a, b, span if len(calls) - 1 == call else None)
+            if len(calls) - 1 == call:
+                return tree(a, b, span, leaf=leaf)
+            return tree(a, b, None)
 
         module._greater = counted
         try:
