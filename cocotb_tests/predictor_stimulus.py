@@ -218,6 +218,9 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
     ``b`` at 0 and at 1. *near* (``k`` = 1..4, lanes ``j < i``): as *jumbled*, without
     a carry: lane ``j``'s word has bit ``k`` set, lane ``i``'s is below it with the
     same bits from ``k`` up (``gt_new``'s low nodes, where both words have a 1).
+    *before* (``k``, lane ``l`` > 0): as *first*'s second block without a carry: the
+    leader in lane 0, PIs 1..``2**k`` words before it in lanes ``1..l``, ``first`` and
+    lane ``l``'s ``nxt`` with the same bits from ``k`` up.
     Each block is then visited at its leader, dispatched (unlocked without growing
     its follow: a follow gone below the leader by a wrong compare stays there) and
     ignored (predicted ignored), and, after 8 cases (8 sets),
@@ -232,6 +235,8 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
               for lane in range(1, c.lanes)]  # fmt: skip
     cases += [("near", k, (j, i)) for k in range(1, min(5, wb - c.index_bits))
               for i in range(c.lanes) for j in range(i)]  # fmt: skip
+    cases += [("before", k, lane) for k in range(1, min(5, wb - c.index_bits))
+              for lane in range(1, c.lanes)]  # fmt: skip
     patterns = [rng.getrandbits(wb) for _ in cases]
     batch = min(8, c.sets)  # distinct lengths below the carry: distinct sets
     base = max(c.min_block, c.lanes + 1, 3)
@@ -297,6 +302,16 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
                         length = above - lword + 1
                         groups = jumbled_groups(leader, length, below_word & wmask, above & wmask,
                                                 k, *lanes, ordered=False, back=())
+                    elif kind == "before":  # the leader in lane 0, PIs before it in
+                        # lanes 1..``lanes``: ``nxt`` below ``first`` with the same bits
+                        # from bit b (= k, 1..4) up, where both have a 1
+                        lword = (hi << c.index_bits | (-below % c.sets ^ c.sets >> 1)) & wmask
+                        r = rng.randrange(1, 1 << b)  # first: bits below b r, bit b 1
+                        lword = (lword >> (b + 1) << (b + 1) | 1 << b | r) - 1
+                        leader, length = lword << 2 & mask, 1
+                        top = lword - rng.randrange(1, r + 1)  # its nxt: below first
+                        groups = [[(_pi(k), leader, 0)] + [(_pi(k), top - lanes + j << 2 & mask, 0)
+                                                           for j in range(1, lanes + 1)]]
                     elif kind == "end":
                         length = below
                         groups = end_groups(leader, length, k, lanes)

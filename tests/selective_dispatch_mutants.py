@@ -49,8 +49,9 @@ class GreaterFault(ProfileFlagPredictor):
     lanes and 2 ways, call 1 is lane 2 against lane 0, call 15 lane 2's ``nxt``
     against way 1's stored follow). ``span``: the (low, high) word bits of the upper
     half whose equality gates the lower half's compare. ``force``: None (that
-    equality is always true) or ``(bit, value)``: the second operand's ``bit`` forced
-    to ``value`` in that equality only (the kind of faults yosys ``mutate`` makes).
+    equality is always true), ``"inv"`` (inverted) or ``(bit, value)``: the second
+    operand's ``bit`` forced to ``value`` in that equality only (the kind of faults
+    yosys ``mutate`` makes).
     ``leaf``: ``(bit, value)``: in the compare of that one bit, ``a & ~b``, the
     ``~b`` forced to ``value`` (0: the compare is 0; 1: it is ``a``).
     """
@@ -76,6 +77,8 @@ class GreaterFault(ProfileFlagPredictor):
             if (low + half, low + len(a)) == span:
                 if force is None:
                     same = Const(1)
+                elif force == "inv":
+                    same = ~same
                 else:
                     bit, value = force
                     forced = Cat(Const(value, 1) if low + half + n == bit else upper_b[n]
