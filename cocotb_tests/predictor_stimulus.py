@@ -12,7 +12,12 @@ block's PIs out of program order (a PI branch back or forward inside the block,
 to its leader or before it: the follow compares between lanes), some of them
 dispatched. Decode groups of random width run in parallel with fetches of the
 leaders, and after each round every leader is fetched (a sweep), so that every
-entry the table holds is read out through ``skip``/``follow``.
+entry the table holds is read out through ``skip``/``follow``. Last, directed
+blocks at a carry at every word bit from the index bits up: a block that ends
+exactly below the carry with its last PI in each lane of a later decode group
+(against the stored follow of each way), out-of-order groups with a PI above the
+carry in a lane before one below it, and the creating group with a PI above the
+carry in each lane after the leader (issue 16: two such compares had survived).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ def _pi(k, op="lw"):
     return encode(Insn("pi", op, k, rd=5, rs1=5))
 
 
-def table_steps(rng, params, squash_rate=0.01, carries=256):
+def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -40,7 +45,9 @@ def table_steps(rng, params, squash_rate=0.01, carries=256):
     with the flag on, then off again), jumbled (each set's last block, new, visited
     with its PIs in random order, some of them dispatched, then in order; then the
     block it evicted, the same way), carries (``carries`` short blocks across a
-    carry in the last 8 sets, each learnt and its leader fetched). Each round ends
+    carry in the last 8 sets, each learnt and its leader fetched), and, with
+    ``exact_carries``, last (the steps before them do not change), directed blocks at
+    a carry at every bit (:func:`exact_carry_rounds`). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
     after every 8 sets of the fill.
@@ -83,16 +90,19 @@ def table_steps(rng, params, squash_rate=0.01, carries=256):
         return [(encode(Insn("pi", rng.choice(("beq", "bne", "jalr")), rng.randrange(8))),
                  rng.getrandbits(c.addr_width) & ~3)]  # fmt: skip
 
-    def cycle(lanes_fetched=None):
-        """One step: random fetches (``lanes_fetched`` None) or that many of ``fetch``."""
+    def cycle(lanes_fetched=None, take=None):
+        """One step: random fetches (``lanes_fetched`` None) or that many of ``fetch``;
+        a decode group of random width, or of ``take`` lanes and no squash (directed)."""
         while lanes_fetched is None and len(fetch) < c.lanes:
             fetch.extend(fetch_words(rng.choice(leaders)) if rng.random() < 0.8
                          else other_fetch())  # fmt: skip
         n = rng.randint(0, c.lanes) if lanes_fetched is None else lanes_fetched
         f, fetch[:] = fetch[:n], fetch[n:]
-        take = min(len(decode), rng.choice((c.lanes, c.lanes, rng.randint(1, c.lanes))))
+        directed = take is not None
+        if not directed:
+            take = min(len(decode), rng.choice((c.lanes, c.lanes, rng.randint(1, c.lanes))))
         u, decode[:] = decode[:take], decode[take:]
-        squash = int(rng.random() < squash_rate)
+        squash = 0 if directed else int(rng.random() < squash_rate)
         steps.append(PredictorStep(f, u, squash, golden.step(fetch=f, update=u, squash=squash)))
 
     def visit(block, flag, jumbled=False):
@@ -177,4 +187,165 @@ def table_steps(rng, params, squash_rate=0.01, carries=256):
             run(learnt)
             learnt.clear()
     run(learnt)
+    if exact_carries:
+        exact_carry_rounds(c, rng, cycle, decode, fetch)
     return steps
+
+
+def exact_carry_rounds(c, rng, cycle, decode, fetch):
+    """Directed blocks at a carry at word bit ``b``, for every ``b`` from the index bits
+    up to the word width (``b = word_bits``: the last word, its successor wraps to 0).
+
+    *end* (``b``, lane ``l``): a block whose last PI is the word ``W`` below the carry
+    (bits ``0..b-1`` all 1, bit ``b`` 0), decoded in fixed groups: the entry created
+    in the first group, ``W`` in lane ``l`` of a later group (after the NOP nothing of
+    the block): ``W + 1`` is compared against the stored follow (of the hit way),
+    and the two differ first at bit ``b``. *jumbled* (``b``, lanes ``j < i``): a
+    block across the carry, learnt with a group whose lane ``j`` holds a PI above
+    the carry and lane ``i`` one below it (the other lanes the leader's successor):
+    ``gt_new`` of ``i`` against ``j`` must say "below" where the words differ first
+    at bit ``b`` (the case's second block in order: lane ``j`` below, ``i`` above);
+    then a group of PIs below the carry in every lane, compared against the follow
+    above it (each lane's ``nxt`` against the stored follow, from above). *first*
+    (``b``, lane ``l`` > 0): the leader in lane 0 of a group (the entry created
+    there, its follow ``first`` = the leader's word + 1, below the carry), a PI above
+    the carry in lane ``l`` (between them the leader's successor): ``nxt`` against
+    ``first``; the case's second block the other way round (the leader just above
+    the carry, PIs below it in lanes ``1..l``: a branch back before the leader).
+    Every case twice in one set (two ways, with LRU: the second goes to the other
+    way; *first*'s second block in another set) with complementary bits above ``b``
+    (random), and again with the two swapped, so that each way sees each bit above
+    ``b`` at 0 and at 1. *near* (``k`` = 1..4, lanes ``j < i``): as *jumbled*, without
+    a carry: lane ``j``'s word has bit ``k`` set, lane ``i``'s is below it with the
+    same bits from ``k`` up (``gt_new``'s low nodes, where both words have a 1).
+    *before* (``k``, lane ``l`` > 0): as *first*'s second block without a carry: the
+    leader in lane 0, PIs 1..``2**k`` words before it in lanes ``1..l``, ``first`` and
+    lane ``l``'s ``nxt`` with the same bits from ``k`` up.
+    Each block is then visited at its leader, dispatched (unlocked without growing
+    its follow: a follow gone below the leader by a wrong compare stays there) and
+    ignored (predicted ignored), and, after 8 cases (8 sets),
+    every leader is fetched: a wrong follow shows as a ``skip``/``follow`` mismatch.
+    """
+    wb = c.word_bits
+    wmask, mask = (1 << wb) - 1, (1 << c.addr_width) - 1
+    cases = [("end", b, lane) for b in range(c.index_bits, wb + 1) for lane in range(c.lanes)]
+    cases += [("jumbled", b, (j, i)) for b in range(c.index_bits, wb + 1)
+              for i in range(c.lanes) for j in range(i)]  # fmt: skip
+    cases += [("first", b, lane) for b in range(c.index_bits, wb + 1)
+              for lane in range(1, c.lanes)]  # fmt: skip
+    cases += [("near", k, (j, i)) for k in range(1, min(5, wb - c.index_bits))
+              for i in range(c.lanes) for j in range(i)]  # fmt: skip
+    cases += [("before", k, lane) for k in range(1, min(5, wb - c.index_bits))
+              for lane in range(1, c.lanes)]  # fmt: skip
+    patterns = [rng.getrandbits(wb) for _ in cases]
+    batch = min(8, c.sets)  # distinct lengths below the carry: distinct sets
+    base = max(c.min_block, c.lanes + 1, 3)
+
+    def decoded(groups):
+        for group in groups:
+            decode[:] = group
+            cycle(0, take=len(group))
+
+    def end_groups(leader, length, k, lane):
+        """pflen, the entry created in the first group, the last PI in ``lane`` later."""
+        flat = [(encode_pflen(length), leader - 4 & mask, 0)]
+        flat += [(_pi(k), leader + 4 * j & mask, 0) for j in range(length)]
+        flat.append((NOP, leader + 4 * length & mask, 0))
+        final = length - lane  # flat index of the final group's first lane
+        k1 = rng.randint(1, min(c.lanes - 1, final - 1)) if c.lanes > 1 else 0
+        sizes, pos = [1 + k1], 1 + k1
+        while pos < final:
+            sizes.append(min(final - pos, rng.randint(1, c.lanes)))
+            pos += sizes[-1]
+        sizes.append(min(c.lanes, lane + 2))
+        pos += sizes[-1]
+        if pos < len(flat):
+            sizes.append(len(flat) - pos)
+        groups, pos = [], 0
+        for size in sizes:
+            groups.append(flat[pos:pos + size])
+            pos += size
+        return groups
+
+    def jumbled_groups(leader, length, below, above, k, j, i, ordered, back):
+        """pflen and the leader; a group with ``above`` in lane j, ``below`` in lane i
+        (``ordered``: the other way round); a group of PIs ``back`` (below the carry,
+        below the follow now: compared against it). The next decoded (the unlock's
+        pflen, not a PI) ends the block."""
+        second = [(_pi(k), leader + 4 & mask, 0)] * c.lanes  # the others: the leader's successor
+        second[i if ordered else j] = (_pi(k), above << 2 & mask, 0)
+        second[j if ordered else i] = (_pi(k), below << 2 & mask, 0)
+        return [[(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 0)],
+                second[:i + 1], [(_pi(k), word << 2 & mask, 0) for word in back]]
+
+    def in_groups(flat):
+        return [flat[n:n + c.lanes] for n in range(0, len(flat), c.lanes)]
+
+    for swap in (0, 1):
+        for start in range(0, len(cases), batch):
+            learnt = []
+            for n, (kind, b, lanes) in enumerate(cases[start:start + batch]):
+                pattern = patterns[start + n]
+                below = base + n  # PIs below the carry, the leader's included
+                his = [~pattern, pattern] if swap else [pattern, ~pattern]
+                his = his[:1 if b >= wb - 1 else c.ways]  # no bits above b: one block
+                for second, hi in enumerate(his):
+                    w = (hi << (b + 1) | (1 << b) - 1) & wmask  # the last word below the carry
+                    lword = w - below + 1 & wmask
+                    leader, k = lword << 2 & mask, rng.randrange(c.n_flags)
+                    if kind == "near":  # lane j above lane i, first different below bit b
+                        lword = (hi << c.index_bits | -below % c.sets) & wmask  # (b = k, 1..4)
+                        leader = lword << 2 & mask
+                        region = ((lword + 4) | (2 << b) - 1) + 1 + (1 << b)  # bit b set
+                        r = rng.randrange(1, 1 << b)
+                        above, below_word = region + r, region + rng.randrange(r)
+                        length = above - lword + 1
+                        groups = jumbled_groups(leader, length, below_word & wmask, above & wmask,
+                                                k, *lanes, ordered=False, back=())
+                    elif kind == "before":  # the leader in lane 0, PIs before it in
+                        # lanes 1..``lanes``: ``nxt`` below ``first`` with the same bits
+                        # from bit b (= k, 1..4) up, where both have a 1
+                        lword = (hi << c.index_bits | (-below % c.sets ^ c.sets >> 1)) & wmask
+                        r = rng.randrange(1, 1 << b)  # first: bits below b r, bit b 1
+                        lword = (lword >> (b + 1) << (b + 1) | 1 << b | r) - 1
+                        leader, length = lword << 2 & mask, 1
+                        top = lword - rng.randrange(1, r + 1)  # its nxt: below first
+                        groups = [[(_pi(k), leader, 0)] + [(_pi(k), top - lanes + j << 2 & mask, 0)
+                                                           for j in range(1, lanes + 1)]]
+                    elif kind == "end":
+                        length = below
+                        groups = end_groups(leader, length, k, lanes)
+                    elif kind == "first" and not second:  # the leader in lane 0, a PI
+                        x = rng.randint(0, 2)  # above the carry in lane ``lanes``
+                        length = below + x + 1
+                        above = w + 1 + x & wmask
+                        groups = [[(_pi(k), leader + 4 * min(j, 1) & mask, 0)
+                                   for j in range(lanes)] + [(_pi(k), above << 2 & mask, 0)]]
+                    elif kind == "first":  # the leader above the carry in lane 0, PIs
+                        lword = w + 1 + n & wmask  # below it in lanes 1..``lanes``
+                        leader, length = lword << 2 & mask, 1
+                        top = w - rng.randint(1, 3)  # lane ``lanes``: the highest of them
+                        groups = [[(_pi(k), leader, 0)] + [(_pi(k), top - lanes + j << 2 & mask, 0)
+                                                           for j in range(1, lanes + 1)]]
+                    else:
+                        j, i = lanes
+                        y = rng.randint(0, min(3, below - 3))  # above the stored follow
+                        x = rng.randint(0, 2)
+                        length = below + x + 1
+                        back = [w - rng.randint(1, 3) for _ in range(c.lanes)]
+                        groups = jumbled_groups(leader, length, w - y, w + 1 + x & wmask, k, j, i,
+                                                ordered=bool(second), back=back)
+                    # learnt (locked), then unlocked by its leader, dispatched (a follow
+                    # that went below the leader's successor is not raised back to it),
+                    # and again, ignored (predicted ignored: the entry may skip)
+                    unlock = [(encode_pflen(length), leader - 4 & mask, 0), (_pi(k), leader, 1),
+                              (_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)]  # fmt: skip
+                    decoded([g for g in groups if g] + in_groups(unlock))
+                    learnt.append((leader, length, k))
+            for _ in range(c.update_latency + 2):
+                cycle(0, take=0)
+            for leader, length, k in learnt:  # every leader fetched: skip and follow
+                fetch.extend([(encode_pflen(length), leader - 4 & mask), (_pi(k), leader)])
+                while len(fetch) >= c.lanes:
+                    cycle(c.lanes, take=0)
+            cycle(len(fetch), take=0)
