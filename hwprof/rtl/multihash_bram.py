@@ -739,7 +739,9 @@ def elaborate_set_associative(component):
     ro_way = Signal.like(e["way"])
     pend_way = [way_slice(pending, wy) for wy in range(ways)]  # a way's bit of every set
     set_any = _named(m, _or_all(pend_way), "set_any")
-    any_set = _named(m, set_any.any(), "any_set")
+    # (the tree's OR, not the prefix's last bit: ABC turns the prefix into a chain when
+    # it is only on short paths; any_set feeds busy -> stall)
+    any_set, _ = _first_set(m, set_any, sets)
     # the pick as one-hots, so that no encoded set and no set mux sit in the
     # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
     # each set's lowest pending way locally; ro_set (the encoded set) only addresses
