@@ -50,10 +50,15 @@ is applied (in C, to the flags registered for D) when it ended the interval.
 Readout: at the boundary the candidate entries (valid, not replaceable) set
 their pending bits. Each cycle the lowest pending entry is picked as one-hots
 (the first pending set by a prefix OR, the lowest way of each set locally; the
-clear of its pending bit uses only these, and a priority encoder, a tree of
-``log2`` levels, gives the set's number for the memories' read address): it
-reads its tag and its count (bank of the ended interval) and the next cycle
-puts the record into a 4-entry FIFO that drives ``records``; then the end marker.
+clear of its pending bit uses only these): it reads its tag and its count (bank
+of the ended interval) and the next cycle puts the record into a 4-entry FIFO
+that drives ``records``; then the end marker. The memories' read address (the
+pick's set number, ``ro_set``) is a register: the first pending set of the
+pending bits' next state, computed the cycle before (after a boundary from the
+new pending bits; after a pick from whether its set has another pending way,
+else the first pending set above it; else held), so that no logic sits between
+the pending flops and the LUT-RAM read addresses. Same cycles as the encoder on
+the flops it replaces (``bench/lockstep_multihash.py``).
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
@@ -155,6 +160,19 @@ def _first_set(m, bits, width):
         nodes = nxt
         level += 1
     return nodes[0][0], (nodes[0][1] if nodes[0][1] is not None else Const(0, 1))
+
+
+def _first_set_of_zero(width):
+    """The index :func:`_first_set` gives when no bit is set (its tree follows the
+    upper half at each level: the lower half has none), as an integer."""
+    nodes = [None] * width  # the index below each node (None = 0 bits)
+    level = 0
+    while len(nodes) > 1:
+        if len(nodes) % 2:
+            nodes.append(0 if level else None)
+        nodes = [(nodes[k + 1] or 0) | (1 << level) for k in range(0, len(nodes), 2)]
+        level += 1
+    return nodes[0] or 0
 
 
 def _compare(m, a, b):
@@ -360,7 +378,9 @@ def elaborate_set_associative(component):
 
     tag_read, tag_ro, tag_write = [], [], []
     cnt_read, cnt_ro, cnt_write = [[], []], [[], []], [[], []]
-    ro_set = Signal(set_bits)
+    # the readout's set address: a register, the set of the lowest pending entry (computed
+    # the cycle before from that cycle's state, see the readout)
+    ro_set = Signal(set_bits, init=_first_set_of_zero(sets), name="ro_set")
     ro_issue = Signal()
     for wy in range(ways):
         m.submodules[f"tags{wy}"] = mem = Memory(shape=kb, depth=max(2, sets), init=[])
@@ -719,8 +739,9 @@ def elaborate_set_associative(component):
     ro_way = Signal.like(e["way"])
     pend_way = [way_slice(pending, wy) for wy in range(ways)]  # a way's bit of every set
     set_any = _named(m, _or_all(pend_way), "set_any")
-    any_set, first_set = _first_set(m, set_any, sets)
-    m.d.comb += ro_set.eq(first_set[:set_bits])
+    # (the tree's OR, not the prefix's last bit: ABC turns the prefix into a chain when
+    # it is only on short paths; any_set feeds busy -> stall)
+    any_set, _ = _first_set(m, set_any, sets)
     # the pick as one-hots, so that no encoded set and no set mux sit in the
     # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
     # each set's lowest pending way locally; ro_set (the encoded set) only addresses
@@ -746,6 +767,29 @@ def elaborate_set_associative(component):
     # (first_hot implies any_set: the clear does not wait for the 100-bit OR)
     go = _named(m, space & ~after_boundary, "ro_go")
     m.d.comb += ro_clear.eq(Cat(*[Mux(go, first_hot & way_first[wy], 0) for wy in range(ways)]))
+    # ro_set next cycle = the first pending set of pending's next state (the encoded
+    # first set of ``pending`` each cycle, the same function as a tree on the flops, but
+    # registered, so that the memories' read address comes from a flop):
+    # * after the boundary: the new pending bits (E's set from e_fp, the other sets from
+    #   their valid & ~repl), the first set of their per-set ORs;
+    # * a pick cleared (go): the same set if another of its ways is pending, else the
+    #   first pending set above it (the sets with a pending set below them);
+    # * else pending does not change: ro_set holds.
+    cand_any = _or_all([way_slice(valid & ~repl, wy) for wy in range(ways)])
+    fp_any = e["fp"].any()
+    new_any = _named(m, (sel_set & Mux(fp_any, _ones(sets), 0)) | (~sel_set & cand_any),
+                     "ro_new_any")
+    _, first_new = _first_set(m, new_any, sets)
+    _, second = _first_set(m, _named(m, set_any & before, "set_after_first"), sets)
+    if ways > 1:
+        rest_any = _or_all([pend_way[wy] & ~way_first[wy] for wy in range(1, ways)])
+        keep = _named(m, (first_hot & rest_any).any(), "ro_keep")
+    else:
+        keep = Const(0, 1)
+    ro_next = Signal(set_bits, name="ro_set_next")
+    m.d.comb += ro_next.eq(Mux(after_boundary, first_new[:set_bits],
+                               Mux(go & ~keep, second[:set_bits], ro_set)))
+    m.d.sync += ro_set.eq(ro_next)
     m.d.sync += ro_inflight.eq(ro_issue)
     with m.If(ro_issue):
         m.d.sync += ro_way.eq(_forwarded(Const(0, len(ro_way)),
