@@ -172,6 +172,9 @@ def main(argv=None):
     parser.add_argument("--mutant", action="store_true",
                         help="reference with a one-cycle-late readout address (must fail)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.sets.split(",")) - set(PARAMS))
+    if unknown:
+        parser.error(f"unknown parameter sets {', '.join(unknown)} (known: {', '.join(PARAMS)})")
     elaborate_ref = load_reference(args.ref, args.mutant)
     failed = False
     for name in args.sets.split(","):

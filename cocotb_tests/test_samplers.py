@@ -459,6 +459,18 @@ async def counter_groups(dut, ch, cycle, groups=4):
     return cycle
 
 
+def own_counter_key(sampler, r, used):
+    """A random key of ``sampler`` whose counter and its complement's differ from each
+    other and from the counters in ``used`` (both added to it)."""
+    mask = (1 << sampler.config.key_bits) - 1
+    while True:
+        key = r.getrandbits(sampler.config.key_bits)
+        counters = {sampler.hash(key), sampler.hash(key ^ mask)}
+        if len(counters) == 2 and not counters & used:
+            used.update(counters)
+            return key
+
+
 async def assoc_hits(dut, ch, cycle, hits=3):
     """``stratified_pipeline``'s ``A_k``: every entry hit, then evicted and reported.
 
@@ -488,12 +500,7 @@ async def assoc_hits(dut, ch, cycle, hits=3):
     used = set()
 
     def fresh_key():
-        while True:
-            key = r.getrandbits(sampler.config.key_bits)
-            counters = {sampler.hash(key), sampler.hash(key ^ mask)}
-            if len(counters) == 2 and not counters & used:
-                used.update(counters)
-                return key
+        return own_counter_key(sampler, r, used)
 
     async def message(cycle, key):
         counter = sampler.hash(key)
@@ -542,13 +549,8 @@ async def back_to_back(dut, ch, cycle, group=8, ready=0.05):
     if 2 * (filler + group + tail) > sampler.config.entries:
         dut._log.info("back to back: skipped (%d counters)", sampler.config.entries)
         return cycle
-    keys, used = [], set()
-    while len(keys) < filler + group + tail:  # counters of keys and complements all distinct
-        key = ch.r.getrandbits(sampler.config.key_bits)
-        counters = {sampler.hash(key), sampler.hash(key ^ mask)}
-        if len(counters) == 2 and not counters & used:
-            used.update(counters)
-            keys.append(key)
+    used = set()
+    keys = [own_counter_key(sampler, ch.r, used) for _ in range(filler + group + tail)]
     group_keys = keys[filler : filler + group]
     stalled = group_keys + [key ^ mask for key in group_keys] + keys[filler + group :]
     for key in keys[:filler] + stalled:  # each counter to r - 1

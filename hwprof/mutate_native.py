@@ -177,18 +177,26 @@ class MultihashBench:
         """The always-ready run's tuples (:attr:`free_trace`, as traced)."""
         return self._load(self.free_trace, self.free_tuples)
 
+    def _directed_parts(self) -> list[tuple[int, int, int]]:
+        """``(first tuple, interval, threshold)`` of each directed part present (the
+        directed, forwarding and dense intervals), in order after the trace's tuples."""
+        parts, start = [], self.tuples
+        for present, tuples, interval, threshold in (
+                (self.counts_repeat, self.counts_interval, self.counts_interval,
+                 self.counts_threshold),
+                (self.fwd_repeat, self.fwd_interval, self.fwd_interval, self.fwd_threshold),
+                (self.dense_intervals, self.dense_intervals * self.dense_length,
+                 self.dense_length, self.dense_threshold)):  # fmt: skip
+            if present:
+                parts.append((start, interval, threshold))
+                start += tuples
+        return parts
+
     def schedule(self) -> tuple:
-        """The configuration writes: :attr:`writes` and the directed intervals'."""
-        writes, end = list(self.writes), self.tuples
-        if self.counts_repeat:
-            writes.append((end - self.lead, self.counts_interval, self.counts_threshold))
-            end += self.counts_interval
-        if self.fwd_repeat:
-            writes.append((end - self.lead, self.fwd_interval, self.fwd_threshold))
-            end += self.fwd_interval
-        if self.dense_intervals:
-            writes.append((end - self.lead, self.dense_length, self.dense_threshold))
-        return tuple(writes)
+        """The configuration writes: :attr:`writes` and the directed intervals', each
+        :attr:`lead` tuples before its part starts."""
+        return (*self.writes, *((start - self.lead, interval, threshold)
+                                for start, interval, threshold in self._directed_parts()))
 
     def _key_source(self, seed: int):
         """``(config, key, set_of)``: the top's :class:`MultiHashConfig`, ``key()`` a
@@ -305,9 +313,7 @@ class MultihashBench:
         model = MultiHashProfiler(**self.params)
         starts = set()  # the directed intervals must start where an interval starts
         if writes is None:
-            second = self.tuples + (self.counts_interval if self.counts_repeat else 0)
-            third = second + (self.fwd_interval if self.fwd_repeat else 0)
-            starts = {self.tuples, second, third} & set(range(len(keys)))
+            starts = {start for start, _, _ in self._directed_parts()}
         writes = self.schedule() if writes is None else writes
         writes = {n: (length, threshold) for n, length, threshold in writes}
         rows = []
