@@ -213,36 +213,44 @@ def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
 DEAD_ROUNDS = 10
 
 
-def feeds_nothing(verilog: str, top: str, command: str, workdir: Path,
-                  timeout: float | None = None) -> bool:  # fmt: skip
-    """Whether the mutation ``command`` changes a bit that no output or register reads.
+def feeds_nothing(verilog: str, top: str, commands: list[str], workdir: Path,
+                  timeout: float | None = None) -> list[bool]:  # fmt: skip
+    """For each mutation of ``commands``: whether it changes only bits that no output or
+    register reads.
 
-    The mutation is applied to the original netlist; then ``splitcells`` (every
+    Each mutation is applied alone to the original netlist (one yosys run: the
+    netlist is read once, ``design -save``/``-load``); then ``splitcells`` (every
     word-wide ``$and``, ``$or``, ``$mux``... cut into the slices its readers use)
     and ``opt_clean -purge`` (cells whose outputs nothing reads removed),
-    :data:`DEAD_ROUNDS` times. If no cell of the mutation is left, nothing it
+    :data:`DEAD_ROUNDS` times. If no cell the mutation added is left, nothing it
     changes reaches an output or a register's input: the mutant is equivalent to
     the original, for every input sequence (the word-wide compare and ``+ 1``
     trees of hwprof/rtl/multihash_bram.py compute bit positions that feed
-    nothing). A cell that stays proves nothing (a slice yosys cannot cut, or a
-    bit that is read); a run out of time proves nothing.
+    nothing). ``False`` proves nothing: a cell left (a slice yosys cannot cut, or
+    a bit that is read), a mutation that adds no cell (a port tied to a
+    constant), or a run out of time (``timeout`` seconds per mutation).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "orig.v").write_text(verilog)
     rounds = "splitcells\nopt_clean -purge\n" * DEAD_ROUNDS
-    script = (_prep(top) + f"{command}\ntee -q -o mutation_cells.txt select -count c:*mutate*\n"
-              + rounds + "tee -q -o left_cells.txt select -count c:*mutate*\n")  # fmt: skip
+    script = _prep(top) + "design -save unread_orig\n"
+    for i, command in enumerate(commands):
+        script += (f"design -load unread_orig\n{command}\n"
+                   f"tee -q -o added{i}.txt select -count c:*mutate*\n{rounds}"
+                   f"tee -q -o left{i}.txt select -count c:*mutate*\n")  # fmt: skip
     try:
-        rc, _ = _yosys(script, workdir, check=False, timeout=timeout)
+        _yosys(script, workdir, check=False,
+               timeout=None if timeout is None else timeout * (1 + len(commands)))
     except subprocess.TimeoutExpired:
-        return False
-    counts = [re.match(r"\s*(\d+) objects", (workdir / name).read_text())
-              for name in ("mutation_cells.txt", "left_cells.txt")
-              if (workdir / name).exists()]  # fmt: skip
-    if rc != 0 or len(counts) != 2 or not all(counts):
-        return False
-    added, left = (int(c.group(1)) for c in counts)
-    return added > 0 and left == 0
+        pass
+
+    def count(name):
+        path = workdir / name
+        found = re.match(r"\s*(\d+) objects", path.read_text()) if path.exists() else None
+        return int(found.group(1)) if found else None
+
+    return [count(f"added{i}.txt") not in (None, 0) and count(f"left{i}.txt") == 0
+            for i in range(len(commands))]  # fmt: skip
 
 
 def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
@@ -405,15 +413,15 @@ def _drop_unread(verilog: str, top: str, pending: list, work: Path,
                  timeout: float | None, out) -> list:  # fmt: skip
     """The mutants of ``pending`` not proved unread by :func:`feeds_nothing` (the others
     are marked equivalent)."""
-    left = []
-    for m in pending:
-        if feeds_nothing(verilog, top, m.command, work / f"m{m.index}" / "unread", timeout):
+    if not pending:
+        return pending
+    unread = feeds_nothing(verilog, top, [m.command for m in pending], work / "unread", timeout)
+    for m, dead in zip(pending, unread, strict=True):
+        if dead:
             m.status = "equivalent"
             m.detail = "equivalent (the mutated bit feeds nothing: splitcells; opt_clean)"
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
-        else:
-            left.append(m)
-    return left
+    return [m for m, dead in zip(pending, unread, strict=True) if not dead]
 
 
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,

@@ -114,7 +114,7 @@ def test_feeds_nothing_every_bit_of_t_is_read(tmp_path, bit):
     """Every bit of ``t`` reaches ``y`` (u[0] reads t[0] and t[1]; u[2] reads t[2] and t[3])."""
     command = (f"mutate -mode inv -module tree -cell $and$orig.v:3$1 -port Y -portbit {bit} "
                f"-wire t -wirebit {bit}")
-    assert not feeds_nothing(DEAD_TREE, "tree", command, tmp_path)
+    assert feeds_nothing(DEAD_TREE, "tree", [command], tmp_path) == [False]
 
 
 @pytest.mark.parametrize(("bit", "dead"), [(0, False), (1, True), (2, False)])
@@ -124,7 +124,7 @@ def test_feeds_nothing_finds_unread_bits(tmp_path, bit, dead):
     cell's top bit, is already cut off by ``prep``'s ``wreduce``.)"""
     command = (f"mutate -mode inv -module tree -cell $or$orig.v:4$2 -port Y -portbit {bit} "
                f"-wire u -wirebit {bit}")
-    assert feeds_nothing(DEAD_TREE, "tree", command, tmp_path) is dead
+    assert feeds_nothing(DEAD_TREE, "tree", [command], tmp_path) == [dead]
 
 
 def test_feeds_nothing_two_levels_down(tmp_path):
@@ -134,6 +134,17 @@ def test_feeds_nothing_two_levels_down(tmp_path):
     shifted = DEAD_TREE.replace("{t[0], t[3:1]}", "{t[1:0], t[3:2]}")
     command = ("mutate -mode inv -module tree -cell $and$orig.v:3$1 -port Y -portbit 3 "
                "-wire t -wirebit 3")
-    assert feeds_nothing(shifted, "tree", command, tmp_path / "a")  # t[3] -> u[1], u[3]
     live = command.replace("-portbit 3", "-portbit 2").replace("-wirebit 3", "-wirebit 2")
-    assert not feeds_nothing(shifted, "tree", live, tmp_path / "b")  # t[2] -> u[0], u[2]
+    # t[3] -> u[1], u[3]; t[2] -> u[0], u[2]; in one run, each applied alone
+    assert feeds_nothing(shifted, "tree", [command, live, command], tmp_path) == [
+        True, False, True]
+
+
+def test_feeds_nothing_proves_nothing_on_a_bad_mutation(tmp_path):
+    """A mutation yosys refuses (no such bit), and one out of time: not proved."""
+    bad = ("mutate -mode inv -module tree -cell $or$orig.v:4$2 -port Y -portbit 3 "
+           "-wire u -wirebit 3")  # cut off by wreduce
+    assert feeds_nothing(DEAD_TREE, "tree", [bad], tmp_path / "a") == [False]
+    dead = bad.replace("-portbit 3", "-portbit 1").replace("-wirebit 3", "-wirebit 1")
+    assert feeds_nothing(DEAD_TREE, "tree", [dead], tmp_path / "b") == [True]
+    assert feeds_nothing(DEAD_TREE, "tree", [dead], tmp_path / "c", timeout=0.001) == [False]
