@@ -142,6 +142,21 @@ class MultihashBench:
     dense_intervals: int = 40
     dense_length: int = 800
     dense_threshold: int = 2
+    #: the table-entry groups after the dense intervals (``rom_groups`` False: none):
+    #: one group per entry of every hash unit's byte tables (hash ``i``, a byte of the
+    #: value or pc field, a byte value ``v``: 4 x 8 x 256 = 8,192 at the defaults),
+    #: :attr:`rom_per_interval` groups per interval at threshold 2. A group is ``K1,
+    #: K_u (each other hash u), K2``, fresh keys: K1's byte is ``v``; K2's byte is
+    #: ``v`` with its top two bits flipped (another branch of the ROM's case tree) and
+    #: K2 collides with K1 in hash ``i`` only through the tables' data (no other
+    #: key of the interval before K2 has K2's counter in hash ``i``); each K_u
+    #: collides with K2 in hash ``u``. So K2's counters all read 1 when it comes: it
+    #: is promoted (a record). A wrong bit in entry ``v`` of that table moves K1's
+    #: counter in hash ``i`` away from K2's, K2 reads 0 there and is not promoted.
+    #: (The trace's relabelled keys read every entry too, but a changed index
+    #: changes a record only where its collisions decide a promotion.)
+    rom_groups: bool = True
+    rom_per_interval: int = 10
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -179,14 +194,17 @@ class MultihashBench:
 
     def _directed_parts(self) -> list[tuple[int, int, int]]:
         """``(first tuple, interval, threshold)`` of each directed part present (the
-        directed, forwarding and dense intervals), in order after the trace's tuples."""
+        directed, forwarding and dense intervals and the table-entry groups), in order
+        after the trace's tuples."""
         parts, start = [], self.tuples
         for present, tuples, interval, threshold in (
                 (self.counts_repeat, self.counts_interval, self.counts_interval,
                  self.counts_threshold),
                 (self.fwd_repeat, self.fwd_interval, self.fwd_interval, self.fwd_threshold),
                 (self.dense_intervals, self.dense_intervals * self.dense_length,
-                 self.dense_length, self.dense_threshold)):  # fmt: skip
+                 self.dense_length, self.dense_threshold),
+                (self.rom_groups, len(self._rom_entries()) * self._rom_group,
+                 self.rom_per_interval * self._rom_group, 2)):  # fmt: skip
             if present:
                 parts.append((start, interval, threshold))
                 start += tuples
@@ -285,11 +303,83 @@ class MultihashBench:
                                                    dtype=np.uint64).tolist()))  # fmt: skip
         return np.array(list(keys), dtype=np.uint64)
 
+    @property
+    def _rom_group(self) -> int:
+        """Tuples per table-entry group: K1, one K_u per other hash, K2."""
+        return self.params["tables"] + 1
+
+    def _rom_entries(self) -> list[tuple[int, int, int, int]]:
+        """``(hash, bit offset in the key, byte width, byte value)`` of every table entry
+        a key can read, as many times over as fill whole intervals of groups."""
+        value_bits, pc_bits = self.params["value_bits"], self.params["pc_bits"]
+        fields = [(0, value_bits), (value_bits, pc_bits)]
+        entries = [(i, base + lo, min(8, bits - lo), v)
+                   for i in range(self.params["tables"]) for base, bits in fields
+                   for lo in range(0, bits, 8) for v in range(1 << min(8, bits - lo))]
+        per = self.rom_per_interval
+        return [entries[j % len(entries)] for j in range(-(-len(entries) // per) * per)]
+
+    def rom(self) -> np.ndarray:
+        """The keys of the table-entry groups (see :attr:`rom_groups`)."""
+        if not self.rom_groups:
+            return np.zeros(0, np.uint64)
+        config, _, _ = self._key_source(23)
+        hashes, n, bits = config.hashes(), config.tables, config.key_bits
+        rng = np.random.default_rng(23)
+        everything = np.uint64((1 << bits) - 1)
+        # the K_u come from a pool of random keys sorted by their counter in each hash
+        pool = rng.integers(0, 1 << bits, size=1 << 18, dtype=np.uint64)
+        index = np.stack([h.many(pool) for h in hashes])
+        order = [np.argsort(index[u], kind="stable") for u in range(n)]
+        starts = [np.searchsorted(index[u][order[u]], np.arange(config.table_size + 1))
+                  for u in range(n)]  # fmt: skip
+        taken = np.zeros(len(pool), bool)
+        seen: set = set()
+
+        def collider(u, target, i, avoid):
+            """A fresh pool key with counter ``target`` in hash ``u``, not ``avoid`` in ``i``."""
+            for at in order[u][starts[u][target] : starts[u][target + 1]]:
+                if not taken[at] and index[i][at] != avoid and int(pool[at]) not in seen:
+                    taken[at] = True
+                    return int(pool[at])
+            raise ValueError(f"the key pool has no more keys at counter {target} of hash {u}")
+
+        keys, used = [], [set() for _ in range(n)]  # counters read in this interval
+        for j, (i, lo, width, v) in enumerate(self._rom_entries()):
+            if j % self.rom_per_interval == 0:
+                used = [set() for _ in range(n)]
+            mask = np.uint64(((1 << width) - 1) << lo)
+            other = v ^ (((1 << min(2, width)) - 1) << (width - min(2, width)))
+            k1 = k2 = None
+            for _ in range(100):
+                if k2 is not None:
+                    break
+                k1 = int(rng.integers(0, 1 << bits, dtype=np.uint64) & (everything ^ mask)
+                         | np.uint64(v << lo))  # fmt: skip
+                c = rng.integers(0, 1 << bits, size=2048, dtype=np.uint64) & (everything ^ mask) \
+                    | np.uint64(other << lo)
+                for k in c[hashes[i].many(c) == hashes[i](k1)].tolist():
+                    if k not in seen and k1 not in seen and hashes[i](k) not in used[i]:
+                        k2 = k
+                        break
+            if k2 is None:
+                raise ValueError(f"table-entry groups: no K2 found for hash {i}, bit {lo}, "
+                                 f"byte {v}: {self.rom_per_interval} groups per interval are "
+                                 f"too many for {config.table_size} counters per table")
+            target = [h(k2) for h in hashes]
+            group = [k1, *(collider(u, target[u], i, target[i]) for u in range(n) if u != i), k2]
+            for k in group:
+                seen.add(k)
+                for t in range(n):
+                    used[t].add(hashes[t](k))
+            keys += group
+        return np.array(keys, dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
-        forwarding interval (:meth:`forwarding`) and the dense intervals
-        (:meth:`dense`)."""
+        forwarding interval (:meth:`forwarding`), the dense intervals
+        (:meth:`dense`) and the table-entry groups (:meth:`rom`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -298,7 +388,8 @@ class MultihashBench:
             bits = self.params["pc_bits"] + self.params["value_bits"]
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
-        return np.concatenate([keys, self.directed(), self.forwarding(), self.dense()])
+        return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
+                               self.rom()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),

@@ -41,7 +41,7 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
-               "dense_intervals": 4, "dense_length": 50, "lead": 20}
+               "dense_intervals": 4, "dense_length": 50, "lead": 20, "rom_groups": False}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -221,6 +221,62 @@ def test_dense_intervals_show_a_stale_counter():
         assert records(stale) != want, stale
     with pytest.raises(ValueError, match="distinct dense keys of 16 bits: too many"):
         _small_bench(dense_intervals=400).dense()
+
+
+def _rom_records(bench, keys, flip=None):
+    """The golden model's profiles over the table-entry groups ``keys`` (their interval and
+    threshold from the start); ``flip = (hash, bit offset, byte value, bit)``: with that bit
+    of that byte table's entry inverted (what a mutant of the ROM's data does)."""
+    group = bench.params["tables"] + 1
+    model = MultiHashProfiler(**bench.params)
+    model.interval_length, model.threshold = bench.rom_per_interval * group, 2
+    if flip is not None:
+        i, lo, v, bit = flip
+        h = model.hashes[i]
+        value_tables, pc_tables = (list(map(list, t)) for t in h.tables)
+        field, byte = ((value_tables, lo // 8) if lo < bench.params["value_bits"]
+                       else (pc_tables, (lo - bench.params["value_bits"]) // 8))  # fmt: skip
+        field[byte][v] ^= 1 << bit
+        h.tables = (tuple(map(tuple, value_tables)), tuple(map(tuple, pc_tables)))
+        h._fold_tables = None
+    return [sorted(profile) for key in keys.tolist() if (profile := model.step(key)) is not None]
+
+
+def _check_rom_groups(bench, flips: int, seed: int, least: float):
+    keys = bench.rom()
+    group = bench.params["tables"] + 1
+    entries = bench._rom_entries()
+    assert len(keys) == group * len(entries) and len(set(keys.tolist())) == len(keys)
+    want = _rom_records(bench, keys)
+    promoted = {k for profile in want for k, _ in profile}
+    second = set(keys[group - 1 :: group].tolist())  # each group's K2
+    # (in a small table a K1 or K_u may be promoted too, by chance collisions)
+    assert len(promoted & second) >= least * len(second), (len(promoted & second), len(second))
+    rng = np.random.default_rng(seed)
+    for _ in range(flips):
+        i, lo, _, v = entries[rng.integers(len(entries))]
+        flip = (i, lo, v, int(rng.integers(8)))
+        assert _rom_records(bench, keys, flip) != want, f"seed {seed}: {flip} not seen"
+
+
+def test_rom_groups_see_a_wrong_table_entry():
+    """The small profiler (16 counters per table: one group per interval): every entry of
+    the 4 hashes' 2 byte tables has a group, every group's K2 is promoted, and an
+    entry's bit inverted on the golden model changes the records (10 entries at random)."""
+    bench = _small_bench(rom_groups=True, rom_per_interval=1)
+    assert len(bench._rom_entries()) == 4 * 2 * 256
+    _check_rom_groups(bench, flips=10, seed=3, least=1.0)
+    with pytest.raises(ValueError, match="10 groups per interval are too many for 16 counters"):
+        _small_bench(rom_groups=True, rom_per_interval=10).rom()
+
+
+@pytest.mark.soak
+def test_rom_groups_at_the_defaults():
+    """The defaults (512 counters per table, 10 groups per interval, 8,200 groups): almost
+    every K2 promoted (a set's 4 ways may be taken), 20 flipped entries seen (about
+    a minute)."""
+    top = get_top("multihash")
+    _check_rom_groups(native_bench(top, top.resolve({})), flips=20, seed=4, least=0.999)
 
 
 def _run(rows) -> StreamRun:
