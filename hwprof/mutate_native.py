@@ -157,6 +157,14 @@ class MultihashBench:
     #: changes a record only where its collisions decide a promotion.)
     rom_groups: bool = True
     rom_per_interval: int = 10
+    #: the set intervals after the table-entry groups (``set_groups`` False: none): a
+    #: key's accumulator set is a ROM of ``x``, bits of its hash indices (4,096 entries
+    #: at the defaults). Intervals of ``accumulator`` fresh keys at threshold 1 (each
+    #: promoted when it comes), ``ways`` keys of each set, so the entries fill every way
+    #: of every set; over the intervals every ``x`` is some key's. A wrong ROM entry
+    #: puts a key in another set, which then has one key too many: one is refused, a
+    #: record is missing (42 intervals of 100 at the defaults).
+    set_groups: bool = True
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -194,8 +202,8 @@ class MultihashBench:
 
     def _directed_parts(self) -> list[tuple[int, int, int]]:
         """``(first tuple, interval, threshold)`` of each directed part present (the
-        directed, forwarding and dense intervals and the table-entry groups), in order
-        after the trace's tuples."""
+        directed, forwarding and dense intervals, the table-entry groups and the set
+        intervals), in order after the trace's tuples."""
         parts, start = [], self.tuples
         for present, tuples, interval, threshold in (
                 (self.counts_repeat, self.counts_interval, self.counts_interval,
@@ -204,7 +212,10 @@ class MultihashBench:
                 (self.dense_intervals, self.dense_intervals * self.dense_length,
                  self.dense_length, self.dense_threshold),
                 (self.rom_groups, len(self._rom_entries()) * self._rom_group,
-                 self.rom_per_interval * self._rom_group, 2)):  # fmt: skip
+                 self.rom_per_interval * self._rom_group, 2),
+                (self.set_groups and self.params["ways"],
+                 self._set_rounds() * self.params["accumulator"], self.params["accumulator"],
+                 1)):  # fmt: skip
             if present:
                 parts.append((start, interval, threshold))
                 start += tuples
@@ -375,11 +386,52 @@ class MultihashBench:
             keys += group
         return np.array(keys, dtype=np.uint64)
 
+    def _set_rounds(self) -> int:
+        """Set intervals: enough for every ``x`` of the largest set, ``ways`` a time."""
+        from .golden.multihash import MultiHashConfig
+
+        config = MultiHashConfig(**self.params)
+        bits = config.set_source_bits
+        sizes = np.bincount((np.arange(1 << bits) * config.sets) >> bits)
+        return -(-int(sizes.max()) // max(1, config.ways))
+
+    def set_keys(self) -> np.ndarray:
+        """The keys of the set intervals (see :attr:`set_groups`)."""
+        from .golden.multihash import MultiHashConfig
+
+        config = MultiHashConfig(**self.params)
+        if not (self.set_groups and config.ways):
+            return np.zeros(0, np.uint64)
+        hashes, bits = config.hashes(), config.set_source_bits
+        rng = np.random.default_rng(29)
+        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
+        pool = pool[rng.permutation(len(pool))]
+        x = np.zeros(len(pool), np.uint64)
+        for i, h in enumerate(hashes):
+            x |= h.many(pool).astype(np.uint64) << np.uint64(i * config.index_bits)
+        x &= np.uint64((1 << bits) - 1)
+        by_x = {}  # x -> pool keys with it, in pool order
+        for k, v in zip(pool.tolist(), x.tolist(), strict=True):
+            by_x.setdefault(v, []).append(k)
+        per_set = [[] for _ in range(config.sets)]
+        for v in rng.permutation(1 << bits).tolist():
+            per_set[(v * config.sets) >> bits].append(v)
+        keys = []
+        for r in range(self._set_rounds()):
+            chosen = [xs[(r * config.ways + w) % len(xs)] for xs in per_set
+                      for w in range(config.ways)]  # fmt: skip
+            for v in rng.permutation(chosen).tolist():
+                if not by_x.get(v):
+                    raise ValueError(f"set intervals: the key pool has no key with x = {v}")
+                keys.append(by_x[v].pop())
+        return np.array(keys, dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
         forwarding interval (:meth:`forwarding`), the dense intervals
-        (:meth:`dense`) and the table-entry groups (:meth:`rom`)."""
+        (:meth:`dense`), the table-entry groups (:meth:`rom`) and the set intervals
+        (:meth:`set_keys`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -389,7 +441,7 @@ class MultihashBench:
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
-                               self.rom()])  # fmt: skip
+                               self.rom(), self.set_keys()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),

@@ -41,7 +41,8 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
-               "dense_intervals": 4, "dense_length": 50, "lead": 20, "rom_groups": False}
+               "dense_intervals": 4, "dense_length": 50, "lead": 20, "rom_groups": False,
+               "set_groups": False}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -337,3 +338,52 @@ def test_native_bench_kills_a_mutant(tmp_path):
         runner.bench.keys())
     verdict, detail = runner.run(0, 120)
     assert verdict == "fail" and "records differ" in detail
+
+
+def _set_records(bench, keys, moved=None):
+    """The golden model's profiles over the set intervals ``keys``; ``moved = (x, set)``:
+    with the set ROM's entry ``x`` changed to ``set`` (what a mutant of it does)."""
+    model = MultiHashProfiler(**bench.params)
+    model.interval_length, model.threshold = bench.params["accumulator"], 1
+    config = model.config
+    if moved is not None:
+        honest = config.set_index
+
+        def set_index(indices):
+            x = 0
+            for i, index in enumerate(indices):
+                x |= int(index) << (i * config.index_bits)
+            x &= (1 << config.set_source_bits) - 1
+            return moved[1] if x == moved[0] else honest(indices)
+
+        object.__setattr__(config, "set_index", set_index)
+    return [sorted(profile) for key in keys.tolist() if (profile := model.step(key)) is not None]
+
+
+@pytest.mark.parametrize("params", [SMALL, pytest.param({}, marks=pytest.mark.soak)],
+                         ids=["small", "defaults"])  # fmt: skip
+def test_set_intervals_fill_every_way_and_see_a_wrong_set(params):
+    """Every ``x`` of the set ROM is some key's; every key is promoted (each interval fills
+    every way of every set exactly); a ROM entry moved to another set loses a record
+    (8 entries at random)."""
+    top = get_top("multihash")
+    bench = native_bench(top, top.resolve(params),
+                         **({**SMALL_BENCH, "set_groups": True} if params else {}))
+    config = MultiHashConfig(**bench.params)
+    keys = bench.set_keys()
+    assert len(keys) == bench._set_rounds() * config.accumulator
+    assert len(set(keys.tolist())) == len(keys)
+    x = np.zeros(len(keys), np.uint64)
+    for i, h in enumerate(config.hashes()):
+        x |= h.many(keys).astype(np.uint64) << np.uint64(i * config.index_bits)
+    x &= np.uint64((1 << config.set_source_bits) - 1)
+    assert set(x.tolist()) == set(range(1 << config.set_source_bits))
+    want = _set_records(bench, keys)
+    assert sum(map(len, want)) == len(keys)  # all promoted
+    rng = np.random.default_rng(7)
+    for _ in range(8):
+        x = int(rng.integers(1 << config.set_source_bits))
+        right = (x * config.sets) >> config.set_source_bits
+        wrong = (right + 1 + int(rng.integers(config.sets - 1))) % config.sets
+        assert _set_records(bench, keys, (x, wrong)) != want, (x, wrong)
+    assert not len(native_bench(top, top.resolve({"ways": 0})).set_keys())
