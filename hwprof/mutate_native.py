@@ -124,9 +124,17 @@ class MultihashBench:
     #: forwarded count unseen; measured on the RTL of 13d1c9a: its effect shows when
     #: ``f``'s distance-3 tuples come last, and ``f, g`` alternating (the tuple ahead in
     #: the same set) does not reach that forwarding at all, ``f, x`` does.
-    fwd_interval: int = 8_192
+    fwd_interval: int = 20_480
     fwd_threshold: int = 1_000
     fwd_repeat: int = 1_300
+    #: with 4 ways or more each set gets a second pair after the first, in ways 2 and 3.
+    #: Then (``fwd_below`` 0: not) a second interval of the same length and threshold
+    #: brings the same keys back, retained and replaceable, with the same distances:
+    #: ways 0 and 2 of the first set and 1 and 3 of the second counted past the
+    #: threshold (requalified: records), the others to ``fwd_below`` under it (no
+    #: record): the forwarded counts' compares with ``threshold - 1``, which only a
+    #: requalifying entry makes below the threshold, in every way.
+    fwd_below: int = 100
     #: the dense intervals after the forwarding one (``dense_intervals`` 0: none):
     #: ``dense_intervals`` intervals of ``dense_length`` distinct random keys each at
     #: threshold ``dense_threshold`` (one configuration write). A counter's valid bit
@@ -209,6 +217,8 @@ class MultihashBench:
                 (self.counts_repeat, self.counts_interval, self.counts_interval,
                  self.counts_threshold),
                 (self.fwd_repeat, self.fwd_interval, self.fwd_interval, self.fwd_threshold),
+                (self.fwd_repeat and self.fwd_below, self.fwd_interval, self.fwd_interval,
+                 self.fwd_threshold),
                 (self.dense_intervals, self.dense_intervals * self.dense_length,
                  self.dense_length, self.dense_threshold),
                 (self.rom_groups, len(self._rom_entries()) * self._rom_group,
@@ -223,9 +233,18 @@ class MultihashBench:
 
     def schedule(self) -> tuple:
         """The configuration writes: :attr:`writes` and the directed intervals', each
-        :attr:`lead` tuples before its part starts."""
-        return (*self.writes, *((start - self.lead, interval, threshold)
-                                for start, interval, threshold in self._directed_parts()))
+        :attr:`lead` tuples before its part starts, or fewer when the interval ahead of it
+        is shorter than ``lead + 4`` (a write must not fall in an interval's first 4
+        tuples); ValueError if that interval is shorter than 5."""
+        writes, before = [], None
+        for start, interval, threshold in self._directed_parts():
+            lead = self.lead if before is None else min(self.lead, before - 4)
+            if lead < 1:
+                raise ValueError(f"the directed part at tuple {start} follows intervals of "
+                                 f"{before} tuples: too short for its configuration write")
+            writes.append((start - lead, interval, threshold))
+            before = interval
+        return (*self.writes, *writes)
 
     def _key_source(self, seed: int):
         """``(config, key, set_of)``: the top's :class:`MultiHashConfig`, ``key()`` a
@@ -260,44 +279,71 @@ class MultihashBench:
         rest = [key() for _ in range(n - 5 * r)]
         return np.array([a] * r + [b, c, d, e] * r + rest, dtype=np.uint64)
 
-    def forwarding(self) -> np.ndarray:
-        """The keys of the forwarding interval (see :attr:`fwd_interval`)."""
+    def _forwarding_keys(self):
+        """``(sets, fresh)``: the forwarding interval's keys, per set a list of pairs
+        (:meth:`forwarding`), and a source of fresh keys (distinct, none of the pairs')."""
         n, r, t = self.fwd_interval, self.fwd_repeat, self.fwd_threshold
-        if not r:
-            return np.zeros(0, np.uint64)
-        if not t < r or 7 * r - t > n:
-            raise ValueError(f"the forwarding interval needs fwd_threshold {t} < fwd_repeat "
-                             f"{r} and 7 x fwd_repeat - fwd_threshold <= fwd_interval {n}")
         config, key, set_of = self._key_source(17)
+        pairs_per_set = max(1, min(2, config.ways // 2))
+        if not t < r or pairs_per_set * (7 * r - t) > n:
+            raise ValueError(f"the forwarding interval needs fwd_threshold {t} < fwd_repeat "
+                             f"{r} and {pairs_per_set * 7} x fwd_repeat - {pairs_per_set} x "
+                             f"fwd_threshold <= fwd_interval {n}")  # fmt: skip
         directed, counts = np.unique(self.directed(), return_counts=True)
         # the sets of the directed interval's repeated keys (its entries, retained)
         taken = {set_of(int(k)) for k in directed[counts > 1]} if config.ways else set()
         if len(taken) + 2 > config.sets:  # (a small profiler): any sets, ways not guaranteed
             taken = set()
-        pairs = []
+        sets = []
         for _ in range(2):
             f = key()
             while set_of(f) in taken:
                 f = key()
-            g = key()
-            while set_of(g) != set_of(f) or g == f:
+            keys = [f]
+            while len(keys) < 2 * pairs_per_set:
                 g = key()
+                if set_of(g) == set_of(f) and g not in keys:
+                    keys.append(g)
             taken.add(set_of(f))
-            pairs.append((f, g))
-        fresh, paired = {}, {k for pair in pairs for k in pair}
-        while len(fresh) < n - 4 * r:  # distinct, none of the pairs' keys (in order)
-            x = key()
-            if x not in paired:
-                fresh[x] = None
-        fresh = list(fresh)
-        (f1, g1), (f2, g2) = pairs
-        keys = [k for x in fresh[:r] for k in (f1, g1, x)]
-        keys += [k for x in fresh[r : r + t] for k in (f2, g2, x)]
-        after = r + t  # then each alone, a new key (in another set) between its tuples
-        for k in (f2, g2):
-            keys += [y for x in fresh[after : after + r - t] for y in (k, x)]
-            after += r - t
-        return np.array(keys + fresh[after:], dtype=np.uint64)
+            sets.append([tuple(keys[k : k + 2]) for k in range(0, len(keys), 2)])
+        paired = {k for pairs in sets for pair in pairs for k in pair}
+
+        def fresh():
+            while True:
+                x = key()
+                if x not in paired:
+                    paired.add(x)
+                    return x
+
+        return sets, fresh
+
+    def forwarding(self) -> np.ndarray:
+        """The keys of the forwarding interval (see :attr:`fwd_interval`) and of the
+        requalifying interval after it (see :attr:`fwd_below`), in one array."""
+        n, r, t, below = self.fwd_interval, self.fwd_repeat, self.fwd_threshold, self.fwd_below
+        if not r:
+            return np.zeros(0, np.uint64)
+        (first, second), fresh = self._forwarding_keys()
+        keys = []
+        for (f1, g1), (f2, g2) in zip(first, second, strict=True):
+            keys += [k for _ in range(r) for k in (f1, g1, fresh())]
+            keys += [k for _ in range(t) for k in (f2, g2, fresh())]
+            for k in (f2, g2):  # then each alone, a new key (in another set) between its tuples
+                keys += [y for _ in range(r - t) for y in (k, fresh())]
+        keys += [fresh() for _ in range(n - len(keys))]
+        if not below:
+            return np.array(keys, dtype=np.uint64)
+        again = []  # the same keys, retained: ways 0 and 2 of the first set and 1, 3 of the
+        for (f1, g1), (f2, g2) in zip(first, second, strict=True):  # second pass the threshold
+            again += [k for _ in range(t - below) for k in (f1, g1, fresh())]
+            again += [k for _ in range(r - t + below) for k in (f1, fresh(), fresh())]
+            again += [y for _ in range(t - below) for y in (f2, fresh())]
+            again += [y for _ in range(r) for y in (g2, fresh())]
+        if len(again) > n:
+            raise ValueError(f"the requalifying interval needs {len(again)} tuples, more than "
+                             f"fwd_interval {n}")  # fmt: skip
+        again += [fresh() for _ in range(n - len(again))]
+        return np.array(keys + again, dtype=np.uint64)
 
     def dense(self) -> np.ndarray:
         """The keys of the dense intervals (see :attr:`dense_intervals`): distinct."""
@@ -537,8 +583,7 @@ class NativeRunner:
         self.keys_path = self.work / "native-keys.bin"
         keys = bench.keys()
         keys.astype("<u8").tofile(self.keys_path)
-        self.harness = bench.build(component, verilog, build_root, extra_args,
-                                   name="multihash-mutants")  # fmt: skip
+        # the golden model first: a schedule it refuses stops the run before the build
         started = time.monotonic()
         self.want = bench.expected(keys)
         self.free_path = self.work / "native-free-keys.bin"
@@ -546,6 +591,8 @@ class NativeRunner:
         free.astype("<u8").tofile(self.free_path)
         self.free_want = bench.free_expected(free) if bench.free_tuples else None
         self.golden_seconds = time.monotonic() - started
+        self.harness = bench.build(component, verilog, build_root, extra_args,
+                                   name="multihash-mutants")  # fmt: skip
 
     def _run(self, index, keys, ready, plusargs, timeout):
         work = self.work / f"native-{index}"

@@ -41,8 +41,8 @@ SMALL = {"tables": 4, "counters": 64, "counter_bits": 16, "accumulator": 8,
 SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-O0",
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
-               "dense_intervals": 4, "dense_length": 50, "lead": 20, "rom_groups": False,
-               "set_groups": False}
+               "dense_intervals": 4, "dense_length": 50, "lead": 20, "fwd_below": 50,
+               "rom_groups": False, "set_groups": False}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -71,13 +71,13 @@ def test_config_drive_writes_at_the_given_tuples():
 def test_expected_follows_the_configuration_writes():
     bench = _small_bench()
     keys = bench.keys()
-    assert len(keys) == 5220 and int(keys.max()) < 1 << 16
+    assert len(keys) == 6220 and int(keys.max()) < 1 << 16
     want = bench.expected(keys)
     ends = np.flatnonzero(want[:, 2] == 1)
     # intervals: 100 tuples, then 60 up to tuple 1,540 (the write at 1,530 ends it), then 40
-    # up to the trace's end, then the directed interval of 1,000, the forwarding one and
-    # 4 dense ones
-    assert len(ends) == 1 + 24 + 37 + 1 + 1 + 4
+    # up to the trace's end, then the directed interval of 1,000, the forwarding one, the
+    # requalifying one and 4 dense ones
+    assert len(ends) == 1 + 24 + 37 + 1 + 1 + 1 + 4
     assert (want[ends, :2] == 0).all() and want[-1, 2] == 1
     records = want[want[:, 2] == 0]
     assert len(records) > 100 and (records[:, 1] >= 2).all()
@@ -116,75 +116,92 @@ def test_directed_interval_counts_past_the_threshold():
     config = MultiHashConfig(**bench.params)
     set_of = [config.set_index([h(k) for h in config.hashes()]) for k in (d, e)]
     assert set_of[0] == set_of[1] and d != e
-    assert bench.schedule()[-3:] == ((3000, 1000, 121), (4000, 1000, 100), (5000, 50, 2))
+    assert bench.schedule()[-4:] == ((3000, 1000, 121), (4000, 1000, 100), (5000, 1000, 100),
+                                     (6000, 50, 2))  # fmt: skip
     # the golden model reads keys of the directed interval out, counted past the threshold
     # (8 entries in 4 sets and 64 counters: a key may find its set full, or collide)
     want = bench.expected(bench.keys())
-    last = want[np.flatnonzero(want[:, 2] == 1)[-7] + 1 : np.flatnonzero(want[:, 2] == 1)[-6]]
+    last = want[np.flatnonzero(want[:, 2] == 1)[-8] + 1 : np.flatnonzero(want[:, 2] == 1)[-7]]
     assert len(last) >= 3 and set(last[:, 0].tolist()) <= {a, b, c, d, e}
     assert (last[:, 1] >= 121).all()
 
 
 def _forwarding_check(bench):
     """The forwarding interval's pairs ``(f1, g1), (f2, g2)``, where the golden model
-    holds each of the four keys (way, count) after their last tuple, and the interval's
-    records."""
+    holds each of the four keys (way, count) after their last tuple, and the records of
+    the forwarding and the requalifying intervals."""
     fwd = bench.forwarding()
     r, t = bench.fwd_repeat, bench.fwd_threshold
     f1, g1, f2, g2 = (int(fwd[i]) for i in (0, 1, 3 * r, 3 * r + 1))
     pairs = {f1, g1, f2, g2}
-    assert len(pairs) == 4 and len(fwd) == bench.fwd_interval
+    assert len(pairs) == 4 and len(fwd) == bench.fwd_interval * (1 + (bench.fwd_below > 0))
     assert fwd[: 3 * r].reshape(-1, 3)[:, :2].tolist() == [[f1, g1]] * r
     second = fwd[3 * r : 3 * r + 3 * t].reshape(-1, 3)
     assert second[:, :2].tolist() == [[f2, g2]] * t
     alone = fwd[3 * r + 3 * t : 7 * r - t].reshape(-1, 2)
     assert alone[:, 0].tolist() == [f2] * (r - t) + [g2] * (r - t)
-    between = np.concatenate([fwd[2 : 3 * r : 3], second[:, 2], alone[:, 1], fwd[7 * r - t :]])
+    between = np.concatenate([fwd[2 : 3 * r : 3], second[:, 2], alone[:, 1],
+                              fwd[7 * r - t : bench.fwd_interval]])  # fmt: skip
     assert len(set(between.tolist())) == len(between) and not set(between.tolist()) & pairs
     keys = bench.keys()
     model = MultiHashProfiler(**bench.params)
     writes = {n: (length, threshold) for n, length, threshold in bench.schedule()}
-    end = len(keys) - len(bench.dense())  # the forwarding interval's end
-    last = end - len(fwd) + 7 * r - t - 1
-    placed, profile = None, None
-    for i, key in enumerate(keys.tolist()[:end]):
+    start = bench._directed_parts()[1][0]  # the forwarding interval's first tuple
+    last = start + 7 * r - t - 1
+    placed, profiles = None, []
+    for i, key in enumerate(keys.tolist()[: start + len(fwd)]):
         if i in writes:
             model.configure(*writes[i])
         profile = model.step(key)
+        if profile is not None and i >= start:
+            profiles.append(profile)
         if i == last:
             placed = [(model.lookup(k) - model.entries(k)[0], model.count[model.lookup(k)])
                       for k in (f1, g1, f2, g2)]  # fmt: skip
-    return ((f1, g1), (f2, g2)), placed, profile
+    return ((f1, g1), (f2, g2)), placed, profiles
 
 
 def test_forwarding_interval_keys():
-    """Two pairs of keys of one set each, at distance 3 and 2, past the threshold; read out."""
+    """Two pairs of keys of one set each, at distance 3 and 2, past the threshold; read out.
+    In the requalifying interval (the same keys, retained) f1 and g2 pass the threshold
+    again and are read out, g1 and f2 stay under it and are not."""
     bench = _small_bench()
-    ((f1, g1), (f2, g2)), placed, profile = _forwarding_check(bench)
+    ((f1, g1), (f2, g2)), placed, (profile, again) = _forwarding_check(bench)
     config = MultiHashConfig(**bench.params)
     for pair in ((f1, g1), (f2, g2)):
         assert len({config.set_index([h(k) for h in config.hashes()]) for k in pair}) == 1
     # counted past the threshold (conservative update: collisions may add a little)
     assert all(count >= bench.fwd_repeat for _, count in placed)
     assert {k for k, _ in profile} >= {f1, g1, f2, g2}
+    assert {k for k, _ in again} & {f1, g1, f2, g2} == {f1, g2}
+    assert all(count >= bench.fwd_repeat for k, count in again if k in (f1, g2))
     assert _small_bench(fwd_repeat=0).forwarding().size == 0
-    with pytest.raises(ValueError, match="7 x fwd_repeat - fwd_threshold <= fwd_interval 900"):
+    assert _small_bench(fwd_below=0).forwarding().size == bench.fwd_interval
+    with pytest.raises(ValueError, match="7 x fwd_repeat - 1 x fwd_threshold <= fwd_interval 900"):
         _small_bench(fwd_interval=900).forwarding()
     with pytest.raises(ValueError, match="needs fwd_threshold 150 < fwd_repeat 150"):
         _small_bench(fwd_threshold=150).forwarding()
 
 
 @pytest.mark.soak
-def test_forwarding_interval_at_the_defaults_uses_ways_0_and_1():
+def test_forwarding_interval_at_the_defaults_uses_ways_0_to_3():
     """At the catalog defaults the first key of each pair takes way 0 and the second way 1,
-    and their counts pass 1,023, 1,151 and 1,279 (about 40 s: the golden model over the
-    whole bench)."""
+    and their counts pass 1,023, 1,151 and 1,279; each set's second pair takes ways 2 and
+    3 and is read out too; in the requalifying interval ways 0 and 2 of the first set and
+    1 and 3 of the second pass the threshold again and are read out (about a minute: the
+    golden model over the whole bench)."""
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
-    pairs, placed, profile = _forwarding_check(bench)
+    pairs, placed, (profile, again) = _forwarding_check(bench)
     assert [way for way, _ in placed] == [0, 1, 0, 1]
     assert all(count >= 1280 for _, count in placed)
-    assert sorted(k for k, _ in profile) == sorted(k for pair in pairs for k in pair)
+    (first, second), _ = bench._forwarding_keys()
+    assert [pair for pair in (first[0], second[0])] == list(pairs) and len(first) == 2
+    keys = [k for pair in first + second for k in pair]
+    assert sorted(k for k, _ in profile) == sorted(keys)
+    (f1, g1), (h1, i1) = first
+    (f2, g2), (h2, i2) = second
+    assert sorted(k for k, _ in again) == sorted([f1, h1, g2, i2])
 
 
 class _StaleCounter(MultiHashProfiler):
@@ -258,6 +275,23 @@ def _check_rom_groups(bench, flips: int, seed: int, least: float):
         i, lo, _, v = entries[rng.integers(len(entries))]
         flip = (i, lo, v, int(rng.integers(8)))
         assert _rom_records(bench, keys, flip) != want, f"seed {seed}: {flip} not seen"
+
+
+def test_every_part_in_one_bench():
+    """The small profiler with the table-entry groups (one per 5-tuple interval) and the
+    set intervals after the dense ones: every write lands where it may (the set part's
+    1 tuple before the last 5-tuple interval ends), every interval ends (marker counts)."""
+    bench = _small_bench(rom_groups=True, rom_per_interval=1, set_groups=True)
+    parts = bench._directed_parts()
+    assert [interval for _, interval, _ in parts] == [1000, 1000, 1000, 50, 5, 8]
+    assert bench.schedule()[-2:] == ((parts[-2][0] - 20, 5, 2), (parts[-1][0] - 1, 8, 1))
+    keys = bench.keys()
+    want = bench.expected(keys)
+    tail = len(bench.rom()) // 5 + len(bench.set_keys()) // 8
+    assert want[:, 2].sum() == 1 + 24 + 37 + 1 + 1 + 1 + 4 + tail
+    with pytest.raises(ValueError, match="follows intervals of 4 tuples: too short"):
+        _small_bench(dense_length=4, dense_intervals=1, fwd_repeat=0, counts_repeat=0,
+                     rom_groups=True, rom_per_interval=1).schedule()
 
 
 def test_rom_groups_see_a_wrong_table_entry():
