@@ -282,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--bench", choices=("cocotb", "native"), default="cocotb",
                      help="what runs each mutant: cocotb (the top's cocotb regression, the "
                      "default) or native (multihash only: the first 260,000 load tuples of "
-                     "traces/perl.trace, relabelled, then directed and dense intervals, "
+                     "traces/perl.trace, relabelled, then directed, forwarding, dense, "
+                     "table-entry and set intervals, "
                      "through a C++ Verilator stream harness with back-pressure and run-time "
                      "configuration writes, then 40,000 of traces/sort.trace always ready, "
                      "against the golden model; its survivors then run the cocotb "

@@ -25,10 +25,12 @@ marker (its ``end`` flag) read out is compared, in order, with the golden model
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
 tuples), and nothing may follow the last marker. The golden model has no timing
 (cycles are not compared with it). The keys are relabelled per block
-(:attr:`MultihashBench.relabel`); a directed interval, a forwarding interval
-and dense intervals follow the trace's tuples
-(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
-:attr:`MultihashBench.dense_intervals`); a second run per mutant, always
+(:attr:`MultihashBench.relabel`); a directed interval, a forwarding and a
+requalifying interval, dense intervals, table-entry groups and set intervals
+follow the trace's tuples (:attr:`MultihashBench.counts_interval`,
+:attr:`MultihashBench.fwd_interval`, :attr:`MultihashBench.fwd_below`,
+:attr:`MultihashBench.dense_intervals`, :attr:`MultihashBench.rom_groups`,
+:attr:`MultihashBench.set_groups`); a second run per mutant, always
 ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
@@ -171,7 +173,7 @@ class MultihashBench:
     #: promoted when it comes), ``ways`` keys of each set, so the entries fill every way
     #: of every set; over the intervals every ``x`` is some key's. A wrong ROM entry
     #: puts a key in another set, which then has one key too many: one is refused, a
-    #: record is missing (42 intervals of 100 at the defaults).
+    #: record is missing (41 intervals of 100 at the defaults).
     set_groups: bool = True
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
