@@ -59,7 +59,7 @@ def _not_add(rng):
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
-                ops_and_lru=True, lru_passes=6):
+                ops_and_lru=True, lru_passes=12):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -279,9 +279,11 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
 
 
 def lru_rounds(c, rng, cycle, decode, fetch, sets, passes):
-    """``passes`` passes over every set in a random order: in each set, now and then a
-    resident block visited again (it becomes the most recently updated one), then a
-    new block learnt (it evicts the least recently updated one) and unlocked; after
+    """``passes`` passes over every set: in a random order of the sets, now and then a
+    resident block visited again (it becomes the most recently updated one); then, in
+    another order (so that writes to other sets come between a set's last LRU update
+    and the eviction that reads it), a new block learnt (it evicts the least recently
+    updated one) and unlocked; after
     each pass, every block the set held in the pass (the two resident, the evicted one)
     is fetched: a wrong victim (an LRU bit changed by writes to another set, or not
     updated) keeps a block that the golden model evicted, or evicts one it keeps.
@@ -300,12 +302,14 @@ def lru_rounds(c, rng, cycle, decode, fetch, sets, passes):
 
     for _ in range(passes):
         fetched = []
-        for s in rng.sample(sets, len(sets)):
+        for s in rng.sample(sets, len(sets)):  # first the visits, in one order of the sets
             row = resident[s]
             if len(row) == c.ways and rng.random() < 0.5:  # the other way becomes the LRU
                 block = row.pop(rng.randrange(len(row)))
                 visit_leader(block)
                 row.append(block)
+        for s in rng.sample(sets, len(sets)):  # then the new blocks, in another: the
+            row = resident[s]  # writes to other sets between a set's LRU update and its use
             tag = rng.getrandbits(c.tag_bits)
             while tag in used[s]:
                 tag = rng.getrandbits(c.tag_bits)
