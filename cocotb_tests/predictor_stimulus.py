@@ -59,7 +59,7 @@ def _not_add(rng):
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
-                ops_and_lru=True, lru_passes=12):
+                ops_and_lru=True, lru_passes=12, marks=None):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -72,7 +72,8 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     ``exact_carries``, (the steps before them do not change), directed blocks at
     a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
     (after them: the steps before do not change), :func:`op_lane_rounds` and
-    ``lru_passes`` passes of :func:`lru_rounds`. Each round ends
+    ``lru_passes`` passes of :func:`lru_rounds` (``marks``, a dict: the index of the
+    first step of each of the last rounds, by name). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
     after every 8 sets of the fill.
@@ -212,10 +213,14 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
             run(learnt)
             learnt.clear()
     run(learnt)
+    marks = {} if marks is None else marks
     if exact_carries:
+        marks["exact_carries"] = len(steps)
         exact_carry_rounds(c, rng, cycle, decode, fetch)
     if ops_and_lru:
+        marks["op_lane"] = len(steps)
         op_lane_rounds(c, rng, cycle, decode, fetch, sets)
+        marks["lru"] = len(steps)
         lru_rounds(c, rng, cycle, decode, fetch, sets, lru_passes)
     return steps
 
