@@ -20,8 +20,9 @@ carry in a lane before one below it, and the creating group with a PI above the
 carry in each lane after the leader (issue 16: two such compares had survived).
 After them (issue 16 again: mutants 75 and 88 of the RTL of issue 15 survived),
 blocks whose leader and last PI are of every PI operation (not only ``lw``) in
-every decode and fetch lane, and passes that evict a block in every set, in a
-random order of the sets, with either way the least recently updated one.
+every decode and fetch lane, and passes that evict a block in every set, with
+either way the least recently updated one and writes to other sets between a
+set's last LRU update and its eviction (two random orders of the sets a pass).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     with its PIs in random order, some of them dispatched, then in order; then the
     block it evicted, the same way), carries (``carries`` short blocks across a
     carry in the last 8 sets, each learnt and its leader fetched), and, with
-    ``exact_carries``, (the steps before them do not change), directed blocks at
+    ``exact_carries`` (the steps before them do not change), directed blocks at
     a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
     (after them: the steps before do not change), :func:`op_lane_rounds` and
     ``lru_passes`` passes of :func:`lru_rounds` (``marks``, a dict: the index of the
