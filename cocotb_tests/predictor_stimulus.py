@@ -18,12 +18,17 @@ exactly below the carry with its last PI in each lane of a later decode group
 (against the stored follow of each way), out-of-order groups with a PI above the
 carry in a lane before one below it, and the creating group with a PI above the
 carry in each lane after the leader (issue 16: two such compares had survived).
+After them (issue 16 again: mutants 75 and 88 of the RTL of issue 15 survived),
+blocks whose leader and last PI are of every PI operation (not only ``lw``) in
+every decode and fetch lane, and passes that evict a block in every set, with
+either way the least recently updated one and writes to other sets between a
+set's last LRU update and its eviction (two random orders of the sets a pass).
 """
 
 from __future__ import annotations
 
 from hwprof.golden.frontend import PredictorStep
-from hwprof.golden.isa_profile import NOP, Insn, encode, encode_pflen
+from hwprof.golden.isa_profile import CUSTOM2, NOP, PI_OPS, Insn, encode, encode_pflen
 from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
 
 __all__ = ["table_steps"]
@@ -36,7 +41,26 @@ def _pi(k, op="lw"):
     return encode(Insn("pi", op, k, rd=5, rs1=5))
 
 
-def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True):
+def _any_pi(rng, op, k):
+    """A PI of operation ``op`` and type ``k`` with random registers and immediate."""
+    if op == "lui":
+        imm = rng.randrange(-(1 << 13), 1 << 13)
+    elif op in ("beq", "bne"):
+        imm = 2 * rng.randrange(-256, 256)
+    else:  # add: no immediate (its bits 28:25 stay 0)
+        imm = 0 if op == "add" else rng.randrange(-256, 256)
+    return encode(Insn("pi", op, k, rd=rng.randrange(32), rs1=rng.randrange(32),
+                       rs2=rng.randrange(32), imm=imm))  # fmt: skip
+
+
+def _not_add(rng):
+    """A custom-2 word of funct3 0 (``add/b``) with a reserved bit 28:25 set: not a PI."""
+    return (CUSTOM2 | rng.randrange(1, 16) << 25 | rng.getrandbits(3) << 29
+            | rng.getrandbits(5) << 20 | rng.getrandbits(5) << 15 | rng.getrandbits(5) << 7)
+
+
+def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
+                ops_and_lru=True, lru_passes=12, marks=None):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -46,8 +70,11 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True):
     with its PIs in random order, some of them dispatched, then in order; then the
     block it evicted, the same way), carries (``carries`` short blocks across a
     carry in the last 8 sets, each learnt and its leader fetched), and, with
-    ``exact_carries``, last (the steps before them do not change), directed blocks at
-    a carry at every bit (:func:`exact_carry_rounds`). Each round ends
+    ``exact_carries`` (the steps before them do not change), directed blocks at
+    a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
+    (after them: the steps before do not change), :func:`op_lane_rounds` and
+    ``lru_passes`` passes of :func:`lru_rounds` (``marks``, a dict: the index of the
+    first step of each of the last rounds, by name). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
     after every 8 sets of the fill.
@@ -187,9 +214,131 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True):
             run(learnt)
             learnt.clear()
     run(learnt)
+    marks = {} if marks is None else marks
     if exact_carries:
+        marks["exact_carries"] = len(steps)
         exact_carry_rounds(c, rng, cycle, decode, fetch)
+    if ops_and_lru:
+        marks["op_lane"] = len(steps)
+        op_lane_rounds(c, rng, cycle, decode, fetch, sets)
+        marks["lru"] = len(steps)
+        lru_rounds(c, rng, cycle, decode, fetch, sets, lru_passes)
     return steps
+
+
+def _decoded(c, cycle, decode, flat):
+    """Decode ``flat`` in groups of ``lanes`` (directed: no squash)."""
+    for n in range(0, len(flat), c.lanes):
+        decode[:] = flat[n:n + c.lanes]
+        cycle(0, take=len(decode))
+
+
+def _fetched(c, cycle, fetch, flat):
+    """Fetch ``flat`` in groups of ``lanes``, nothing decoded."""
+    fetch.clear()
+    for n in range(0, len(flat), c.lanes):
+        fetch[:] = flat[n:n + c.lanes]
+        cycle(len(fetch), take=0)
+
+
+def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
+    """Blocks led and ended by a PI of operation ``op`` in decode lane ``lane``, for every
+    ``op`` of :data:`PI_OPS` and every lane, and fetched with the leader in that lane.
+
+    Each block (its own set within a batch of 8) is decoded in groups of ``lanes``
+    from a lane-aligned start: NOPs, ``pflen``, the leader in lane ``lane``, PIs of
+    random operations, the last PI (``op`` again) in lane ``lane``, then a custom-2
+    word of funct3 0 with a reserved bit set (not a PI: it ends the block) in the next
+    lane. A decoder that takes the leader or the last PI for something else, or the
+    word after for a PI, learns another block (no skip, or another ``follow``). The
+    leader is then decoded again (unlocked), and after the batch every leader is
+    fetched in lane ``lane`` (after a ``pflen``), the fetch side's decoder of that lane.
+    """
+    mask = (1 << c.addr_width) - 1
+    cases = [(lane, op) for lane in range(c.lanes) for op in PI_OPS]
+    batch = min(8, len(sets))
+    steps_per_lane = -(-max(c.min_block - 1, 1) // c.lanes)  # length 1 + lanes * q
+    for start in range(0, len(cases), batch):
+        learnt = []
+        for (lane, op), s in zip(cases[start:start + batch], rng.sample(sets, batch),
+                                 strict=False):  # fmt: skip
+            k = rng.randrange(c.n_flags)
+            leader = (rng.getrandbits(c.tag_bits) << c.index_bits | s) << 2 & mask
+            length = 1 + c.lanes * rng.randint(steps_per_lane, steps_per_lane + 1)
+            ops = [op] + [rng.choice(PI_OPS) for _ in range(length - 2)] + [op]
+            head = [(NOP, 0, 0)] * ((lane - 1) % c.lanes)
+            head.append((encode_pflen(length), leader - 4 & mask, 0))
+            flat = head + [(_any_pi(rng, o, k), leader + 4 * j & mask, 0)
+                           for j, o in enumerate(ops)]  # fmt: skip
+            flat.append((_not_add(rng), leader + 4 * length & mask, 0))
+            _decoded(c, cycle, decode, flat)
+            unlock = head + [(_any_pi(rng, op, k), leader, 0), (NOP, leader + 4 & mask, 0)]
+            _decoded(c, cycle, decode, unlock)
+            learnt.append((leader, length, k, op, lane))
+        for _ in range(c.update_latency + 2):
+            cycle(0, take=0)
+        flat = []
+        for leader, length, k, op, lane in learnt:
+            flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
+            flat += [(encode_pflen(length), leader - 4 & mask), (_any_pi(rng, op, k), leader)]
+        _fetched(c, cycle, fetch, flat)
+
+
+def lru_rounds(c, rng, cycle, decode, fetch, sets, passes):
+    """``passes`` passes over every set: in a random order of the sets, now and then a
+    resident block visited again (it becomes the most recently updated one); then, in
+    another order (so that writes to other sets come between a set's last LRU update
+    and the eviction that reads it), a new block learnt (it evicts the least recently
+    updated one) and unlocked; after
+    each pass, every block the set held in the pass (the two resident, the evicted one)
+    is fetched: a wrong victim (an LRU bit changed by writes to another set, or not
+    updated) keeps a block that the golden model evicted, or evicts one it keeps.
+
+    Every block of at least ``min_block`` PIs, predicted ignored and unlocked, so
+    that a fetch of its leader skips exactly while it is in the table.
+    """
+    mask = (1 << c.addr_width) - 1
+    resident = {s: [] for s in sets}  # least recently updated first (as the golden model)
+    used = {s: set() for s in sets}
+
+    def visit_leader(block):
+        leader, length, k = block
+        _decoded(c, cycle, decode, [(encode_pflen(length), leader - 4 & mask, 0),
+                                    (_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)])
+
+    for _ in range(passes):
+        fetched = []
+        for s in rng.sample(sets, len(sets)):  # first the visits, in one order of the sets
+            row = resident[s]
+            if len(row) == c.ways and rng.random() < 0.5:  # the other way becomes the LRU
+                block = row.pop(rng.randrange(len(row)))
+                visit_leader(block)
+                row.append(block)
+        for s in rng.sample(sets, len(sets)):  # then the new blocks, in another: the
+            row = resident[s]  # writes to other sets between a set's LRU update and its use
+            tag = rng.getrandbits(c.tag_bits)
+            while tag in used[s]:
+                tag = rng.getrandbits(c.tag_bits)
+            used[s].add(tag)
+            leader = (tag << c.index_bits | s) << 2 & mask
+            block = (leader, rng.randint(c.min_block, c.min_block + 3), rng.randrange(c.n_flags))
+            fetched += row[:1] if len(row) == c.ways else []  # the victim
+            if len(row) == c.ways:
+                row.pop(0)
+            leader, length, k = block
+            _decoded(c, cycle, decode,
+                     [(encode_pflen(length), leader - 4 & mask, 0)]
+                     + [(_pi(k), leader + 4 * j & mask, 0) for j in range(length)]
+                     + [(NOP, leader + 4 * length & mask, 0)])  # fmt: skip
+            visit_leader(block)
+            row.append(block)
+        for _ in range(c.update_latency + 2):
+            cycle(0, take=0)
+        fetched += [block for s in sets for block in resident[s]]
+        rng.shuffle(fetched)
+        _fetched(c, cycle, fetch, [word for leader, length, k in fetched
+                                   for word in ((encode_pflen(length), leader - 4 & mask),
+                                                (_pi(k), leader))])  # fmt: skip
 
 
 def exact_carry_rounds(c, rng, cycle, decode, fetch):

@@ -11,8 +11,9 @@ programs of ``HWPROF_INSTRUCTIONS`` instructions each (basic blocks; every secon
 one with profile blocks that mix PI types). With
 ``length_check`` the stale block and the random programs carry ``pflen`` hints
 (appendix A.2). First, ``table_match``: the golden predictor alone, driven with blocks
-in every set and way, full-width tags, wrapping follows and PIs out of program
-order (cocotb_tests/predictor_stimulus.py), every leader fetched after each round.
+in every set and way, full-width tags, wrapping follows, PIs out of program
+order, PIs of every operation in every lane and evictions in every set
+(cocotb_tests/predictor_stimulus.py), every leader fetched after each round.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _frontend(program, rate, run_seed, instructions, patches=()):
 #: the table the test before left: reset clears the valid bits only)
 @cocotb.test()
 async def table_match(dut):
-    """Every set and way, full-width tags, evictions, PIs out of order (predictor_stimulus)."""
+    """Every set and way, full-width tags, evictions, PIs out of order, every PI operation
+    in every lane, LRU passes (predictor_stimulus)."""
     steps = table_steps(rng(), golden_params())
     cycles = await replay_steps(dut, steps, "table")
     dut._log.info("table: %d cycles equal, %d skips", cycles,
