@@ -207,35 +207,75 @@ def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
     return rc == 0
 
 
-#: Rounds of ``splitcells; opt_clean -purge`` in :func:`feeds_nothing`: each removes
+#: Rounds of ``splitcells; opt_clean -purge`` in :func:`cheap_equivalence`: each removes
 #: one level of bit slices whose outputs nothing reads (a compare or carry tree of a
 #: 64-bit word is 6 levels deep).
 DEAD_ROUNDS = 10
 
 
-def feeds_nothing(verilog: str, top: str, commands: list[str], workdir: Path,
-                  timeout: float | None = None) -> list[bool]:  # fmt: skip
-    """For each mutation of ``commands``: whether it changes only bits that no output or
-    register reads.
+def _const_bits(text: str) -> str | None:
+    """The bits (MSB first) of an RTLIL constant ``W'bits`` (``W'x``: all x), else None."""
+    found = re.fullmatch(r"(\d+)'([01xz]+)", text.strip())
+    if not found:
+        return None
+    width, bits = int(found.group(1)), found.group(2)
+    return bits * width if len(bits) == 1 and width > 1 else bits
+
+
+def _only_x_set(before: str, after: str) -> bool:
+    """Whether the cell dump ``after`` differs from ``before`` only in constant port bits
+    that were x (don't care) before."""
+    old, new = before.splitlines(), after.splitlines()
+    if len(old) != len(new) or old == new:
+        return False
+    for line_old, line_new in zip(old, new, strict=True):
+        if line_old == line_new:
+            continue
+        head_old, _, value_old = line_old.strip().partition(" ")
+        head_new, _, value_new = line_new.strip().partition(" ")
+        port_old, _, const_old = value_old.partition(" ")
+        port_new, _, const_new = value_new.partition(" ")
+        bits_old, bits_new = _const_bits(const_old), _const_bits(const_new)
+        if (head_old != "connect" or head_new != "connect" or port_old != port_new
+                or bits_old is None or bits_new is None or len(bits_old) != len(bits_new)):
+            return False
+        if any(o != n and o != "x" for o, n in zip(bits_old, bits_new, strict=True)):
+            return False
+    return True
+
+
+def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path,
+                      timeout: float | None = None) -> list[str | None]:  # fmt: skip
+    """For each mutation of ``commands``: why it is equivalent to the original, or None.
 
     Each mutation is applied alone to the original netlist (one yosys run: the
-    netlist is read once, ``design -save``/``-load``); then ``splitcells`` (every
-    word-wide ``$and``, ``$or``, ``$mux``... cut into the slices its readers use)
-    and ``opt_clean -purge`` (cells whose outputs nothing reads removed),
-    :data:`DEAD_ROUNDS` times. If no cell the mutation added is left, nothing it
-    changes reaches an output or a register's input: the mutant is equivalent to
-    the original, for every input sequence (the word-wide compare and ``+ 1``
-    trees of hwprof/rtl/multihash_bram.py compute bit positions that feed
-    nothing). ``False`` proves nothing: a cell left (a slice yosys cannot cut, or
-    a bit that is read), a mutation that adds no cell (a port tied to a
-    constant), or a run out of time (``timeout`` seconds per mutation).
+    netlist is read once, ``design -save``/``-load``), its cell dumped before and
+    after. Three proofs, each sound by construction:
+
+    * the mutation adds no cell and its cell is the same after: it **changes
+      nothing** (a bit forced to the constant it already is, e.g. a ROM's data);
+    * it adds no cell and changes only constant bits that were **x** (don't care:
+      the default input of a full ``case``): any behaviour of the mutant is one
+      the original allows;
+    * it **feeds nothing**: after ``splitcells`` (every word-wide ``$and``,
+      ``$or``, ``$mux``... cut into the slices its readers use) and ``opt_clean
+      -purge`` (cells whose outputs nothing reads removed), :data:`DEAD_ROUNDS`
+      times, no cell the mutation added is left, so what it changes reaches no
+      output and no register's input (the word-wide compare and ``+ 1`` trees of
+      hwprof/rtl/multihash_bram.py compute bit positions that feed nothing).
+
+    None proves nothing: a real change that is read, or a run out of time
+    (``timeout`` seconds per mutation).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "orig.v").write_text(verilog)
     rounds = "splitcells\nopt_clean -purge\n" * DEAD_ROUNDS
     script = _prep(top) + "design -save unread_orig\n"
     for i, command in enumerate(commands):
-        script += (f"design -load unread_orig\n{command}\n"
+        cell = re.search(r"-cell (\S+)", command)
+        dump = f"dump {top}/{cell.group(1)}" if cell else "dump -n"
+        script += (f"design -load unread_orig\ntee -q -o before{i}.txt {dump}\n{command}\n"
+                   f"tee -q -o after{i}.txt {dump}\n"
                    f"tee -q -o added{i}.txt select -count c:*mutate*\n{rounds}"
                    f"tee -q -o left{i}.txt select -count c:*mutate*\n")  # fmt: skip
     try:
@@ -244,13 +284,27 @@ def feeds_nothing(verilog: str, top: str, commands: list[str], workdir: Path,
     except subprocess.TimeoutExpired:
         pass
 
-    def count(name):
+    def text(name):
         path = workdir / name
-        found = re.match(r"\s*(\d+) objects", path.read_text()) if path.exists() else None
+        return path.read_text() if path.exists() else None
+
+    def count(name):
+        found = re.match(r"\s*(\d+) objects", text(name) or "")
         return int(found.group(1)) if found else None
 
-    return [count(f"added{i}.txt") not in (None, 0) and count(f"left{i}.txt") == 0
-            for i in range(len(commands))]  # fmt: skip
+    verdicts = []
+    for i in range(len(commands)):
+        added, left = count(f"added{i}.txt"), count(f"left{i}.txt")
+        before, after = text(f"before{i}.txt"), text(f"after{i}.txt")
+        verdict = None
+        if added == 0 and before and after is not None and before == after:
+            verdict = "equivalent (the mutation changes nothing: the bit already has that value)"
+        elif added == 0 and before and after and _only_x_set(before, after):
+            verdict = "equivalent (the mutation only sets x (don't care) bits)"
+        elif added and left == 0:
+            verdict = "equivalent (the mutated bit feeds nothing: splitcells; opt_clean)"
+        verdicts.append(verdict)
+    return verdicts
 
 
 def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
@@ -411,17 +465,17 @@ def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
 
 def _drop_unread(verilog: str, top: str, pending: list, work: Path,
                  timeout: float | None, out) -> list:  # fmt: skip
-    """The mutants of ``pending`` not proved unread by :func:`feeds_nothing` (the others
+    """The mutants of ``pending`` that :func:`cheap_equivalence` does not prove (the others
     are marked equivalent)."""
     if not pending:
         return pending
-    unread = feeds_nothing(verilog, top, [m.command for m in pending], work / "unread", timeout)
-    for m, dead in zip(pending, unread, strict=True):
-        if dead:
-            m.status = "equivalent"
-            m.detail = "equivalent (the mutated bit feeds nothing: splitcells; opt_clean)"
+    verdicts = cheap_equivalence(verilog, top, [m.command for m in pending], work / "unread",
+                                 timeout)  # fmt: skip
+    for m, verdict in zip(pending, verdicts, strict=True):
+        if verdict:
+            m.status, m.detail = "equivalent", verdict
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
-    return [m for m, dead in zip(pending, unread, strict=True) if not dead]
+    return [m for m, verdict in zip(pending, verdicts, strict=True) if not verdict]
 
 
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,

@@ -18,8 +18,8 @@ from hwprof.mutate import (
     CTRL,
     Mutant,
     build_mutant_design,
+    cheap_equivalence,
     check_equivalent,
-    feeds_nothing,
     list_mutants,
     mutate_top,
     write_single_mutant,
@@ -101,50 +101,77 @@ def test_mutate_periodic_sampler(tmp_path):
 
 
 DEAD_TREE = """
-module tree(input clk, input [3:0] a, input [3:0] b, output reg [1:0] y);
+module tree(input clk, input [3:0] a, input [3:0] b, input [1:0] s, output reg [1:0] y,
+            output reg [2:0] r);
   wire [3:0] t = a & b;
   wire [3:0] u = t | {t[0], t[3:1]};
   always @(posedge clk) y <= {u[2], u[0]};
+  always @(posedge clk)
+    case (s)
+      2'd0: r <= 3'd5;
+      2'd1: r <= 3'd2;
+      2'd2: r <= 3'd7;
+      2'd3: r <= 3'd1;
+    endcase
 endmodule
 """
+UNREAD = "equivalent (the mutated bit feeds nothing: splitcells; opt_clean)"
+
+
+def _inv(cell, wire, bit):
+    return f"mutate -mode inv -module tree -cell {cell} -port Y -portbit {bit} -wire {wire} " \
+        f"-wirebit {bit}"
 
 
 @pytest.mark.parametrize("bit", range(4))
-def test_feeds_nothing_every_bit_of_t_is_read(tmp_path, bit):
+def test_cheap_equivalence_every_bit_of_t_is_read(tmp_path, bit):
     """Every bit of ``t`` reaches ``y`` (u[0] reads t[0] and t[1]; u[2] reads t[2] and t[3])."""
-    command = (f"mutate -mode inv -module tree -cell $and$orig.v:3$1 -port Y -portbit {bit} "
-               f"-wire t -wirebit {bit}")
-    assert feeds_nothing(DEAD_TREE, "tree", [command], tmp_path) == [False]
+    assert cheap_equivalence(DEAD_TREE, "tree", [_inv("$and$orig.v:4$1", "t", bit)],
+                             tmp_path) == [None]  # fmt: skip
 
 
 @pytest.mark.parametrize(("bit", "dead"), [(0, False), (1, True), (2, False)])
-def test_feeds_nothing_finds_unread_bits(tmp_path, bit, dead):
+def test_cheap_equivalence_finds_unread_bits(tmp_path, bit, dead):
     """``u[1]`` is read by nothing: its mutant is equivalent; ``u[0]`` and ``u[2]`` reach the
-    register: a mutation there is not proved dead (the check can fail). (``u[3]``, the
-    cell's top bit, is already cut off by ``prep``'s ``wreduce``.)"""
-    command = (f"mutate -mode inv -module tree -cell $or$orig.v:4$2 -port Y -portbit {bit} "
-               f"-wire u -wirebit {bit}")
-    assert feeds_nothing(DEAD_TREE, "tree", [command], tmp_path) == [dead]
+    register: a mutation there is not proved (the check can fail). (``u[3]``, the cell's
+    top bit, is already cut off by ``prep``'s ``wreduce``.)"""
+    verdict = cheap_equivalence(DEAD_TREE, "tree", [_inv("$or$orig.v:5$2", "u", bit)], tmp_path)
+    assert verdict == [UNREAD if dead else None]
 
 
-def test_feeds_nothing_two_levels_down(tmp_path):
+def test_cheap_equivalence_two_levels_down(tmp_path):
     """A bit of ``t`` read only by unread bits of ``u``: with ``u = t | (t rotated by 2)``,
     t[3] feeds only u[1] and u[3] (dead: two levels of slices removed), t[2] feeds u[0]
-    and u[2] (read)."""
+    and u[2] (read); in one run, each mutation applied alone."""
     shifted = DEAD_TREE.replace("{t[0], t[3:1]}", "{t[1:0], t[3:2]}")
-    command = ("mutate -mode inv -module tree -cell $and$orig.v:3$1 -port Y -portbit 3 "
-               "-wire t -wirebit 3")
-    live = command.replace("-portbit 3", "-portbit 2").replace("-wirebit 3", "-wirebit 2")
-    # t[3] -> u[1], u[3]; t[2] -> u[0], u[2]; in one run, each applied alone
-    assert feeds_nothing(shifted, "tree", [command, live, command], tmp_path) == [
-        True, False, True]
+    dead, live = _inv("$and$orig.v:4$1", "t", 3), _inv("$and$orig.v:4$1", "t", 2)
+    assert cheap_equivalence(shifted, "tree", [dead, live, dead], tmp_path) == [
+        UNREAD, None, UNREAD]
 
 
-def test_feeds_nothing_proves_nothing_on_a_bad_mutation(tmp_path):
-    """A mutation yosys refuses (no such bit), and one out of time: not proved."""
-    bad = ("mutate -mode inv -module tree -cell $or$orig.v:4$2 -port Y -portbit 3 "
-           "-wire u -wirebit 3")  # cut off by wreduce
-    assert feeds_nothing(DEAD_TREE, "tree", [bad], tmp_path / "a") == [False]
-    dead = bad.replace("-portbit 3", "-portbit 1").replace("-wirebit 3", "-wirebit 1")
-    assert feeds_nothing(DEAD_TREE, "tree", [dead], tmp_path / "b") == [True]
-    assert feeds_nothing(DEAD_TREE, "tree", [dead], tmp_path / "c", timeout=0.001) == [False]
+def test_cheap_equivalence_of_constant_data(tmp_path):
+    """The case's constants (a ``$pmux``: default A is x, B the four cases): a bit forced to
+    the value it has changes nothing, forced to the other value is a real change, an x
+    bit of the default forced is a don't care; a refused mutation proves nothing."""
+    cell = "$procmux$5"  # the $pmux (yosys names it so in prep)
+    # B (MSB first) = {s == 0, s == 1, s == 2, s == 3} = {101, 010, 111, 001}: bit 0 is 1,
+    # bit 1 is 0
+    const = f"mutate -module tree -cell {cell} -port B -portbit"
+    verdicts = cheap_equivalence(DEAD_TREE, "tree", [
+        f"mutate -mode const1 {const[7:]} 0", f"mutate -mode const0 {const[7:]} 1",
+        f"mutate -mode const0 {const[7:]} 0",
+        f"mutate -mode const1 -module tree -cell {cell} -port A -portbit 1",
+        "mutate -mode inv -module tree -cell $or$orig.v:5$2 -port Y -portbit 3 -wire u "
+        "-wirebit 3"], tmp_path)  # fmt: skip
+    assert verdicts == [
+        "equivalent (the mutation changes nothing: the bit already has that value)",
+        "equivalent (the mutation changes nothing: the bit already has that value)",
+        None,
+        "equivalent (the mutation only sets x (don't care) bits)",
+        None]  # u[3] is cut off by wreduce: yosys refuses the mutation
+
+
+def test_cheap_equivalence_out_of_time(tmp_path):
+    dead = _inv("$or$orig.v:5$2", "u", 1)
+    assert cheap_equivalence(DEAD_TREE, "tree", [dead], tmp_path / "a") == [UNREAD]
+    assert cheap_equivalence(DEAD_TREE, "tree", [dead], tmp_path / "b", timeout=0.001) == [None]

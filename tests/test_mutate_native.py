@@ -140,8 +140,9 @@ def _forwarding_check(bench):
     assert second[:, :2].tolist() == [[f2, g2]] * t
     alone = fwd[3 * r + 3 * t : 7 * r - t].reshape(-1, 2)
     assert alone[:, 0].tolist() == [f2] * (r - t) + [g2] * (r - t)
+    per_set = len(bench._forwarding_keys()[0][0])  # pairs per set (2 with 4 ways or more)
     between = np.concatenate([fwd[2 : 3 * r : 3], second[:, 2], alone[:, 1],
-                              fwd[7 * r - t : bench.fwd_interval]])  # fmt: skip
+                              fwd[per_set * (7 * r - t) : bench.fwd_interval]])  # fmt: skip
     assert len(set(between.tolist())) == len(between) and not set(between.tolist()) & pairs
     keys = bench.keys()
     model = MultiHashProfiler(**bench.params)
