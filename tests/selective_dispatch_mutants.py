@@ -45,11 +45,9 @@ class GreaterFault(ProfileFlagPredictor):
     """One ``_greater`` comparison tree of the predictor with one node wrong.
 
     ``call``: which tree, in the order ``elaborate`` builds them (``gt_new`` of lane i
-    against j < i, then ``gt_first`` per lane, then ``gt_way`` per lane and way, then,
-    with ``update_latency`` 2 or 3 and no length check, the early compares of each
-    lane of the group in B against the candidate follows of the group in C: at 4
+    against j < i, then ``gt_first`` per lane, then ``gt_way`` per lane and way: at 4
     lanes and 2 ways, call 1 is lane 2 against lane 0, call 15 lane 2's ``nxt``
-    against way 1's stored follow in the row read). ``span``: the (low, high) word bits of the upper
+    against way 1's stored follow). ``span``: the (low, high) word bits of the upper
     half whose equality gates the lower half's compare. ``force``: None (that
     equality is always true), ``"inv"`` (inverted) or ``(bit, value)``: the second
     operand's ``bit`` forced to ``value`` in that equality only (the kind of faults

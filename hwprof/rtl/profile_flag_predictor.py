@@ -147,10 +147,6 @@ class ProfileFlagPredictor(wiring.Component):
     #: a mutant that reads the row written at the end of that cycle)
     _fetch_transparent = False
 
-    #: update_latency >= 2 without length_check: stage C's compares on the forwarded row
-    #: made in B a cycle early (timing; False: after the row select, as with length_check)
-    _early = True
-
     def _split(self, pc):
         c = self.config
         word = pc[2:]
@@ -445,7 +441,7 @@ class ProfileFlagPredictor(wiring.Component):
         # update_latency=2 registers them with the row (B -> C); with 0 or 1 stage C
         # is in the same cycle as B.
         lword, lindex, ltag = self._split(ab["row_leader"])
-        lindex_b, ltag_b, lanes_b = lindex, ltag, ab["lanes"]
+        lindex_b = lindex
         rport = table.read_port(domain="comb")
         m.d.comb += rport.addr.eq(lindex)
         first = Signal(c.word_bits, name="upd_first")  # follow of a new entry
@@ -465,9 +461,6 @@ class ProfileFlagPredictor(wiring.Component):
                      mru_read.eq(mru.bit_select(lindex, 1) if c.sets > 1 else mru[0])]
         three = c.update_latency >= 2
         four = c.update_latency == 3
-        #: the forwarded row's compares made a cycle early (``_early``: False, after the
-        #: row select; the length check keeps them after it)
-        early = three and self._early and not c.length_check
         if three:  # the row, valid and LRU bits stage C wrote (or, with 3, will write)
             last_row = Signal(row_layout, name="c_last_row")
             last_valid, last_mru = Signal(c.ways, name="c_last_valid"), Signal(name="c_last_mru")
@@ -508,26 +501,8 @@ class ProfileFlagPredictor(wiring.Component):
             row, row_valid, row_mru = bc["row"], bc["row_valid"], bc["row_mru"]
         hit, hit_way = Signal(name="upd_hit"), Signal(range(max(2, c.ways)), name="upd_way")
         match = Signal(c.ways, name="upd_match")
-        read, read_valid = (bc["row"], bc["row_valid"]) if early else (row, row_valid)
-        match_read = Cat(read_valid[w] & (read[w].tag == ltag) for w in range(c.ways))
-        if early:
-            # The forwarded row's tag compares, made a cycle early (the group in B against
-            # the row of the group in C, and against that group's tag) and selected by
-            # where that group wrote (``last_touched``, ``last_way``, flops).
-            e_tag = Signal(c.ways, name="e_tag_eq")
-            e_ltag = Signal(name="e_ltag_eq")
-            m.d.sync += [e_tag.eq(Cat(ltag_b == row[w].tag for w in range(c.ways))),
-                         e_ltag.eq(ltag_b == ltag)]
-            last_touched = Signal(name="c_last_touched")
-            last_way = Signal(range(max(2, c.ways)), name="c_last_way")
-            last_pick = Signal(c.ways + 1 + c.lanes, name="c_last_pick")
-            mine = [last_touched & (last_way == w) for w in range(c.ways)]
-            match_fwd = Cat(last_valid[w] & Mux(mine[w], e_ltag, e_tag[w])
-                            for w in range(c.ways))  # fmt: skip
-            m.d.comb += match.eq(Mux(forward, match_fwd, match_read))
-        else:
-            m.d.comb += match.eq(match_read)
-        m.d.comb += hit.eq(match.any())
+        m.d.comb += [match.eq(Cat(row_valid[w] & (row[w].tag == ltag) for w in range(c.ways))),
+                     hit.eq(match.any())]  # fmt: skip
         if c.ways == 2:  # way 0 unless it misses (the way only matters on a hit)
             m.d.comb += hit_way.eq(~match[0])
         if c.ways == 2:
@@ -547,24 +522,9 @@ class ProfileFlagPredictor(wiring.Component):
         gt_ways = []  # nxt > each way's stored follow
         for i, lane in enumerate(lanes_c):
             gt_way = Signal(c.ways, name=f"upd{i}_gt_way")
-            m.d.comb += gt_way.eq(Cat(_greater(lane["nxt"], (bc["row"] if early else row)[w]
-                                               .follow) for w in range(c.ways)))
+            m.d.comb += gt_way.eq(Cat(_greater(lane["nxt"], row[w].follow)
+                                      for w in range(c.ways)))
             gt_ways.append(gt_way)
-        # the candidates of the entry's new follow
-        candidates = {**{f"way{w}": row[w].follow for w in range(c.ways)}, "first": first,
-                      **{f"nxt{i}": lane["nxt"] for i, lane in enumerate(lanes_c)}}
-        if early:
-            # The forwarded row's follow compares, a cycle early: each lane of the group
-            # in B against every candidate follow of the group in C (flops here), the
-            # one that group wrote selected by its one-hot ``last_pick``.
-            for i, lane in enumerate(lanes_b):
-                e_gt = Signal(len(candidates), name=f"e{i}_gt")
-                m.d.sync += e_gt.eq(Cat(_greater(lane["nxt"], v) for v in candidates.values()))
-                gt_fwd = Cat(Mux(mine[w], (e_gt & last_pick).any(), e_gt[w])
-                             for w in range(c.ways))  # fmt: skip
-                gt_sel = Signal(c.ways, name=f"upd{i}_gt_sel")
-                m.d.comb += gt_sel.eq(Mux(forward, gt_fwd, gt_ways[i]))
-                gt_ways[i] = gt_sel
         sources = ["stored", "first", *(f"nxt{i}" for i in range(c.lanes))]
 
         def entry_update(h, found0, stored):
@@ -666,6 +626,8 @@ class ProfileFlagPredictor(wiring.Component):
                 if k == "stored" and way is None:
                     continue
                 pick[key] = pick.get(key, Const(0)) | (on & src[k])
+        candidates = {**{f"way{w}": row[w].follow for w in range(c.ways)}, "first": first,
+                      **{f"nxt{i}": lane["nxt"] for i, lane in enumerate(lanes_c)}}
         cur_follow = Signal(c.word_bits, name="upd_new_follow")
         m.d.comb += cur_follow.eq(_and_or(Cat(pick[k] for k in candidates),
                                           list(candidates.values())))
@@ -683,9 +645,6 @@ class ProfileFlagPredictor(wiring.Component):
         new_mru = Mux(touched, cur_way, row_mru)
         if three:  # the row, valid and LRU bits written, for the next group's forwarding
             m.d.sync += [last_row.eq(new_row), last_valid.eq(new_valid), last_mru.eq(new_mru)]
-        if early:
-            m.d.sync += [last_touched.eq(touched), last_way.eq(cur_way),
-                         last_pick.eq(Cat(pick[k] for k in candidates))]  # fmt: skip
 
         if four:  # stage D: the write from flops
             m.d.sync += [d_write.eq(write), d_index.eq(lindex)]
