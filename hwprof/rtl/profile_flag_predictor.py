@@ -65,7 +65,8 @@ class ProfileFlagPredictor(wiring.Component):
         ``fetch_insn``/``fetch_pc`` through the W + 1 asynchronous table reads (an
         input-to-output path the integrator must time). 1: they are registered:
         the lookup of the lanes fetched in cycle c (the table as it was at the
-        start of cycle c) appears in cycle c + 1.
+        start of cycle c) appears in cycle c + 1; the table is read in cycle c
+        (synchronous read ports, not transparent) and compared in c + 1.
 
     Attributes
     ----------
