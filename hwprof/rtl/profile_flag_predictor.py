@@ -46,7 +46,7 @@ class ProfileFlagPredictor(wiring.Component):
         Cycles from a decode group to its table write, 0..3 (the class default is
         0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
         read, updated and written in the decode cycle (the paper). 1: the row
-        selection (stage A: leader register chain, row leader, the lanes of the
+        selection (stage A: the leader register's select, row leader, the lanes of the
         row, the compares between lanes) is registered and the row is read,
         updated and written in the next cycle. 2: a third stage: the row read
         (asynchronous, from the registered index) goes into flops in stage B with
