@@ -384,13 +384,27 @@ def delayed_steps(steps, lanes, **params):
                           golden.step(st.fetch, st.update, st.squash)) for st in steps]
 
 
-@pytest.mark.parametrize("update_latency", [
-    *(pytest.param(lat, marks=pytest.mark.soak) for lat in (0, 1, 2)), 3,
+class FetchTransparent(ProfileFlagPredictor):
+    """fetch_latency=1 whose lookup reads the row written at the end of the fetch cycle
+    (a transparent read port) instead of the row as it was at its start."""
+
+    _fetch_transparent = True
+
+
+_REGISTERED = {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2}
+
+
+@pytest.mark.parametrize("update_latency, length_check", [
+    *(pytest.param(lat, False, marks=pytest.mark.soak) for lat in (0, 1, 2)), (3, False),
+    (3, True), pytest.param(0, True, marks=pytest.mark.soak),
 ])  # the default update latency in the fast tier, the others in the soak tier (suite time)
-def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
-    """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1."""
-    params = {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2}
-    program = basic_block_program(random.Random(seed), n_flags=2, toggle_rate=0.5)
+def test_rtl_with_registered_fetch_matches_golden(update_latency, length_check, seed):
+    """fetch_latency=1: the lookup of cycle c on skip/follow/not_taken in cycle c + 1
+    (the row read in c, the compares in c + 1); the lookup sees the table as it was at
+    the start of cycle c (a transparent read mismatches)."""
+    params = {**_REGISTERED, "length_check": length_check}
+    program = basic_block_program(random.Random(seed), n_flags=2, toggle_rate=0.5,
+                                  pflen=length_check)
     frontend = trace(params, program, seed)
     table = {k: params[k] for k in TABLE if k in params}
     steps = delayed_steps(frontend.predictor_trace, 4, n_flags=2,
@@ -401,9 +415,24 @@ def test_rtl_with_registered_fetch_matches_golden(update_latency, seed):
     assert any(st.out.skip for st in shifted)
     dut = ProfileFlagPredictor(**params, update_latency=update_latency, fetch_latency=1)
     assert compare_registered(dut, 4, steps, shifted) is None, f"seed {seed}"
-    # and the combinational RTL does not match the delayed outputs
+    # the combinational RTL does not match the delayed outputs
     dut0 = ProfileFlagPredictor(**params, update_latency=update_latency)
     assert compare_registered(dut0, 4, steps, shifted) is not None, f"seed {seed}"
+
+
+@pytest.mark.parametrize("update_latency", [0, 3])
+def test_registered_fetch_reads_the_row_of_the_start_of_the_cycle(update_latency, seed):
+    """A fetch in the cycle in which its set is written (blocks decoded and their
+    leaders fetched every cycle): a transparent read port mismatches."""
+    steps = delayed_steps(same_set_steps(random.Random(seed), 4, update_latency=update_latency),
+                          4, sets=2, min_block=1, update_latency=update_latency)
+    shifted = [PredictorStep(steps[i - 1].fetch if i else [], st.update, st.squash, st.out)
+               for i, st in enumerate(steps)]  # fmt: skip
+    params = {"lanes": 4, "sets": 2, "min_block": 1, "update_latency": update_latency,
+              "fetch_latency": 1}  # fmt: skip
+    assert compare_registered(ProfileFlagPredictor(**params), 4, steps, shifted) is None
+    assert compare_registered(FetchTransparent(**params), 4, steps, shifted) is not None, \
+        f"seed {seed}"
 
 
 def compare_registered(dut, lanes, steps, shifted):

@@ -46,7 +46,7 @@ class ProfileFlagPredictor(wiring.Component):
         Cycles from a decode group to its table write, 0..3 (the class default is
         0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
         read, updated and written in the decode cycle (the paper). 1: the row
-        selection (stage A: leader register chain, row leader, the lanes of the
+        selection (stage A: the leader register's select, row leader, the lanes of the
         row, the compares between lanes) is registered and the row is read,
         updated and written in the next cycle. 2: a third stage: the row read
         (asynchronous, from the registered index) goes into flops in stage B with
@@ -65,7 +65,8 @@ class ProfileFlagPredictor(wiring.Component):
         ``fetch_insn``/``fetch_pc`` through the W + 1 asynchronous table reads (an
         input-to-output path the integrator must time). 1: they are registered:
         the lookup of the lanes fetched in cycle c (the table as it was at the
-        start of cycle c) appears in cycle c + 1.
+        start of cycle c) appears in cycle c + 1; the table is read in cycle c
+        (synchronous read ports, not transparent) and compared in c + 1.
 
     Attributes
     ----------
@@ -143,6 +144,10 @@ class ProfileFlagPredictor(wiring.Component):
     #: into the row read of stage B (False: a mutant)
     _forward_d = True
 
+    #: fetch_latency=1 reads the row as it was at the start of the fetch cycle (True:
+    #: a mutant that reads the row written at the end of that cycle)
+    _fetch_transparent = False
+
     def _split(self, pc):
         c = self.config
         word = pc[2:]
@@ -200,7 +205,11 @@ class ProfileFlagPredictor(wiring.Component):
         c = self.config
         m = Module()
         row_layout = ArrayLayout(self.entry, c.ways)
-        m.submodules.table = table = Memory(shape=row_layout, depth=c.sets, init=[])
+        # LUT-RAM: a block RAM's output (about 6 ns from the clock on ECP5) would start
+        # stage C's path, its output register being merged into the update read port
+        m.submodules.table = table = Memory(shape=row_layout, depth=c.sets, init=[],
+                                            attrs={"ram_style": "distributed"})
+        wport = table.write_port()
         valid = Signal(ArrayLayout(c.ways, c.sets))
         mru = Signal(c.sets)
         bits = Signal(c.n_flags)
@@ -217,12 +226,26 @@ class ProfileFlagPredictor(wiring.Component):
         skip_o = Signal(c.lanes, name="fetch_skip")
         not_taken_o = Signal(c.lanes, name="fetch_not_taken")
         follow_o = Signal(ArrayLayout(c.addr_width, c.lanes), name="fetch_follow")
-        if c.fetch_latency:  # registered: the lookup of cycle c on the outputs in c + 1
-            m.d.sync += [self.skip.eq(skip_o), self.not_taken.eq(not_taken_o),
-                         self.follow.eq(follow_o)]  # fmt: skip
+        # fetch_latency=1: the lookup of cycle c on the outputs in c + 1, split at the
+        # table read: a synchronous read port (the row as it was at the start of cycle
+        # c: not transparent), the lane's address, its valid bits and decode results in
+        # flops; the tag and follow compares in c + 1 (timing: the read and the
+        # compares are in different cycles). ``not_taken`` is a register.
+        late = bool(c.fetch_latency)
+
+        def fetched(value, name):
+            """``value`` in cycle c + 1 (a flop) with fetch_latency=1, else itself."""
+            if not late or isinstance(value, Const):
+                return value
+            reg = Signal(value.shape(), name=name)
+            m.d.sync += reg.eq(value)
+            return reg
+
+        m.d.comb += [self.skip.eq(skip_o), self.follow.eq(follow_o)]
+        if late:
+            m.d.sync += self.not_taken.eq(not_taken_o)
         else:
-            m.d.comb += [self.skip.eq(skip_o), self.not_taken.eq(not_taken_o),
-                         self.follow.eq(follow_o)]  # fmt: skip
+            m.d.comb += self.not_taken.eq(not_taken_o)
         cur_bits = bits
         # appendix A.2: the pflen length of the previous fetched / decoded instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
@@ -255,10 +278,17 @@ class ProfileFlagPredictor(wiring.Component):
                          st_decl_valid.eq(Mux(lane_valid, cur_decl_valid, state_decl_valid))]
             state_bits, state_decl, state_decl_valid = st_bits, st_decl, st_decl_valid
 
-            port = table.read_port(domain="comb")
+            port = table.read_port(domain="comb") if not late else table.read_port(
+                domain="sync", transparent_for=(wport,) if self._fetch_transparent else ())
             word, index, tag = self._split(pc)
             m.d.comb += port.addr.eq(index)
-            ways_valid = valid[index] if c.sets > 1 else valid[0]
+            ways_valid = fetched(valid[index] if c.sets > 1 else valid[0], f"fetch{i}_valid")
+            word = fetched(word, f"fetch{i}_word")
+            tag = word[c.index_bits:]
+            lookup = fetched(out_on & is_pi & self._aligned(pc), f"fetch{i}_lookup")
+            if c.length_check:
+                lane_decl = fetched(lane_decl, f"fetch{i}_decl")
+                lane_decl_valid = fetched(lane_decl_valid, f"fetch{i}_decl_valid")
             hit_way, hit = Signal(range(max(2, c.ways)), name=f"fetch{i}_way"), Signal(
                 name=f"fetch{i}_hit")
             for way in reversed(range(c.ways)):
@@ -273,37 +303,38 @@ class ProfileFlagPredictor(wiring.Component):
                     & self._checked(entry.follow, word, lane_decl, lane_decl_valid))
             chosen = port.data[hit_way] if c.ways > 1 else port.data[0]
             lane_ok = ok.bit_select(hit_way, 1) if c.ways > 1 else ok[0]
-            with m.If(out_on & is_pi & self._aligned(pc) & hit & lane_ok):
+            with m.If(lookup & hit & lane_ok):
                 m.d.comb += [skip_o[i].eq(1), follow_o[i].eq(chosen.follow << 2)]
         m.d.sync += bits.eq(state_bits)
 
         # ------------------------------------------------------------ update
-        # Leader register chain; the row of the group's first leader is updated.
+        # Leader register; the row of the group's first leader is updated. Computed
+        # as a parallel select, not a chain through the lanes (timing): the leader
+        # lane i sees is the address of the last lane j <= i that starts a block (a
+        # candidate: lane j's pc), or the register's (candidate 0). A lane starts a
+        # block when it is a PI and the register before it, whose valid bit and type
+        # are those of the last lane before it that was decoded (valid: it was a PI;
+        # type: the last PI's, a PI that starts no block having the register's type)
+        # or the register's, is clear or of another type. "Lane i's leader equals
+        # the row leader" is then an AND-OR of the candidates' pairwise address
+        # compares (from the inputs alone) selected by the two candidates' one-hots.
         m.d.sync += [fetch_decl.eq(state_decl), fetch_decl_valid.eq(state_decl_valid)]
-        cur_leader, cur_lv, cur_k = leader, leader_valid, leader_k
         cur_decl, cur_decl_valid = decode_decl, decode_decl_valid
-        row_leader, row_found = Signal(c.addr_width), Signal()
-        found = Const(0)
-        lanes = []
+        cands = [leader, *(self.upd_pc[i] for i in range(c.lanes))]
+        lv_before, k_before = leader_valid, leader_k
+        applies_l, starts, decls = [], [], []
         for i in range(c.lanes):
             _, _, is_pi, _, upd_k = decode_fields(m, self.upd_insn[i], f"upd{i}")
             lane_on = self.upd_valid[i] & ~self.squash
-            new_leader = Signal(c.addr_width, name=f"upd{i}_leader")
-            new_lv = Signal(name=f"upd{i}_lv")
-            new_k = Signal(3, name=f"upd{i}_k")
-            m.d.comb += [new_leader.eq(cur_leader), new_lv.eq(cur_lv), new_k.eq(cur_k)]
-            with m.If(lane_on):
-                with m.If(~is_pi):
-                    m.d.comb += new_lv.eq(0)
-                with m.Elif(self._new_leader(cur_lv, cur_k, upd_k)):
-                    m.d.comb += [new_leader.eq(self.upd_pc[i]), new_lv.eq(1), new_k.eq(upd_k)]
-            applies = lane_on & is_pi
-            # the first PI lane fixes the row
-            with m.If(applies & ~found):
-                m.d.comb += [row_leader.eq(new_leader), row_found.eq(1)]
-            found = found | applies
-            lanes.append((applies, new_leader, self.upd_pc[i], self.upd_flag[i], cur_decl,
-                          cur_decl_valid))  # fmt: skip
+            applies = Signal(name=f"upd{i}_applies")
+            start = Signal(name=f"upd{i}_starts")
+            m.d.comb += [applies.eq(lane_on & is_pi),
+                         start.eq(applies & self._new_leader(lv_before, k_before, upd_k))]
+            applies_l.append(applies)
+            starts.append(start)
+            lv_before = Mux(lane_on, is_pi, lv_before)
+            k_before = Mux(applies, upd_k, k_before)
+            decls.append((cur_decl, cur_decl_valid))
             upd_insn = self.upd_insn[i]
             nxt_decl, nxt_decl_valid = Signal(12, name=f"upd{i}_decl"), Signal(
                 name=f"upd{i}_decl_valid")
@@ -312,28 +343,75 @@ class ProfileFlagPredictor(wiring.Component):
                 nxt_decl_valid.eq(Mux(lane_on, (upd_insn & PFLEN_MASK) == PFLEN_MATCH,
                                       cur_decl_valid)),
             ]  # fmt: skip
-            cur_leader, cur_lv, cur_k = new_leader, new_lv, new_k
             cur_decl, cur_decl_valid = nxt_decl, nxt_decl_valid
+        # the candidate lane i's leader is (one-hot over 1 + lanes)
+        sources = []
+        for i in range(c.lanes):
+            src = Signal(1 + c.lanes, name=f"upd{i}_leader_src")
+            later = Const(0)
+            for j in reversed(range(i + 1)):
+                m.d.comb += src[1 + j].eq(starts[j] & ~later)
+                later = later | starts[j]
+            m.d.comb += src[0].eq(~later)
+            sources.append(src)
+        # the row's candidate: that of the first PI lane (none: all zero)
+        row_src = Signal(1 + c.lanes, name="upd_row_src")
+        before = Const(0)
+        for i in range(c.lanes):
+            with m.If(applies_l[i] & ~before):
+                m.d.comb += row_src.eq(sources[i])
+            before = before | applies_l[i]
+        row_found = Signal(name="upd_row_found")
+        m.d.comb += row_found.eq(Cat(applies_l).any())
+        row_leader = Signal(c.addr_width, name="upd_row_leader")
+        m.d.comb += row_leader.eq(_and_or(row_src, cands))
+        # pairwise compares of the candidates' word addresses and low bits
+        eq_word, eq_full = {}, {}
+        for a in range(1 + c.lanes):
+            for b in range(a, 1 + c.lanes):
+                if a == b:
+                    eq_word[a, b] = eq_full[a, b] = Const(1)
+                    continue
+                ew, ef = Signal(name=f"upd_eqw_{a}_{b}"), Signal(name=f"upd_eq_{a}_{b}")
+                m.d.comb += [ew.eq(cands[a][2:] == cands[b][2:]),
+                             ef.eq(ew & (cands[a][:2] == cands[b][:2]))]
+                eq_word[a, b] = eq_word[b, a] = ew
+                eq_full[a, b] = eq_full[b, a] = ef
+
+        def same(src_a, src_b, table):
+            """The candidates selected by one-hots ``src_a`` and ``src_b`` are equal."""
+            return Cat(src_a[a] & src_b[b] & table[a, b] for a in range(1 + c.lanes)
+                       for b in range(1 + c.lanes)).any()
+
+        onehot_lane = [Const(1 << (1 + i), 1 + c.lanes) for i in range(c.lanes)]
+        lanes = []
+        for i in range(c.lanes):
+            on_row = Signal(name=f"upd{i}_on_row")
+            is_leader = Signal(name=f"upd{i}_is_leader")
+            m.d.comb += [on_row.eq(applies_l[i] & same(sources[i], row_src, eq_full)),
+                         is_leader.eq(same(onehot_lane[i], row_src, eq_word))]
+            lanes.append((on_row, is_leader, self.upd_pc[i], self.upd_flag[i], *decls[i]))
+        last = sources[-1]
         with m.If(self.squash):
             m.d.sync += [leader_valid.eq(0), decode_decl_valid.eq(0)]
         with m.Else():
-            m.d.sync += [leader.eq(cur_leader), leader_valid.eq(cur_lv), leader_k.eq(cur_k),
-                         decode_decl.eq(cur_decl), decode_decl_valid.eq(cur_decl_valid)]
+            m.d.sync += [leader.eq(_and_or(last, cands)), leader_valid.eq(lv_before),
+                         leader_k.eq(k_before), decode_decl.eq(cur_decl),
+                         decode_decl_valid.eq(cur_decl_valid)]  # fmt: skip
 
-        # Stage A (the decode cycle): the row selection above (leader chain, row
+        # Stage A (the decode cycle): the row selection above (leader select, row
         # leader, which lanes belong to the row) and the compares that need neither
         # the table nor the row leader's successor. update_latency >= 1 registers
         # them (A -> B); with 0 every stage is in the decode cycle.
-        lword_a = row_leader[2:]
         words = [pc[2:] for (_, _, pc, *_rest) in lanes]
         wraps = [word.all() for word in words]
         lanes_a = []
-        for i, (applies, lane_leader, _pc, flag, decl, decl_valid) in enumerate(lanes):
+        for i, (on_row, is_leader, _pc, flag, decl, decl_valid) in enumerate(lanes):
             nxt = Signal(c.word_bits, name=f"upd{i}_nxt")
             m.d.comb += nxt.eq((words[i] + 1)[:c.word_bits])
             lanes_a.append({
-                "on_row": applies & (lane_leader == row_leader), "nxt": nxt, "flag": flag,
-                "is_leader": words[i] == lword_a, "decl_valid": decl_valid,
+                "on_row": on_row, "nxt": nxt, "flag": flag,
+                "is_leader": is_leader, "decl_valid": decl_valid,
                 "decl": decl if c.length_check else Const(0, 12),
                 # nxt_i > nxt_j (j < i), the follow compares between lanes, on the decoded
                 # addresses alone: word_i + 1 > word_j + 1 is word_i > word_j unless an
@@ -436,80 +514,126 @@ class ProfileFlagPredictor(wiring.Component):
         # the same tag, so the way is the hit way, or the victim once a lane creates
         # the entry. Its follow is the stored one, ``first`` or some lane's ``nxt``;
         # each lane's compares against it are selected among precomputed ones
-        # (``gt``: nxt > follow; ``lok``: follow - lword == decl).
-        stored = Signal(self.entry, name="upd_stored")
-        m.d.comb += stored.eq(row[hit_way] if c.ways > 1 else row[0])
-        cur_found, cur_way = hit, hit_way
-        cur_follow, cur_pred, cur_lock = stored.follow, stored.pred, stored.lock
-        # nxt > the stored follow, for every way in parallel with the tag compare
-        cur_gt = []
+        # (``gt``: nxt > follow; ``lok``: follow - lword == decl). Computed for every
+        # hypothesis in parallel with the tag compare (timing): "way w hits" for each
+        # way (the stored entry is row[w]) and "no way hits"; the tag compare then
+        # selects one (a one-hot), and the follow is an AND-OR of its candidates
+        # (the ways' stored follows, ``first``, the lanes' ``nxt``) under the selected
+        # hypothesis' one-hot source.
+        gt_ways = []  # nxt > each way's stored follow
         for i, lane in enumerate(lanes_c):
             gt_way = Signal(c.ways, name=f"upd{i}_gt_way")
             m.d.comb += gt_way.eq(Cat(_greater(lane["nxt"], row[w].follow)
                                       for w in range(c.ways)))
-            cur_gt.append(gt_way.bit_select(hit_way, 1) if c.ways > 1 else gt_way[0])
-        cur_lok = [((stored.follow - lword)[:c.word_bits] == lane["decl"]) if c.length_check
-                   else Const(1) for lane in lanes_c]  # fmt: skip
-        gt_stored = list(cur_gt)
-        touched = Const(0)
-        eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
-        for i, lane in enumerate(lanes_c):
-            on_row, nxt, flag, is_leader = lane["on_row"], lane["nxt"], lane["flag"], \
-                lane["is_leader"]
-            decl_valid, gt_new_i, gt_first_i = lane["decl_valid"], lane["gt_new"], \
-                lane["gt_first"]
-            if not c.length_check:
-                # Without the stale reset, a follow only grows (to the larger value) or
-                # is set to first when the entry is created: the follow lane i sees is
-                # the max of the base (first if created before i, else the stored one)
-                # and the nxt of the lanes after that which could grow it. So "nxt_i is
-                # larger" is an AND of precomputed compares, not a chain through lanes.
-                created = Cat(firsts).any() if firsts else Const(0)
-                larger = Mux(created, gt_first_i, gt_stored[i])
-                for j in range(i):
-                    later = Cat(firsts[j + 1:i]).any() if j + 1 < i else Const(0)
-                    larger = larger & (~(eligible[j] & ~later) | gt_new_i[j])
-                gt_i = Signal(name=f"upd{i}_larger")
-                m.d.comb += gt_i.eq(larger)
-                cur_gt[i] = gt_i
-            elig = Signal(name=f"upd{i}_eligible")
-            m.d.comb += elig.eq(on_row & cur_found & cur_lock & ~flag)
-            eligible.append(elig)
-            found = Signal(name=f"upd{i}_found")
-            way = Signal(range(max(2, c.ways)), name=f"upd{i}_entry_way")
-            follow = Signal(c.word_bits, name=f"upd{i}_follow")
-            pred, lock = Signal(name=f"upd{i}_pred"), Signal(name=f"upd{i}_lock")
-            set_nxt, set_first = Signal(name=f"upd{i}_set_nxt"), Signal(name=f"upd{i}_set_first")
-            m.d.comb += [found.eq(cur_found), way.eq(cur_way), follow.eq(cur_follow),
-                         pred.eq(cur_pred), lock.eq(cur_lock)]  # fmt: skip
-            with m.If(on_row):
-                with m.If(~cur_found):
-                    with m.If(~flag):  # create: follow = lword + 1, predicted ignored, locked
-                        m.d.comb += [found.eq(1), way.eq(victim), set_first.eq(1),
-                                     pred.eq(0), lock.eq(1)]  # fmt: skip
-                with m.Else():
-                    with m.If(self._grows_bit(cur_lock, cur_gt[i], flag)):
-                        m.d.comb += set_nxt.eq(1)
-                    with m.If(is_leader):
-                        stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
-                        with m.If(stale):  # appendix A.2: learn it again
-                            m.d.comb += [set_first.eq(1), lock.eq(1)]
-                        with m.Else():
-                            m.d.comb += lock.eq(0)
-                    m.d.comb += pred.eq(flag)
-            m.d.comb += follow.eq(Mux(set_first, first, Mux(set_nxt, nxt, cur_follow)))
-            touched = touched | (on_row & found)
-            firsts.append(set_first)
-            # the compares of the later lanes against the new follow (length check:
-            # the chain; without, the parallel form above)
-            for j in range(i + 1, c.lanes if c.length_check else 0):
-                lane_j = lanes_c[j]
-                cur_gt[j] = Mux(set_first, lane_j["gt_first"],
-                                Mux(set_nxt, lane_j["gt_new"][i], cur_gt[j]))
-                if c.length_check:
-                    cur_lok[j] = Mux(set_first, lane_j["len_first"],
-                                     Mux(set_nxt, lane_j["len_new"][i], cur_lok[j]))
-            cur_found, cur_way, cur_follow, cur_pred, cur_lock = found, way, follow, pred, lock
+            gt_ways.append(gt_way)
+        sources = ["stored", "first", *(f"nxt{i}" for i in range(c.lanes))]
+
+        def entry_update(h, found0, stored):
+            """The entry after the group's lanes if it is found (``found0``) in way
+            ``stored`` (or not found: None): touched, pred, lock, the follow's source
+            (a one-hot over ``sources``) and whether a lane created it."""
+            zero = Const(0)
+            cur_found = Const(found0)
+            cur_pred = row[stored].pred if stored is not None else zero
+            cur_lock = row[stored].lock if stored is not None else zero
+            cur_src = {k: Const(int(k == "stored")) for k in sources}
+            cur_gt = [gt_ways[i][stored] if stored is not None else zero
+                      for i in range(c.lanes)]  # fmt: skip
+            cur_lok = [((row[stored].follow - lword)[:c.word_bits] == lane["decl"])
+                       if c.length_check and stored is not None else Const(1)
+                       for lane in lanes_c]  # fmt: skip
+            gt_stored = list(cur_gt)
+            touched, created_any = Const(0), Const(0)
+            eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
+            for i, lane in enumerate(lanes_c):
+                on_row, flag, is_leader = lane["on_row"], lane["flag"], lane["is_leader"]
+                decl_valid, gt_new_i, gt_first_i = lane["decl_valid"], lane["gt_new"], \
+                    lane["gt_first"]
+                if not c.length_check:
+                    # Without the stale reset, a follow only grows (to the larger value)
+                    # or is set to first when the entry is created: the follow lane i
+                    # sees is the max of the base (first if created before i, else the
+                    # stored one) and the nxt of the lanes after that which could grow
+                    # it. So "nxt_i is larger" is an AND of precomputed compares, not a
+                    # chain through lanes.
+                    created = Cat(firsts).any() if firsts else Const(0)
+                    larger = Mux(created, gt_first_i, gt_stored[i])
+                    for j in range(i):
+                        later = Cat(firsts[j + 1:i]).any() if j + 1 < i else Const(0)
+                        larger = larger & (~(eligible[j] & ~later) | gt_new_i[j])
+                    gt_i = Signal(name=f"upd{h}_{i}_larger")
+                    m.d.comb += gt_i.eq(larger)
+                    cur_gt[i] = gt_i
+                elig = Signal(name=f"upd{h}_{i}_eligible")
+                m.d.comb += elig.eq(on_row & cur_found & cur_lock & ~flag)
+                eligible.append(elig)
+                found = Signal(name=f"upd{h}_{i}_found")
+                pred, lock = Signal(name=f"upd{h}_{i}_pred"), Signal(name=f"upd{h}_{i}_lock")
+                set_nxt = Signal(name=f"upd{h}_{i}_set_nxt")
+                set_first = Signal(name=f"upd{h}_{i}_set_first")
+                create = Signal(name=f"upd{h}_{i}_create")
+                m.d.comb += [found.eq(cur_found), pred.eq(cur_pred), lock.eq(cur_lock)]
+                with m.If(on_row):
+                    with m.If(~cur_found):
+                        with m.If(~flag):  # create: follow = lword + 1, predicted ignored, locked
+                            m.d.comb += [found.eq(1), create.eq(1), set_first.eq(1),
+                                         pred.eq(0), lock.eq(1)]  # fmt: skip
+                    with m.Else():
+                        with m.If(self._grows_bit(cur_lock, cur_gt[i], flag)):
+                            m.d.comb += set_nxt.eq(1)
+                        with m.If(is_leader):
+                            stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
+                            with m.If(stale):  # appendix A.2: learn it again
+                                m.d.comb += [set_first.eq(1), lock.eq(1)]
+                            with m.Else():
+                                m.d.comb += lock.eq(0)
+                        m.d.comb += pred.eq(flag)
+                src = {}
+                for k in sources:
+                    src[k] = Signal(name=f"upd{h}_{i}_src_{k}")
+                    m.d.comb += src[k].eq(Mux(set_first, int(k == "first"),
+                                              Mux(set_nxt, int(k == f"nxt{i}"), cur_src[k])))
+                touched = touched | (on_row & found)
+                created_any = created_any | create
+                firsts.append(set_first)
+                # the compares of the later lanes against the new follow (length check:
+                # the chain; without, the parallel form above)
+                for j in range(i + 1, c.lanes if c.length_check else 0):
+                    lane_j = lanes_c[j]
+                    cur_gt[j] = Mux(set_first, lane_j["gt_first"],
+                                    Mux(set_nxt, lane_j["gt_new"][i], cur_gt[j]))
+                    if c.length_check:
+                        cur_lok[j] = Mux(set_first, lane_j["len_first"],
+                                         Mux(set_nxt, lane_j["len_new"][i], cur_lok[j]))
+                cur_found, cur_pred, cur_lock, cur_src = found, pred, lock, src
+            return touched, cur_pred, cur_lock, cur_src
+
+        # the hypotheses (way 0 hits, way 1 hits, none) and their one-hot selection
+        hyps = [(f"_h{w}", 1, w) for w in range(c.ways)] + [("_miss", 0, None)]
+        chosen = [match[0]]
+        if c.ways == 2:
+            chosen.append(~match[0] & match[1])
+        chosen.append(~hit)
+        touched, cur_pred, cur_lock = Const(0), Const(0), Const(0)
+        pick = {}  # the follow's candidate -> its select bit
+        for (h, found0, way), on in zip(hyps, chosen, strict=True):
+            t, p, lk, src = entry_update(h, found0, way)
+            touched = touched | (on & t)
+            cur_pred = cur_pred | (on & p)
+            cur_lock = cur_lock | (on & lk)
+            for k in sources:
+                # without a hit, "stored" is only the source while nothing is touched
+                key = f"way{way}" if k == "stored" else k
+                if k == "stored" and way is None:
+                    continue
+                pick[key] = pick.get(key, Const(0)) | (on & src[k])
+        candidates = {**{f"way{w}": row[w].follow for w in range(c.ways)}, "first": first,
+                      **{f"nxt{i}": lane["nxt"] for i, lane in enumerate(lanes_c)}}
+        cur_follow = Signal(c.word_bits, name="upd_new_follow")
+        m.d.comb += cur_follow.eq(_and_or(Cat(pick[k] for k in candidates),
+                                          list(candidates.values())))
+        cur_way = Signal(range(max(2, c.ways)), name="upd_entry_way")
+        m.d.comb += cur_way.eq(Mux(hit, hit_way, victim))
 
         new_row = Signal(row_layout, name="upd_row")
         new_valid = Signal(c.ways, name="upd_valid_bits")
@@ -527,7 +651,6 @@ class ProfileFlagPredictor(wiring.Component):
             m.d.sync += [d_write.eq(write), d_index.eq(lindex)]
             lindex, write, new_row, new_valid, new_mru = d_index, d_write, last_row, \
                 last_valid, last_mru
-        wport = table.write_port()
         m.d.comb += [wport.addr.eq(lindex), wport.data.eq(new_row), wport.en.eq(write)]
         with m.If(write):
             if c.sets > 1:
@@ -535,6 +658,14 @@ class ProfileFlagPredictor(wiring.Component):
             else:
                 m.d.sync += [valid[0].eq(new_valid), mru[0].eq(new_mru)]
         return m
+
+
+def _and_or(onehot, values):
+    """The value of ``values`` that the one-hot ``onehot`` selects (0 when none)."""
+    out = 0
+    for j, value in enumerate(values):
+        out = out | Mux(onehot[j], value, 0)
+    return out
 
 
 def _greater(a, b):
