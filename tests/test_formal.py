@@ -239,15 +239,17 @@ def _bram(prop_name, mutate=None, maxsteps=None, text=None, overrides=None):
 @pytest.mark.soak
 def test_multihash_bram_forwarding_across_intervals_breaks_counts():
     """Forward stage e's write to d also when it is of the previous interval (the
-    interval check of the forwarding dropped): the first tuple of an interval
-    counts on top of the last one's counter, above the tuples seen."""
+    interval check of the forwarding dropped: ``c_eq_ep1``, registered in C since
+    the forwarding selects of the tuple one ahead became registers, e8f2be7): the
+    first tuple of an interval counts on top of the last one's counter, above the
+    tuples seen."""
     params, result = _bram("counts_within_interval",
-                           (r"d_eq_ep1 <= \\\$\d+ ;", "d_eq_ep1 <= 1'h1;"),
+                           (r"c_eq_ep1 <= \\\$\d+ ;", "c_eq_ep1 <= 1'h1;"),
                            overrides={"interval_length": 4})  # short: a quick failure
     assert result.status == "failed", result.summary()
     # from reset: a whole interval first (plus the pipeline)
     assert result.steps > params["interval_length"]
-    assert "\\d_eq_ep1" in result.trace
+    assert "\\c_eq_ep1" in result.trace
 
 
 @pytest.mark.soak
