@@ -387,6 +387,21 @@ def props_multihash_bram(p: dict) -> list[Property]:
                            f"valid_n[{flag_bit(sets, s, wb)}] && "
                            f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
     inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
+    # The readout's set address is a register (``ro_set``, computed the cycle before
+    # from pending's next state): while an entry is pending it holds the first set with
+    # a pending way, the set whose words the pick reads (its way is ``first_way``, from
+    # the pending flops). It holds because pending changes only at a boundary (ro_set
+    # takes the first set of the new pending bits) or by a pick's clear (ro_set stays if
+    # the picked set has another pending way, else takes the first pending set above
+    # it); otherwise both hold. Without it the induction step never closes: from a state
+    # with ro_set at a set that is not pending, a full FIFO can wait any number of
+    # cycles, then the pick reads a word no invariant bounds and queues it as a record.
+    pset = [" | ".join(f"pending[{flag_bit(sets, s, wy)}]" for wy in range(ways))
+            for s in range(sets)]  # fmt: skip
+    first = str(sets - 1)
+    for s in reversed(range(sets - 1)):
+        first = f"({pset[s]}) ? {s} : {first}"
+    inv.append(f"always @* if (pending != 0) assert (ro_set == ({first}));")
     cnt = f"w_data[{kb + w - 1}:{kb}]"
     inv.append(f"always @* if (w_en && !w_data[{kb + w}]) "
                f"assert ({cnt} >= {T} && {cnt} <= {L});")  # fmt: skip
@@ -418,7 +433,9 @@ def props_multihash_bram(p: dict) -> list[Property]:
                  "replaceable) fresh with a count >= threshold; every pending entry's "
                  "count (bank of the interval read out) and every record written to the "
                  "FIFO, held in it or presented on records: threshold <= count <= "
-                 "interval; no key in two valid ways of a set",
+                 "interval; no key in two valid ways of a set; while an entry is pending "
+                 "the readout's set address (the register ro_set) is the first set with a "
+                 "pending way",
                  {"multihash": fixed + chain + _bram_effective(cfg) + "\n".join(inv) + "\n",
                   fifo: _bram_fifo(cfg, True)}, maxsteps=24),
         Property("records_handshake",
