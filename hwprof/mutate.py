@@ -21,10 +21,10 @@ regression as the test bench:
    regression (its build is made only if there are any).
 4. A surviving mutant is written alone (its one ``mutate`` line on the original
    netlist, ``opt_clean; write_verilog -noattr``) and checked against the
-   original: *equivalent* if the mutated bit feeds nothing (bit-sliced with
-   ``splitcells``, the mutation's cells removed by ``opt_clean``; with the native
-   bench this check comes right after it, before the cocotb stage), or if a yosys
-   miter (``miter -equiv -flatten``; ``sat -tempinduct`` from the reset values)
+   original: *equivalent* if :func:`cheap_equivalence` proves it (the mutation
+   changes nothing, only sets x bits, or changes a bit that feeds nothing; with
+   the native bench this check comes right after it, before the cocotb stage),
+   or if a yosys miter (``miter -equiv -flatten``; ``sat -tempinduct`` from the reset values)
    or ``equiv_induct`` closes; else a *survivor* (a test gap), reported with its
    source location.
 """
@@ -463,7 +463,7 @@ def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
     return survivors
 
 
-def _drop_unread(verilog: str, top: str, pending: list, work: Path,
+def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
                  timeout: float | None, out) -> list:  # fmt: skip
     """The mutants of ``pending`` that :func:`cheap_equivalence` does not prove (the others
     are marked equivalent)."""
@@ -538,7 +538,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             pending = _run_bench("native", runner.run, pending, out, 30.0,
                                  str(runner.harness.exe.parent))  # fmt: skip
             # before the slow cocotb stage: the survivors whose mutated bit feeds nothing
-            pending = _drop_unread(verilog, top.name, pending, work, equiv_timeout, out)
+            pending = _drop_cheaply_equivalent(verilog, top.name, pending, work, equiv_timeout, out)
         if pending:
             out(f"{top.name}: building the mutants into one Verilator model (cocotb)")
             cocotb_runner, build_dir = _build(top.name, text, Path(build_root))
@@ -547,7 +547,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
                 "cocotb", lambda i, t: run_regression(command, build_dir, i, t), pending, out,
                 60.0, f"{build_dir}/run-0.log")
         if native is None:
-            pending = _drop_unread(verilog, top.name, pending, work, equiv_timeout, out)
+            pending = _drop_cheaply_equivalent(verilog, top.name, pending, work, equiv_timeout, out)
         for m in pending:
             single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
             same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
