@@ -197,7 +197,7 @@ def test_forwarding_interval_at_the_defaults_uses_ways_0_to_3():
     assert [way for way, _ in placed] == [0, 1, 0, 1]
     assert all(count >= 1280 for _, count in placed)
     (first, second), _ = bench._forwarding_keys()
-    assert [pair for pair in (first[0], second[0])] == list(pairs) and len(first) == 2
+    assert [first[0], second[0]] == list(pairs) and len(first) == 2
     keys = [k for pair in first + second for k in pair]
     assert sorted(k for k, _ in profile) == sorted(keys)
     (f1, g1), (h1, i1) = first
