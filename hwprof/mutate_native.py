@@ -382,7 +382,9 @@ class MultihashBench:
         """The keys of the table-entry groups (see :attr:`rom_groups`)."""
         if not self.rom_groups:
             return np.zeros(0, np.uint64)
-        config, _, _ = self._key_source(23)
+        from .golden.multihash import MultiHashConfig
+
+        config = MultiHashConfig(**self.params)
         hashes, n, bits = config.hashes(), config.tables, config.key_bits
         rng = np.random.default_rng(23)
         everything = np.uint64((1 << bits) - 1)
@@ -450,14 +452,11 @@ class MultihashBench:
         config = MultiHashConfig(**self.params)
         if not (self.set_groups and config.ways):
             return np.zeros(0, np.uint64)
-        hashes, bits = config.hashes(), config.set_source_bits
+        bits = config.set_source_bits
         rng = np.random.default_rng(29)
         pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
         pool = pool[rng.permutation(len(pool))]
-        x = np.zeros(len(pool), np.uint64)
-        for i, h in enumerate(hashes):
-            x |= h.many(pool).astype(np.uint64) << np.uint64(i * config.index_bits)
-        x &= np.uint64((1 << bits) - 1)
+        x = config.set_source([h.many(pool).astype(np.uint64) for h in config.hashes()])
         by_x = {}  # x -> pool keys with it, in pool order
         for k, v in zip(pool.tolist(), x.tolist(), strict=True):
             by_x.setdefault(v, []).append(k)

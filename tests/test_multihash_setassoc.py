@@ -143,9 +143,10 @@ def test_fast_path_check_catches_a_wrong_set(seed):
     rng = np.random.default_rng(seed)
     keys = zipf_keys(rng, 6000, 16, distinct=3000, a=1.1)
     want = run_plain(keys, **params)
-    wrong = mutant(MultiHashConfig, "return ((x & ((1 << bits) - 1)) * self.sets) >> bits",
-                   "return ((x & ((1 << bits) - 1)) * self.sets) >> bits ^ 1 if self.sets > 1 "
-                   "else 0")  # fmt: skip
+    wrong = mutant(MultiHashConfig,
+                   "return (self.set_source(indices) * self.sets) >> self.set_source_bits",
+                   "return (self.set_source(indices) * self.sets) >> self.set_source_bits ^ 1 "
+                   "if self.sets > 1 else 0")  # fmt: skip
     import hwprof.golden.multihash as mh
 
     original = mh.MultiHashConfig

@@ -385,11 +385,7 @@ def _set_records(bench, keys, moved=None):
         honest = config.set_index
 
         def set_index(indices):
-            x = 0
-            for i, index in enumerate(indices):
-                x |= int(index) << (i * config.index_bits)
-            x &= (1 << config.set_source_bits) - 1
-            return moved[1] if x == moved[0] else honest(indices)
+            return moved[1] if config.set_source(indices) == moved[0] else honest(indices)
 
         object.__setattr__(config, "set_index", set_index)
     return [sorted(profile) for key in keys.tolist() if (profile := model.step(key)) is not None]
@@ -408,10 +404,7 @@ def test_set_intervals_fill_every_way_and_see_a_wrong_set(params):
     keys = bench.set_keys()
     assert len(keys) == bench._set_rounds() * config.accumulator
     assert len(set(keys.tolist())) == len(keys)
-    x = np.zeros(len(keys), np.uint64)
-    for i, h in enumerate(config.hashes()):
-        x |= h.many(keys).astype(np.uint64) << np.uint64(i * config.index_bits)
-    x &= np.uint64((1 << config.set_source_bits) - 1)
+    x = config.set_source([h.many(keys).astype(np.uint64) for h in config.hashes()])
     assert set(x.tolist()) == set(range(1 << config.set_source_bits))
     want = _set_records(bench, keys)
     assert sum(map(len, want)) == len(keys)  # all promoted

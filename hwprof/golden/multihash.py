@@ -193,11 +193,17 @@ class MultiHashConfig:
         the ``2**bits`` values of ``x`` over the sets as evenly as possible (within
         one value per set) for any number of sets, a power of two or not.
         """
+        return (self.set_source(indices) * self.sets) >> self.set_source_bits
+
+    def set_source(self, indices):
+        """``x`` of :meth:`set_index`: the low :attr:`set_source_bits` bits of ``index_0 |
+        index_1 << index_bits | ...``. ``indices``: integers, or equal-length uint64
+        arrays (then ``x`` is one, element by element)."""
         x = 0
         for i, index in enumerate(indices):
-            x |= int(index) << (i * self.index_bits)
-        bits = self.set_source_bits
-        return ((x & ((1 << bits) - 1)) * self.sets) >> bits
+            index = index if isinstance(index, np.ndarray) else int(index)
+            x = x | (index << (i * self.index_bits))
+        return x & ((1 << self.set_source_bits) - 1)
 
     def hashes(self):
         return HashFunction.family(
