@@ -26,12 +26,13 @@ marker (its ``end`` flag) read out is compared, in order, with the golden model
 tuples), and nothing may follow the last marker. The golden model has no timing
 (cycles are not compared with it). The keys are relabelled per block
 (:attr:`MultihashBench.relabel`); a directed interval, a forwarding and a
-requalifying interval, dense intervals, table-entry groups and set intervals
-follow the trace's tuples (:attr:`MultihashBench.counts_interval`,
-:attr:`MultihashBench.fwd_interval`, :attr:`MultihashBench.fwd_below`,
-:attr:`MultihashBench.dense_intervals`, :attr:`MultihashBench.rom_groups`,
-:attr:`MultihashBench.set_groups`); a second run per mutant, always
-ready at the reset values, must match and must not stall
+requalifying interval, dense intervals, table-entry groups, set intervals,
+boundary and threshold intervals follow the trace's tuples
+(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
+:attr:`MultihashBench.fwd_below`, :attr:`MultihashBench.dense_intervals`,
+:attr:`MultihashBench.rom_groups`, :attr:`MultihashBench.set_groups`,
+:attr:`MultihashBench.boundary_pairs`, :attr:`MultihashBench.threshold_bits`); a
+second run per mutant, always ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 import subprocess
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +177,45 @@ class MultihashBench:
     #: puts a key in another set, which then has one key too many: one is refused, a
     #: record is missing (41 intervals of 100 at the defaults).
     set_groups: bool = True
+    #: the boundary intervals after the set intervals (``boundary_pairs`` False or ``ways``
+    #: 0: none): for every pair of sets ``(s, s')``, an interval of
+    #: :attr:`boundary_length` tuples at threshold 2: a fresh key of set ``s`` twice and
+    #: one of a set above ``s`` twice (promoted: the interval's candidates, the lowest
+    #: in set ``s``; for the last set a second key of it), fresh keys of other sets once
+    #: (not promoted), the last a fresh key of set ``s'``. The readout's first set is
+    #: picked at the boundary from every set's flags, set ``s'``'s from the last tuple's
+    #: own update (the entry flags' select): a wrong pick reads the sets out of order
+    #: (625 intervals, 6,250 tuples at the defaults).
+    boundary_pairs: bool = True
+    boundary_length: int = 10
+    #: the threshold intervals after the boundary intervals (``threshold_bits`` empty: none).
+    #: The other parts' thresholds (at most 3,073) leave bits 12-23 of every compare
+    #: with ``threshold - 1`` at 0 on both sides. For each ``p`` here, a setup interval
+    #: of :attr:`setup_length` tuples at threshold 2 (the ``ways`` keys ``F_w`` of one
+    #: set hit twice each, the rest fresh keys: the ``F_w`` fill the set and are retained
+    #: into the next interval) and a test interval at threshold ``T = 2**p + 2`` (so
+    #: ``T - 1 = 2**p + 1``: a count below ``2**p`` compares with it at bit ``p``, and a
+    #: count of 1 equals it but for bit ``p``). The test interval: (1) for
+    #: ``p <= collider_bits``, per hash ``h`` a fresh key ``K_h`` and, per other hash
+    #: ``u``, a key ``J_hu`` that shares ``K_h``'s counter in hash ``u`` only, hit ``T -
+    #: 1`` times back to back (not promoted); then ``K_h``, whose other counters now
+    #: read ``T - 1`` or more, climbs: :attr:`threshold_window` hits at tuple distances
+    #: 2, 3, 1, 4, 5 in turn, back to back, then :attr:`threshold_window` hits with a
+    #: ``J_hu`` between two of them (hash ``u``'s counter forwarded from the tuple
+    #: ahead, the others read), ``T + 16`` hits in all (promoted at ``T``): hash ``h``'s
+    #: compare with ``T - 1`` alone decides the promotion, from 0 up, and the four
+    #: counters differ in their low bits at the end (the candidates' pairwise
+    #: compares); (2) every ``F_w`` (retained, replaceable, count 0)
+    #: :attr:`threshold_window` hits at distances 2, 3, 1, 4, 5 in turn (the entry
+    #: counts' compares with ``T - 1`` through the memory and every forwarding path),
+    #: then ``F_(p mod ways)`` back to back until it requalifies at ``T``; (3) two keys
+    #: in turn, ``T + 1`` tuples (their counters read and ``+ 1``'d at distance 2 up to
+    #: ``T / 2``). Test intervals of about ``2 T`` tuples (``18 T`` with the colliders):
+    #: 5.3M tuples for ``p`` 4 to 20 at the defaults. Bits 21-23 would take 14M more.
+    threshold_bits: tuple = tuple(range(4, 21))
+    collider_bits: int = 15
+    setup_length: int = 64
+    threshold_window: int = 64
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -231,6 +272,13 @@ class MultihashBench:
             if present:
                 parts.append((start, interval, threshold))
                 start += tuples
+        if self.boundary_pairs and self.params["ways"]:
+            pairs = len(self._boundary_sets())
+            parts.append((start, self.boundary_length, 2))
+            start += pairs * self.boundary_length
+        for keys, threshold in self._threshold_intervals:
+            parts.append((start, len(keys), threshold))
+            start += len(keys)
         return parts
 
     def schedule(self) -> tuple:
@@ -473,12 +521,119 @@ class MultihashBench:
                 keys.append(by_x[v].pop())
         return np.array(keys, dtype=np.uint64)
 
+    def _boundary_sets(self) -> list[tuple[int, int]]:
+        """``(s, s')`` of every boundary interval (see :attr:`boundary_pairs`)."""
+        sets = self.params["accumulator"] // self.params["ways"]
+        return [(s, last) for s in range(sets) for last in range(sets)]
+
+    def boundary(self) -> np.ndarray:
+        """The keys of the boundary intervals (see :attr:`boundary_pairs`)."""
+        from .golden.multihash import MultiHashConfig
+
+        config = MultiHashConfig(**self.params)
+        if not (self.boundary_pairs and config.ways):
+            return np.zeros(0, np.uint64)
+        if self.boundary_length < 9:
+            raise ValueError(f"boundary_length {self.boundary_length} < 9: too short for "
+                             "two keys twice, fresh keys and the last key")  # fmt: skip
+        rng = np.random.default_rng(37)
+        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
+        pool = pool[rng.permutation(len(pool))]
+        sets = (config.set_source([h.many(pool).astype(np.uint64) for h in config.hashes()])
+                * config.sets) >> config.set_source_bits  # fmt: skip
+        by_set = [pool[sets == s].tolist()[::-1] for s in range(config.sets)]
+        keys = []
+        for s, last in self._boundary_sets():
+            other = s + 1 + (s + len(keys)) % (config.sets - 1 - s) if s + 1 < config.sets else s
+            a, b = by_set[s].pop(), by_set[other].pop()
+            fresh = [by_set[(s + 1 + j) % config.sets].pop()
+                     for j in range(self.boundary_length - 5)]  # fmt: skip
+            keys += [a, b, a, b, *fresh, by_set[last].pop()]
+        return np.array(keys, dtype=np.uint64)
+
+    @cached_property
+    def _threshold_intervals(self) -> list[tuple[np.ndarray, int]]:
+        """``(keys, threshold)`` of the threshold intervals (see :attr:`threshold_bits`),
+        a setup and a test interval per ``p``; ValueError if a test interval does not
+        fit the counters or a key cannot be found."""
+        from .golden.multihash import MultiHashConfig
+
+        config = MultiHashConfig(**self.params)
+        hashes, n = config.hashes(), config.tables
+        limit = (1 << config.counter_bits) - 1
+        if self.threshold_bits and self.setup_length < 2 * max(1, config.ways) + 5:
+            raise ValueError(f"setup_length {self.setup_length} is too short for "
+                             f"{max(1, config.ways)} keys hit twice")  # fmt: skip
+        rng = np.random.default_rng(31)
+        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
+        pool = pool[rng.permutation(len(pool))]
+        index = np.stack([h.many(pool) for h in hashes])
+        sets = ((config.set_source([i.astype(np.uint64) for i in index]) * config.sets)
+                >> config.set_source_bits) if config.ways else np.zeros(len(pool), np.int64)
+        free = np.ones(len(pool), bool)
+
+        def take(mask=True, count=1):
+            at = np.flatnonzero(free & mask)[:count]
+            if len(at) < count:
+                raise ValueError("threshold intervals: the key pool has too few keys")
+            free[at] = False
+            return [int(k) for k in pool[at]]
+
+        window, out = self.threshold_window, []
+        for p in self.threshold_bits:
+            t = (1 << p) + 2
+            home = int(sets[np.flatnonzero(free)[0]])
+            f = take(sets == home, max(1, config.ways))
+            away = sets != home if config.ways else True  # keys outside the F_w's set
+            setup = f * 2
+            out.append((np.array(setup + take(count=self.setup_length - len(setup)),
+                                 dtype=np.uint64), 2))  # fmt: skip
+            fillers = take(away, 16)
+            keys: list = []
+
+            def rounds(key, hits, between=None, _keys=keys, _fillers=fillers):
+                _distance_rounds(_keys, key, hits, _fillers, between)
+
+            if p <= self.collider_bits and n > 1:
+                for h in range(n):
+                    k = take(away)[0]
+                    at = np.flatnonzero(pool == np.uint64(k))[0]
+                    js = []
+                    for u in range(n):
+                        if u != h:
+                            alone = index[u] == index[u][at]
+                            for v in range(n):
+                                if v != u:
+                                    alone &= index[v] != index[v][at]
+                            js += take(alone & away)
+                    for j in js:
+                        keys += [j] * (t - 1)
+                    rounds(k, window)
+                    keys += [k] * max(0, t + 16 - 2 * window)
+                    rounds(k, window, between=js)
+            for key in f:
+                rounds(key, window)
+            keys += [f[p % len(f)]] * (t + 8)
+            u, v = take(away, 2)
+            keys += [u, v] * (t // 2 + 1)
+            if len(keys) > limit:
+                raise ValueError(f"the threshold interval of bit {p} needs {len(keys)} tuples, "
+                                 f"more than {config.counter_bits}-bit counters allow")  # fmt: skip
+            out.append((np.array(keys, dtype=np.uint64), t))
+        return out
+
+    def thresholds(self) -> np.ndarray:
+        """The keys of the threshold intervals (see :attr:`threshold_bits`)."""
+        parts = [keys for keys, _ in self._threshold_intervals]
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
         forwarding interval (:meth:`forwarding`), the dense intervals
-        (:meth:`dense`), the table-entry groups (:meth:`rom`) and the set intervals
-        (:meth:`set_keys`)."""
+        (:meth:`dense`), the table-entry groups (:meth:`rom`), the set intervals
+        (:meth:`set_keys`), the boundary intervals (:meth:`boundary`) and the threshold
+        intervals (:meth:`thresholds`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -488,7 +643,8 @@ class MultihashBench:
             mask = np.uint64((1 << bits) - 1)
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
-                               self.rom(), self.set_keys()])  # fmt: skip
+                               self.rom(), self.set_keys(), self.boundary(),
+                               self.thresholds()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
@@ -562,6 +718,20 @@ class MultihashBench:
         interval = int(want[:first, 2].sum())
         return mismatches, (f"{mismatches} records differ (first: record {first}, interval "
                             f"{interval}; {len(got)} read out, golden model {len(want)})")
+
+
+def _distance_rounds(keys: list, key: int, hits: int, fillers: list, between=None) -> None:
+    """Append ``hits`` tuples of ``key`` to ``keys``, each followed by 1, 2, 0, 3, 4 other
+    tuples in turn (so ``key`` comes back at distances 2, 3, 1, 4, 5): the next of
+    ``fillers`` (in turn, by position), or, for the one-tuple gaps, the next of
+    ``between`` if given."""
+    for r in range(hits):
+        gap = (1, 2, 0, 3, 4)[r % 5]
+        keys.append(key)
+        if between and gap == 1:
+            keys.append(between[r % len(between)])
+        else:
+            keys.extend(fillers[(len(keys) + j) % len(fillers)] for j in range(gap))
 
 
 def native_bench(top: Top, params: dict, **options) -> MultihashBench:

@@ -267,3 +267,19 @@ def test_checker_catches_a_fast_path_difference(seed):
               "pc_bits": 16, "value_bits": 16}  # fmt: skip
     keys = collision_stream(MultiHashConfig(**params), rng, 6000)
     assert run_fast(keys, conservative=False, **params) != run_plain(keys, **params)
+
+
+def test_indices_are_each_hash_of_the_key_also_past_the_memo(monkeypatch):
+    """``indices`` (remembered per key) agrees with the hash functions for keys seen
+    again after the memo was emptied; the profiles do not depend on the memo's size."""
+    import hwprof.golden.multihash as mh
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 1 << 16, size=3000).tolist() * 2
+    params = dict(interval_length=500, threshold=3, **SMALL)
+    want = MultiHashProfiler(**params).run(keys)
+    monkeypatch.setattr(mh, "INDEX_MEMO", 7)
+    p = MultiHashProfiler(**params)
+    assert p.run(keys) == want and len(p._index_memo) <= 7
+    for key in keys[:50]:
+        assert p.indices(key) == [h(key) for h in p.hashes]

@@ -42,7 +42,8 @@ SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-
                "free_tuples": 1000, "counts_interval": 1000, "counts_threshold": 121,
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
                "dense_intervals": 4, "dense_length": 50, "lead": 20, "fwd_below": 50,
-               "rom_groups": False, "set_groups": False}
+               "rom_groups": False, "set_groups": False, "threshold_bits": (),
+               "boundary_pairs": False}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -415,3 +416,131 @@ def test_set_intervals_fill_every_way_and_see_a_wrong_set(params):
         wrong = (right + 1 + int(rng.integers(config.sets - 1))) % config.sets
         assert _set_records(bench, keys, (x, wrong)) != want, (x, wrong)
     assert not len(native_bench(top, top.resolve({"ways": 0})).set_keys())
+
+
+def _threshold_steps(bench):
+    """The golden model stepped over the threshold intervals alone, from reset (each
+    interval's configuration written at its first tuple): per test interval ``(p, T,
+    steps)``, ``steps`` a list of ``(kind, distance, detail)`` for every tuple:
+    ``("miss", d, counts)`` with the key's table counters before it, or ``("hit", d,
+    (way, count, replaceable))`` for an accumulator entry it hits; ``d`` the tuples since
+    the key's previous tuple in the interval (0: none)."""
+    parts = bench._threshold_intervals
+    model = MultiHashProfiler(**bench.params)
+    model.interval_length, model.threshold = len(parts[0][0]), parts[0][1]
+    out = []
+    for n, (keys, threshold) in enumerate(parts):
+        if n + 1 < len(parts):
+            model.configure(len(parts[n + 1][0]), parts[n + 1][1])
+        last, steps = {}, []
+        for i, key in enumerate(keys.tolist()):
+            d = i - last[key] if key in last else 0
+            last[key] = i
+            slot = model.lookup(key)
+            if slot is None:
+                index = model.indices(key)
+                steps.append(("miss", d, [model.counts[t][index[t]] for t in range(len(index))]))
+            else:
+                way = slot - model.entries(key)[0]
+                steps.append(("hit", d, (way, model.count[slot], model.replaceable[slot])))
+            model.step(key)
+        assert model.position == 0  # every interval ends at its last tuple
+        if n % 2:
+            out.append((bench.threshold_bits[n // 2], threshold, steps))
+    return out
+
+
+def _check_threshold_steps(bench):
+    tables, ways = bench.params["tables"], bench.params["ways"]
+    for p, t, steps in _threshold_steps(bench):
+        decided = {(h, min(d, 4)) for kind, d, counts in steps if kind == "miss" and d
+                   for h in range(tables) if counts[h] < 1 << p
+                   and all(c >= t - 1 for u, c in enumerate(counts) if u != h)}  # fmt: skip
+        want = ({(h, d) for h in range(tables) for d in (1, 2, 3, 4)}
+                if p <= bench.collider_bits else set())  # fmt: skip
+        assert decided >= want, (p, sorted(want - decided))
+        below = {(way, min(d, 4)) for kind, d, (way, count, repl) in
+                 (s for s in steps if s[0] == "hit") if d and repl and count < 1 << p}  # fmt: skip
+        assert below >= {(w, d) for w in range(ways) for d in (1, 2, 3, 4)}, (p, below)
+        hits = [detail for kind, _, detail in steps if kind == "hit"]
+        assert any(repl and count == t - 1 for _, count, repl in hits), p  # requalifies
+        assert sum(kind == "miss" and min(counts) >= t // 2 for kind, _, counts in steps) >= 2
+
+
+def test_threshold_intervals_decide_on_one_compare():
+    """At the defaults (bits 4, 7 and 10 here): in every test interval (threshold ``T =
+    2**p + 2``), for every hash, a key whose other counters read ``T - 1`` or more comes
+    with its own counter below ``2**p`` (its compare with ``T - 1`` alone decides its
+    promotion) at tuple distances 1, 2, 3 and beyond; every way's retained entry is hit
+    below ``2**p`` at every distance; an entry requalifies; two keys' counters pass
+    ``T / 2``. (In the small profiler's 16-counter tables other keys' collisions
+    raise a key's own counter past ``2**p`` too often for this to hold.)"""
+    top = get_top("multihash")
+    bench = native_bench(top, top.resolve({}), threshold_bits=(4, 7, 10))
+    _check_threshold_steps(bench)
+    assert [t for _, t in bench._threshold_intervals] == [2, 18, 2, 130, 2, 1026]
+    keys = bench.thresholds()
+    assert len(keys) == sum(len(k) for k, _ in bench._threshold_intervals)
+    # a bench without colliders: the F_w and the two keys still come
+    _check_threshold_steps(native_bench(top, top.resolve({}), threshold_bits=(9,),
+                                        collider_bits=0))  # fmt: skip
+
+
+@pytest.mark.soak
+def test_threshold_intervals_at_the_defaults_decide_on_one_compare():
+    """The same at every bit of the defaults, 4 to 20 (5.3M tuples through the golden
+    model, a few minutes)."""
+    top = get_top("multihash")
+    _check_threshold_steps(native_bench(top, top.resolve({})))
+
+
+def test_threshold_intervals_errors():
+    with pytest.raises(ValueError, match="bit 13 needs [0-9]+ tuples, more than 16-bit counters"):
+        _small_bench(threshold_bits=(13,), collider_bits=13).thresholds()
+    with pytest.raises(ValueError, match="setup_length 8 is too short"):
+        _small_bench(threshold_bits=(4,), setup_length=8).thresholds()
+
+
+def test_threshold_intervals_at_the_defaults():
+    """Bits 4 to 20 (thresholds up to 2**20 + 2), the colliders up to bit 15; every test
+    interval fits the 24-bit counters; the whole part follows the set intervals."""
+    top = get_top("multihash")
+    bench = native_bench(top, top.resolve({}))
+    parts = bench._threshold_intervals
+    assert [t for _, t in parts[1::2]] == [2**p + 2 for p in range(4, 21)]
+    assert all(len(k) == 64 and t == 2 for k, t in parts[::2])
+    assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**21
+    assert bench._directed_parts()[-1][1:] == (len(parts[-1][0]), 2**20 + 2)
+
+
+@pytest.mark.parametrize("params", [None, SMALL])
+def test_boundary_intervals_read_out_from_every_lowest_set(params):
+    """For every pair of sets ``(s, s')``: an interval whose candidates are a key of set
+    ``s`` and one of a set above it (their records, in entry order: set ``s`` first) and
+    whose last tuple is of set ``s'`` (the defaults' 25 sets: 625 intervals; the small
+    profiler's 4: 16)."""
+    top = get_top("multihash")
+    bench = (native_bench(top, top.resolve({})) if params is None
+             else _small_bench(boundary_pairs=True))  # fmt: skip
+    config = MultiHashConfig(**bench.params)
+    keys = bench.boundary()
+    pairs = bench._boundary_sets()
+    assert len(pairs) == config.sets**2 and len(keys) == len(pairs) * bench.boundary_length
+
+    hashes = config.hashes()
+
+    def set_of(k):
+        return config.set_index([h(k) for h in hashes])
+
+    model = MultiHashProfiler(**bench.params)
+    model.interval_length, model.threshold = bench.boundary_length, 2
+    profiles = [p for k in keys.tolist() if (p := model.step(k)) is not None]
+    assert len(profiles) == len(pairs)
+    for (s, last), interval, profile in zip(pairs, keys.reshape(len(pairs), -1).tolist(),
+                                            profiles, strict=True):  # fmt: skip
+        a, b = interval[0], interval[1]
+        assert set_of(a) == s and set_of(interval[-1]) == last
+        assert set_of(b) > s or set_of(b) == s == config.sets - 1
+        assert [k for k, _ in profile] == [a, b] and len(set(interval)) == len(interval) - 2
+    with pytest.raises(ValueError, match="boundary_length 8 < 9"):
+        _small_bench(boundary_pairs=True, boundary_length=8).boundary()

@@ -74,6 +74,9 @@ __all__ = [
 ]
 
 
+#: Distinct keys whose hash indices :meth:`MultiHashProfiler.indices` remembers.
+INDEX_MEMO = 4096
+
 #: Hash bits that choose a set of a set-associative accumulator (see ``set_index``).
 SET_SOURCE_BITS = 12
 
@@ -238,6 +241,21 @@ class MultiHashProfiler:
         self.count = [0] * c.accumulator
         self.replaceable = [False] * c.accumulator
         self.position = 0
+        self._index_memo: dict = {}
+
+    def indices(self, key: int) -> list:
+        """The counter index of ``key`` in every table (hash ``i``'s value for table ``i``).
+
+        Remembered for the last :data:`INDEX_MEMO` distinct keys (a stream that repeats
+        a few keys, as the mutation bench's long intervals do, hashes each once).
+        """
+        memo = self._index_memo
+        index = memo.get(key)
+        if index is None:
+            if len(memo) >= INDEX_MEMO:
+                memo.clear()
+            index = memo[key] = [h(key) for h in self.hashes]
+        return index
 
     def configure(self, interval_length: int, threshold: int) -> None:
         """Write the configuration registers; they take effect at the next interval start."""
@@ -249,7 +267,7 @@ class MultiHashProfiler:
         c = self.config
         if not c.ways:
             return range(c.accumulator)
-        first = c.set_index([h(key) for h in self.hashes]) * c.ways
+        first = c.set_index(self.indices(key)) * c.ways
         return range(first, first + c.ways)
 
     def lookup(self, key: int):
@@ -276,7 +294,7 @@ class MultiHashProfiler:
             if self.replaceable[slot] and self.count[slot] >= t:
                 self.replaceable[slot] = False
         else:
-            index = [h(key) for h in self.hashes]
+            index = self.indices(key)
             old = [self.counts[i][index[i]] for i in range(c.tables)]
             low = min(old)
             new = [v + 1 if (v == low or not c.conservative) else v for v in old]
