@@ -257,12 +257,15 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
     * it adds no cell and changes only constant bits that were **x** (don't care:
       the default input of a full ``case``): any behaviour of the mutant is one
       the original allows;
-    * it **feeds nothing**: after ``splitcells`` (every word-wide ``$and``,
-      ``$or``, ``$mux``... cut into the slices its readers use) and ``opt_clean
-      -purge`` (cells whose outputs nothing reads removed), :data:`DEAD_ROUNDS`
-      times, no cell the mutation added is left, so what it changes reaches no
-      output and no register's input (the word-wide compare and ``+ 1`` trees of
-      hwprof/rtl/multihash_bram.py compute bit positions that feed nothing).
+    * it **feeds nothing**: the mutation applied behind a select (``-ctrl``, as in
+      the mutants' build: a mux between the original bit and the mutated one, an
+      added cell also where the plain mutation only rewires a bit), then after
+      ``splitcells`` (every word-wide ``$and``, ``$or``, ``$mux``... cut into the
+      slices its readers use) and ``opt_clean -purge`` (cells whose outputs
+      nothing reads removed), :data:`DEAD_ROUNDS` times, no cell the mutation
+      added is left, so what it changes reaches no output and no register's input
+      (the word-wide compare and ``+ 1`` trees of hwprof/rtl/multihash_bram.py
+      compute bit positions that feed nothing).
 
     None proves nothing: a real change that is read, or a run out of time
     (``timeout`` seconds per mutation).
@@ -276,7 +279,11 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
         dump = f"dump {top}/{cell.group(1)}" if cell else "dump -n"
         script += (f"design -load unread_orig\ntee -q -o before{i}.txt {dump}\n{command}\n"
                    f"tee -q -o after{i}.txt {dump}\n"
-                   f"tee -q -o added{i}.txt select -count c:*mutate*\n{rounds}"
+                   f"tee -q -o added{i}.txt select -count c:*mutate*\n"
+                   # the dead check on the mutation behind a select (its mux always an
+                   # added cell, also where the plain mutation only rewires a bit)
+                   f"design -load unread_orig\n{command} -ctrl {CTRL} {CTRL_WIDTH} 1\n"
+                   f"tee -q -o muxed{i}.txt select -count c:*mutate*\n{rounds}"
                    f"tee -q -o left{i}.txt select -count c:*mutate*\n")  # fmt: skip
     try:
         _yosys(script, workdir, check=False,
@@ -294,14 +301,14 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
 
     verdicts = []
     for i in range(len(commands)):
-        added, left = count(f"added{i}.txt"), count(f"left{i}.txt")
+        added, muxed, left = (count(f"{name}{i}.txt") for name in ("added", "muxed", "left"))
         before, after = text(f"before{i}.txt"), text(f"after{i}.txt")
         verdict = None
         if added == 0 and before and after is not None and before == after:
             verdict = "equivalent (the mutation changes nothing: the bit already has that value)"
         elif added == 0 and before and after and _only_x_set(before, after):
             verdict = "equivalent (the mutation only sets x (don't care) bits)"
-        elif added and left == 0:
+        elif muxed and left == 0:
             verdict = "equivalent (the mutated bit feeds nothing: splitcells; opt_clean)"
         verdicts.append(verdict)
     return verdicts

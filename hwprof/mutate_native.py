@@ -207,15 +207,19 @@ class MultihashBench:
     #: counters differ in their low bits at the end (the candidates' pairwise
     #: compares); (2) every ``F_w`` (retained, replaceable, count 0)
     #: :attr:`threshold_window` hits at distances 2, 3, 1, 4, 5 in turn (the entry
-    #: counts' compares with ``T - 1`` through the memory and every forwarding path),
-    #: then ``F_(p mod ways)`` back to back until it requalifies at ``T``; (3) two keys
-    #: in turn, ``T + 1`` tuples (their counters read and ``+ 1``'d at distance 2 up to
-    #: ``T / 2``). Test intervals of about ``2 T`` tuples (``18 T`` with the colliders):
-    #: 5.3M tuples for ``p`` 4 to 20 at the defaults. Bits 21-23 would take 14M more.
+    #: counts' compares with ``T - 1`` through the memory and every forwarding path,
+    #: counts 0 to 255: their bits 0-7 both ways), then ``F_(p mod ways)`` until it
+    #: requalifies at ``T``, its first :attr:`climb_rounds` hits at the five distances in
+    #: turn, the rest at distance 2 with a fresh key ``U`` between; then ``U`` with
+    #: another key between until ``U`` is promoted at ``T`` (its counters read and ``+
+    #: 1``'d at distance 2 from 0 to ``T``, and a wrong ``+ 1`` loses its record). Test
+    #: intervals of about ``2 T`` tuples (``18 T`` with the colliders): 5.5M tuples for
+    #: ``p`` 4 to 20 at the defaults. Bits 21-23 would take 14M more.
     threshold_bits: tuple = tuple(range(4, 21))
     collider_bits: int = 15
     setup_length: int = 64
-    threshold_window: int = 64
+    threshold_window: int = 256
+    climb_rounds: int = 4_096
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -613,9 +617,14 @@ class MultihashBench:
                     rounds(k, window, between=js)
             for key in f:
                 rounds(key, window)
-            keys += [f[p % len(f)]] * (t + 8)
-            u, v = take(away, 2)
-            keys += [u, v] * (t // 2 + 1)
+            # the climber: its first climb_rounds hits at the five distances, the rest
+            # at distance 2 with u between (u's counters read and + 1'd at distance 2),
+            # then u with v between until u is promoted at T
+            climber, (u, v) = f[p % len(f)], take(away, 2)
+            rounds(climber, min(t + 8, self.climb_rounds))
+            paired = max(0, t + 8 - self.climb_rounds)
+            keys += [climber, u] * paired
+            keys += [u, v] * max(2, t + 2 - paired)
             if len(keys) > limit:
                 raise ValueError(f"the threshold interval of bit {p} needs {len(keys)} tuples, "
                                  f"more than {config.counter_bits}-bit counters allow")  # fmt: skip

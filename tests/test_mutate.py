@@ -149,6 +149,17 @@ def test_cheap_equivalence_two_levels_down(tmp_path):
         UNREAD, None, UNREAD]
 
 
+@pytest.mark.parametrize(("mode", "bit", "dead"), [("const0", 1, True), ("const1", 1, True),
+                                                    ("const0", 0, False), ("const1", 2, False)])
+def test_cheap_equivalence_of_a_rewired_input_bit(tmp_path, mode, bit, dead):
+    """A constant forced on an input bit of ``u``'s OR rewires that bit (no cell added):
+    on ``u[1]``, which nothing reads, equivalent; on ``u[0]`` or ``u[2]``, read, a real
+    change (the dead check runs on the mutation behind a select, whose mux is a cell)."""
+    mutation = f"mutate -mode {mode} -module tree -cell $or$orig.v:5$2 -port A -portbit {bit}"
+    verdict = cheap_equivalence(DEAD_TREE, "tree", [mutation], tmp_path)
+    assert verdict == [UNREAD if dead else None]
+
+
 def test_cheap_equivalence_of_constant_data(tmp_path):
     """The case's constants (a ``$pmux``: default A is x, B the four cases): a bit forced to
     the value it has changes nothing, forced to the other value is a real change, an x
