@@ -190,7 +190,9 @@ class MultihashBench:
     boundary_length: int = 10
     #: the threshold intervals after the boundary intervals (``threshold_bits`` empty: none).
     #: The other parts' thresholds (at most 3,073) leave bits 12-23 of every compare
-    #: with ``threshold - 1`` at 0 on both sides. For each ``p`` here, a setup interval
+    #: with ``threshold - 1`` at 0 on both sides. For each ``p`` here, a flush interval
+    #: (8 fresh keys at threshold 8: no candidate at its end, so every entry is emptied
+    #: and the setup below places ``F_w`` in way ``w``), a setup interval
     #: of :attr:`setup_length` tuples at threshold 2 (the ``ways`` keys ``F_w`` of one
     #: set hit twice each, the rest fresh keys: the ``F_w`` fill the set and are retained
     #: into the next interval) and a test interval at threshold ``T = 2**p + 2`` (so
@@ -558,7 +560,7 @@ class MultihashBench:
     @cached_property
     def _threshold_intervals(self) -> list[tuple[np.ndarray, int]]:
         """``(keys, threshold)`` of the threshold intervals (see :attr:`threshold_bits`),
-        a setup and a test interval per ``p``; ValueError if a test interval does not
+        a flush, a setup and a test interval per ``p``; ValueError if a test interval does not
         fit the counters or a key cannot be found."""
         from .golden.multihash import MultiHashConfig
 
@@ -589,6 +591,9 @@ class MultihashBench:
             home = int(sets[np.flatnonzero(free)[0]])
             f = take(sets == home, max(1, config.ways))
             away = sets != home if config.ways else True  # keys outside the F_w's set
+            # the flush: FLUSH_LENGTH fresh keys at threshold FLUSH_LENGTH, nothing promoted,
+            # so its end empties every entry and the setup fills the F_w's set in order
+            out.append((np.array(take(count=FLUSH_LENGTH), dtype=np.uint64), FLUSH_LENGTH))
             setup = f * 2
             out.append((np.array(setup + take(count=self.setup_length - len(setup)),
                                  dtype=np.uint64), 2))  # fmt: skip
@@ -727,6 +732,10 @@ class MultihashBench:
         interval = int(want[:first, 2].sum())
         return mismatches, (f"{mismatches} records differ (first: record {first}, interval "
                             f"{interval}; {len(got)} read out, golden model {len(want)})")
+
+
+#: tuples (and threshold) of the threshold intervals' flush interval
+FLUSH_LENGTH = 8
 
 
 def _distance_rounds(keys: list, key: int, hits: int, fillers: list, between=None) -> None:

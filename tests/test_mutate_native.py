@@ -445,8 +445,8 @@ def _threshold_steps(bench):
                 steps.append(("hit", d, (way, model.count[slot], model.replaceable[slot])))
             model.step(key)
         assert model.position == 0  # every interval ends at its last tuple
-        if n % 2:
-            out.append((bench.threshold_bits[n // 2], threshold, steps))
+        if n % 3 == 2:  # (flush, setup, test) per bit
+            out.append((bench.threshold_bits[n // 3], threshold, steps))
     return out
 
 
@@ -462,6 +462,12 @@ def _check_threshold_steps(bench):
         below = {(way, min(d, 4)) for kind, d, (way, count, repl) in
                  (s for s in steps if s[0] == "hit") if d and repl and count < 1 << p}  # fmt: skip
         assert below >= {(w, d) for w in range(ways) for d in (1, 2, 3, 4)}, (p, below)
+        # the entry that requalifies is the climber F_(p mod ways), in way p mod ways (the
+        # flush emptied its set before the setup filled it in order)
+        requalified = {way for kind, _, (way, count, repl) in
+                       (s for s in steps if s[0] == "hit") if repl and count == t - 1}  # fmt: skip
+        assert p % ways in requalified and (requalified == {p % ways}
+                                            or t <= bench.threshold_window + 1), (p, requalified)
         hits = [detail for kind, _, detail in steps if kind == "hit"]
         assert any(repl and count == t - 1 for _, count, repl in hits), p  # requalifies
         # a key read and + 1'd at distance 2 up to T - 1 (then promoted)
@@ -474,13 +480,15 @@ def test_threshold_intervals_decide_on_one_compare():
     2**p + 2``), for every hash, a key whose other counters read ``T - 1`` or more comes
     with its own counter below ``2**p`` (its compare with ``T - 1`` alone decides its
     promotion) at tuple distances 1, 2, 3 and beyond; every way's retained entry is hit
-    below ``2**p`` at every distance; an entry requalifies; a key's counters are read
-    at distance 2 all the way to ``T - 1``. (In the small profiler's 16-counter tables other keys' collisions
-    raise a key's own counter past ``2**p`` too often for this to hold.)"""
+    below ``2**p`` at every distance; an entry requalifies; a key's counters are read at
+    distance 2 all the way to ``T - 1``; the climber requalifies in way ``p mod 4``
+    (alone where ``T`` exceeds the other entries' 256 hits). (In the small profiler's
+    16-counter tables other keys' collisions raise a key's own counter past ``2**p`` too
+    often for this to hold.)"""
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}), threshold_bits=(4, 7, 10))
     _check_threshold_steps(bench)
-    assert [t for _, t in bench._threshold_intervals] == [2, 18, 2, 130, 2, 1026]
+    assert [t for _, t in bench._threshold_intervals] == [8, 2, 18, 8, 2, 130, 8, 2, 1026]
     keys = bench.thresholds()
     assert len(keys) == sum(len(k) for k, _ in bench._threshold_intervals)
     # a bench without colliders: the F_w and the two keys still come
@@ -509,8 +517,9 @@ def test_threshold_intervals_at_the_defaults():
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
     parts = bench._threshold_intervals
-    assert [t for _, t in parts[1::2]] == [2**p + 2 for p in range(4, 21)]
-    assert all(len(k) == 64 and t == 2 for k, t in parts[::2])
+    assert [t for _, t in parts[2::3]] == [2**p + 2 for p in range(4, 21)]
+    assert all(len(k) == 64 and t == 2 for k, t in parts[1::3])
+    assert all(len(k) == 8 and t == 8 for k, t in parts[::3])
     assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**21
     assert bench._directed_parts()[-1][1:] == (len(parts[-1][0]), 2**20 + 2)
 
