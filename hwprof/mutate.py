@@ -211,6 +211,10 @@ def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
 #: one level of bit slices whose outputs nothing reads (a compare or carry tree of a
 #: 64-bit word is 6 levels deep).
 DEAD_ROUNDS = 10
+#: the least time a mutant gets in the cheap equivalence check whatever ``--equiv-timeout``
+#: says (ten dead rounds over the multihash netlist take 30-60 s a mutant on the loaded
+#: machine: at 10 s the check of 13 survivors was stopped before its first verdict)
+CHEAP_MIN_SECONDS = 120
 
 
 def _const_bits(text: str) -> str | None:
@@ -476,12 +480,20 @@ def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
     are marked equivalent)."""
     if not pending:
         return pending
+    if timeout is not None:
+        timeout = max(timeout, CHEAP_MIN_SECONDS)
     verdicts = cheap_equivalence(verilog, top, [m.command for m in pending], work / "unread",
                                  timeout)  # fmt: skip
     for m, verdict in zip(pending, verdicts, strict=True):
         if verdict:
             m.status, m.detail = "equivalent", verdict
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+    unchecked = [m.index for i, m in enumerate(pending)
+                 if not (work / "unread" / f"left{i}.txt").exists()]  # fmt: skip
+    if unchecked:
+        limit = "no limit" if timeout is None else f"{timeout:.0f} s a mutant"
+        out(f"{top}: the cheap equivalence check stopped (out of time: {limit}; or a yosys "
+            f"error) before mutants {', '.join(map(str, unchecked))}")  # fmt: skip
     return [m for m, verdict in zip(pending, verdicts, strict=True) if not verdict]
 
 

@@ -182,6 +182,26 @@ def test_cheap_equivalence_of_constant_data(tmp_path):
         None]  # u[3] is cut off by wreduce: yosys refuses the mutation
 
 
+def test_drop_cheaply_equivalent_says_when_it_stopped(tmp_path, monkeypatch):
+    """Out of time, the mutants the check did not reach stay pending and are named."""
+    import hwprof.mutate as mutate
+
+    dead = _inv("$or$orig.v:5$2", "u", 1)
+    pending = [mutate.Mutant(1, dead, "src"), mutate.Mutant(2, dead, "src")]
+    lines = []
+    kept = mutate._drop_cheaply_equivalent(DEAD_TREE, "tree", list(pending), tmp_path / "a",
+                                           None, lines.append)  # fmt: skip
+    assert kept == [] and [m.status for m in pending] == ["equivalent"] * 2 and len(lines) == 2
+    monkeypatch.setattr(mutate, "CHEAP_MIN_SECONDS", 0)
+    pending = [mutate.Mutant(1, dead, "src"), mutate.Mutant(2, dead, "src")]
+    lines = []
+    kept = mutate._drop_cheaply_equivalent(DEAD_TREE, "tree", list(pending), tmp_path / "b",
+                                           0.001, lines.append)  # fmt: skip
+    assert kept == pending and lines == [
+        "tree: the cheap equivalence check stopped (out of time: 0 s a mutant; or a yosys "
+        "error) before mutants 1, 2"]
+
+
 def test_cheap_equivalence_out_of_time(tmp_path):
     dead = _inv("$or$orig.v:5$2", "u", 1)
     assert cheap_equivalence(DEAD_TREE, "tree", [dead], tmp_path / "a") == [UNREAD]
