@@ -60,7 +60,7 @@ def _not_add(rng):
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
-                ops_and_lru=True, lru_passes=12, marks=None):
+                ops_and_lru=True, lru_passes=12, late_create=True, marks=None):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -73,7 +73,8 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     ``exact_carries`` (the steps before them do not change), directed blocks at
     a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
     (after them: the steps before do not change), :func:`op_lane_rounds` and
-    ``lru_passes`` passes of :func:`lru_rounds` (``marks``, a dict: the index of the
+    ``lru_passes`` passes of :func:`lru_rounds`, and, with ``late_create`` (after
+    them), :func:`late_create_rounds` (``marks``, a dict: the index of the
     first step of each of the last rounds, by name). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
@@ -223,6 +224,9 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
         op_lane_rounds(c, rng, cycle, decode, fetch, sets)
         marks["lru"] = len(steps)
         lru_rounds(c, rng, cycle, decode, fetch, sets, lru_passes)
+    if late_create:
+        marks["late_create"] = len(steps)
+        late_create_rounds(c, rng, cycle, decode, fetch, sets)
     return steps
 
 
@@ -282,6 +286,69 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
             flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
             flat += [(encode_pflen(length), leader - 4 & mask), (_any_pi(rng, op, k), leader)]
         _fetched(c, cycle, fetch, flat)
+
+
+def late_create_rounds(c, rng, cycle, decode, fetch, sets):
+    """Entries created by a PI after the leader: the leader (in lane 0 of the group, or
+    in the register: decoded in the group before) and the lanes before lane ``cl``
+    dispatched, lane ``cl`` an ignored PI of the block, which creates the entry
+    (follow: the leader's word + 1); a later lane ``i`` holds a PI of the block below
+    lane ``cl``'s (its ``nxt`` is the largest after the creation: the follow), and
+    the case's second block the other way round (lane ``i`` above lane ``cl``).
+
+    For every ``cl`` and ``i > cl``. Lanes between ``cl`` and ``i`` and after ``i`` hold
+    PIs of the block just after the leader (below lane ``i``). The entry is then
+    unlocked by its leader (dispatched, then ignored: predicted ignored) and, after
+    every 8 cases (8 sets), every leader is fetched; the follow (lane ``i``'s ``nxt``,
+    at least ``min_block`` past the leader) shows in ``skip``/``follow``. Issue 16:
+    mutant 23 of the RTL of 62a9144 (lane 2's eligibility in the no-hit hypothesis
+    forced to "not flagged") made lane 3's growth need ``nxt3 > nxt2`` after lane 2
+    created the entry; the earlier rounds create every entry at its leader.
+    """
+    mask = (1 << c.addr_width) - 1
+    cases = [(reg, cl, i) for reg in (0, 1) for cl in range(1 - reg, c.lanes)
+             for i in range(cl + 1, c.lanes)]  # fmt: skip
+    batch = min(8, len(sets))
+    m = c.min_block
+    for start in range(0, len(cases), batch):
+        learnt = []
+        chunk = cases[start:start + batch]
+        for (reg, cl, i), s in zip(chunk, rng.sample(sets, len(chunk)), strict=True):
+            k = rng.randrange(c.n_flags)
+            for second in (0, 1):  # two blocks in one set (two ways with LRU)
+                leader = (rng.getrandbits(c.tag_bits) << c.index_bits | s) << 2 & mask
+                low = rng.randint(max(m - 1, 1), m + 2)  # lane i's offset: below lane cl's
+                offs = {cl: low + rng.randint(1, 4), i: low}
+                if second:  # lane i above lane cl
+                    offs = {cl: low, i: low + rng.randint(1, 4)}
+                group = []
+                for lane in range(c.lanes):
+                    if lane == 0 and not reg:
+                        group.append((_pi(k), leader, 1))  # the leader, dispatched
+                    elif lane < cl:  # dispatched PIs of the block
+                        group.append((_pi(k), leader + 4 * rng.randint(1, m + 6) & mask, 1))
+                    elif lane in offs:
+                        group.append((_pi(k), leader + 4 * offs[lane] & mask, 0))
+                    else:  # just after the leader: below lane i
+                        group.append((_pi(k), leader + 4 * rng.randint(1, min(offs.values()) - 1)
+                                      & mask if min(offs.values()) > 1 else leader, 0))
+                length = 1 + offs[i]  # the follow: lane i's nxt (created at leader + 1)
+                head = [(encode_pflen(length), leader - 4 & mask, 0)]
+                if reg:  # the leader in the register, dispatched (no entry)
+                    _decoded(c, cycle, decode, head + [(_pi(k), leader, 1)])
+                    _decoded(c, cycle, decode, group)
+                else:
+                    _decoded(c, cycle, decode, head)
+                    _decoded(c, cycle, decode, group)
+                end = [(NOP, leader + 4 * length & mask, 0)]
+                _decoded(c, cycle, decode, end + head + [(_pi(k), leader, 1), (_pi(k), leader, 0),
+                                                         (NOP, leader + 4 & mask, 0)])
+                learnt.append((leader, length, k))
+        for _ in range(c.update_latency + 2):
+            cycle(0, take=0)
+        _fetched(c, cycle, fetch, [word for leader, length, k in learnt
+                                   for word in ((encode_pflen(length), leader - 4 & mask),
+                                                (_pi(k), leader))])  # fmt: skip
 
 
 def lru_rounds(c, rng, cycle, decode, fetch, sets, passes):
@@ -498,3 +565,94 @@ def exact_carry_rounds(c, rng, cycle, decode, fetch):
                 while len(fetch) >= c.lanes:
                     cycle(c.lanes, take=0)
             cycle(len(fetch), take=0)
+
+
+def reset_passes(rng, params):
+    """Step lists, each replayed from a reset (the golden model empty): the valid bits
+    of sets partly filled, against the table memory's old contents.
+
+    Reset clears the valid bits, not the memory. The first list fills every way of
+    every set with a known block (learnt and unlocked: it would skip). Each later
+    list starts from a reset, so the memory still holds the list before's blocks
+    with their valid bits clear: first every one of them is fetched in every fetch
+    lane (none may skip: a valid bit read as set hits the old entry), then the sets
+    are filled again in batches of 8, in ascending order in the second list and in
+    descending order in the third (new blocks, half of them with the tag the way
+    held before: the update side must not hit it either), and after each batch every
+    block of the batch is fetched in every lane (each must skip) while the later
+    sets are still empty, and the old blocks of the sets not yet filled again (no
+    skip). So a fetch lane's valid bit of one set that depends on another set's
+    bit (issue 16: mutant 26 of the RTL of 62a9144, fetch lane 2's valid bit of set
+    29 way 1 inverted while set 57's way 0 was clear) shows, in one of the orders.
+    Every block of at least ``min_block`` PIs, decoded in order after its
+    ``pflen``, its leader then visited dispatched and ignored (unlocked, predicted
+    ignored).
+    """
+    c = PredictorConfig(**params)
+    sets = list(range(c.sets)) if c.sets <= MAX_SETS else rng.sample(range(c.sets), MAX_SETS)
+    lists, old = [], {}
+    for order in (None, sorted(sets), sorted(sets, reverse=True)):
+        steps, old = _reset_pass(c, rng, params, sets, order, old)
+        lists.append(steps)
+    return lists
+
+
+def _reset_pass(c, rng, params, sets, order, old):
+    """One list of :func:`reset_passes` (``order`` None: the first, every set filled)
+    from an empty golden model; the steps and the blocks each set now holds."""
+    mask = (1 << c.addr_width) - 1
+    golden = ProfileFlagPredictor(**{**params, "fetch_latency": 0})
+    steps = []
+
+    def cycle(f, u):
+        steps.append(PredictorStep(f, u, 0, golden.step(fetch=f, update=u, squash=0)))
+
+    def learn(block):
+        leader, length, k = block
+        flat = [(encode_pflen(length), leader - 4 & mask, 0)]
+        flat += [(_pi(k), leader + 4 * j & mask, 0) for j in range(length)]
+        flat += [(NOP, leader + 4 * length & mask, 0),
+                 (encode_pflen(length), leader - 4 & mask, 0),
+                 (_pi(k), leader, 1), (_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)]
+        for n in range(0, len(flat), c.lanes):
+            cycle([], flat[n:n + c.lanes])
+
+    def fetch_all(blocks):
+        """Every block's leader in every fetch lane, after its ``pflen``."""
+        for _ in range(c.update_latency + 2):
+            cycle([], [])
+        flat = []
+        for lane in range(c.lanes):
+            for leader, length, k in blocks:
+                flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
+                flat += [(encode_pflen(length), leader - 4 & mask), (_pi(k), leader)]
+        for n in range(0, len(flat), c.lanes):
+            cycle(flat[n:n + c.lanes], [])
+
+    def new_blocks(s):
+        tags = [rng.getrandbits(c.tag_bits) for _ in range(c.ways)]
+        if s in old:  # half of them with the tag a way held before the reset
+            tags = [b[0] >> 2 >> c.index_bits if rng.random() < 0.5 else t
+                    for b, t in zip(old[s], tags, strict=True)]  # fmt: skip
+        while len(set(tags)) < len(tags):
+            tags[-1] = rng.getrandbits(c.tag_bits)
+        return [((t << c.index_bits | s) << 2 & mask, rng.randint(c.min_block, c.min_block + 3),
+                 rng.randrange(c.n_flags)) for t in tags]  # fmt: skip
+
+    new = {}
+    if order is None:  # the first list: every set filled
+        for s in sets:
+            new[s] = new_blocks(s)
+            for block in new[s]:
+                learn(block)
+        return steps, new
+    empty = list(order)
+    while empty:
+        fetch_all([b for s in empty for b in old[s]])  # none may skip
+        done, empty = empty[:8], empty[8:]
+        for s in done:
+            new[s] = new_blocks(s)
+            for block in new[s]:
+                learn(block)
+        fetch_all([b for s in done for b in new[s]])  # each skips
+    return steps, new

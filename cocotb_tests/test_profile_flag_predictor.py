@@ -13,7 +13,9 @@ one with profile blocks that mix PI types). With
 (appendix A.2). First, ``table_match``: the golden predictor alone, driven with blocks
 in every set and way, full-width tags, wrapping follows, PIs out of program
 order, PIs of every operation in every lane and evictions in every set
-(cocotb_tests/predictor_stimulus.py), every leader fetched after each round.
+(cocotb_tests/predictor_stimulus.py), every leader fetched after each round. Then
+``table_after_reset``: the table filled, reset, and filled again set by set in two
+orders (each from a reset: the memory keeps the blocks before, their valid bits clear).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 from frontend_programs import pack, replay_random_programs
 from harness import check_equal, golden_params, param, rng, seed, start_in_reset
-from predictor_stimulus import table_steps
+from predictor_stimulus import reset_passes, table_steps
 
 from hwprof.golden.frontend import (
     FrontEnd,
@@ -96,6 +98,16 @@ async def table_match(dut):
     cycles = await replay_steps(dut, steps, "table")
     dut._log.info("table: %d cycles equal, %d skips", cycles,
                   sum(st.out.skip.bit_count() for st in steps))
+
+
+@cocotb.test()
+async def table_after_reset(dut):
+    """Sets filled again after a reset, in ascending and descending order, against the
+    memory's old blocks (reset clears the valid bits only; predictor_stimulus)."""
+    for n, steps in enumerate(reset_passes(rng(), golden_params())):
+        cycles = await replay_steps(dut, steps, f"after reset {n}")
+        dut._log.info("after reset %d: %d cycles equal, %d skips", n, cycles,
+                      sum(st.out.skip.bit_count() for st in steps))
 
 
 @cocotb.test()

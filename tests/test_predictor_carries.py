@@ -34,12 +34,15 @@ FAULTS = {
 
 def test_exact_carry_rounds_come_last(seed):
     """The rounds are appended: without them, the same steps (a prefix); so are the
-    op-lane and LRU rounds after them."""
-    old = table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False)
-    carries = table_steps(random.Random(seed), PARAMS, ops_and_lru=False)
+    op-lane and LRU rounds after them, and the late-create rounds after those."""
+    old = table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False,
+                      late_create=False)  # fmt: skip
+    carries = table_steps(random.Random(seed), PARAMS, ops_and_lru=False, late_create=False)
+    lru = table_steps(random.Random(seed), PARAMS, late_create=False)
     new = table_steps(random.Random(seed), PARAMS)
     assert len(carries) > len(old) and carries[:len(old)] == old
-    assert len(new) > len(carries) and new[:len(carries)] == carries
+    assert len(lru) > len(carries) and lru[:len(carries)] == carries
+    assert len(new) > len(lru) and new[:len(lru)] == lru
 
 
 #: a few minutes each on the Amaranth simulator (the whole stimulus, about 14,000 cycles)
@@ -48,7 +51,8 @@ def test_exact_carry_rounds_come_last(seed):
 def test_exact_carries_catch_a_follow_compare_fault(fault, seed):
     mutant = GreaterFault(**FAULTS[fault], **PARAMS)
     steps = table_steps(random.Random(seed), PARAMS)
-    old = len(table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False))
+    old = len(table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False,
+                          late_create=False))  # fmt: skip
     mismatch = compare(mutant, PARAMS["lanes"], steps)
     assert mutant.greater_calls == 18, "the call order of the compare trees changed"
     assert mismatch is not None, f"seed {seed}: {fault} not caught in {len(steps)} cycles"

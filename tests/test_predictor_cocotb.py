@@ -29,7 +29,7 @@ def run(overrides, seed, **sizes):
 )
 def test_predictor_on_verilator(overrides, seed):
     result = run(overrides, seed)
-    assert result.tests == 3 and result.passed, describe(result)
+    assert result.tests == 4 and result.passed, describe(result)
 
 
 @pytest.mark.soak

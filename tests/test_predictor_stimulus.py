@@ -7,12 +7,19 @@ them (cocotb_tests/predictor_stimulus.py: :func:`op_lane_rounds`,
 :func:`lru_rounds`) must put a PI of every operation in every decode and fetch lane,
 and evict in every set with either way the least recently updated one, with every
 victim and every resident block fetched while it can skip.
+
+Issue 16 on the RTL of 62a9144: mutants 23 (lane 2's eligibility in the no-hit
+hypothesis forced to "not flagged") and 26 (fetch lane 2's valid bit of set 29 way 1
+inverted while set 57's way 0 is clear) survived. The late-create rounds
+(:func:`late_create_rounds`) create entries at a PI after the leader in every lane,
+with a later lane below it; the reset passes (:func:`reset_passes`) fill the sets
+again after a reset, in two orders, against the memory's old blocks.
 """
 
 import random
 from collections import defaultdict
 
-from cocotb_tests.predictor_stimulus import table_steps
+from cocotb_tests.predictor_stimulus import reset_passes, table_steps
 from hwprof.catalog import get_top
 from hwprof.golden.isa_profile import CUSTOM2, PI_OPS, decode
 from hwprof.golden.predictor import ProfileFlagPredictor
@@ -21,10 +28,12 @@ PARAMS = get_top("profile_flag_predictor").resolve({})
 
 
 def _new_rounds(seed):
-    """The steps of the op-lane rounds, of the LRU passes, and all of them."""
+    """The steps of the op-lane rounds, of the LRU passes, and all of them up to
+    the LRU passes' end."""
     marks = {}
     steps = table_steps(random.Random(seed), PARAMS, marks=marks)
-    return steps[marks["op_lane"]:marks["lru"]], steps[marks["lru"]:], steps
+    return (steps[marks["op_lane"]:marks["lru"]], steps[marks["lru"]:marks["late_create"]],
+            steps[:marks["late_create"]])
 
 
 def test_every_pi_op_in_every_lane(seed):
@@ -82,3 +91,41 @@ def test_lru_passes_evict_either_way_in_every_set(seed):
     # set holds (a skip each): 2 * sets skips per pass after the first, sets in it
     skips = sum(st.out.skip.bit_count() for st in lru_steps)
     assert skips == PARAMS["sets"] * (1 + 2 * 11)
+
+
+def test_late_create_rounds(seed):
+    """Every creating lane ``cl`` after dispatched lanes (or the leader in the register),
+    with a later lane ``i`` below it and above it; every block skips when fetched."""
+    marks = {}
+    steps = table_steps(random.Random(seed), PARAMS, marks=marks)
+    late = steps[marks["late_create"]:]
+    lanes = PARAMS["lanes"]
+    seen = set()
+    for st in late:
+        group = [(decode(insn), pc, flag) for insn, pc, flag in st.update]
+        if len(group) < lanes or not all(d.is_pi for d, _, _ in group):
+            continue
+        cl = next(n for n, (_, _, flag) in enumerate(group) if not flag)
+        assert all(flag for _, _, flag in group[:cl])
+        for i in range(cl + 1, lanes):
+            below = group[i][1] < group[cl][1]
+            seen.add((cl, i, below))
+    cases = {(cl, i) for cl in range(lanes) for i in range(cl + 1, lanes)}
+    assert seen == {(cl, i, below) for cl, i in cases for below in (False, True)}
+    # (cl, i) with the leader in the register: every pair; in lane 0: cl > 0
+    created = len(cases) + sum(1 for cl, _ in cases if cl > 0)
+    assert sum(st.out.skip.bit_count() for st in late) == 2 * created
+
+
+def test_reset_passes(seed):
+    """After each reset the old blocks do not skip; each block filled again skips in
+    every fetch lane."""
+    first, *later = reset_passes(random.Random(seed), PARAMS)
+    assert len(later) == 2 and not any(st.out.skip for st in first)
+    for steps in later:
+        assert sum(st.out.skip.bit_count() for st in steps) == (
+            PARAMS["lanes"] * PARAMS["ways"] * PARAMS["sets"])
+        # the first fetches (every old block in every lane, before any fill) skip nothing
+        fill = next(n for n, st in enumerate(steps) if st.update)
+        assert fill >= PARAMS["lanes"] * PARAMS["ways"] * PARAMS["sets"] // 2
+        assert not any(st.out.skip for st in steps[:fill])
