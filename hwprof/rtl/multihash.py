@@ -169,6 +169,7 @@ class MultiHash(wiring.Component):
             conservative=conservative, hash_seed=hash_seed, ways=ways))  # fmt: skip
         self.bypass = bool(bypass)
         if readout_pick not in (None, "prefix", "address"):
+            self._MustUse__silence = True  # rejected: no "created but never used" warning
             raise ValueError(f"readout_pick must be None, 'prefix' or 'address', "
                              f"not {readout_pick!r}")
         c = self.config

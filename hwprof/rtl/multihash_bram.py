@@ -58,7 +58,13 @@ pending bits' next state, computed the cycle before (after a boundary from the
 new pending bits; after a pick from whether its set has another pending way,
 else the first pending set above it; else held), so that no logic sits between
 the pending flops and the LUT-RAM read addresses. Same cycles as the encoder on
-the flops it replaces (``bench/lockstep_multihash.py``).
+the flops it replaces (``bench/lockstep_multihash.py``). Above
+:data:`PREFIX_PICK_SETS` sets (``component.readout_pick == "address"``) the pick
+itself comes from that register, no prefix OR: while an entry is pending ``ro_set``
+is the first set with a pending way, so the pick's one-hot is its decode and the
+pending sets above it are the others; after a boundary the first set of the flops'
+candidates outside stage E's set, or E's set when its candidates are pending and
+no candidate set lies below it. The same records on the same cycles.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
