@@ -14,7 +14,7 @@ is reported and the exit status is 1.
 ``ro_set`` registered once more): the check must report it.
 
     PYTHONPATH=$PWD python bench/lockstep_multihash.py [--ref REV] [--cycles N]
-        [--seed S] [--sets default,small,wide] [--mutant]
+        [--seed S] [--sets default,small,wide,many] [--pick prefix|address] [--mutant]
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ PARAMS = {
     "wide": dict(tables=3, counters=192, counter_bits=10, accumulator=24, ways=8,
                  interval_length=60, threshold=3, pc_bits=6, value_bits=6,
                  retain=False, reset=True, conservative=False),
+    # more sets than PREFIX_PICK_SETS: the readout's pick from its address register
+    "many": dict(tables=2, counters=256, counter_bits=10, accumulator=80, ways=2,
+                 interval_length=120, threshold=2, pc_bits=6, value_bits=6),
 }
 
 
@@ -132,8 +135,8 @@ def stimulus(config, rng, cycles):
     return out
 
 
-def lockstep(name, params, elaborate_ref, cycles, seed):
-    new = MultiHash(**params)
+def lockstep(name, params, elaborate_ref, cycles, seed, pick=None):
+    new = MultiHash(**params, readout_pick=pick)
     Reference.elaborate_ref = staticmethod(elaborate_ref)
     old = Reference(**params)
     pair = Pair(new, old)
@@ -169,6 +172,8 @@ def main(argv=None):
     parser.add_argument("--cycles", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sets", default=",".join(PARAMS))
+    parser.add_argument("--pick", choices=("prefix", "address"), default=None,
+                        help="the worktree design's readout_pick (default: by its sets)")
     parser.add_argument("--mutant", action="store_true",
                         help="reference with a one-cycle-late readout address (must fail)")
     args = parser.parse_args(argv)
@@ -179,7 +184,7 @@ def main(argv=None):
     failed = False
     for name in args.sets.split(","):
         result, seconds = lockstep(name, PARAMS[name], elaborate_ref, args.cycles,
-                                   args.seed)
+                                   args.seed, args.pick)
         status = "identical" if result["mismatch"] is None else \
             "MISMATCH at cycle {} on {}: new {} reference {}".format(*result["mismatch"])
         print(f"{name}: seed {args.seed}, {args.cycles} cycles, {result['records']} records "

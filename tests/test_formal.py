@@ -219,11 +219,12 @@ def test_multihash_formal_sets_cover_both_designs():
     assert "s1_valid" in cam[0].modules["multihash"]
 
 
-def _bram(prop_name, mutate=None, maxsteps=None, text=None, overrides=None):
-    """Run one block RAM property on the formal set's Verilog, optionally mutated."""
+def _bram(prop_name, mutate=None, maxsteps=None, text=None, overrides=None, pick=None):
+    """Run one block RAM property on the formal set's Verilog, optionally mutated
+    (``pick``: the design's ``readout_pick``, by its sets when None)."""
     params = _props("multihash", overrides)
     assert params["ways"] > 0
-    verilog = to_verilog(get_top("multihash").construct(params), "multihash")
+    verilog = to_verilog(MultiHash(**params, readout_pick=pick), "multihash")
     if mutate is not None:
         pattern, replacement = mutate
         verilog, count = re.subn(pattern, replacement, verilog)
@@ -318,6 +319,39 @@ def test_multihash_bram_readout_address_without_boundary_case(invariant):
     _, result = _bram("counts_within_interval", (_RO_SET_NEXT, r"assign ro_set_next = \1 ;"),
                       text=None if invariant else _without_ro_set_invariant,
                       overrides={"interval_length": 4})  # short: a quick failure
+    assert result.status == "failed", result.summary()
+    assert "\\ro_set" in result.trace
+
+
+@pytest.mark.soak
+def test_multihash_bram_address_pick_properties_prove():
+    """The readout's pick from its address register (``readout_pick="address"``, the
+    design of more than PREFIX_PICK_SETS sets: the first pending set is ``ro_set``'s
+    decode where its set has a pending way, no prefix OR), forced at the formal set's
+    4 sets: every block RAM property proves, ``counts_within_interval`` with the
+    ``ro_set`` invariant the pick now relies on."""
+    params = _props("multihash")
+    assert params["ways"] > 0
+    verilog = to_verilog(MultiHash(**params, readout_pick="address"), "multihash")
+    assert "ro_hot" in verilog and "set_prefix" not in verilog
+    for prop in properties_for("multihash", params):
+        result = run_property(verilog, "multihash", prop)
+        assert result.status == "proved", (prop.name, result.summary())
+
+
+# the address pick's: ``after_boundary ? (ro_e_first ? e_set : first_old) : (...)``
+_RO_SET_NEXT_ADDRESS = r"assign ro_set_next = \\\$\d+  \? \\\$\d+  : (\\\$\d+) ;"
+
+
+@pytest.mark.soak
+def test_multihash_bram_address_pick_without_boundary_case():
+    """The address pick with ``ro_set`` holding at a boundary (as the prefix pick's
+    mutant above): the pick then reads and clears nothing, or the wrong set; fails
+    ``counts_within_interval`` without the ``ro_set`` invariant too."""
+    _, result = _bram("counts_within_interval",
+                      (_RO_SET_NEXT_ADDRESS, r"assign ro_set_next = \1 ;"),
+                      text=_without_ro_set_invariant, overrides={"interval_length": 4},
+                      pick="address")
     assert result.status == "failed", result.summary()
     assert "\\ro_set" in result.trace
 

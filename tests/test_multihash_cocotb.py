@@ -42,6 +42,19 @@ def test_small_config_with_backpressure(stream, seed):
     assert result.passed, describe(result)
 
 
+#: 40 sets of 2 ways, more than PREFIX_PICK_SETS: the readout's pick from its address
+#: register (the 1M configuration's design; the defaults keep the prefix pick)
+MANY_SETS = SMALL | {"accumulator": 80, "interval_length": 300, "threshold": 3}
+
+
+@pytest.mark.parametrize("stream", ["collide", "at_threshold"])
+def test_many_sets_address_pick_with_backpressure(stream, seed):
+    verilog = to_verilog(MultiHash(**MANY_SETS), "multihash")
+    assert "ro_hot" in verilog and "set_prefix" not in verilog  # the address pick
+    result = run(MANY_SETS, stream=stream, tuples=3000, ready=0.4, seed=seed)
+    assert result.passed, describe(result)
+
+
 @pytest.mark.soak
 @pytest.mark.parametrize("stream", ["collide", "at_threshold"])
 def test_small_cam_with_backpressure(stream, seed):

@@ -221,12 +221,53 @@ def test_checker_catches_a_mutant(mutant, reference, org, seed):
         ({"threshold": 0}, ValueError, "threshold must be between 1 and 10000, not 0"),
         ({"retain": 1}, TypeError, "retain must be a bool, not 1"),
         ({"ways": 3}, ValueError, "accumulator must be a multiple of ways, not 100 / 3"),
+        ({"readout_pick": "tree"}, ValueError,
+         "readout_pick must be None, 'prefix' or 'address', not 'tree'"),
     ],
 )
 def test_parameter_errors(kwargs, exc, text):
     with pytest.raises(exc) as info:
         MultiHash(**kwargs)
     assert str(info.value) == text
+
+
+def test_readout_pick_by_sets():
+    """The readout's pick by a prefix OR up to PREFIX_PICK_SETS sets (the defaults' 25:
+    their Verilog unchanged), from the address register above (the 1M configuration's
+    250 sets)."""
+    from hwprof.rtl.multihash_bram import PREFIX_PICK_SETS
+
+    def pick(**kwargs):
+        dut = MultiHash(**kwargs)
+        dut._MustUse__silence = True  # built, not elaborated: no UnusedElaboratable warning
+        return dut.readout_pick
+
+    assert pick() == "prefix"
+    assert pick(accumulator=4 * PREFIX_PICK_SETS) == "prefix"
+    assert pick(accumulator=4 * PREFIX_PICK_SETS + 4) == "address"
+    assert pick(accumulator=1000, interval_length=1_000_000, threshold=1000) == "address"
+    assert pick(readout_pick="address") == "address"
+
+
+#: more sets than PREFIX_PICK_SETS (40 of 2 ways): the address pick by default
+MANY_SETS = SMALL_SA | {"tables": 2, "accumulator": 80, "interval_length": 150,
+                        "threshold": 3}  # fmt: skip
+
+
+@pytest.mark.parametrize(("params", "pick"), [(SMALL_SA, "address"), (MANY_SETS, None)],
+                         ids=["4-sets-address", "40-sets"])  # fmt: skip
+def test_address_pick_matches_golden_with_backpressure(params, pick, seed):
+    """The readout's pick from its address register, forced at 4 sets and by default at
+    40: every readout bit-exact with backpressure (records withheld: the pick waits
+    with ``ro_set`` held)."""
+    rng = np.random.default_rng(seed)
+    dut = MultiHash(**params, readout_pick=pick)
+    assert dut.readout_pick == "address"
+    keys = stream("collide", MultiHashConfig(**params), rng, 600)
+    want = golden_profiles(params, keys)
+    assert sum(map(len, want)) > 10
+    got, stalls, _ = simulate(dut, keys, rng, ready_p=0.4)
+    assert got == want, f"seed {seed}"
 
 
 @pytest.mark.parametrize("bits", [9, 6, 4, 1])

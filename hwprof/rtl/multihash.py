@@ -46,7 +46,7 @@ from amaranth.lib.wiring import In, Out
 from ..golden.multihash import MultiHashConfig
 from ._params import checked_config
 from .hashing import Hash
-from .multihash_bram import LATENCY, elaborate_set_associative
+from .multihash_bram import LATENCY, PREFIX_PICK_SETS, elaborate_set_associative
 from .multihash_config import RuntimeConfig
 from .select import lowest_one, victim
 
@@ -123,6 +123,13 @@ class MultiHash(wiring.Component):
     bypass : bool
         Forward the writes a read misses (default). ``False`` builds a broken
         design for the checker's mutant test only.
+    readout_pick : str or None
+        ``ways > 0`` only: how the readout picks its next pending entry, the same
+        entry every cycle either way (:mod:`hwprof.rtl.multihash_bram`).
+        ``"prefix"``: the first set with a pending way by a prefix OR over the sets;
+        ``"address"``: from the readout's set address register ``ro_set`` (no
+        prefix). ``None`` (default): ``"prefix"`` up to
+        :data:`~hwprof.rtl.multihash_bram.PREFIX_PICK_SETS` sets, else ``"address"``.
 
     Attributes
     ----------
@@ -154,14 +161,21 @@ class MultiHash(wiring.Component):
     def __init__(self, tables=4, counters=2048, counter_bits=24, accumulator=100,
                  interval_length=10_000, threshold=100, pc_bits=32, value_bits=32,
                  retain=True, reset=False, conservative=True, hash_seed=1, ways=4, *,
-                 bypass=True):  # fmt: skip
+                 bypass=True, readout_pick=None):  # fmt: skip
         self.config = checked_config(self, lambda: MultiHashConfig(
             tables=tables, counters=counters, counter_bits=counter_bits,
             accumulator=accumulator, interval_length=interval_length, threshold=threshold,
             pc_bits=pc_bits, value_bits=value_bits, retain=retain, reset=reset,
             conservative=conservative, hash_seed=hash_seed, ways=ways))  # fmt: skip
         self.bypass = bool(bypass)
+        if readout_pick not in (None, "prefix", "address"):
+            self._MustUse__silence = True  # rejected: no "created but never used" warning
+            raise ValueError(f"readout_pick must be None, 'prefix' or 'address', "
+                             f"not {readout_pick!r}")
         c = self.config
+        if readout_pick is None:
+            readout_pick = "prefix" if c.sets <= PREFIX_PICK_SETS else "address"
+        self.readout_pick = readout_pick
         super().__init__({
             "tuples": In(stream.Signature(tuple_layout(c.pc_bits, c.value_bits))),
             "records": Out(stream.Signature(record_layout(c.key_bits, c.counter_bits))),

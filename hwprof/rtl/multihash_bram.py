@@ -58,7 +58,13 @@ pending bits' next state, computed the cycle before (after a boundary from the
 new pending bits; after a pick from whether its set has another pending way,
 else the first pending set above it; else held), so that no logic sits between
 the pending flops and the LUT-RAM read addresses. Same cycles as the encoder on
-the flops it replaces (``bench/lockstep_multihash.py``).
+the flops it replaces (``bench/lockstep_multihash.py``). Above
+:data:`PREFIX_PICK_SETS` sets (``component.readout_pick == "address"``) the pick
+itself comes from that register, no prefix OR: while an entry is pending ``ro_set``
+is the first set with a pending way, so the pick's one-hot is its decode and the
+pending sets above it are the others; after a boundary the first set of the flops'
+candidates outside stage E's set, or E's set when its candidates are pending and
+no candidate set lies below it. The same records on the same cycles.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
@@ -81,10 +87,13 @@ from .hashing import Hash, rom_switch
 from .multihash_config import RuntimeConfig
 from .select import victim
 
-__all__ = ["elaborate_set_associative", "flag_bit", "LATENCY"]
+__all__ = ["elaborate_set_associative", "flag_bit", "LATENCY", "PREFIX_PICK_SETS"]
 
 #: cycles from the accept of a tuple to its block RAM writes (stage E)
 LATENCY = 4
+#: the readout's pick by a prefix OR over the sets up to this many sets (the defaults'
+#: 25), from the set address register above (``MultiHash(readout_pick=...)``)
+PREFIX_PICK_SETS = 32
 #: writes a read misses (non-transparent reads issued in B, writes in E)
 _FORWARD = 3
 
@@ -742,19 +751,33 @@ def elaborate_set_associative(component):
     # (the tree's OR, not the prefix's last bit: ABC turns the prefix into a chain when
     # it is only on short paths; any_set feeds busy -> stall)
     any_set, _ = _first_set(m, set_any, sets)
-    # the pick as one-hots, so that no encoded set and no set mux sit in the
-    # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
-    # each set's lowest pending way locally; ro_set (the encoded set) only addresses
-    # the memories
-    # before[s]: a set below s has a pending bit (bit s - 1 of the prefix ORs, computed
-    # as _step's prefix ANDs: log2(sets) word-wide steps, a tree of that depth per bit)
-    prefix = set_any
-    dist = 1
-    while dist < sets:
-        prefix = _named(m, prefix | Cat(Const(0, dist), prefix[: sets - dist]), "set_prefix")
-        dist *= 2
-    before = Cat(Const(0, 1), prefix[: sets - 1])
-    first_hot = _named(m, set_any & ~before, "first_hot")
+    if component.readout_pick == "prefix":
+        # the pick as one-hots, so that no encoded set and no set mux sit in the
+        # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
+        # each set's lowest pending way locally; ro_set (the encoded set) only addresses
+        # the memories
+        # before[s]: a set below s has a pending bit (bit s - 1 of the prefix ORs,
+        # computed as _step's prefix ANDs: log2(sets) word-wide steps, a tree of that
+        # depth per bit)
+        prefix = set_any
+        dist = 1
+        while dist < sets:
+            prefix = _named(m, prefix | Cat(Const(0, dist), prefix[: sets - dist]),
+                            "set_prefix")
+            dist *= 2
+        before = Cat(Const(0, 1), prefix[: sets - 1])
+        first_hot = _named(m, set_any & ~before, "first_hot")
+        above = set_any & before
+    else:
+        # the pick from the address register: while an entry is pending ro_set is the
+        # first set with a pending way (see ro_next below), so the first pending set as
+        # a one-hot is ro_set's decode where its set has a pending way, and the pending
+        # sets above the first are the others. No prefix OR over the sets (ABC turns
+        # one over 250 sets into a chain of about 30 gates; generic depth 56 at 1M),
+        # the same pick every cycle (pending = 0: no set, as the prefix gives).
+        ro_hot = _one_hot(m, ro_set, "ro_hot")[:sets]
+        first_hot = _named(m, set_any & ro_hot, "first_hot")
+        above = set_any & ~ro_hot
     # each set's lowest pending way (lowest_one of its ways' bits), all sets at once:
     # way_first[wy] (a bit per set) = way wy pending and no lower way pending
     way_first = [_named(m, pend_way[wy] & ~_or_all(pend_way[:wy]) if wy else pend_way[0],
@@ -777,10 +800,22 @@ def elaborate_set_associative(component):
     # * else pending does not change: ro_set holds.
     cand_any = _or_all([way_slice(valid & ~repl, wy) for wy in range(ways)])
     fp_any = e["fp"].any()
-    new_any = _named(m, (sel_set & Mux(fp_any, _ones(sets), 0)) | (~sel_set & cand_any),
-                     "ro_new_any")
-    _, first_new = _first_set(m, new_any, sets)
-    _, second = _first_set(m, _named(m, set_any & before, "set_after_first"), sets)
+    if component.readout_pick == "prefix":
+        new_any = _named(m, (sel_set & Mux(fp_any, _ones(sets), 0)) | (~sel_set & cand_any),
+                         "ro_new_any")
+        _, first_new = _first_set(m, new_any, sets)
+    else:
+        # the same set, with E's set apart: the tree on the flops' candidates outside
+        # it (no e_fp in it: the route of fp_any to every set's bit was the 1M
+        # configuration's critical path on the ECP5, e_fp -> ro_set), and E's set when
+        # its candidates are pending and no candidate set lies below it
+        old_any = _named(m, ~sel_set & cand_any, "ro_old_any")
+        _, first_old = _first_set(m, old_any, sets)
+        below = Cat(*[e["set"] > s for s in range(sets)])  # set s below E's set
+        below_any = _named(m, (old_any & below).any(), "ro_old_below")
+        e_first = _named(m, e["valid"] & fp_any & ~below_any, "ro_e_first")
+        first_new = Mux(e_first, e["set"], first_old[:set_bits])
+    _, second = _first_set(m, _named(m, above, "set_after_first"), sets)
     if ways > 1:
         rest_any = _or_all([pend_way[wy] & ~way_first[wy] for wy in range(1, ways)])
         keep = _named(m, (first_hot & rest_any).any(), "ro_keep")
