@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 
-#: Distinct keys whose hash indices :meth:`MultiHashProfiler.indices` remembers.
+#: Keys whose hash indices :meth:`MultiHashProfiler.indices` remembers at most.
 INDEX_MEMO = 4096
 
 #: Hash bits that choose a set of a set-associative accumulator (see ``set_index``).
@@ -246,8 +246,10 @@ class MultiHashProfiler:
     def indices(self, key: int) -> list:
         """The counter index of ``key`` in every table (hash ``i``'s value for table ``i``).
 
-        Remembered for the last :data:`INDEX_MEMO` distinct keys (a stream that repeats
-        a few keys, as the mutation bench's long intervals do, hashes each once).
+        Remembered per key, up to :data:`INDEX_MEMO` keys (then forgotten all at once
+        and remembered again): a stream that repeats a few keys, as the mutation bench's
+        long intervals do, hashes each once. The list returned is the memo's: read it,
+        do not change it.
         """
         memo = self._index_memo
         index = memo.get(key)
