@@ -318,6 +318,13 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
     return verdicts
 
 
+def cheap_unreached(workdir: Path, count: int) -> list[int]:
+    """The positions, among the ``count`` mutations of a :func:`cheap_equivalence` run in
+    ``workdir``, that its yosys run did not reach (stopped by its time limit or an
+    error): their last output file is missing."""
+    return [i for i in range(count) if not (workdir / f"left{i}.txt").exists()]
+
+
 def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
                      maxsteps: int = 12, mutant_command: str | None = None,
                      timeout: float | None = None) -> tuple[bool, str]:  # fmt: skip
@@ -488,8 +495,7 @@ def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
         if verdict:
             m.status, m.detail = "equivalent", verdict
             out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
-    unchecked = [m.index for i, m in enumerate(pending)
-                 if not (work / "unread" / f"left{i}.txt").exists()]  # fmt: skip
+    unchecked = [pending[i].index for i in cheap_unreached(work / "unread", len(pending))]
     if unchecked:
         limit = "no limit" if timeout is None else f"{timeout:.0f} s a mutant"
         out(f"{top}: the cheap equivalence check stopped (out of time: {limit}; or a yosys "

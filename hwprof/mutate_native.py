@@ -508,8 +508,7 @@ class MultihashBench:
             return np.zeros(0, np.uint64)
         bits = config.set_source_bits
         rng = np.random.default_rng(29)
-        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
-        pool = pool[rng.permutation(len(pool))]
+        pool = _shuffled_pool(rng, config.key_bits)
         x = config.set_source([h.many(pool).astype(np.uint64) for h in config.hashes()])
         by_x = {}  # x -> pool keys with it, in pool order
         for k, v in zip(pool.tolist(), x.tolist(), strict=True):
@@ -543,10 +542,8 @@ class MultihashBench:
             raise ValueError(f"boundary_length {self.boundary_length} < 9: too short for "
                              "two keys twice, fresh keys and the last key")  # fmt: skip
         rng = np.random.default_rng(37)
-        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
-        pool = pool[rng.permutation(len(pool))]
-        sets = (config.set_source([h.many(pool).astype(np.uint64) for h in config.hashes()])
-                * config.sets) >> config.set_source_bits  # fmt: skip
+        pool = _shuffled_pool(rng, config.key_bits)
+        sets = config.set_index([h.many(pool).astype(np.uint64) for h in config.hashes()])
         by_set = [pool[sets == s].tolist()[::-1] for s in range(config.sets)]
         keys = []
         for s, last in self._boundary_sets():
@@ -571,11 +568,10 @@ class MultihashBench:
             raise ValueError(f"setup_length {self.setup_length} is too short for "
                              f"{max(1, config.ways)} keys hit twice")  # fmt: skip
         rng = np.random.default_rng(31)
-        pool = np.unique(rng.integers(0, 1 << config.key_bits, size=1 << 18, dtype=np.uint64))
-        pool = pool[rng.permutation(len(pool))]
+        pool = _shuffled_pool(rng, config.key_bits)
         index = np.stack([h.many(pool) for h in hashes])
-        sets = ((config.set_source([i.astype(np.uint64) for i in index]) * config.sets)
-                >> config.set_source_bits) if config.ways else np.zeros(len(pool), np.int64)
+        sets = (config.set_index([i.astype(np.uint64) for i in index]) if config.ways
+                else np.zeros(len(pool), np.int64))  # fmt: skip
         free = np.ones(len(pool), bool)
 
         def take(mask=True, count=1):
@@ -732,6 +728,13 @@ class MultihashBench:
         interval = int(want[:first, 2].sum())
         return mismatches, (f"{mismatches} records differ (first: record {first}, interval "
                             f"{interval}; {len(got)} read out, golden model {len(want)})")
+
+
+def _shuffled_pool(rng, key_bits: int) -> np.ndarray:
+    """2**18 random keys of ``key_bits`` bits from ``rng``, duplicates dropped, in a random
+    order (the key pool of the set, boundary and threshold intervals)."""
+    pool = np.unique(rng.integers(0, 1 << key_bits, size=1 << 18, dtype=np.uint64))
+    return pool[rng.permutation(len(pool))]
 
 
 #: tuples (and threshold) of the threshold intervals' flush interval

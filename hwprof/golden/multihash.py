@@ -195,6 +195,8 @@ class MultiHashConfig:
         ``hash_seed + i``); ``set = (x * sets) >> set_source_bits``, which spreads
         the ``2**bits`` values of ``x`` over the sets as evenly as possible (within
         one value per set) for any number of sets, a power of two or not.
+        ``indices``: integers, or equal-length uint64 arrays (then the sets are one, as
+        :meth:`set_source`'s ``x``).
         """
         return (self.set_source(indices) * self.sets) >> self.set_source_bits
 
