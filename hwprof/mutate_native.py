@@ -216,8 +216,16 @@ class MultihashBench:
     #: another key between until ``U`` is promoted at ``T`` (its counters read and ``+
     #: 1``'d at distance 2 from 0 to ``T``, and a wrong ``+ 1`` loses its record). Test
     #: intervals of about ``2 T`` tuples (``18 T`` with the colliders): 5.5M tuples for
-    #: ``p`` 4 to 20 at the defaults. Bits 21-23 would take 14M more.
-    threshold_bits: tuple = tuple(range(4, 21))
+    #: ``p`` 4 to 20 at the defaults; bit 21 adds 4.2M (bits 22-23 would take 25M more).
+    threshold_bits: tuple = tuple(range(4, 22))
+    #: at these of :attr:`threshold_bits`, after ``U``, the other ``F_w`` climb as well, in
+    #: turn (each at distance ``ways - 1``, stage C's forwarding; with one other way, ``V``
+    #: between), to ``T - 1`` hits each, where the interval ends: their compares with
+    #: ``T - 1`` say no up to the last (count ``T - 2``), so they are not read out, and a
+    #: compare wrong at a count of ``2**p`` (bit ``p`` of the count and of ``T - 1`` set)
+    #: requalifies one early and reads it out (one climber alone leaves the other ways'
+    #: high count bits at 0). 3.1M tuples at bit 20.
+    all_ways_bits: tuple = (20,)
     collider_bits: int = 15
     setup_length: int = 64
     threshold_window: int = 256
@@ -626,6 +634,12 @@ class MultihashBench:
             paired = max(0, t + 8 - self.climb_rounds)
             keys += [climber, u] * paired
             keys += [u, v] * max(2, t + 2 - paired)
+            others = [key for key in f if key != climber]
+            if p in self.all_ways_bits and others:
+                # each to T - 1 hits, the interval's end: its last compare (at T - 2) says
+                # no, so it is not read out; requalifying early (a compare wrong at bit p)
+                # would read it out
+                keys += (others if len(others) > 1 else [*others, v]) * max(0, t - 1 - window)
             if len(keys) > limit:
                 raise ValueError(f"the threshold interval of bit {p} needs {len(keys)} tuples, "
                                  f"more than {config.counter_bits}-bit counters allow")  # fmt: skip

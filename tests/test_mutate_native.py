@@ -463,11 +463,20 @@ def _check_threshold_steps(bench):
                  (s for s in steps if s[0] == "hit") if d and repl and count < 1 << p}  # fmt: skip
         assert below >= {(w, d) for w in range(ways) for d in (1, 2, 3, 4)}, (p, below)
         # the entry that requalifies is the climber F_(p mod ways), in way p mod ways (the
-        # flush emptied its set before the setup filled it in order)
+        # flush emptied its set before the setup filled it in order); at all_ways_bits every
+        # way's, each passing 2**p at distance 2 or 3 (stage C's forwarding)
         requalified = {way for kind, _, (way, count, repl) in
                        (s for s in steps if s[0] == "hit") if repl and count == t - 1}  # fmt: skip
         assert p % ways in requalified and (requalified == {p % ways}
                                             or t <= bench.threshold_window + 1), (p, requalified)
+        if p in bench.all_ways_bits:
+            hits = [(d, detail) for kind, d, detail in steps if kind == "hit"]
+            forwarded = {way for d, (way, count, _) in hits if d in (2, 3) and count == 1 << p}
+            assert forwarded == set(range(ways)), (p, forwarded)
+            # the others end the interval one hit short of T, replaceable
+            for way in set(range(ways)) - {p % ways}:
+                last = [(count, repl) for _, (w, count, repl) in hits if w == way][-1]
+                assert last == (t - 2, True), (p, way, last)
         hits = [detail for kind, _, detail in steps if kind == "hit"]
         assert any(repl and count == t - 1 for _, count, repl in hits), p  # requalifies
         # a key read and + 1'd at distance 2 up to T - 1 (then promoted)
@@ -494,12 +503,16 @@ def test_threshold_intervals_decide_on_one_compare():
     # a bench without colliders: the F_w and the two keys still come
     _check_threshold_steps(native_bench(top, top.resolve({}), threshold_bits=(9,),
                                         collider_bits=0))  # fmt: skip
+    # every way climbing (all_ways_bits): each way's count passes 2**p at distance 2 or 3,
+    # the others' to T - 1 at the interval's end
+    _check_threshold_steps(native_bench(top, top.resolve({}), threshold_bits=(9,),
+                                        collider_bits=0, all_ways_bits=(9,)))  # fmt: skip
 
 
 @pytest.mark.soak
 def test_threshold_intervals_at_the_defaults_decide_on_one_compare():
-    """The same at every bit of the defaults, 4 to 20 (5.3M tuples through the golden
-    model, a few minutes)."""
+    """The same at every bit of the defaults, 4 to 21, every way climbing at 20 (13M
+    tuples through the golden model, several minutes)."""
     top = get_top("multihash")
     _check_threshold_steps(native_bench(top, top.resolve({})))
 
@@ -512,16 +525,20 @@ def test_threshold_intervals_errors():
 
 
 def test_threshold_intervals_at_the_defaults():
-    """Bits 4 to 20 (thresholds up to 2**20 + 2), the colliders up to bit 15; every test
-    interval fits the 24-bit counters; the whole part follows the set intervals."""
+    """Bits 4 to 21 (thresholds up to 2**21 + 2), the colliders up to bit 15, every way
+    climbing at bit 20; every test interval fits the 24-bit counters; the whole part
+    follows the set intervals."""
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
     parts = bench._threshold_intervals
-    assert [t for _, t in parts[2::3]] == [2**p + 2 for p in range(4, 21)]
+    assert [t for _, t in parts[2::3]] == [2**p + 2 for p in range(4, 22)]
     assert all(len(k) == 64 and t == 2 for k, t in parts[1::3])
     assert all(len(k) == 8 and t == 8 for k, t in parts[::3])
-    assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**21
-    assert bench._directed_parts()[-1][1:] == (len(parts[-1][0]), 2**20 + 2)
+    assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**22
+    assert bench._directed_parts()[-1][1:] == (len(parts[-1][0]), 2**21 + 2)
+    # bit 20's test interval: the climber (way 0) and U, then ways 1-3 in turn to T - 1
+    at20 = parts[3 * (20 - 4) + 2][0]
+    assert len(at20) > 5 * 2**20 and len(set(at20[-3 * (2**20 - 256):].tolist())) == 3
 
 
 @pytest.mark.parametrize("params", [None, SMALL])
