@@ -181,6 +181,16 @@ def _row(r: dict) -> str:
     )
 
 
+def work_dir(path: Path) -> Path:
+    """``path`` as a directory for the runs' files, created (with its parents) if missing;
+    ValueError naming it if it cannot be (a file there, no permission)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--work {path}: cannot be used as a directory ({exc.strerror})") from None
+    return path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m hwprof.trace_verify",
@@ -211,7 +221,8 @@ def main(argv=None) -> int:
                         help="cycles run after the last tuple (default: latency + 2; "
                         "multihash: 4 x accumulator + 64, its last readout)")  # fmt: skip
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
-    parser.add_argument("--work", type=Path, help="directory for key and output files")
+    parser.add_argument("--work", type=Path,
+                        help="directory for key and output files (created if missing)")
     args = parser.parse_args(argv)
     traces = args.trace or sorted(SHIPPED_DIR.glob("*.trace"))
     for t in traces:
@@ -231,6 +242,8 @@ def main(argv=None) -> int:
         overrides = parse_params(get_top(args.tops[0]), args.params) if args.params else {}
         if args.drain is not None and args.drain < 0:
             raise ValueError(f"--drain must be >= 0, not {args.drain}")
+        if args.work is not None:
+            work_dir(args.work)  # before the builds: a bad --work fails first
         checks = [Check.build(name, overrides) for name in args.tops]
         for check in checks:
             check.drain_cycles = args.drain

@@ -30,7 +30,7 @@ from hwprof.sim.native import (
     stream_wrapper,
 )
 from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys
+from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
 
 SLICE = 20_000
 
@@ -96,8 +96,21 @@ def test_unknown_top_bad_ready_and_bad_trace_are_usage_errors(capsys, tmp_path):
     assert main(["tagged_compressor", "--ready", "0"]) == 2
     assert main(["tagged_compressor", "--trace", "no/such.trace"]) == 2
     assert main(["tagged_compressor", "--trace", str(truncated)]) == 2
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    assert main(["tagged_compressor", "--work", str(not_a_dir / "sub")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and all(line.startswith("error: ") for line in err)
+    assert len(err) == 5 and all(line.startswith("error: ") for line in err)
+    assert "--work" in err[-1] and str(not_a_dir / "sub") in err[-1]
+
+
+def test_work_dir_is_created_with_its_parents(tmp_path):
+    assert work_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert (tmp_path / "a" / "b").is_dir()
+    assert work_dir(tmp_path / "a" / "b").is_dir()  # an existing one is kept
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ValueError, match="cannot be used as a directory"):
+        work_dir(tmp_path / "f")
 
 
 _CHECKS = {}
