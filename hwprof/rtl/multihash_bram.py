@@ -64,7 +64,16 @@ itself comes from that register, no prefix OR: while an entry is pending ``ro_se
 is the first set with a pending way, so the pick's one-hot is its decode and the
 pending sets above it are the others; after a boundary the first set of the flops'
 candidates outside stage E's set, or E's set when its candidates are pending and
-no candidate set lies below it. The same records on the same cycles.
+no candidate set lies below it. The address pick also keeps "anything pending"
+as a flop (``ro_any``, equal to ``pending != 0`` every cycle), its next state
+from the same cases: after a boundary, a candidate outside E's set or E's set's
+candidates; after a pick, another pending way of the picked set or a pending set
+above it; else it holds. ``busy`` (hence the stall), the end marker (hence the
+FIFO's write enable) and the readout's read enable read that flop instead of
+the OR of every pending bit (1,000 at 1M: the OR -> marker -> FIFO ``level``
+enable was that configuration's ECP5 critical path, 55.2 MHz). The prefix pick
+(up to 32 sets, the defaults) keeps the OR: its Verilog is unchanged. The same
+records on the same cycles.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
