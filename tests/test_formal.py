@@ -352,6 +352,23 @@ def _with_ro_any_invariant(prop):
     return Property(prop.name, prop.description, modules, prop.maxsteps)
 
 
+# ro_any's next state when no boundary: ``ro_go ? keep | above_any : ro_any``
+_RO_ANY_AFTER_PICK = r"assign (\\\$\d+)  = ro_go \? \\\$\d+  : ro_any;"
+
+
+@pytest.mark.soak
+def test_multihash_bram_address_pick_ro_any_not_cleared():
+    """The address pick's "anything pending" flop not cleared by the last pick (it
+    holds while ``ro_go``): the readout goes on issuing reads with nothing pending.
+    ``counts_within_interval``, without ``ro_any``'s invariant in the property, has a
+    counterexample from reset (the base case: 12 cycles at intervals of 4 tuples), so
+    the mutant breaks the design's own bounds, not only an invariant added for it."""
+    _, result = _bram("counts_within_interval", (_RO_ANY_AFTER_PICK, r"assign \1  = ro_any;"),
+                      overrides={"interval_length": 4}, pick="address")
+    assert result.status == "failed", result.summary()
+    assert "\\ro_any" in result.trace
+
+
 # the address pick's: ``after_boundary ? (ro_e_first ? e_set : first_old) : (...)``
 _RO_SET_NEXT_ADDRESS = r"assign ro_set_next = \\\$\d+  \? \\\$\d+  : (\\\$\d+) ;"
 
