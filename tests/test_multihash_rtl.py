@@ -295,7 +295,8 @@ def test_one_hot_decode_every_index(bits):
     assert wrong == []
 
 
-@pytest.mark.parametrize("params", [SMALL_SA, MANY_SETS], ids=["4-sets", "40-sets"])
+@pytest.mark.parametrize("params", [SMALL_SA, pytest.param(MANY_SETS, marks=pytest.mark.soak)],
+                         ids=["4-sets", "40-sets"])  # fmt: skip
 def test_address_pick_cycle_identical_with_prefix_pick(params, seed):
     """The two readout picks (the address pick with its "anything pending" flop,
     ``ro_any``, and its ``ro_set`` register; the prefix pick reading the pending flops
