@@ -329,14 +329,44 @@ def test_multihash_bram_address_pick_properties_prove():
     design of more than PREFIX_PICK_SETS sets: the first pending set is ``ro_set``'s
     decode where its set has a pending way, no prefix OR), forced at the formal set's
     4 sets: every block RAM property proves, ``counts_within_interval`` with the
-    ``ro_set`` invariant the pick now relies on."""
+    ``ro_set`` invariant the pick now relies on, and that of the pick's "anything
+    pending" flop (``ro_any == (pending != 0)``: its next state is computed from
+    ``ro_set``'s cases, not from the pending bits' next state)."""
     params = _props("multihash")
     assert params["ways"] > 0
     verilog = to_verilog(MultiHash(**params, readout_pick="address"), "multihash")
-    assert "ro_hot" in verilog and "set_prefix" not in verilog
+    assert "ro_hot" in verilog and "set_prefix" not in verilog and "ro_any" in verilog
     for prop in properties_for("multihash", params):
-        result = run_property(verilog, "multihash", prop)
+        result = run_property(verilog, "multihash", _with_ro_any_invariant(prop))
         assert result.status == "proved", (prop.name, result.summary())
+
+
+#: the address pick's "anything pending" flop (not in the prefix pick's design: the
+#: properties, written from the parameters, do not name it)
+_RO_ANY_INVARIANT = "always @* assert (ro_any == (pending != 0));\n"
+
+
+def _with_ro_any_invariant(prop):
+    modules = dict(prop.modules)
+    modules["multihash"] = modules.get("multihash", "") + _RO_ANY_INVARIANT
+    return Property(prop.name, prop.description, modules, prop.maxsteps)
+
+
+# ro_any's next state when no boundary: ``ro_go ? keep | above_any : ro_any``
+_RO_ANY_AFTER_PICK = r"assign (\\\$\d+)  = ro_go \? \\\$\d+  : ro_any;"
+
+
+@pytest.mark.soak
+def test_multihash_bram_address_pick_ro_any_not_cleared():
+    """The address pick's "anything pending" flop not cleared by the last pick (it
+    holds while ``ro_go``): the readout goes on issuing reads with nothing pending.
+    ``counts_within_interval``, without ``ro_any``'s invariant in the property, has a
+    counterexample from reset (the base case: 12 cycles at intervals of 4 tuples), so
+    the mutant breaks the design's own bounds, not only an invariant added for it."""
+    _, result = _bram("counts_within_interval", (_RO_ANY_AFTER_PICK, r"assign \1  = ro_any;"),
+                      overrides={"interval_length": 4}, pick="address")
+    assert result.status == "failed", result.summary()
+    assert "\\ro_any" in result.trace
 
 
 # the address pick's: ``after_boundary ? (ro_e_first ? e_set : first_old) : (...)``

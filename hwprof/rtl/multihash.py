@@ -128,8 +128,12 @@ class MultiHash(wiring.Component):
         entry every cycle either way (:mod:`hwprof.rtl.multihash_bram`).
         ``"prefix"``: the first set with a pending way by a prefix OR over the sets;
         ``"address"``: from the readout's set address register ``ro_set`` (no
-        prefix). ``None`` (default): ``"prefix"`` up to
-        :data:`~hwprof.rtl.multihash_bram.PREFIX_PICK_SETS` sets, else ``"address"``.
+        prefix), with "anything pending" a flop too (``ro_any``; the stall and the
+        end marker read it, not the OR of the pending bits). ``None`` (default):
+        ``"prefix"`` up to :data:`~hwprof.rtl.multihash_bram.PREFIX_PICK_SETS` sets
+        (the defaults' 25: their Verilog is that of the prefix pick, unchanged by
+        the address pick's registers), else ``"address"``. The same cycles and
+        latency either way (no golden model parameter).
 
     Attributes
     ----------

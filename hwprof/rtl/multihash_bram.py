@@ -64,7 +64,18 @@ itself comes from that register, no prefix OR: while an entry is pending ``ro_se
 is the first set with a pending way, so the pick's one-hot is its decode and the
 pending sets above it are the others; after a boundary the first set of the flops'
 candidates outside stage E's set, or E's set when its candidates are pending and
-no candidate set lies below it. The same records on the same cycles.
+no candidate set lies below it. The address pick also keeps "anything pending"
+as a flop (``ro_any``, equal to ``pending != 0`` every cycle), its next state
+from the same cases: after a boundary, a candidate outside E's set or E's set's
+candidates; after a pick, another pending way of the picked set or a pending set
+above it; else it holds. ``busy`` (hence the stall), the end marker (hence the
+FIFO's write enable) and the readout's read enable read that flop instead of
+the OR of every pending bit (1,000 at 1M: the OR -> marker -> FIFO ``level``
+enable was that configuration's ECP5 critical path, 55.2 MHz; 56.4 MHz with the
+flop, one placement each: no gain beyond placement noise, the critical path then
+the ``ro_set`` loop through the 250-set tree, docs/fpga.md). The prefix pick
+(up to 32 sets, the defaults) keeps the OR: its Verilog is unchanged. The same
+records on the same cycles.
 
 Stalls (``tuples.ready`` low), from registers only: the accepted tuple would be
 the last of its interval while the previous readout is incomplete, or the
@@ -750,7 +761,14 @@ def elaborate_set_associative(component):
     set_any = _named(m, _or_all(pend_way), "set_any")
     # (the tree's OR, not the prefix's last bit: ABC turns the prefix into a chain when
     # it is only on short paths; any_set feeds busy -> stall)
-    any_set, _ = _first_set(m, set_any, sets)
+    if component.readout_pick == "prefix":
+        any_set, _ = _first_set(m, set_any, sets)
+    else:
+        # "anything pending" as a flop (``ro_any``, equal to ``pending != 0`` every
+        # cycle), its next state computed below from the same facts as ro_set's: the
+        # OR of 1,000 pending bits (at 1M) fed the end marker -> the FIFO's write
+        # enable and busy -> the stall; from the flop neither waits for it
+        any_set = Signal(name="ro_any")
     if component.readout_pick == "prefix":
         # the pick as one-hots, so that no encoded set and no set mux sit in the
         # pending -> pending loop: the first pending set by a prefix OR of the sets' ORs,
@@ -810,17 +828,25 @@ def elaborate_set_associative(component):
         # configuration's critical path on the ECP5, e_fp -> ro_set), and E's set when
         # its candidates are pending and no candidate set lies below it
         old_any = _named(m, ~sel_set & cand_any, "ro_old_any")
-        _, first_old = _first_set(m, old_any, sets)
+        old_any_any, first_old = _first_set(m, old_any, sets)
         below = Cat(*[e["set"] > s for s in range(sets)])  # set s below E's set
         below_any = _named(m, (old_any & below).any(), "ro_old_below")
         e_first = _named(m, e["valid"] & fp_any & ~below_any, "ro_e_first")
         first_new = Mux(e_first, e["set"], first_old[:set_bits])
-    _, second = _first_set(m, _named(m, above, "set_after_first"), sets)
+    above_any, second = _first_set(m, _named(m, above, "set_after_first"), sets)
     if ways > 1:
         rest_any = _or_all([pend_way[wy] & ~way_first[wy] for wy in range(1, ways)])
         keep = _named(m, (first_hot & rest_any).any(), "ro_keep")
     else:
         keep = Const(0, 1)
+    if component.readout_pick == "address":
+        # ro_any next cycle = pending's next state != 0, as ro_set's cases: after the
+        # boundary, a candidate outside E's set or E's set's candidates (after_boundary
+        # implies e_valid); a pick cleared (go): another way of its set or a pending set
+        # above it (ro_set is the first pending set: go with nothing pending clears
+        # nothing, and keep = above = 0 then); else pending, hence ro_any, holds
+        m.d.sync += any_set.eq(Mux(after_boundary, old_any_any | fp_any,
+                                   Mux(go, keep | above_any, any_set)))
     ro_next = Signal(set_bits, name="ro_set_next")
     m.d.comb += ro_next.eq(Mux(after_boundary, first_new[:set_bits],
                                Mux(go & ~keep, second[:set_bits], ro_set)))
@@ -851,7 +877,8 @@ def elaborate_set_associative(component):
     ]
     in_flight_last = (a["valid"] & a["last"]) | (b["valid"] & b["last"]) \
         | (c_["valid"] & c_["last"]) | (d["valid"] & d["last"])
-    m.d.comb += busy.eq(pending.any() | ro_inflight | ro_end | in_flight_last)
+    pending_any = pending.any() if component.readout_pick == "prefix" else any_set
+    m.d.comb += busy.eq(pending_any | ro_inflight | ro_end | in_flight_last)
     return m
 
 
