@@ -459,26 +459,24 @@ def _check_threshold_steps(bench):
         want = ({(h, d) for h in range(tables) for d in (1, 2, 3, 4)}
                 if p <= bench.collider_bits else set())  # fmt: skip
         assert decided >= want, (p, sorted(want - decided))
-        below = {(way, min(d, 4)) for kind, d, (way, count, repl) in
-                 (s for s in steps if s[0] == "hit") if d and repl and count < 1 << p}  # fmt: skip
+        hits = [(d, detail) for kind, d, detail in steps if kind == "hit"]
+        below = {(way, min(d, 4)) for d, (way, count, repl) in hits
+                 if d and repl and count < 1 << p}  # fmt: skip
         assert below >= {(w, d) for w in range(ways) for d in (1, 2, 3, 4)}, (p, below)
         # the entry that requalifies is the climber F_(p mod ways), in way p mod ways (the
-        # flush emptied its set before the setup filled it in order); at all_ways_bits every
-        # way's, each passing 2**p at distance 2 or 3 (stage C's forwarding)
-        requalified = {way for kind, _, (way, count, repl) in
-                       (s for s in steps if s[0] == "hit") if repl and count == t - 1}  # fmt: skip
+        # flush emptied its set before the setup filled it in order)
+        requalified = {way for _, (way, count, repl) in hits if repl and count == t - 1}
         assert p % ways in requalified and (requalified == {p % ways}
                                             or t <= bench.threshold_window + 1), (p, requalified)
         if p in bench.all_ways_bits:
-            hits = [(d, detail) for kind, d, detail in steps if kind == "hit"]
+            # every way's count passes 2**p at distance 2 or 3 (stage C's forwarding) ...
             forwarded = {way for d, (way, count, _) in hits if d in (2, 3) and count == 1 << p}
             assert forwarded == set(range(ways)), (p, forwarded)
-            # the others end the interval one hit short of T, replaceable
+            # ... and the others end the interval one hit short of T, replaceable
             for way in set(range(ways)) - {p % ways}:
                 last = [(count, repl) for _, (w, count, repl) in hits if w == way][-1]
                 assert last == (t - 2, True), (p, way, last)
-        hits = [detail for kind, _, detail in steps if kind == "hit"]
-        assert any(repl and count == t - 1 for _, count, repl in hits), p  # requalifies
+        assert any(repl and count == t - 1 for _, (_, count, repl) in hits), p  # requalifies
         # a key read and + 1'd at distance 2 up to T - 1 (then promoted)
         assert any(kind == "miss" and d == 2 and min(counts) == t - 1
                    for kind, d, counts in steps), p  # fmt: skip
