@@ -123,6 +123,11 @@ class Channel:
             self.tuples += 1
 
 
+#: Width of the samplers' LFSR (hwprof.rtl.samplers: 32 bits, 16 steps an advance).
+LFSR_BITS = gs.LFSR_WIDTH
+#: Golden models whose LFSR is the sampler's own ``lfsr`` submodule.
+LFSR_SAMPLERS = (gs.RandomSampler, gs.CountdownSampler, gs.CountingRandomSampler)
+
 PHASES = [("random", 0.7), ("one-key", 1.0), ("ping-pong", 0.5), ("alias", 0.9),
           ("mix", 0.2), ("one-key", 0.05), ("alias", 1.0)]  # fmt: skip
 
@@ -163,7 +168,14 @@ async def compressor_matches_golden(dut):
     if name != "sampler_bank" and isinstance(channels[0].model, gs.Counter):
         await saturate(dut, channels[0], cycle + 1)
     if name != "sampler_bank" and isinstance(channels[0].model, gs.CountdownSampler):
-        await folded_reload(dut, channels[0], cycle + 1)
+        cycle = await folded_reload(dut, channels[0], cycle + 1)
+    for ch in channels:  # last: the other channels are idled, never checked again
+        if isinstance(ch.model, LFSR_SAMPLERS):
+            for other in channels:
+                if other is not ch:
+                    other.port("tuples__valid").value = 0
+                    other.port("messages__ready").value = 0
+            cycle = await one_hot_lfsr_states(dut, ch, cycle + 1)
     if name == "assoc_table":
         await every_entry(dut, channels[0], cycle + 1)
     if name == "tagged_compressor":
@@ -245,6 +257,67 @@ async def folded_reload(dut, ch, cycle, window=48):
     cycle = await fast_forward(dut, ch, cycle, ahead - window, ready=1)
     for _ in range(window + 2 * rate + 64):
         cycle = await checked_cycle(dut, ch, cycle, 1.0)
+    return cycle
+
+
+def lfsr_register(dut, ch):
+    """The LFSR register of ``ch``'s sampler (``--public-flat-rw``: VPI may write it).
+
+    ``lfsr.register`` in the generated Verilog (``<channel>.lfsr.register`` in the
+    bank); in ``hwprof mutate``'s build the netlist is flattened into the
+    wrapper's instance ``dut``, where it is ``lfsr.register``, or
+    ``lfsr.register$dff`` when a mutation reroutes the flop's output
+    (:func:`hwprof.mutate.flop_renames`; writing the rerouted wire would not stick).
+    """
+    scope = dut if ch.name == "top" else getattr(dut, ch.name.rstrip("_"))
+    try:
+        return scope.lfsr.register
+    except AttributeError:
+        pass
+    inner = dut.dut
+    for name in ("\\lfsr.register$dff ", "\\lfsr.register "):  # a mutated output: the flop's
+        try:                                                  # own name (flop_renames)
+            return inner[name]
+        except KeyError:
+            pass
+    raise AssertionError(f"no LFSR register in {dut._name} or {dut._name}.dut")
+
+
+async def one_hot_lfsr_states(dut, ch, cycle, advances=2):
+    """Each of the 32 one-hot LFSR states, deposited into the DUT and the model alike.
+
+    The lock-up escape's zero detector differs from ``register == 0`` (an input
+    inverted or dropped) only on a state next to zero: one bit set. From reset
+    the LFSR reaches such a state once in about 2^32 advances, so the phases
+    above never do; a backdoor write puts it there. For each bit: the checked
+    loop until no tuple or message waits, then the register and the model's
+    LFSR set to ``1 << bit``, then checked cycles (every tuple valid, output
+    always ready) until the model's LFSR has advanced ``advances`` times (the
+    countdown sampler advances only at a reload: the tuples up to one before it
+    go in unchecked), comparing the DUT's register with the model's state every
+    checked cycle besides the outputs.
+    """
+    model, register = ch.model, lfsr_register(dut, ch)
+    for bit in range(LFSR_BITS):
+        cycle = await settle(dut, ch, cycle)
+        register.value = 1 << bit
+        model.lfsr.state = 1 << bit
+        for _ in range(advances):
+            if isinstance(model, gs.CountdownSampler) and model.countdown > 2:
+                cycle = await fast_forward(dut, ch, cycle, model.countdown - 2, ready=1)
+            start = model.lfsr.state
+            while model.lfsr.state == start:
+                ch.drive("random", cycle, 1.0)
+                ch.valid = 1
+                ch.port("tuples__valid").value = 1
+                await ReadOnly()
+                check_equal(cycle, f"{ch.name} LFSR register", int(register.value),
+                            model.lfsr.state, f"one-hot state 1 << {bit}")  # fmt: skip
+                ch.check(cycle)
+                await FallingEdge(dut.clk)
+                cycle += 1
+    dut._log.info("%s: one-hot LFSR states, all %d checked", ch.name, LFSR_BITS)
+    return cycle
 
 
 async def checked_cycle(dut, ch, cycle, ready_p):

@@ -62,6 +62,8 @@ CTRL = "mutsel"
 # not ours), the original design's own build keeps its named waivers only.
 _BUILD_ARGS = [*(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-Wno-UNOPTFLAT", "-Wno-fatal"]
 CTRL_WIDTH = 16
+#: The flattened design as yosys JSON (for :func:`flop_renames`), in the work directory.
+FLAT_JSON = "flat.json"
 
 
 class MutateError(RuntimeError):
@@ -112,7 +114,8 @@ def _prep(top: str) -> str:
 def list_mutants(verilog: str, top: str, n: int, seed: int, workdir: Path) -> list[Mutant]:
     """``mutate -list n`` on the flattened design: the mutation lines."""
     (workdir / "orig.v").write_text(verilog)
-    _yosys(_prep(top) + f"mutate -list {n} -seed {seed} -o muts.ys\n", workdir)
+    _yosys(_prep(top) + f"write_json {FLAT_JSON}\nmutate -list {n} -seed {seed} -o muts.ys\n",
+           workdir)  # fmt: skip
     mutants = []
     for line in (workdir / "muts.ys").read_text().splitlines():
         if not line.startswith("mutate "):
@@ -144,9 +147,46 @@ def _wrapper(verilog: str, top: str) -> str:
     )
 
 
+def flop_renames(top: str, workdir: Path) -> list[str]:
+    """``rename`` lines that name each flop after the register it holds.
+
+    In the flattened design (``FLAT_JSON`` in ``workdir``, written by
+    :func:`list_mutants`, else made here) a flop whose output is exactly one
+    named wire, ``lfsr.register`` say, is renamed ``lfsr.register$dff``. A
+    mutation of that output reroutes the wire, and ``write_verilog`` then
+    declares the flop under the cell's name: with this, a public
+    ``lfsr.register$dff`` instead of an anonymous ``_500_``, so that a test that
+    writes a register through VPI (the samplers' one-hot LFSR states) finds it
+    in every mutant build. Flops whose output is not mutated keep the wire's
+    name, as before; the mutations themselves are unchanged.
+    """
+    path = workdir / FLAT_JSON
+    if not path.exists():
+        _yosys(_prep(top) + f"write_json {FLAT_JSON}\n", workdir)
+    module = json.loads(path.read_text())["modules"][top]
+    names: dict[tuple, list[str]] = {}
+    for name, net in module["netnames"].items():
+        if not net.get("hide_name"):
+            names.setdefault(tuple(net["bits"]), []).append(name)
+
+    def preference(name):  # the register's own declaration (its init value), deepest, first
+        net = module["netnames"][name]
+        return ("init" not in net.get("attributes", {}), -name.count("."), name)
+
+    lines = []
+    for name, cell in module["cells"].items():
+        wires = names.get(tuple(cell["connections"].get("Q", ())))
+        if "dff" in cell["type"] and cell.get("hide_name") and wires:
+            lines.append(f"rename {name} {min(wires, key=preference)}$dff")
+    return [f"cd {top}", *lines, "cd .."] if lines else []
+
+
 def build_mutant_design(verilog: str, top: str, mutants: list[Mutant], workdir: Path) -> str:
     """One Verilog holding every mutant behind ``mutsel``, with the block's ports."""
+    if not (workdir / "orig.v").exists():
+        (workdir / "orig.v").write_text(verilog)
     lines = [f"{m.command} -ctrl {CTRL} {CTRL_WIDTH} {m.index}" for m in mutants]
+    lines += flop_renames(top, workdir)
     script = (_prep(top) + "\n".join(lines) + f"\nopt_clean\nrename {top} {top}__mutants\n"
               "write_verilog -noattr mutants.v\n")  # fmt: skip
     _yosys(script, workdir)

@@ -20,6 +20,7 @@ from hwprof.mutate import (
     build_mutant_design,
     cheap_equivalence,
     check_equivalent,
+    flop_renames,
     list_mutants,
     mutate_top,
     write_single_mutant,
@@ -40,6 +41,24 @@ def test_list_and_build(periodic, tmp_path):
     assert re.search(r"^module sampler_periodic\(", text, re.M)
     assert "sampler_periodic__mutants dut(" in text and f'"{CTRL}=%d"' in text
     assert text.count(f".{CTRL}(") == 1
+
+
+def test_flops_keep_their_register_names(tmp_path):
+    """A mutation of a flop's output reroutes its wire; the flop is then written under
+    its register's name plus ``$dff`` (not an anonymous ``_NNN_``), so a test can write
+    the register through VPI in every mutant build (the samplers' one-hot LFSR states)."""
+    verilog = to_verilog(get_top("sampler_random").construct({}), "sampler_random")
+    (tmp_path / "orig.v").write_text(verilog)
+    renames = flop_renames("sampler_random", tmp_path)
+    assert renames[0] == "cd sampler_random" and renames[-1] == "cd .."
+    # the LFSR's flop: its register (the wire with the init value), not the alias `state`
+    named = {line.split()[2]: line.split()[1] for line in renames[1:-1]}
+    assert sorted(named) == ["lfsr.register$dff", "messages__payload$dff", "messages__valid$dff"]
+    on_q = Mutant(1, f"mutate -mode inv -module sampler_random -cell {named['lfsr.register$dff']} "
+                     "-port Q -portbit 3 -wire lfsr.register -wirebit 3", "?")  # fmt: skip
+    text = build_mutant_design(verilog, "sampler_random", [on_q], tmp_path)
+    assert re.search(r"^\s*reg \[31:0\] \\lfsr\.register\$dff ", text, re.M), "flop not named"
+    assert not re.search(r"^\s*reg \[31:0\] _\d+_ ", text, re.M)
 
 
 def test_equivalence_check(periodic, tmp_path):

@@ -1,6 +1,6 @@
-"""cocotb tier: sampler Verilog on Verilator against the golden models (6 builds:
+"""cocotb tier: sampler Verilog on Verilator against the golden models (7 builds:
 the sampler bank, the H[P]A_k pipeline, the tagged compressor and its mutant,
-A_k and H[CR] with the skid buffer)."""
+A_k and H[CR] with the skid buffer, R_r with a mutated LFSR zero detector)."""
 
 import pytest
 
@@ -64,3 +64,21 @@ def test_tagged_mutant_is_caught(seed):
                                 golden_params=top.resolve(params))  # fmt: skip
     assert result.tests == 1 and result.failed == 1, describe(result)
     assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
+
+
+def test_lfsr_zero_detector_mutant_is_caught(seed):
+    """One input of R_r's LFSR zero detector inverted (``hwprof mutate sampler_random``'s
+    survivor 34): the lock-up escape fires on 0x00008000 instead of 0, a state reached
+    from reset once in about 2^32 advances. Only the regression's one-hot phase (each
+    one-bit state written into the register) reaches it: the same regression must fail
+    there, on the register compare."""
+    top = get_top("sampler_random")
+    params = {"rate": 4, "key_bits": 40}
+    verilog = to_verilog(top.construct(params), top.name)
+    detector = "= | register;"
+    assert verilog.count(detector) == 1, "the LFSR's zero detector is no longer one OR"
+    mutant = verilog.replace(detector, "= | (register ^ 32'h00008000);")
+    result = run_top_regression(top, params, seed=seed, cycles=2_000, verilog=mutant)
+    assert result.tests == 1 and result.failed == 1, describe(result)
+    log = result.log.read_text()
+    assert "LFSR register" in log and "one-hot state 1 << 15" in log, "failed, but elsewhere"
