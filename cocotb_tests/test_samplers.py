@@ -293,7 +293,7 @@ async def one_hot_lfsr_states(dut, ch, cycle, advances=2):
     loop until no tuple or message waits, then the register and the model's
     LFSR set to ``1 << bit``, then checked cycles (every tuple valid, output
     always ready) until the model's LFSR has advanced ``advances`` times (the
-    countdown sampler advances only at a reload: the tuples up to one before it
+    countdown sampler advances only at a reload: the tuples up to two before it
     go in unchecked), comparing the DUT's register with the model's state every
     checked cycle besides the outputs.
     """

@@ -151,7 +151,7 @@ def flop_renames(top: str, workdir: Path) -> list[str]:
     """``rename`` lines that name each flop after the register it holds.
 
     In the flattened design (``FLAT_JSON`` in ``workdir``, written by
-    :func:`list_mutants`, else made here) a flop whose output is exactly one
+    :func:`list_mutants`, else made here from ``orig.v``) a flop whose output is exactly one
     named wire, ``lfsr.register`` say, is renamed ``lfsr.register$dff``. A
     mutation of that output reroutes the wire, and ``write_verilog`` then
     declares the flop under the cell's name: with this, a public
@@ -161,7 +161,7 @@ def flop_renames(top: str, workdir: Path) -> list[str]:
     name, as before; the mutations themselves are unchanged.
     """
     path = workdir / FLAT_JSON
-    if not path.exists():
+    if not path.exists() or path.stat().st_mtime < (workdir / "orig.v").stat().st_mtime:
         _yosys(_prep(top) + f"write_json {FLAT_JSON}\n", workdir)
     module = json.loads(path.read_text())["modules"][top]
     names: dict[tuple, list[str]] = {}
@@ -183,8 +183,9 @@ def flop_renames(top: str, workdir: Path) -> list[str]:
 
 def build_mutant_design(verilog: str, top: str, mutants: list[Mutant], workdir: Path) -> str:
     """One Verilog holding every mutant behind ``mutsel``, with the block's ports."""
-    if not (workdir / "orig.v").exists():
-        (workdir / "orig.v").write_text(verilog)
+    orig = workdir / "orig.v"
+    if not orig.exists() or orig.read_text() != verilog:
+        orig.write_text(verilog)
     lines = [f"{m.command} -ctrl {CTRL} {CTRL_WIDTH} {m.index}" for m in mutants]
     lines += flop_renames(top, workdir)
     script = (_prep(top) + "\n".join(lines) + f"\nopt_clean\nrename {top} {top}__mutants\n"
