@@ -1,6 +1,6 @@
 """cocotb tier: sampler Verilog on Verilator against the golden models (7 builds:
-the sampler bank, the H[P]A_k pipeline, the tagged compressor and its mutant,
-A_k and H[CR] with the skid buffer, R_r with a mutated LFSR zero detector)."""
+the sampler bank, the H[P]A_k pipeline, the tagged compressor and its mutant (soak
+tier), A_k and H[CR] with the skid buffer, R_r with a mutated LFSR zero detector)."""
 
 import pytest
 
@@ -54,6 +54,10 @@ def test_stratified_skid_on_verilator(seed):
     assert result.passed, describe(result)
 
 
+# Soak tier (suite time): in the fast tier this module's checker is shown failing by the
+# LFSR zero-detector mutant below, and this mutant by the Amaranth-level check
+# (tests/test_samplers_rtl.py::test_checker_catches_tagged_mutant).
+@pytest.mark.soak
 def test_tagged_mutant_is_caught(seed):
     """Counters reset on E5/E6 instead of kept: the same regression must fail."""
     top = get_top("tagged_compressor")
