@@ -114,7 +114,9 @@ def _prep(top: str) -> str:
 def list_mutants(verilog: str, top: str, n: int, seed: int, workdir: Path) -> list[Mutant]:
     """``mutate -list n`` on the flattened design: the mutation lines."""
     (workdir / "orig.v").write_text(verilog)
-    _yosys(_prep(top) + f"write_json {FLAT_JSON}\nmutate -list {n} -seed {seed} -o muts.ys\n",
+    # the JSON after the list: write_json sorts the design, and mutate -list samples in
+    # the design's order (before it, every list would be renumbered)
+    _yosys(_prep(top) + f"mutate -list {n} -seed {seed} -o muts.ys\nwrite_json {FLAT_JSON}\n",
            workdir)  # fmt: skip
     mutants = []
     for line in (workdir / "muts.ys").read_text().splitlines():

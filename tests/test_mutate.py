@@ -26,6 +26,7 @@ from hwprof.mutate import (
     write_single_mutant,
 )
 from hwprof.synth import to_verilog
+from hwprof.synth.area import run_yosys
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,28 @@ def test_list_and_build(periodic, tmp_path):
     assert re.search(r"^module sampler_periodic\(", text, re.M)
     assert "sampler_periodic__mutants dut(" in text and f'"{CTRL}=%d"' in text
     assert text.count(f".{CTRL}(") == 1
+
+
+def test_list_is_yosys_own_list(tmp_path):
+    """The list is exactly ``prep; flatten; mutate -list`` on the Verilog: the mutant
+    numbers in docs/verification.md and every ``--only`` replay rely on it. (A
+    ``write_json`` before ``mutate -list`` sorts the design and renumbers the list: a
+    pass such as that must come after it.)"""
+    verilog = to_verilog(get_top("sampler_random").construct({}), "sampler_random")
+    for name in ("ours", "plain", "hundred"):
+        (tmp_path / name).mkdir()
+    mutants = list_mutants(verilog, "sampler_random", 40, 1, tmp_path / "ours")
+    plain = tmp_path / "plain"
+    (plain / "orig.v").write_text(verilog)
+    run_yosys("read_verilog -sv orig.v\nprep -top sampler_random\nflatten\n"
+              "mutate -list 40 -seed 1 -o muts.ys\n", plain, log_name="run.log")  # fmt: skip
+    lines = [line.strip() for line in (plain / "muts.ys").read_text().splitlines()
+             if line.startswith("mutate ")]  # fmt: skip
+    assert [m.command for m in mutants] == lines
+    # mutant 34 of the N = 100 list: the zero detector's input bit 15 inverted
+    # (verification.md's sampler_random 34)
+    hundred = list_mutants(verilog, "sampler_random", 100, 1, tmp_path / "hundred")
+    assert "reduce_or" in hundred[33].command and "-portbit 15" in hundred[33].command
 
 
 def test_flops_keep_their_register_names(tmp_path):
