@@ -291,11 +291,11 @@ async def one_hot_lfsr_states(dut, ch, cycle, advances=2):
     the LFSR reaches such a state once in about 2^32 advances, so the phases
     above never do; a backdoor write puts it there. For each bit: the checked
     loop until no tuple or message waits, then the register and the model's
-    LFSR set to ``1 << bit``, then checked cycles (every tuple valid, output
-    always ready) until the model's LFSR has advanced ``advances`` times (the
-    countdown sampler advances only at a reload: the tuples up to two before it
-    go in unchecked), comparing the DUT's register with the model's state every
-    checked cycle besides the outputs.
+    LFSR set to ``1 << bit``, then checked cycles (output always ready) until the
+    model's LFSR has advanced ``advances`` times (the countdown sampler advances
+    only at a reload: the tuples up to two before it go in unchecked), comparing
+    the DUT's register with the model's state after every checked cycle besides
+    the outputs.
     """
     model, register = ch.model, lfsr_register(dut, ch)
     for bit in range(LFSR_BITS):
@@ -307,15 +307,9 @@ async def one_hot_lfsr_states(dut, ch, cycle, advances=2):
                 cycle = await fast_forward(dut, ch, cycle, model.countdown - 2, ready=1)
             start = model.lfsr.state
             while model.lfsr.state == start:
-                ch.drive("random", cycle, 1.0)
-                ch.valid = 1
-                ch.port("tuples__valid").value = 1
-                await ReadOnly()
+                cycle = await checked_cycle(dut, ch, cycle, 1.0)
                 check_equal(cycle, f"{ch.name} LFSR register", int(register.value),
                             model.lfsr.state, f"one-hot state 1 << {bit}")  # fmt: skip
-                ch.check(cycle)
-                await FallingEdge(dut.clk)
-                cycle += 1
     dut._log.info("%s: one-hot LFSR states, all %d checked", ch.name, LFSR_BITS)
     return cycle
 

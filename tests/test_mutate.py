@@ -50,20 +50,19 @@ def test_list_is_yosys_own_list(tmp_path):
     ``write_json`` before ``mutate -list`` sorts the design and renumbers the list: a
     pass such as that must come after it.)"""
     verilog = to_verilog(get_top("sampler_random").construct({}), "sampler_random")
-    for name in ("ours", "plain", "hundred"):
-        (tmp_path / name).mkdir()
-    mutants = list_mutants(verilog, "sampler_random", 40, 1, tmp_path / "ours")
-    plain = tmp_path / "plain"
+    ours, plain = tmp_path / "ours", tmp_path / "plain"
+    ours.mkdir()
+    plain.mkdir()
+    mutants = list_mutants(verilog, "sampler_random", 100, 1, ours)
     (plain / "orig.v").write_text(verilog)
     run_yosys("read_verilog -sv orig.v\nprep -top sampler_random\nflatten\n"
-              "mutate -list 40 -seed 1 -o muts.ys\n", plain, log_name="run.log")  # fmt: skip
+              "mutate -list 100 -seed 1 -o muts.ys\n", plain, log_name="run.log")  # fmt: skip
     lines = [line.strip() for line in (plain / "muts.ys").read_text().splitlines()
              if line.startswith("mutate ")]  # fmt: skip
     assert [m.command for m in mutants] == lines
-    # mutant 34 of the N = 100 list: the zero detector's input bit 15 inverted
-    # (verification.md's sampler_random 34)
-    hundred = list_mutants(verilog, "sampler_random", 100, 1, tmp_path / "hundred")
-    assert "reduce_or" in hundred[33].command and "-portbit 15" in hundred[33].command
+    # mutant 34: the zero detector's input bit 15 inverted (verification.md's
+    # sampler_random 34)
+    assert "reduce_or" in mutants[33].command and "-portbit 15" in mutants[33].command
 
 
 def test_flops_keep_their_register_names(tmp_path):
