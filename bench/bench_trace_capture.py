@@ -1,7 +1,7 @@
 """Speed of trace capture against ``valgrind --tool=none`` on the same program.
 
     .venv/bin/python bench/bench_trace_capture.py [--workloads xz,bzip2,sort,perl,python]
-                                                  [--bytes N] [--runs R]
+                                                  [--bytes N] [--runs R] [--breakdown]
 
 For each workload (hwprof/sim/workloads.py, input cut to ``--bytes``) it times,
 ``--runs`` times each, interleaved (none, tool, capture, zstd3, none, ...) so that
@@ -17,6 +17,13 @@ the load of a shared machine hits every variant alike, the median of:
 * ``cli``      - ``python -m hwprof.cli trace capture -o FILE -- CMD``: a whole
                  process, Python's start-up and imports included (the first,
                  untimed run builds the tool in the work directory).
+
+``--breakdown`` adds what the capture's cost is made of: ``none-nc`` (``none`` with
+the VEX options our tool sets itself: no guest chasing, no unrolling), ``empty``
+(our tool recording nothing: its per-superblock entry check and instruction
+count), ``loads`` and ``branches`` (one record kind, to /dev/null), and, after
+the timing table, the writer's thread CPU per chunk of the captured trace by
+part (each column's encoding, the bounds, the checksum; best of 5, warm caches).
 
 Wall seconds are the issue's measure (capture at most 3x ``none``); CPU seconds
 (user + sys of every process involved, valgrind and Python) say what the
@@ -52,18 +59,19 @@ def _timed(fn) -> tuple[float, float, object]:
     return time.perf_counter() - wall0, _cpu() - cpu0, result
 
 
-def _variants(command: list[str], work: Path, tool: Path, extra: dict) -> dict:
+def _variants(command: list[str], work: Path, tool: Path, extra: dict,
+              breakdown: bool = False) -> dict:
     env = dict(os.environ) | extra
     out = work / "out.trace"
     quiet = {"stdout": subprocess.DEVNULL, "env": env, "check": True, "cwd": work}
     tool_env = env | {"VALGRIND_LIB": str(Path(tool).resolve())}
 
-    def none():
-        subprocess.run(["valgrind", "-q", "--tool=none", *command], **quiet)
+    def none(*options):
+        subprocess.run(["valgrind", "-q", "--tool=none", *options, *command], **quiet)
 
-    def tool_only():
+    def tool_only(*options):
         subprocess.run(["valgrind", "-q", "--tool=hwprof", "--out-file=/dev/null",
-                        f"--stats-file={work / 'stats.json'}", *command],
+                        f"--stats-file={work / 'stats.json'}", *options, *command],
                        **(quiet | {"env": tool_env}))  # fmt: skip
 
     def full(kinds="loads,branches", level=None):
@@ -80,8 +88,60 @@ def _variants(command: list[str], work: Path, tool: Path, extra: dict) -> dict:
                         "--", *command], **(quiet | {"env": cli_env, "stderr": subprocess.DEVNULL}))
         return None
 
-    return {"none": none, "tool": tool_only, "capture": full, "zstd3": lambda: full(level=3),
-            "cli": cli}  # fmt: skip
+    variants = {"none": none, "tool": tool_only, "capture": full,
+                "zstd3": lambda: full(level=3), "cli": cli}  # fmt: skip
+    if breakdown:
+        variants |= {
+            "none-nc": lambda: none("--vex-guest-chase=no", "--vex-iropt-unroll-thresh=0"),
+            "empty": lambda: tool_only("--trace-loads=no", "--trace-branches=no"),
+            "loads": lambda: tool_only("--trace-branches=no"),
+            "branches": lambda: tool_only("--trace-loads=no"),
+        }  # fmt: skip
+    return variants
+
+
+def _encode_parts(trace: Path, every: int = 12) -> dict[str, float]:
+    """The writer's thread CPU (ms, best of 5) per chunk by part, on every
+    ``every``-th chunk of ``trace`` (the encoding of :class:`TraceWriter`, zstd level 1)."""
+    import functools
+
+    import numpy as np
+    import zstandard
+
+    from hwprof.golden import chunk_columns
+    from hwprof.golden import tracefile as tf
+
+    def best(fn, *args, **kwargs):
+        times = []
+        for _ in range(5):
+            start = time.thread_time()
+            fn(*args, **kwargs)
+            times.append(time.thread_time() - start)
+        return min(times)
+
+    encode = functools.partial(tf._encode_column, compressor=zstandard.ZstdCompressor(level=1),
+                               scratch={d: np.empty(tf.MAX_CHUNK_RECORDS, d)
+                                        for d in tf._NARROW.values()}.__getitem__)  # fmt: skip
+    totals: dict[str, float] = {}
+    n = 0
+    with tf.open_trace(trace) as reader:
+        for i, chunk in enumerate(reader.chunks()):
+            if i % every != every // 2:
+                continue
+            columns = [np.ascontiguousarray(c) for c in chunk.columns()]
+            bounds, _ = chunk_columns.bounds_and_counts(columns)
+            times = {"bounds": best(chunk_columns.bounds_and_counts, columns)}
+            for name, column in zip(tf.COLUMNS, columns, strict=True):
+                times[name] = best(encode, column, dictionary=name == "pc", bounds=bounds[name])
+            payload = b"".join(encode(c, dictionary=name == "pc", bounds=bounds[name])
+                               for name, c in zip(tf.COLUMNS, columns, strict=True))  # fmt: skip
+            times["crc"] = best(tf._crc, payload)
+            for name, t in times.items():
+                totals[name] = totals.get(name, 0.0) + t
+            n += 1
+    if not n:
+        raise ValueError(f"{trace}: fewer than {every // 2 + 1} chunks (every={every})")
+    return {name: 1000 * t / n for name, t in totals.items()} | {"chunks": n}
 
 
 def main(argv=None) -> int:
@@ -89,6 +149,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workloads", default="xz,bzip2,sort,perl,python")
     parser.add_argument("--bytes", type=int, default=60_000, help="input size per workload")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the parts of the capture's cost (see above)")
     args = parser.parse_args(argv)
     tool = build_tool()
     print(f"{'workload':9} {'variant':8} {'wall s':>7} {'cpu s':>7} {'wall/none':>9} "
@@ -100,7 +162,7 @@ def main(argv=None) -> int:
             command = workload_command(name, work)
             text = (work / "input.txt").read_bytes()[: args.bytes]
             (work / "input.txt").write_bytes(text)
-            variants = _variants(command, work, tool, workload_env(name))
+            variants = _variants(command, work, tool, workload_env(name), args.breakdown)
             times: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
             records: dict[str, object] = {}
             for fn in variants.values():  # warm-up: page cache, numba's compiled kernels
@@ -121,6 +183,10 @@ def main(argv=None) -> int:
                 each = " ".join(f"{w:.2f}" for w, _ in times[variant])
                 print(f"{name:9} {variant:8} {wall:7.2f} {cpu:7.2f} {wall / base_wall:9.2f} "
                       f"{cpu / base:8.2f} {n if n else '':>12} {rate:>16} {per:>9}  ({each})")
+            if args.breakdown:
+                parts = _encode_parts(work / "out.trace")
+                print(f"{name:9} writer CPU per chunk, ms ({parts.pop('chunks')} chunks): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()))
             sys.stdout.flush()
     return 0
 
