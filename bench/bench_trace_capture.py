@@ -112,12 +112,13 @@ def _encode_parts(trace: Path, every: int = 12) -> dict[str, float]:
     from hwprof.golden import tracefile as tf
 
     def best(fn, *args, **kwargs):
+        """``fn``'s least thread CPU time over 5 calls, and its result."""
         times = []
         for _ in range(5):
             start = time.thread_time()
-            fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
             times.append(time.thread_time() - start)
-        return min(times)
+        return min(times), result
 
     encode = functools.partial(tf._encode_column, compressor=zstandard.ZstdCompressor(level=1),
                                scratch={d: np.empty(tf.MAX_CHUNK_RECORDS, d)
@@ -129,13 +130,13 @@ def _encode_parts(trace: Path, every: int = 12) -> dict[str, float]:
             if i % every != every // 2:
                 continue
             columns = [np.ascontiguousarray(c) for c in chunk.columns()]
-            bounds, _ = chunk_columns.bounds_and_counts(columns)
-            times = {"bounds": best(chunk_columns.bounds_and_counts, columns)}
+            times, frames = {}, []
+            times["bounds"], (bounds, _) = best(chunk_columns.bounds_and_counts, columns)
             for name, column in zip(tf.COLUMNS, columns, strict=True):
-                times[name] = best(encode, column, dictionary=name == "pc", bounds=bounds[name])
-            payload = b"".join(encode(c, dictionary=name == "pc", bounds=bounds[name])
-                               for name, c in zip(tf.COLUMNS, columns, strict=True))  # fmt: skip
-            times["crc"] = best(tf._crc, payload)
+                times[name], frame = best(encode, column, dictionary=name == "pc",
+                                          bounds=bounds[name])  # fmt: skip
+                frames.append(frame)
+            times["crc"], _ = best(tf._crc, b"".join(frames))
             for name, t in times.items():
                 totals[name] = totals.get(name, 0.0) + t
             n += 1
