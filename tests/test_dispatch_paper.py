@@ -251,12 +251,22 @@ def test_recursion_check_catches_a_stack_that_loses_flags(seed, monkeypatch):
 
 
 def test_wrong_path_stack_exception_never_traps(seed):
-    """A faulting pushpf behind a mispredicted branch is squashed with it."""
-    fe = FrontEnd(recursion_program(12), lanes=4, stack_depth=2, mispredict_rate=0.5, seed=seed)
-    fe.run(3000)
-    check_against_reference(fe, 1, f"seed {seed}")
-    faults = sum(bin(s.out.overflow | s.out.underflow).count("1") for s in fe.trace)
-    assert faults > fe.counts["pf_exception"] > 0, f"seed {seed}"
+    """A faulting pushpf behind a mispredicted branch is squashed with it.
+
+    About 1 seed in 70 puts no faulting pushpf on a wrong path in 3000 cycles (every
+    fault then traps, which proves nothing about the squash): the run is repeated
+    with the seeds after it until one does, at most 5 runs, each checked against
+    the reference."""
+    for run_seed in range(seed, seed + 5):
+        fe = FrontEnd(recursion_program(12), lanes=4, stack_depth=2, mispredict_rate=0.5,
+                      seed=run_seed)  # fmt: skip
+        fe.run(3000)
+        check_against_reference(fe, 1, f"seed {run_seed}")
+        faults = sum(bin(s.out.overflow | s.out.underflow).count("1") for s in fe.trace)
+        assert fe.counts["pf_exception"] > 0, f"seed {run_seed}"
+        if faults > fe.counts["pf_exception"]:
+            return
+    pytest.fail(f"seeds {seed}..{seed + 4}: no faulting pushpf on a wrong path")
 
 
 # ------------------------------------------------------------ 4. pinned rules
