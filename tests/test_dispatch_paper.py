@@ -250,23 +250,56 @@ def test_recursion_check_catches_a_stack_that_loses_flags(seed, monkeypatch):
         check_against_reference(fe, 1, f"seed {seed}")
 
 
-def test_wrong_path_stack_exception_never_traps(seed):
+def check_fault_counts(fe, msg):
+    """Every flag-stack fault dispatched on the correct path traps (unless still in
+    flight when the run ends), none dispatched on a wrong path does, and every fault
+    either traps, is discarded by a branch squash or is still in flight."""
+    c = fe.counts
+    pending = sum(trap is not None for *_, trap in fe.inflight)
+    msg = f"{msg}: {c} with {pending} faults in flight"
+    assert c["pf_fault_on_path"] - pending <= c["pf_exception"] <= c["pf_fault_on_path"], msg
+    assert (c["pf_exception"] + c["pf_fault_discarded"] + pending
+            == c["pf_fault_on_path"] + c["pf_fault_wrong_path"]), msg  # fmt: skip
+
+
+def test_wrong_path_stack_exception_never_traps(seed, frontend=FrontEnd, reference=True):
     """A faulting pushpf behind a mispredicted branch is squashed with it.
 
-    About 1 seed in 70 puts no faulting pushpf on a wrong path in 3000 cycles (every
-    fault then traps, which proves nothing about the squash): the run is repeated
-    with the seeds after it until one does, at most 5 runs, each checked against
-    the reference."""
+    About 1 seed in 70 puts no faulting pushpf on a wrong path in 3000 cycles, which
+    proves nothing about the squash: the run is repeated with the seeds after it
+    until one does, at most 5 runs, each checked against the reference."""
     for run_seed in range(seed, seed + 5):
-        fe = FrontEnd(recursion_program(12), lanes=4, stack_depth=2, mispredict_rate=0.5,
+        fe = frontend(recursion_program(12), lanes=4, stack_depth=2, mispredict_rate=0.5,
                       seed=run_seed)  # fmt: skip
         fe.run(3000)
-        check_against_reference(fe, 1, f"seed {run_seed}")
-        faults = sum(bin(s.out.overflow | s.out.underflow).count("1") for s in fe.trace)
+        if reference:
+            check_against_reference(fe, 1, f"seed {run_seed}")
         assert fe.counts["pf_exception"] > 0, f"seed {run_seed}"
-        if faults > fe.counts["pf_exception"]:
+        check_fault_counts(fe, f"seed {run_seed}")
+        if fe.counts["pf_fault_wrong_path"] > 0:
             return
     pytest.fail(f"seeds {seed}..{seed + 4}: no faulting pushpf on a wrong path")
+
+
+class KeepsWrongPathFaults(FrontEnd):
+    """Mutant: a branch squash keeps the faults queued behind the branch, which then
+    trap although they were dispatched on a wrong path."""
+
+    def step(self):
+        faults = [entry for entry in self.inflight if entry[3] is not None]
+        record = super().step()
+        if record.cause == "branch":
+            kept = [entry for entry in faults if entry[0] > self.cycle - 1]
+            self.inflight.extend(kept)
+            self.counts["pf_fault_discarded"] -= len(kept)
+        return record
+
+
+def test_fault_counts_catch_wrong_path_faults_that_trap(seed):
+    """The fault counts alone (no reference check) catch the mutant."""
+    with pytest.raises(AssertionError, match="faults in flight"):
+        test_wrong_path_stack_exception_never_traps(seed, KeepsWrongPathFaults,
+                                                    reference=False)  # fmt: skip
 
 
 # ------------------------------------------------------------ 4. pinned rules

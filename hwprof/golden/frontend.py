@@ -214,7 +214,11 @@ class FrontEnd:
                        "dispatched": 0, "pi_dispatched": 0, "dropped": 0, "squashed": 0,
                        "misfetch": 0, "flag_mispredict": 0, "branch_mispredict": 0,
                        "skips": 0, "skipped": 0, "pi_skipped": 0, "genuine_skipped": 0,
-                       "path_pi": 0, "pf_exception": 0}  # fmt: skip
+                       "path_pi": 0, "pf_exception": 0,
+                       # flag-stack faults dispatched on the correct and on a wrong path,
+                       # and those a branch squash discarded before they trapped
+                       "pf_fault_on_path": 0, "pf_fault_wrong_path": 0,
+                       "pf_fault_discarded": 0}  # fmt: skip
 
     # ------------------------------------------------------------------ fetch
     def _fetch(self, rec: CycleRecord) -> None:
@@ -293,6 +297,7 @@ class FrontEnd:
             rec.cause = "pf_exception"
             self.counts["pf_exception"] += 1
         elif squash:
+            self.counts["pf_fault_discarded"] += sum(t is not None for *_, t in self.inflight)
             self.inflight.clear()
             redirect, rec.cause, self.on_path = squash_pc, "branch", True
             self.counts["branch_mispredict"] += 1
@@ -322,6 +327,8 @@ class FrontEnd:
                             (self.cycle + self.resolve_latency, out.ckpt[i], e.next_pc, None))
                     if (out.overflow | out.underflow) >> i & 1:
                         cause = "overflow" if out.overflow >> i & 1 else "underflow"
+                        self.counts["pf_fault_on_path" if e.on_path else
+                                    "pf_fault_wrong_path"] += 1  # fmt: skip
                         self.inflight.append((self.cycle + self.resolve_latency, out.ckpt[i],
                                               0, (cause, decode(e.word).k)))  # fmt: skip
                 if out.drop >> i & 1:
