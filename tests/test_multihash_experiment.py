@@ -19,9 +19,13 @@ def test_quick_run_writes_files(tmp_path, seed, capsys):
         assert (tmp_path / f"multihash-profiles-quick.{ext}").stat().st_size > 0, seed
     data = json.loads((tmp_path / "multihash-profiles-quick.json").read_text())
     # formula (1) and its parts are pinned by hand in test_multihash_paper.py
+    parts = ("false_positive", "false_negative", "neutral_positive", "neutral_negative")
     for row in data["summary"]["10k"].values():
         for cell in row:
-            assert 0 <= cell["total"] and cell["no_candidate"] >= 0, seed
+            assert cell["intervals"] > 0, seed
+            assert all(cell[p] >= 0 for p in parts), (seed, cell)
+            assert abs(cell["total"] - sum(cell[p] for p in parts)) < 1e-9, (seed, cell)
+            assert 0 <= cell["no_candidate_reported"] <= cell["no_candidate"], (seed, cell)
     assert "verdict" in capsys.readouterr().out
 
 
