@@ -119,10 +119,11 @@ def profile_accuracy(program: Program, path_log) -> float | None:
     return (1 - md / 2) * 100
 
 
-def _one(seed, fraction, predictor, size):
+def run_point(seed, fraction, predictor, size, **frontend_options):
     program, slots = instrumented_program(random.Random(seed))
     frontend = FrontEnd(program, lanes=4, queue_size=32, resolve_latency=3,
-                        mispredict_rate=0.05, seed=seed, predictor=predictor)  # fmt: skip
+                        mispredict_rate=0.05, seed=seed, predictor=predictor,
+                        **frontend_options)  # fmt: skip
     patches = toggle_patches(slots, fraction, size["period"], size["instructions"])
     frontend.run(size["instructions"], patches=patches)
     c = frontend.counts
@@ -220,7 +221,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     output_dir.mkdir(parents=True, exist_ok=True)
     size = ({"instructions": 6_000, "period": 2_000} if quick
             else {"instructions": 200_000, "period": 40_000})  # fmt: skip
-    rows = [_one(seed, q, predictor, size) for predictor in (None, {}) for q in FRACTIONS]
+    rows = [run_point(seed, q, predictor, size) for predictor in (None, {}) for q in FRACTIONS]
     stem = "selective-dispatch-quick" if quick else "selective-dispatch"
     _plot(output_dir / f"{stem}.png", rows)
     result = {"seed": seed, "quick": quick, "size": size, "methods": 8, "blocks": 5,

@@ -173,12 +173,14 @@ class FrontEnd:
     ``queue_size`` (fetch queue entries), ``resolve_latency`` (dispatch to branch
     resolution, cycles), ``mispredict_rate``, ``seed``, and ``predictor``: None (no
     profile-flag predictor) or a dict of :class:`~hwprof.golden.predictor.
-    PredictorConfig` parameters (``{}`` for the defaults) to fetch with one.
+    PredictorConfig` parameters (``{}`` for the defaults) to fetch with one;
+    ``predictor_model``: the predictor's class, :class:`~hwprof.golden.predictor.
+    ProfileFlagPredictor` or a subclass (a what-if, e.g. bench/bench_same_set_hazards.py).
     """
 
     def __init__(self, program: Program, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32,
                  queue_size=8, resolve_latency=3, mispredict_rate=0.05, seed=0,
-                 predictor=None):
+                 predictor=None, predictor_model=ProfileFlagPredictor):
         params = dict(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
                       addr_width=addr_width)  # fmt: skip
         self.filter = DispatchFilter(**params)
@@ -202,8 +204,8 @@ class FrontEnd:
         self.predictor = None
         self.predictor_trace: list[PredictorStep] = []
         if predictor is not None:
-            self.predictor = ProfileFlagPredictor(lanes=lanes, n_flags=n_flags,
-                                                  addr_width=addr_width, **predictor)  # fmt: skip
+            self.predictor = predictor_model(lanes=lanes, n_flags=n_flags,
+                                             addr_width=addr_width, **predictor)  # fmt: skip
         self._fetch_log: list[tuple[int, int]] = []
         self._lookups: list = []
         self.records: list[CycleRecord] = []
