@@ -265,7 +265,7 @@ def check_fault_counts(fe, msg):
 def test_wrong_path_stack_exception_never_traps(seed, frontend=FrontEnd, reference=True):
     """A faulting pushpf behind a mispredicted branch is squashed with it.
 
-    About 1 seed in 70 puts no faulting pushpf on a wrong path in 3000 cycles, which
+    About 1 seed in 70 puts no faulting pushpf on a wrong path in 3000 instructions, which
     proves nothing about the squash: the run is repeated with the seeds after it
     until one does, at most 5 runs, each checked against the reference."""
     for run_seed in range(seed, seed + 5):
@@ -288,7 +288,8 @@ class KeepsWrongPathFaults(FrontEnd):
     def step(self):
         faults = [entry for entry in self.inflight if entry[3] is not None]
         record = super().step()
-        if record.cause == "branch":
+        if record.cause == "branch":  # self.cycle - 1: the squash's cycle
+            # (an entry due in that cycle would never be taken from the queue)
             kept = [entry for entry in faults if entry[0] > self.cycle - 1]
             self.inflight.extend(kept)
             self.counts["pf_fault_discarded"] -= len(kept)

@@ -174,13 +174,14 @@ class FrontEnd:
     resolution, cycles), ``mispredict_rate``, ``seed``, and ``predictor``: None (no
     profile-flag predictor) or a dict of :class:`~hwprof.golden.predictor.
     PredictorConfig` parameters (``{}`` for the defaults) to fetch with one;
-    ``predictor_model``: the predictor's class, :class:`~hwprof.golden.predictor.
-    ProfileFlagPredictor` or a subclass (a what-if, e.g. bench/bench_same_set_hazards.py).
+    ``predictor_model``: the predictor's class (None: :class:`~hwprof.golden.predictor.
+    ProfileFlagPredictor`, looked up when the front end is made, so that a test can
+    patch it) or a subclass (a what-if, e.g. bench/bench_same_set_hazards.py).
     """
 
     def __init__(self, program: Program, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32,
                  queue_size=8, resolve_latency=3, mispredict_rate=0.05, seed=0,
-                 predictor=None, predictor_model=ProfileFlagPredictor):
+                 predictor=None, predictor_model=None):
         params = dict(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
                       addr_width=addr_width)  # fmt: skip
         self.filter = DispatchFilter(**params)
@@ -204,8 +205,9 @@ class FrontEnd:
         self.predictor = None
         self.predictor_trace: list[PredictorStep] = []
         if predictor is not None:
-            self.predictor = predictor_model(lanes=lanes, n_flags=n_flags,
-                                             addr_width=addr_width, **predictor)  # fmt: skip
+            model = predictor_model or ProfileFlagPredictor
+            self.predictor = model(lanes=lanes, n_flags=n_flags, addr_width=addr_width,
+                                   **predictor)  # fmt: skip
         self._fetch_log: list[tuple[int, int]] = []
         self._lookups: list = []
         self.records: list[CycleRecord] = []
