@@ -4,8 +4,13 @@ import random
 
 import pytest
 
-from hwprof.golden.frontend import FrontEnd, basic_block_program, directed_programs
-from hwprof.golden.isa_profile import decode
+from hwprof.golden.frontend import (
+    FrontEnd,
+    basic_block_program,
+    directed_programs,
+    mixed_type_program,
+)  # fmt: skip
+from hwprof.golden.isa_profile import MAX_FLAGS, decode
 
 
 def check_front_end(frontend: FrontEnd, seed):
@@ -58,3 +63,16 @@ def test_call_graph_misfetch_happens_and_recovers(seed):
     for r in causes:
         # redirected to the fall-through of the jal/b
         assert decode(program.word(r.redirect - 4)).is_cti
+
+
+@pytest.mark.parametrize("n_flags", range(1, MAX_FLAGS + 1))
+def test_mixed_type_program_types_fit_the_type_field(n_flags, seed):
+    """PI types run over 0..n_flags - 1, plus the type n_flags (which names no flag)
+    where the 3-bit type field holds it: with 8 flags there is none (seed 778406832 of
+    the dispatch filter's soak test built a type 8 and failed)."""
+    types = set()
+    for s in range(seed, seed + 5):
+        program = mixed_type_program(random.Random(s), n_flags=n_flags)
+        types |= {decode(w).k for w in program.words.values() if decode(w).is_pi}
+    expected = set(range(n_flags + (n_flags < MAX_FLAGS)))
+    assert types == expected, f"seeds {seed}..{seed + 4}: types {sorted(types)}"

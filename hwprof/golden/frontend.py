@@ -45,7 +45,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .dispatch import DispatchFilter, FlagStackSpill, Lane
-from .isa_profile import NOP, Insn, decode, decode_pflen, encode, encode_pflen
+from .isa_profile import MAX_FLAGS, NOP, Insn, decode, decode_pflen, encode, encode_pflen
 from .predictor import PredictorOutputs, ProfileFlagPredictor
 
 __all__ = [
@@ -480,7 +480,8 @@ def mixed_type_program(rng: random.Random, *, blocks=24, n_flags=3, pi_branch_ra
     Each basic block: 0..3 PCIs on random flags (``setpf``/``resetpf``, or a
     ``pushpf k; setpf|resetpf k`` scope closed by ``poppf k`` after the PIs); a run
     of 1..12 PIs whose types change in runs of 1..4 (a type ``n_flags``, which
-    names no flag, now and then); some PIs are ``beq/b`` over the next PI, and some
+    names no flag, now and then, when ``n_flags`` < :data:`MAX_FLAGS`: the type field
+    holds no other); some PIs are ``beq/b`` over the next PI, and some
     ``beq/b k`` jump over an ordinary instruction to a PI of the same type ``k``;
     1..4 ordinary instructions; a conditional branch to a random block.
     """
@@ -498,7 +499,7 @@ def mixed_type_program(rng: random.Random, *, blocks=24, n_flags=3, pi_branch_ra
         k, run, j = 0, 0, 0
         while j < length:
             if run == 0:
-                k, run = rng.randrange(n_flags + 1), rng.randint(1, 4)
+                k, run = rng.randrange(min(n_flags + 1, MAX_FLAGS)), rng.randint(1, 4)
             r = rng.random()
             if j + 2 < length and r < pi_branch_rate:
                 body.append(("over", k))  # beq/b over the next PI
