@@ -84,29 +84,22 @@ class RecordingPredictor(ProfileFlagPredictor):
         super()._update(pc, leader, flag, declared)
 
 
-class DropSameSet(ProfileFlagPredictor):
+class DropSameSet(RecordingPredictor):
     """A predictor whose decode group drops its row update when the group decoded the
     cycle before wrote that table set (a design without the forwarding loop, which
-    neither stalls nor forwards). ``update_latency`` must be 0."""
+    neither stalls nor forwards); ``cycle_sets`` holds the sets each cycle wrote.
+    ``update_latency`` must be 0."""
 
     def __init__(self, **params):
         super().__init__(**params)
         if self.config.update_latency:
             raise ValueError("DropSameSet models update_latency=0 only")
         self.dropped = 0
-        self._written: frozenset = frozenset()  # sets written by the group ahead
-        self._writing: set = set()
-
-    def end(self, update=(), squash=0) -> None:
-        self._written, self._writing = frozenset(self._writing), set()
-        super().end(update, squash)
 
     def _update(self, pc, leader, flag, declared=None) -> None:
-        index = self._split(leader)[1]
-        if index in self._written:
+        if self.cycle_sets and self._split(leader)[1] in self.cycle_sets[-1]:
             self.dropped += 1
             return
-        self._writing.add(index)
         super()._update(pc, leader, flag, declared)
 
 

@@ -255,7 +255,7 @@ def check_fault_counts(fe, msg):
     flight when the run ends), none dispatched on a wrong path does, and every fault
     either traps, is discarded by a branch squash or is still in flight."""
     c = fe.counts
-    pending = sum(trap is not None for *_, trap in fe.inflight)
+    pending = fe.faults_in_flight()
     msg = f"{msg}: {c} with {pending} faults in flight"
     assert c["pf_fault_on_path"] - pending <= c["pf_exception"] <= c["pf_fault_on_path"], msg
     assert (c["pf_exception"] + c["pf_fault_discarded"] + pending

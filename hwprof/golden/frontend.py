@@ -224,6 +224,10 @@ class FrontEnd:
                        "pf_fault_on_path": 0, "pf_fault_wrong_path": 0,
                        "pf_fault_discarded": 0}  # fmt: skip
 
+    def faults_in_flight(self) -> int:
+        """Flag-stack faults dispatched that have neither trapped nor been squashed."""
+        return sum(trap is not None for *_, trap in self.inflight)
+
     # ------------------------------------------------------------------ fetch
     def _fetch(self, rec: CycleRecord) -> None:
         for _ in range(self.lanes):
@@ -301,7 +305,7 @@ class FrontEnd:
             rec.cause = "pf_exception"
             self.counts["pf_exception"] += 1
         elif squash:
-            self.counts["pf_fault_discarded"] += sum(t is not None for *_, t in self.inflight)
+            self.counts["pf_fault_discarded"] += self.faults_in_flight()
             self.inflight.clear()
             redirect, rec.cause, self.on_path = squash_pc, "branch", True
             self.counts["branch_mispredict"] += 1
