@@ -50,15 +50,18 @@ def mutant(obj, old: str, new: str):
 #   a: neutral positive |5 - 6| = 1; b: false negative 3; c: false positive |2 - 3| = 1;
 #   e: false positive |0 - 4| = 4  ->  E = (1 + 3 + 1 + 4) / 10 = 0.9
 # Interval 2: a x6, d x4. Hardware: a 4, d 4 -> neutral negative 2 / 10 = 0.2
-# Interval 3: ten distinct keys, no true candidate. Hardware reports f 1 (a false
-#   positive): formula (1) is undefined (no candidate to be relative to).
-# Interval 4: ten distinct keys, no true candidate, nothing reported.
+# Interval 3: ten distinct keys, no true candidate. Hardware reports f 4 (a false
+#   positive, f_p = 1): formula (1) sums over the tuples "seen in either perfect or
+#   hardware profiler", so E = |1 - 4| / 1 = 3, averaged in.
+# Interval 4: ten distinct keys, no true candidate, nothing reported: 0/0, no error
+#   rate, left out of the average.
 HAND_KEYS = ([1] * 5 + [2] * 3 + [3] * 2 + [1] * 6 + [4] * 4 + list(range(100, 110))
              + list(range(200, 210)))  # fmt: skip
-HAND_HW = [[(1, 6), (3, 3), (5, 4)], [(1, 4), (4, 4)], [(100, 1)], []]
-HAND = {"total": (0.9 + 0.2) / 2, "false_positive": 0.5 / 2, "false_negative": 0.3 / 2,
-        "neutral_positive": 0.1 / 2, "neutral_negative": 0.2 / 2, "intervals": 4,
-        "no_candidate": 2, "no_candidate_reported": 1}  # fmt: skip
+HAND_HW = [[(1, 6), (3, 3), (5, 4)], [(1, 4), (4, 4)], [(100, 4)], []]
+HAND = {"total": (0.9 + 0.2 + 3) / 3, "false_positive": (0.5 + 3) / 3,
+        "false_negative": 0.3 / 3, "neutral_positive": 0.1 / 3, "neutral_negative": 0.2 / 3,
+        "intervals": 4, "no_candidate": 2, "no_candidate_reported": 1, "undefined": 1,
+        "averaged": 3}  # fmt: skip
 
 
 def check_formula_one(error_fn):
@@ -67,7 +70,7 @@ def check_formula_one(error_fn):
                 if not math.isclose(getattr(e, name), want, abs_tol=1e-12)]  # fmt: skip
     per = e.per_interval
     if not (len(per) == 4 and math.isclose(per[0], 0.9) and math.isclose(per[1], 0.2)
-            and math.isnan(per[2]) and math.isnan(per[3])):  # fmt: skip
+            and math.isclose(per[2], 3) and math.isnan(per[3])):  # fmt: skip
         failures.append(("per_interval", per))
     return failures
 
@@ -80,7 +83,7 @@ def fast_error(keys, hw, interval_length, threshold):
     parts, totals, reported = truth.evaluate(
         np.array([k for k, _ in flat], np.uint64), np.array([c for _, c in flat], np.int64), ends
     )
-    return multihash.mean_error(parts, totals, reported)
+    return multihash.mean_error(parts, totals, truth.candidates, reported)
 
 
 @pytest.mark.parametrize("error_fn", [error_rate, fast_error], ids=["reference", "fast"])
@@ -88,10 +91,38 @@ def test_formula_one_by_hand(error_fn):
     assert check_formula_one(error_fn) == []
 
 
+@pytest.mark.parametrize("error_fn", [error_rate, fast_error], ids=["reference", "fast"])
+def test_false_positive_only_interval_is_averaged_in(error_fn):
+    """Sec. 5.5.2: n counts the candidates "seen in either perfect or hardware profiler"
+    and the net error is "a simple average over the error rates seen by all intervals".
+
+    No key of ``[1,1,1,2,2,2,3,3,4,4]`` reaches T = 5; the hardware reports 2 with
+    f_h = 6 (f_p = 3): E = |3 - 6| / 3 = 1, all false positive. A second interval of
+    ten 5s reported exactly has E = 0: the average is 0.5.
+    """
+    keys = [1, 1, 1, 2, 2, 2, 3, 3, 4, 4]
+    e = error_fn(keys, [[(2, 6)]], 10, 5)
+    assert (e.total, e.false_positive, e.averaged, e.undefined) == (1.0, 1.0, 1, 0)
+    assert (e.no_candidate, e.no_candidate_reported) == (1, 1)
+    e = error_fn(keys + [5] * 10, [[(2, 6)], [(5, 10)]], 10, 5)
+    assert (e.total, e.false_positive, e.averaged, e.per_interval) == (0.5, 0.5, 2, (1.0, 0.0))
+
+
+@pytest.mark.parametrize("error_fn", [error_rate, fast_error], ids=["reference", "fast"])
+def test_interval_without_any_candidate_is_left_out(error_fn):
+    """Neither profiler has a candidate: formula (1) is 0/0; the interval is counted
+    (``undefined``) but not averaged in (and not averaged in as 0)."""
+    keys = [5] * 10 + list(range(10))
+    e = error_fn(keys, [[(5, 8)], []], 10, 5)
+    assert (e.total, e.intervals, e.averaged, e.undefined, e.no_candidate) == (0.2, 2, 1, 1, 1)
+    assert e.per_interval[0] == 0.2 and math.isnan(e.per_interval[1])
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("totals.append(math.nan)", "totals.append(0.0)"),  # average the empty intervals in
+        ("totals.append(math.nan)", "totals.append(0.0)"),  # average the 0/0 intervals in
+        ("if denominator == 0:", "if not perfect:"),  # drop the false-positive-only intervals
         ("                part[1] += fp", "                part[1] += 0"),  # no false negatives
         ("numerator = sum(abs(exact.get(k, 0) - hw.get(k, 0)) for k in union)",
          "numerator = sum(exact.get(k, 0) - hw.get(k, 0) for k in union)"),  # signed error
@@ -103,13 +134,20 @@ def test_formula_one_checker_catches_a_mutant(old, new):
     assert check_formula_one(mutant(error_rate, old, new)) != []
 
 
-def test_fast_metric_checker_catches_a_mutant(monkeypatch):
-    """Mutant of the compiled kernel: a false positive's f_p left out of the denominator."""
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("extra += fp", "extra += 0"),  # a false positive's f_p left out of the denominator
+        ("if den == 0:", "if cand_sum[r] == 0:"),  # false-positive-only intervals dropped
+    ],
+)  # fmt: skip
+def test_fast_metric_checker_catches_a_mutant(monkeypatch, old, new):
+    """Mutants of the compiled kernel."""
     rle, evaluate = interval_error._kernels()
     source = inspect.getsource(evaluate.py_func)
-    assert source.count("extra += fp") == 1
+    assert source.count(old) == 1
     namespace = dict(vars(interval_error))
-    exec(textwrap.dedent(source.replace("extra += fp", "extra += 0")).replace(
+    exec(textwrap.dedent(source.replace(old, new)).replace(
         "@njit(cache=True, nogil=True)\n", ""), namespace)  # fmt: skip
     monkeypatch.setattr(interval_error, "_KERNELS", (rle, namespace["evaluate"]))
     assert check_formula_one(fast_error) != []
@@ -137,8 +175,8 @@ def test_fast_metric_equals_reference_on_streams(seed):
         chunks = np.array_split(keys, 7)
         got = profile_stream(chunks, [Bulk(**params)], 2000, 30, block=5000, workers=2)
         e = got.errors[0]
-        assert (e.intervals, e.no_candidate, e.no_candidate_reported) == (
-            ref.intervals, ref.no_candidate, ref.no_candidate_reported), seed  # fmt: skip
+        counters = ("intervals", "no_candidate", "no_candidate_reported", "undefined")
+        assert [getattr(e, c) for c in counters] == [getattr(ref, c) for c in counters], seed
         np.testing.assert_allclose(e.per_interval, ref.per_interval, rtol=1e-12)
         assert e.total == pytest.approx(ref.total, rel=1e-12), seed
 

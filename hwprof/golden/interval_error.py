@@ -11,8 +11,8 @@ equal) fast enough for 100M-tuple traces and many configurations:
 * :meth:`IntervalTruth.evaluate`: formula (1) of one hardware profile per
   interval, given as ``(keys, counts, ends)`` records (what
   :meth:`hwprof.golden.multihash.BulkProfiler.feed` returns): per interval the
-  four parts, the total (NaN without a true candidate) and whether anything was
-  reported.
+  four parts, the total (NaN where formula (1) is 0/0: no candidate in either
+  profile) and whether anything was reported.
 * :func:`profile_stream`: streams chunks of keys through any number of
   profilers in lock step (each gets the same whole intervals; the exact counts
   are computed once per block), in threads (the numba kernels release the GIL).
@@ -100,10 +100,10 @@ def _kernels():
                     f_pos += abs(fp - fh)
                     extra += fp
             reported[r] = end > begin
-            if cand_sum[r] == 0:
+            den = cand_sum[r] + extra
+            if den == 0:  # no candidate in either profile: 0/0, no error rate
                 totals[r] = np.nan
             else:
-                den = cand_sum[r] + extra
                 f_neg = cand_sum[r] - matched
                 parts[r, 0] = f_pos / den
                 parts[r, 1] = f_neg / den
@@ -304,7 +304,7 @@ def profile_stream(chunks, profilers, interval_length: int, threshold: int, *,
     for i in range(len(profilers)):
         if parts[i]:
             out.errors.append(mean_error(np.concatenate(parts[i]), np.concatenate(totals[i]),
-                                         np.concatenate(reported[i])))  # fmt: skip
+                                         out.candidates, np.concatenate(reported[i])))  # fmt: skip
         else:
             out.errors.append(ErrorRate(0.0, 0.0, 0.0, 0.0, 0.0, 0))
     return out

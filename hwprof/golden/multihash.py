@@ -638,17 +638,25 @@ def interval_counts(keys, interval_length: int):
 
 @dataclass(frozen=True)
 class ErrorRate:
-    """Formula (1) averaged over the intervals that have a true candidate.
+    """Formula (1) averaged over the intervals where it is defined (section 5.5.2).
 
     ``total`` is formula (1) itself (computed from ``|f_p - f_h|``, not as the sum
-    of the parts); the four parts split its numerator by category. An interval
-    without any true candidate (no tuple with ``f_p >= T``) is not averaged in:
-    the paper's error is relative to the candidates' frequencies, and with none
-    there is nothing to be wrong about except false positives. Those intervals
-    are counted in ``no_candidate``; ``no_candidate_reported`` of them had a
-    hardware profile anyway (false positives only). ``per_interval`` holds each
-    interval's formula (1) (NaN where there is no true candidate), the paper's
-    Fig. 13.
+    of the parts); the four parts split its numerator by category. Formula (1)
+    sums over the candidates "seen in either perfect or hardware profiler", so an
+    interval without a true candidate (no tuple with ``f_p >= T``) whose hardware
+    profile reported tuples has a defined error, all false positive (each reported
+    tuple occurred, ``f_p >= 1``), and is averaged in like any other ("a simple
+    average over the error rates seen by all intervals"). Only where ``sum f_p``
+    over both profiles is 0 is formula (1) 0/0: no candidate in either profile
+    (or, with a profiler other than this module's, whose entries all occurred,
+    reported tuples that never occurred). Such an interval has no error rate; it
+    is left out of the average and counted in ``undefined``.
+
+    Counters: ``no_candidate`` intervals had no true candidate; of them,
+    ``no_candidate_reported`` had a hardware profile anyway (false positives only,
+    averaged in); ``undefined`` intervals are not averaged in (``averaged`` are).
+    ``per_interval`` holds each interval's formula (1) (NaN where undefined), the
+    paper's Fig. 13.
     """
 
     false_positive: float
@@ -659,24 +667,31 @@ class ErrorRate:
     intervals: int
     no_candidate: int = 0
     no_candidate_reported: int = 0
+    undefined: int = 0
     per_interval: tuple = ()
 
     @property
     def averaged(self) -> int:
-        """Intervals in the average (those with at least one true candidate)."""
-        return self.intervals - self.no_candidate
+        """Intervals in the average (those where formula (1) is defined)."""
+        return self.intervals - self.undefined
 
 
-def mean_error(parts, totals, reported) -> ErrorRate:
-    """Average per-interval parts (``n x 4``) and totals (NaN = no true candidate)."""
+def mean_error(parts, totals, candidates, reported) -> ErrorRate:
+    """Average per-interval parts (``n x 4``) and totals (NaN = formula (1) undefined).
+
+    ``candidates`` (true candidates per interval) and ``reported`` (whether the
+    hardware profile had an entry) only feed the counters of :class:`ErrorRate`.
+    """
     parts = np.asarray(parts, dtype=float).reshape(-1, 4)
     totals = np.asarray(totals, dtype=float)
     defined = ~np.isnan(totals)
+    none = np.asarray(candidates) == 0
     means = parts[defined].mean(axis=0) if defined.any() else np.zeros(4)
-    return ErrorRate(*means.tolist(), total=float(totals[defined].mean()) if defined.any()
-                     else 0.0, intervals=len(totals), no_candidate=int((~defined).sum()),
-                     no_candidate_reported=int((~defined & np.asarray(reported, bool)).sum()),
-                     per_interval=tuple(totals.tolist()))  # fmt: skip
+    total = float(totals[defined].mean()) if defined.any() else 0.0
+    return ErrorRate(*means.tolist(), total=total, intervals=len(totals),
+                     no_candidate=int(none.sum()),
+                     no_candidate_reported=int((none & np.asarray(reported, bool)).sum()),
+                     undefined=int((~defined).sum()), per_interval=tuple(totals.tolist()))
 
 
 def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) -> ErrorRate:
@@ -687,15 +702,16 @@ def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) ->
     missing from the hardware profile has ``f_h = 0``. Each tuple's term goes to
     one category: false positive (hardware only), false negative (perfect only),
     neutral positive (both, ``f_h > f_p``), neutral negative (both, ``f_h <
-    f_p``). The net error is the simple average over the intervals with at least
-    one true candidate; the others are counted apart (:class:`ErrorRate`).
-    This is the readable reference; :mod:`hwprof.golden.interval_error` is the
-    fast streaming form (tested equal).
+    f_p``). The net error is the simple average over the intervals where formula
+    (1) is defined (``sum f_p > 0``: a candidate in either profile, so also an
+    interval with false positives only); the 0/0 intervals are counted apart
+    (:class:`ErrorRate`). This is the readable reference;
+    :mod:`hwprof.golden.interval_error` is the fast streaming form (tested equal).
     """
     counts = interval_counts(keys, interval_length)
     if len(hardware_profiles) != len(counts):
         raise ValueError(f"{len(hardware_profiles)} hardware profiles for {len(counts)} intervals")
-    parts, totals, reported = [], [], []
+    parts, totals, candidates, reported = [], [], [], []
     for exact, hardware in zip(counts, hardware_profiles, strict=True):
         hw = dict(hardware)
         perfect = {k for k, v in exact.items() if v >= threshold}
@@ -710,17 +726,18 @@ def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) ->
                 part[2] += fh - fp
             else:
                 part[3] += fp - fh
+        candidates.append(len(perfect))
         reported.append(bool(hw))
-        if not perfect:
+        union = perfect | set(hw)
+        denominator = sum(exact.get(k, 0) for k in union)
+        if denominator == 0:  # no candidate in either profile: 0/0, no error rate
             parts.append(np.zeros(4))
             totals.append(math.nan)
             continue
-        union = perfect | set(hw)
-        denominator = sum(exact.get(k, 0) for k in union)
         numerator = sum(abs(exact.get(k, 0) - hw.get(k, 0)) for k in union)
         parts.append(part / denominator)
         totals.append(numerator / denominator)
-    return mean_error(parts, totals, reported)
+    return mean_error(parts, totals, candidates, reported)
 
 
 def false_positive_bound(tables: int, threshold_percent: float, counters: int) -> float:
