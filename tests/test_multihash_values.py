@@ -56,7 +56,7 @@ def test_quick_run(tmp_path, capsys):
     for label in ("C1R0 4", "C1R0 4 4-way", "C1R0 4 10-way", "count-min", "frequent-items",
                   "hotlist"):
         assert len(r["errors"][label]["seeds"]) == data["seeds"]
-    assert "order_of_magnitude" in capsys.readouterr().out
+    assert "c1r0_4_beats_bsh" in capsys.readouterr().out
 
 
 def test_baseline_sentence_follows_the_error_parts():

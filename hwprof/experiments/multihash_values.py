@@ -9,8 +9,9 @@ for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 1, 2, 4, 8 tables x C0/C1 x R0/R1 (Figs. 10-11; with one table C has no
 effect), 16 tables C1-R0 (Fig. 12), each with 5 hash seeds, the per-interval
 error of the best single hash and of 4 tables C1-R0 (Fig. 13), and the
-baselines of :mod:`hwprof.experiments.baselines` at equal memory. Intervals
-without a true candidate are counted apart (formula (1) is undefined there).
+baselines of :mod:`hwprof.experiments.baselines` at equal memory. An interval
+with false positives only is averaged in (formula (1) sums over the candidates of
+either profiler); one with no candidate in either is 0/0 and counted apart.
 """
 
 from __future__ import annotations
@@ -61,13 +62,18 @@ def organisation_label(ways: int) -> str:
     """Label of the 4-table C1-R0 profiler with the accumulator organisation ``ways``."""
     return "C1R0 4" if ways == 0 else f"C1R0 4 {ways}-way"
 
-#: the paper's numbers (section 6.3 text; the figures' bars are not in the text)
+#: the paper's numbers, from its text (the figures' bars are not in the text): section
+#: 6.4.1 (Fig. 12) for the best multi-hash / single hash errors, the 4-table improvement
+#: on go and the average; section 6.3 for resetting's false negatives (Fig. 10) and C0-R1
+#: on go (Fig. 11: "even with immediate resetting the error rate without conservative
+#: update still remains around 100% or higher for go")
 PAPER = {
     "best_multihash_1m": {"gcc": 5.0, "go": 1.5},
     "best_single_1m": {"gcc": 10.0, "go": 20.0},
+    "improvement_4_tables_go_1m": 10.0,
     "average_multihash": "< 1 %",
     "r1_8_tables_extra_fn_go_10k": 4.0,
-    "c0_1m_go": "~100 % or higher",
+    "c0r1_1m_go": "~100 % or higher",
 }
 
 
@@ -131,7 +137,8 @@ def _summarise(errors) -> dict:
             "max": float(np.max(totals)), "seeds": totals,
             **{p: float(np.mean([100 * getattr(e, p) for e in errors])) for p in PARTS},
             "intervals": errors[0].intervals, "no_candidate": errors[0].no_candidate,
-            "no_candidate_reported": [e.no_candidate_reported for e in errors]}  # fmt: skip
+            "no_candidate_reported": [e.no_candidate_reported for e in errors],
+            "undefined": [e.undefined for e in errors]}  # fmt: skip
 
 
 def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=None) -> dict:
@@ -219,10 +226,8 @@ def _claims(result: dict) -> dict:
     for preset, programs in result["presets"].items():
         c1r0_4 = {p: r["errors"]["C1R0 4"]["total"] for p, r in programs.items()}
         bsh = {p: r["errors"][best_single(r["errors"])]["total"] for p, r in programs.items()}
-        hard = [p for p in programs if bsh[p] >= 1.0]
         best_tables = {p: min(TABLES, key=lambda t, r=r: r["errors"][f"C1R0 {t}"]["total"])
                        for p, r in programs.items()}  # fmt: skip
-        ratio = {p: bsh[p] / max(c1r0_4[p], 1e-9) for p in hard}
         multi_labels = [label for label, tables, _, _ in configurations() if tables > 1]
         best = {p: best_multi(r["errors"], multi_labels) for p, r in programs.items()}
         # one configuration for every program: the lowest mean over the programs
@@ -231,14 +236,15 @@ def _claims(result: dict) -> dict:
         out[preset] = {
             "best_multi": best,
             "best_multi_error": {p: programs[p]["errors"][b]["total"] for p, b in best.items()},
-            "best_ratio": {p: bsh[p] / max(programs[p]["errors"][best[p]]["total"], 1e-9)
-                           for p in hard},
+            "best_gain": {p: bsh[p] - programs[p]["errors"][b]["total"]
+                          for p, b in best.items()},
             "common_best": common,
             "common_best_error": {p: r["errors"][common]["total"] for p, r in programs.items()},
             "c1r0_4_mean": float(np.mean(list(c1r0_4.values()))),
-            "c1r0_4": c1r0_4, "bsh": bsh, "hard": hard, "ratio": ratio,
+            "c1r0_4": c1r0_4, "bsh": bsh,
+            "gain": {p: bsh[p] - c1r0_4[p] for p in programs},
             "under_1pct": bool(np.mean(list(c1r0_4.values())) < 1.0),
-            "order_of_magnitude": bool(hard) and all(v >= 10 for v in ratio.values()),
+            "c1r0_4_beats_bsh": all(c1r0_4[p] < bsh[p] for p in programs),
             "best_tables": best_tables,
             "c1_beats_c0_at_4": {p: r["errors"]["C1R0 4"]["total"] <= r["errors"]["C0R0 4"]
                                  ["total"] for p, r in programs.items()},
@@ -259,11 +265,13 @@ def _markdown(result: dict, stem: str) -> str:
     L = ["# Multi-hash profiler on value profiles (`<load pc, value>`)", "",
          f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}, "
          f"{result['seconds']:.0f} s wall on the shared 2-core machine.{partial}", "",
+         *([result["note"], ""] if result.get("note") else []),
          "Tuples: every load of the program after its initialisation "
          "(`hwprof.sim.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
          "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = pc[31:0] : "
          "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
-         f"intervals with at least one true candidate; mean over {result['seeds']} hash seeds "
+         "intervals where it is defined (a candidate in either profile: an interval with "
+         f"false positives only is averaged in); mean over {result['seeds']} hash seeds "
          "[min-max over the seeds]. Baselines at the multi-hash configuration's memory "
          "(`hwprof/experiments/baselines.py`).", "",
          "## The streams (paper Figs. 4-5)", "",
@@ -299,8 +307,10 @@ def _markdown(result: dict, stem: str) -> str:
         L += ["", "Intervals without a true candidate, per program: " + ", ".join(
             f"{n} {programs[n]['errors']['C1R0 4']['no_candidate']} of "
             f"{programs[n]['intervals']}" for n in names) + "; of those, the single hash (R0) "
-            "still reported false positives in (per seed) " + ", ".join(
-            f"{n} {v}" for n, v in reported.items()) + ".", ""]  # fmt: skip
+            "still reported false positives (averaged in, all error false positive) in (per "
+            "seed) " + ", ".join(f"{n} {v}" for n, v in reported.items()) + ". The "
+            "`undefined` counts of the .json are the intervals with no candidate in either "
+            "profile (0/0, not averaged in).", ""]  # fmt: skip
         L += [f"![{preset}]({stem}-{preset}.png)", ""]
         L += _organisation_table(preset, programs)
     L += ["## Per-interval error, 1M / 0.1 % (Fig. 13)", "",
@@ -321,76 +331,84 @@ def _markdown(result: dict, stem: str) -> str:
                      f"{r['tuples'] / max(r['cpu_seconds'], 1e-9) / 1e6:.2f} M | "
                      f"{r['load_average']:.1f} |")  # fmt: skip
     L += ["", "## The paper's claims, checked", "",
-          "Per program: the paper's two claims, multi-hash with conservative update (4 tables "
-          "C1-R0) under 1 % error, and the best single hash an order of magnitude (>= 10x) "
-          "worse where it struggles (>= 1 % error; where it does not, the claim is not "
-          "testable on that program). Mean over the seeds, [min-max].", "",
+          "Section 6.4.1 (Fig. 12) makes these claims about the multi-hash profiler with "
+          "conservative update and without resetting against the best single hash (BSH: "
+          "resetting and retaining, Fig. 13's caption): \"the multi-hash profiler with 4 "
+          "hash-tables consistently outperforms all other configurations including best "
+          "single hash approach\"; on go at 1M \"the multi-hash with 4 hash-tables shows an "
+          "improvement in error rate of about 10% (absolute) over best single hash "
+          "approach\"; the lowest errors are gcc 5 % and go 1.5 % against 10 % and 20 % "
+          "for the single hash (a 5- and an 18.5-point gain, 2x and 13x); \"the average "
+          "error we see for the multi-hash architecture is under 1%\". The paper makes no "
+          "order-of-magnitude claim. Ours per program, 4 tables C1-R0 against our best "
+          "single hash (the lower of 1-table R0 and R1, retaining on); mean over the seeds, "
+          "[min-max]; the gain is in percentage points (absolute), the ratio only for "
+          "comparison with the paper's 2x and 13x (\"-\" where the multi-hash error is "
+          "below 0.01 %).", "",
           "| preset | program | 4 tables C1-R0 % | best single hash % | C1-R0 4 under 1 % | "
-          "single hash struggles | single / multi | >= 10x |",
-          "| --- | --- | ---: | ---: | --- | --- | ---: | --- |"]  # fmt: skip
+          "C1-R0 4 below BSH | gain (points) | single / multi |",
+          "| --- | --- | ---: | ---: | --- | --- | ---: | ---: |"]  # fmt: skip
     for preset, programs in result["presets"].items():
-        c = result["claims"][preset]
         for name, r in programs.items():
             multi, bsh = r["errors"]["C1R0 4"], r["errors"][best_single(r["errors"])]
-            hard = name in c["hard"]
-            ratio = bsh["total"] / max(multi["total"], 1e-9)
+            ratio = _ratio(bsh["total"], multi["total"])
             L.append(f"| {preset} | {name} | {_fmt(multi)} | {_fmt(bsh)} "
                      f"({best_single(r['errors'])}) | "
                      f"{'yes' if multi['total'] < 1.0 else '**no**'} | "
-                     f"{'yes' if hard else 'no'} | {f'{ratio:,.0f}x' if hard else '-'} | "
-                     f"{('yes' if ratio >= 10 else '**no**') if hard else 'not testable'} |")
+                     f"{'yes' if multi['total'] < bsh['total'] else '**no**'} | "
+                     f"{bsh['total'] - multi['total']:+.2f} | {ratio} |")
     L += [""]
     for preset, c in result["claims"].items():
-        ratios = ", ".join(f"{p} {v:.0f}x" for p, v in c["ratio"].items())
         L += [f"**{preset}.** 4 tables C1-R0: mean {c['c1r0_4_mean']:.3f} % over programs "
               f"(per program {', '.join(f'{p} {v:.3f}' for p, v in c['c1r0_4'].items())}); "
-              f"under 1 %: **{'yes' if c['under_1pct'] else 'no'}**. Best single hash: "
-              f"{', '.join(f'{p} {v:.2f}' for p, v in c['bsh'].items())} %. Programs where "
-              f"the single hash struggles (>= 1 %): {', '.join(c['hard']) or 'none'}; ratio "
-              f"single / multi there: {ratios or '-'}; an order of magnitude or more: "
-              f"**{'yes' if c['order_of_magnitude'] else 'no' if c['hard'] else 'not testable'}**. "
-              f"Best C1-R0 table count per program: "
+              f"under 1 % (the paper's average): **{'yes' if c['under_1pct'] else 'no'}**. "
+              f"Best single hash: {', '.join(f'{p} {v:.2f}' for p, v in c['bsh'].items())} "
+              f"%. Gain of 4 tables C1-R0 over it, points (the paper: about 10 on go at 1M): "
+              f"{', '.join(f'{p} {v:+.2f}' for p, v in c['gain'].items())}; below the best "
+              f"single hash on every program: **{'yes' if c['c1r0_4_beats_bsh'] else 'no'}**. "
+              f"Best C1-R0 table count per program (the paper: 4 \"consistently\"): "
               f"{', '.join(f'{p} {t}' for p, t in c['best_tables'].items())}.", ""]  # fmt: skip
     L += _best_against_best(result)
     L += ["## The paper's numbers beside ours", "", result["comparison"], ""]
     return "\n".join(L)
 
 
+def _ratio(single: float, multi: float) -> str:
+    """``single / multi`` for the tables; "-" where the multi-hash error is below 0.01 %."""
+    return f"{single / multi:,.1f}x" if multi >= 0.01 else "-"
+
+
 def _best_against_best(result: dict) -> list:
     """The claims as the paper's Fig. 12 states them: lowest multi-hash vs lowest single."""
     L = ["### Best against best (the paper's Fig. 12 comparison)", "",
-         "The paper compares its lowest multi-hash error with its lowest single-hash error. "
+         "Section 6.4.1 compares its lowest multi-hash error with its lowest single-hash "
+         "error: gcc 5 % vs 10 %, go 1.5 % vs 20 % (\"a significant improvement\"). "
          "Per program the best multi-hash configuration (2-16 tables, C0/C1 x R0/R1, by mean "
          "over the seeds) is picked on the same runs it is scored on, an optimistic choice "
          "(the paper's is too); the last line names the one configuration with the lowest "
          "mean over all programs, a pick that does not look at each program.", "",
          "| preset | program | best multi-hash % (configuration) | best single hash % | "
-         "under 1 % | single / multi | >= 10x |", "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+         "under 1 % | gain (points) | single / multi |",
+         "| --- | --- | ---: | ---: | --- | ---: | ---: |"]
     for preset, programs in result["presets"].items():
         c = result["claims"][preset]
         if "best_multi" not in c:  # results written before this comparison
             return []
         for name, r in programs.items():
             best, bsh = r["errors"][c["best_multi"][name]], r["errors"][best_single(r["errors"])]
-            hard = name in c["hard"]
-            ratio = c["best_ratio"].get(name)
+            ratio = _ratio(bsh["total"], best["total"])
             L.append(f"| {preset} | {name} | {_fmt(best)} ({c['best_multi'][name]}) | "
                      f"{_fmt(bsh)} | {'yes' if best['total'] < 1.0 else '**no**'} | "
-                     f"{f'{ratio:,.0f}x' if hard else '-'} | "
-                     f"{('yes' if ratio >= 10 else '**no**') if hard else 'not testable'} |")
+                     f"{bsh['total'] - best['total']:+.2f} | {ratio} |")
     L.append("")
     for preset, c in result["claims"].items():
         errs = c["common_best_error"]
-        ratios = {p: c["bsh"][p] / max(errs[p], 1e-9) for p in c["hard"]}
-        said = ", ".join(f"{p} {v:.0f}x" for p, v in ratios.items()) or "-"
-        tenfold = ("not testable" if not ratios
-                   else "yes" if min(ratios.values()) >= 10 else "no")  # fmt: skip
+        gains = ", ".join(f"{p} {c['bsh'][p] - v:+.2f}" for p, v in errs.items())
         L += [f"**{preset}, one configuration for all programs: {c['common_best']}** "
               f"(mean {np.mean(list(errs.values())):.3f} %): "
-              f"{', '.join(f'{p} {v:.2f} %' for p, v in errs.items())}; single / multi where "
-              f"the single hash struggles: {said}; every program under 1 %: "
-              f"**{'yes' if max(errs.values()) < 1.0 else 'no'}**, >= 10x on every struggling "
-              f"program: **{tenfold}**.", ""]
+              f"{', '.join(f'{p} {v:.2f} %' for p, v in errs.items())}; gain over the best "
+              f"single hash, points: {gains}; every program under 1 %: "
+              f"**{'yes' if max(errs.values()) < 1.0 else 'no'}**.", ""]
     return L
 
 
@@ -424,7 +442,8 @@ def _comparison(result: dict) -> str:
     lines = []
     if "1m" in c:
         m = c["1m"]
-        lines.append(f"- Paper, Fig. 12 (1M / 0.1 %): the lowest multi-hash errors are gcc 5 % "
+        lines.append(f"- Paper, section 6.4.1 (Fig. 12, 1M / 0.1 %): the lowest multi-hash "
+                     f"errors are gcc 5 % "
                      f"and go 1.5 %, best single hash 10 % and 20 %. Ours, 4 tables C1-R0: "
                      f"{', '.join(f'{p} {v:.2f} %' for p, v in m['c1r0_4'].items())}; best "
                      f"single hash {', '.join(f'{p} {v:.2f} %' for p, v in m['bsh'].items())}. "
@@ -436,22 +455,31 @@ def _comparison(result: dict) -> str:
                      "errors are not comparable program by program; the ranking and the "
                      "single-vs-multi gap are.")  # fmt: skip
     for preset, m in c.items():
-        lines.append(f"- Paper: average multi-hash error under 1 %. Ours ({preset}, 4 tables "
-                     f"C1-R0, mean over programs): {m['c1r0_4_mean']:.3f} %.")  # fmt: skip
+        lines.append(f"- Paper, section 6.4.1: average multi-hash error under 1 %. Ours "
+                     f"({preset}, 4 tables C1-R0, mean over programs): "
+                     f"{m['c1r0_4_mean']:.3f} %.")  # fmt: skip
         fn = {p: v[0] - v[1] for p, v in m["r1_fn_8"].items()}
-        lines.append(f"- Paper, Fig. 10: with resetting, 8 tables add about 4 % of false "
+        lines.append(f"- Paper, section 6.3 (Fig. 10, 10K / 1 %): with resetting, 8 tables "
+                     f"add about 4 % of false "
                      f"negatives on go. Ours ({preset}, C1R1 8 minus C1R0 8 false negatives): "
                      f"{', '.join(f'{p} {v:+.2f} %' for p, v in fn.items())}. Resetting "
                      "drops the counts a shared counter had gathered for other tuples; how "
                      "much depends on how many candidates share counters.")  # fmt: skip
     if "1m" in c:
-        c0 = {p: r["errors"]["C0R0 4"]["total"] for p, r in result["presets"]["1m"].items()}
-        lines.append(f"- Paper, Fig. 11: without conservative update go stays around 100 % or "
-                     f"higher at 1M. Ours, C0-R0 4 tables: "
-                     f"{', '.join(f'{p} {v:.2f} %' for p, v in c0.items())}. Without C1 every "
-                     "counter of a tuple grows with all tuples aliased to it; with 1M tuples "
-                     "into 512 counters per table that floods the tables when the distinct "
-                     "tuples per interval number in the hundreds of thousands.")
+        programs = result["presets"]["1m"]
+        c0r1 = {p: "/".join(f"{r['errors'][f'C0R1 {t}']['total']:.2f}" for t in (2, 4, 8))
+                for p, r in programs.items()}  # fmt: skip
+        c0r0 = {p: r["errors"]["C0R0 4"]["total"] for p, r in programs.items()}
+        lines.append("- Paper, section 6.3 (Fig. 11, 1M / 0.1 %): \"even with immediate "
+                     "resetting the error rate without conservative update still remains "
+                     "around 100% or higher for go\", i.e. C0-R1. Ours, C0-R1 with 2/4/8 "
+                     f"tables: {', '.join(f'{p} {v} %' for p, v in c0r1.items())} (C0-R0, 4 "
+                     f"tables: {', '.join(f'{p} {v:.2f} %' for p, v in c0r0.items())}). "
+                     "Without C1 every counter of a tuple grows with all tuples aliased to "
+                     "it; resetting clears a promoted tuple's counters but not the others' "
+                     "aliased counts. How far that floods the tables depends on the distinct "
+                     "tuples per interval and how evenly their counts spread (the streams "
+                     "table above); our programs' streams stay far from go's ~100 %.")
     for preset, programs in result["presets"].items():
         cells = {b: np.mean([r["errors"][b]["total"] for r in programs.values()])
                  for b in (*BASELINES, "C1R0 4")}  # fmt: skip
@@ -482,7 +510,7 @@ def _baseline_parts_sentence(parts: dict) -> str:
 
 
 def _paper_lines(ax, preset: str) -> None:
-    """The paper's numbers (section 6.3's text) as red lines on an error plot."""
+    """The paper's numbers (section 6.4.1's text) as red lines on an error plot."""
     ax.axhline(1.0, color="red", lw=0.8, label="paper: multi-hash average < 1 %")
     if preset == "1m":  # Fig. 12's lowest errors, from the text: gcc and go
         for program in ("gcc", "go"):
@@ -609,7 +637,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
         result["complete"] = n == len(plan) - 1
         if not quick or result["complete"]:  # the full run keeps what it has so far
             _write(result, output_dir, stem, time.perf_counter() - start)
-    return {p: {k: c[k] for k in ("c1r0_4_mean", "under_1pct", "hard", "order_of_magnitude")}
+    return {p: {k: c[k] for k in ("c1r0_4_mean", "under_1pct", "gain", "c1r0_4_beats_bsh")}
             for p, c in result["claims"].items()}  # fmt: skip
 
 
