@@ -44,7 +44,7 @@ accumulator, both ``counter_bits`` wide) can overflow within an interval.
 
 Also here: :func:`perfect_profile` (exact per-interval counts), :func:`error_rate`
 (formula (1), split into false positive/negative, neutral positive/negative,
-averaged over intervals), :func:`false_positive_bound` (section 6.1), and
+averaged over intervals), :func:`false_positive_bound` (section 6.2), and
 :func:`run_fast`, a compiled (numba) path bit-identical to the cycle model.
 """
 
@@ -741,7 +741,7 @@ def error_rate(keys, hardware_profiles, interval_length: int, threshold: int) ->
 
 
 def false_positive_bound(tables: int, threshold_percent: float, counters: int) -> float:
-    """Section 6.1: the false-positive probability bound ``(100 n / (t Z))^n``.
+    """Section 6.2: the false-positive probability bound ``(100 n / (t Z))^n``.
 
     ``Z`` is the total number of counters, split over ``n`` tables; ``t`` the
     candidate threshold in percent. (Values above 1 mean "no bound".)
