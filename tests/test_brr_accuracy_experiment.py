@@ -29,7 +29,8 @@ def test_quick_run_writes_plot_and_summary(tmp_path):
     # Resonance (paper sec. 4.2): a global counter with an even interval samples one
     # of the two leaves only (exactly 50 %); brr samples both.
     loop = acc["two-leaf-loop"]["10"]
-    assert loop["hw-counter"]["max"] == 50.0
+    assert loop["hw-counter"]["max"] == 50.0 and loop["sw-counter"]["max"] == 50.0
+    assert loop["sw-per-site"]["min"] == 100.0
     assert loop["brr"]["min"] > 80.0 and loop["bernoulli"]["min"] > 80.0
     # The real programs come from the shipped branch traces, first 2^15 taken transfers.
     assert set(data["real_programs"]) == set(REAL_PROGRAMS)
@@ -59,10 +60,24 @@ def test_accuracy_is_the_overlap_percentage():
     assert accuracy(sites, np.zeros(4, dtype=bool)) == 0.0
 
 
-def test_software_counter_samples_every_nth_execution_of_each_site(seed):
+def test_software_counter_is_the_papers_global_countdown(seed):
+    """Paper sec. 4.1: Arnold-Ryder adds "a decrementing global counter" that branches
+    to the instrumentation when it reaches zero and is reset to the interval. On a
+    two-site loop (0, 1, 0, 1, ...; 65,536 events) at 2^-10 the period 1024 is even,
+    so every sample falls on the same site: exactly 50.0 % overlap, whatever the
+    phase (a per-site counter would sample both sites, 100 %)."""
+    rng = np.random.default_rng(seed)
+    sites = np.arange(1 << 16) % 2
+    mask = samples("sw-counter", sites, 10, rng)
+    assert np.count_nonzero(mask) == (1 << 16) >> 10
+    assert len(set(sites[mask].tolist())) == 1, f"seed {seed}"
+    assert accuracy(sites, mask) == 50.0
+
+
+def test_per_site_counter_samples_every_nth_execution_of_each_site(seed):
     rng = np.random.default_rng(seed)
     sites = rng.integers(3, size=5000)
-    mask = samples("sw-counter", sites, 4, rng)
+    mask = samples("sw-per-site", sites, 4, rng)
     for site in range(3):
         hits = np.flatnonzero(mask[sites == site])
         assert len(hits) and set(np.diff(hits)) <= {16}, f"seed {seed}"
