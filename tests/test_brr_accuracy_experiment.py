@@ -4,19 +4,23 @@ case separates the samplers as the paper says; the helpers compute what they cla
 import json
 
 import numpy as np
+import pytest
 
 from hwprof.cli import main
 from hwprof.experiments.brr_accuracy import (
+    PAPER_TAP_SETS,
     PROGRAMS,
     REAL_PROGRAMS,
     SAMPLERS,
     accuracy,
     overhead_per_site,
+    paper_stage_taps,
     program_overhead,
     samples,
     taken_sites,
 )
 from hwprof.golden import tracefile as tf
+from hwprof.golden.lfsr import TAPS, Lfsr
 
 
 def test_quick_run_writes_plot_and_summary(tmp_path):
@@ -92,3 +96,42 @@ def test_overhead_model_per_site_by_hand():
               "skipped_instructions": 50_000}
     assert program_overhead(footer, 1) == {"brr": 2.0, "counter": 5.0, "calls": 1000,
                                            "instructions": 100_000}
+
+
+def paper_register(stages, seed_bits, count):
+    """The paper's words (sec. 4.2), bit by bit: stages 1..n, stage 1 the input; on an
+    update every stage takes the bit of the stage before it and the input takes the
+    XOR of the tapped stages. Returns the register after each update, as lists."""
+    reg = list(seed_bits)  # reg[s - 1] is stage s
+    out = []
+    for _ in range(count):
+        feedback = 0
+        for s in stages:
+            feedback ^= reg[s - 1]
+        reg = [feedback] + reg[:-1]
+        out.append(reg)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_TAP_SETS))
+def test_paper_stage_taps_run_the_papers_register(name, seed):
+    """Our Fibonacci LFSR with the converted taps is the paper's register, state for
+    state (stage s is our bit n - s: ours shifts toward bit 0 and feeds bit n - 1);
+    the paper's numbers used as exponents unchanged are not (the mirror polynomial)."""
+    stages = PAPER_TAP_SETS[name]
+    rng = np.random.default_rng(seed)
+    seed_state = int(rng.integers(1, 1 << 32))
+    bits = [(seed_state >> (32 - s)) & 1 for s in range(1, 33)]
+    expected = [sum(b << (32 - s) for s, b in enumerate(reg, start=1))
+                for reg in paper_register(stages, bits, 300)]  # fmt: skip
+    ours = Lfsr(width=32, seed=seed_state, taps=paper_stage_taps(stages))
+    assert ours.sequence(301)[1:] == expected, f"seed {seed}"
+    unconverted = Lfsr(width=32, seed=seed_state, taps=stages)
+    assert unconverted.sequence(301)[1:] != expected
+
+
+def test_paper_stage_taps_by_hand():
+    assert paper_stage_taps((32, 31, 30, 10)) == (32, 22, 2, 1) == TAPS[32]
+    assert paper_stage_taps((32, 19, 18, 13)) == (32, 19, 14, 13)
+    assert paper_stage_taps((32, 31, 30, 29, 28, 22)) == (32, 10, 4, 3, 2, 1)
+    assert paper_stage_taps((32, 22, 16, 15, 12, 11)) == (32, 21, 20, 17, 16, 10)

@@ -75,11 +75,30 @@ FULL_TRACE_RECORDS = 10_000_000
 EVEN_STAGE_LAYOUT = (1, (0, 10, 18, 4, 14, 6, 16, 2, 12, 8, 5, 11, 1, 9, 19, 13))
 FULL = {"events": 1 << 22, "seeds": 20}
 QUICK = {"events": 1 << 15, "seeds": 5}
-#: Paper, sec. 4.3: four 32-bit LFSRs whose profile quality varied "below the level
-#: of significance".
+#: Paper, sec. 4.2 ("Sensitivity analysis"): four 32-bit LFSRs whose profile quality
+#: varied "below the level of significance". These are the paper's stage numbers
+#: (the bits XORed into the input stage); :func:`paper_stage_taps` turns them into
+#: our polynomial exponents.
 PAPER_TAP_SETS = {"32,31,30,10": (32, 31, 30, 10), "32,19,18,13": (32, 19, 18, 13),
                   "32,31,30,29,28,22": (32, 31, 30, 29, 28, 22),
                   "32,22,16,15,12,11": (32, 22, 16, 15, 12, 11)}  # fmt: skip
+
+
+def paper_stage_taps(stages: tuple[int, ...]) -> tuple[int, ...]:
+    """The paper's LFSR tap stages as :mod:`hwprof.golden.lfsr` exponents (``taps=``).
+
+    The paper (sec. 4.2) names "which bits of the LFSR are chosen to be XORed to
+    compute the input to the LFSR", e.g. (32, 31, 30, 10): stages counted from the
+    input stage (stage 1; stage ``n`` is the far end), as in Xilinx XAPP052, every
+    other stage taking its neighbour's bit on a shift. The bit entering at step
+    ``k`` is then ``a[k] = sum(a[k - s] for s in stages)``, i.e. ``a[k + n] = a[k] +
+    sum(a[k + n - s] for s in stages[1:])``, whose exponents in our convention
+    (``taps[0] == n``, middle exponent ``t`` for ``a[k + t]``) are ``n - s``. Read as
+    exponents unchanged, the paper's numbers give the reciprocal polynomial: the same
+    sequence run backwards. (32, 31, 30, 10) becomes (32, 22, 2, 1), our ``TAPS[32]``.
+    """
+    n = stages[0]
+    return (n, *sorted((n - s for s in stages[1:]), reverse=True))
 #: Paper, sec. 4.2 (Figures 9, 10; only this figure is stated in the text).
 PAPER_JYTHON = "jython: brr accuracy almost 7 % higher than both counters at 2^-10"
 
@@ -195,14 +214,15 @@ def brr_states(events: int, rng: np.random.Generator, layout=None, width: int = 
 def tap_set_layouts(quick: bool) -> dict[str, tuple]:
     """``name -> (taps, (lfsr_steps, positions))`` for the 32-bit brr compared.
 
-    The full run takes the paper's four tap sets (sec. 4.3), each with the layout
-    the search derives for it (about 25 s each); ``--quick`` only the default
-    32-bit taps, whose layout is tabulated.
+    The full run takes the paper's four tap sets (sec. 4.2), converted to our
+    exponents (:func:`paper_stage_taps`), each with the layout the search derives
+    for it (about 25 s each); ``--quick`` only the default 32-bit taps, whose
+    layout is tabulated.
     """
     sets = {"default": None} if quick else PAPER_TAP_SETS
     layouts = {}
-    for name, taps in sets.items():
-        config = BrrConfig(width=32, taps=taps)
+    for name, stages in sets.items():
+        config = BrrConfig(width=32, taps=None if stages is None else paper_stage_taps(stages))
         layouts[name] = (config.taps, (config.lfsr_steps, config.positions))
     return layouts
 
@@ -270,7 +290,9 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
                 for f in OVERHEAD_INSTRUCTIONS}  # fmt: skip
     result = {"events": events, "seeds": seeds, "seed": seed, "rates": list(RATES),
               "accuracy": summary, "paper": PAPER_JYTHON, "real_programs": programs,
-              "tap_sets": {t: {"taps": list(taps), "lfsr_steps": layout[0],
+              "tap_sets": {t: {"taps": list(taps), "paper_stages": (
+                                   list(PAPER_TAP_SETS[t]) if t in PAPER_TAP_SETS else None),
+                               "lfsr_steps": layout[0],
                                "positions": list(layout[1])}
                            for t, (taps, layout) in layouts.items()},
               "tap_set_accuracy": taps_summary,
@@ -391,16 +413,22 @@ def _summary(r, stem):
         *[_real_program_sentence(r, name, rate) for rate in r["rates"]
           for name in r["real_programs"]],
         "",
-        "## The paper's 32-bit tap sets (sec. 4.3)",
+        "## The paper's 32-bit tap sets (sec. 4.2)",
         "",
         "Paper: four 32-bit LFSRs, two with four taps and two with six, \"found "
-        "variation in the profile quality below the level of significance\". Ours: "
-        "each tap set with the outcome layout our search derives for it "
-        "(docs/brr.md), same programs and seeds; mean accuracy (%) and min..max.",
+        "variation in the profile quality below the level of significance\". The paper "
+        "names the stages XORed into the input stage (counted from the input, as in "
+        "Xilinx XAPP052); our `taps=` are polynomial exponents, so each set is converted "
+        "(exponent = 32 - stage, `paper_stage_taps`); unconverted they would run the "
+        "mirror-image polynomial, the same sequence backwards. (32, 31, 30, 10) is our "
+        "default `TAPS[32]` = (32, 22, 2, 1). Ours: each tap set with the outcome layout "
+        "our search derives for it (docs/brr.md), same programs and seeds; mean accuracy "
+        "(%) and min..max.",
         "",
-        "| tap set | LFSR steps per brr | positions |",
-        "| --- | ---: | --- |",
-        *[f"| {t} | {info['lfsr_steps']} | {' '.join(map(str, info['positions']))} |"
+        "| tap set (paper's stages) | our exponents | LFSR steps per brr | positions |",
+        "| --- | --- | ---: | --- |",
+        *[f"| {t} | {','.join(map(str, info['taps']))} | {info['lfsr_steps']} | "
+          f"{' '.join(map(str, info['positions']))} |"
           for t, info in r["tap_sets"].items()],
         "",
         *_tap_set_tables(r),
