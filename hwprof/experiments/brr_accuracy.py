@@ -398,19 +398,18 @@ def _summary(r, stem):
         "each other's seed spread. The figure values are not given in the text, so only "
         "these statements are compared.",
         "",
-        f"- Resonance: on `two-leaf-loop` the global counter samples one leaf only, "
-        f"{mean('two-leaf-loop', 10, 'hw-counter'):.1f} % at 2^-10, while brr reaches "
+        f"- Resonance: on `two-leaf-loop` the global counters (hardware and software) "
+        f"sample one leaf only, {mean('two-leaf-loop', 10, 'hw-counter'):.1f} % and "
+        f"{mean('two-leaf-loop', 10, 'sw-counter'):.1f} % at 2^-10, while brr reaches "
         f"{mean('two-leaf-loop', 10, 'brr'):.1f} % (ideal sampler "
         f"{mean('two-leaf-loop', 10, 'bernoulli'):.1f} %). The paper's gap (7 %) is "
         "smaller because jython's resonant loop is only part of its profile; ours is the "
         "whole program. `loop-6` (interval 1024 = 4 mod 6) resonates the same way.",
         "- `sw-counter` is the paper's software counter, the Arnold-Ryder framework's "
         "\"decrementing global counter\" (sec. 4.1): one countdown shared by every site. "
-        "It resonates exactly as the hardware counter does "
-        f"({mean('two-leaf-loop', 10, 'sw-counter'):.1f} % on `two-leaf-loop` at 2^-10), "
-        "as the paper found in jython for both counters; here every event is one site "
-        "execution and one brr, so the two counters count the same events and differ "
-        "only in their random phase.",
+        "It resonates as the hardware counter does, as the paper found in jython for "
+        "both counters; here every event is one site execution and one brr, so the two "
+        "counters count the same events and differ only in their random phase.",
         "- `sw-per-site` (one countdown per site; issue 14 asked for it, the paper has "
         "none) never resonates here: each site counts its own executions, so every site "
         "is sampled in proportion, and on `zipf` and the real programs it is the most "
