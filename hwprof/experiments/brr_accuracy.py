@@ -490,7 +490,9 @@ def _summary(r, stem):
         "model (half a fetch slot, 0.5 / 3, + half of a 5-cycle redirect and a "
         "1-cycle jump back, 0.5 x 6), the same sum as the paper's own explanation of "
         "its measured 3.19 (\"50% of the 5-cycle pipeline flush plus ... 2 extra "
-        "instructions\": 2.5 + 2/3 at three instructions per cycle). As the rate "
+        "instructions\": 2.5 + 2/3 at three instructions per cycle); the 0.02 "
+        "cycle left is what the paper's simulator measured beyond that explanation, "
+        "which neither it nor this model itemises. As the rate "
         "falls the model tends to 1/3 cycle per site, where the paper measured about "
         "0.1: its out-of-order core hides part of a fetch slot, which this model "
         "charges in full.",
