@@ -189,8 +189,11 @@ def overhead_per_site(framework: str, rate: int) -> dict:
     (the branch-on-random and the unconditional jump back from instrumentation)":
     0.5 * 5 + 2 / 3 = 3.17 at three instructions per cycle (2 / 4 at the 4-wide
     back end would give 3.00). The model at p = 1/2: 0.5 / 3 + 0.5 * 6 = 3.17, the
-    same sum. As p falls it tends to 1/3 cycle (one fetch slot); the paper measured
-    about 0.1, the out-of-order core hiding part of the slot.
+    same total: the paper's 2/3 cycle for the two instructions is here half a slot
+    for the brr that falls through plus half of the jump back's fetch cycle (a taken
+    brr's own slot lies inside its redirect). As p falls it tends to 1/3 cycle (one
+    fetch slot); the paper measured about 0.1, the out-of-order core hiding part of
+    the slot.
 
     Counter cycles: instructions at FETCH_WIDTH per cycle; its branch is assumed
     predicted and never ends a fetch group (the paper's counter branch
