@@ -4,19 +4,23 @@ case separates the samplers as the paper says; the helpers compute what they cla
 import json
 
 import numpy as np
+import pytest
 
 from hwprof.cli import main
 from hwprof.experiments.brr_accuracy import (
+    PAPER_TAP_SETS,
     PROGRAMS,
     REAL_PROGRAMS,
     SAMPLERS,
     accuracy,
     overhead_per_site,
+    paper_stage_taps,
     program_overhead,
     samples,
     taken_sites,
 )
 from hwprof.golden import tracefile as tf
+from hwprof.golden.lfsr import TAPS, Lfsr
 
 
 def test_quick_run_writes_plot_and_summary(tmp_path):
@@ -29,7 +33,8 @@ def test_quick_run_writes_plot_and_summary(tmp_path):
     # Resonance (paper sec. 4.2): a global counter with an even interval samples one
     # of the two leaves only (exactly 50 %); brr samples both.
     loop = acc["two-leaf-loop"]["10"]
-    assert loop["hw-counter"]["max"] == 50.0
+    assert loop["hw-counter"]["max"] == 50.0 and loop["sw-counter"]["max"] == 50.0
+    assert loop["sw-per-site"]["min"] == 100.0
     assert loop["brr"]["min"] > 80.0 and loop["bernoulli"]["min"] > 80.0
     # The real programs come from the shipped branch traces, first 2^15 taken transfers.
     assert set(data["real_programs"]) == set(REAL_PROGRAMS)
@@ -59,21 +64,84 @@ def test_accuracy_is_the_overlap_percentage():
     assert accuracy(sites, np.zeros(4, dtype=bool)) == 0.0
 
 
-def test_software_counter_samples_every_nth_execution_of_each_site(seed):
+def test_software_counter_is_the_papers_global_countdown(seed):
+    """Paper sec. 4.1: Arnold-Ryder adds "a decrementing global counter" that branches
+    to the instrumentation when it reaches zero and is reset to the interval. On a
+    two-site loop (0, 1, 0, 1, ...; 65,536 events) at 2^-10 the period 1024 is even,
+    so every sample falls on the same site: exactly 50.0 % overlap, whatever the
+    phase (a per-site counter would sample both sites, 100 %)."""
+    rng = np.random.default_rng(seed)
+    sites = np.arange(1 << 16) % 2
+    mask = samples("sw-counter", sites, 10, rng)
+    assert np.count_nonzero(mask) == (1 << 16) >> 10
+    assert len(set(sites[mask].tolist())) == 1, f"seed {seed}"
+    assert accuracy(sites, mask) == 50.0
+
+
+def test_per_site_counter_samples_every_nth_execution_of_each_site(seed):
     rng = np.random.default_rng(seed)
     sites = rng.integers(3, size=5000)
-    mask = samples("sw-counter", sites, 4, rng)
+    mask = samples("sw-per-site", sites, 4, rng)
     for site in range(3):
         hits = np.flatnonzero(mask[sites == site])
         assert len(hits) and set(np.diff(hits)) <= {16}, f"seed {seed}"
 
 
 def test_overhead_model_per_site_by_hand():
-    """At P = 1/2: brr = 1 + 2/2 = 2 instructions, 2/4 + 5/2 = 3.0 cycles (the paper
-    measured 3.19); counter = 4 + 2/2 = 5 instructions, 5/4 cycles."""
-    assert overhead_per_site("brr", 1) == {"instructions": 2.0, "cycles": 3.0}
-    assert overhead_per_site("counter", 1) == {"instructions": 5.0, "cycles": 1.25}
+    """Paper sec. 5.3: a 50 % brr costs 3.19 cycles per site, "50% of the 5-cycle
+    pipeline flush plus ... 2 extra instructions in the program stream (the
+    branch-on-random and the unconditional jump back)". The taken brr is the jump to
+    the instrumentation, so a site executes 1 + 1/2 instructions; cycles: half a
+    fetch slot (3 per cycle) + half of (5-cycle redirect + the jump back's fetch
+    cycle) = 0.5/3 + 0.5 * 6 = 2.5 + 2/3, within 0.03 of the paper's 3.19.
+    Counter: 4 + 2/2 = 5 instructions, 5/3 cycles."""
+    brr = overhead_per_site("brr", 1)
+    assert brr["instructions"] == 1.5
+    assert brr["cycles"] == pytest.approx(0.5 * 5 + 2 / 3)
+    assert abs(brr["cycles"] - 3.19) < 0.03
+    # as the rate falls, one fetch slot per site (the paper: about 0.1 cycle measured)
+    assert overhead_per_site("brr", 20)["cycles"] == pytest.approx(1 / 3, abs=1e-5)
+    assert overhead_per_site("counter", 1) == {"instructions": 5.0, "cycles": 5 / 3}
     footer = {"counts": {"call": 1000}, "guest_instructions": 150_000,
               "skipped_instructions": 50_000}
-    assert program_overhead(footer, 1) == {"brr": 2.0, "counter": 5.0, "calls": 1000,
+    assert program_overhead(footer, 1) == {"brr": 1.5, "counter": 5.0, "calls": 1000,
                                            "instructions": 100_000}
+
+
+def paper_register(stages, seed_bits, count):
+    """The paper's words (sec. 4.2), bit by bit: stages 1..n, stage 1 the input; on an
+    update every stage takes the bit of the stage before it and the input takes the
+    XOR of the tapped stages. Returns the register after each update, as lists."""
+    reg = list(seed_bits)  # reg[s - 1] is stage s
+    out = []
+    for _ in range(count):
+        feedback = 0
+        for s in stages:
+            feedback ^= reg[s - 1]
+        reg = [feedback] + reg[:-1]
+        out.append(reg)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_TAP_SETS))
+def test_paper_stage_taps_run_the_papers_register(name, seed):
+    """Our Fibonacci LFSR with the converted taps is the paper's register, state for
+    state (stage s is our bit n - s: ours shifts toward bit 0 and feeds bit n - 1);
+    the paper's numbers used as exponents unchanged are not (the mirror polynomial)."""
+    stages = PAPER_TAP_SETS[name]
+    rng = np.random.default_rng(seed)
+    seed_state = int(rng.integers(1, 1 << 32))
+    bits = [(seed_state >> (32 - s)) & 1 for s in range(1, 33)]
+    expected = [sum(b << (32 - s) for s, b in enumerate(reg, start=1))
+                for reg in paper_register(stages, bits, 300)]  # fmt: skip
+    ours = Lfsr(width=32, seed=seed_state, taps=paper_stage_taps(stages))
+    assert ours.sequence(301)[1:] == expected, f"seed {seed}"
+    unconverted = Lfsr(width=32, seed=seed_state, taps=stages)
+    assert unconverted.sequence(301)[1:] != expected
+
+
+def test_paper_stage_taps_by_hand():
+    assert paper_stage_taps((32, 31, 30, 10)) == (32, 22, 2, 1) == TAPS[32]
+    assert paper_stage_taps((32, 19, 18, 13)) == (32, 19, 14, 13)
+    assert paper_stage_taps((32, 31, 30, 29, 28, 22)) == (32, 10, 4, 3, 2, 1)
+    assert paper_stage_taps((32, 22, 16, 15, 12, 11)) == (32, 21, 20, 17, 16, 10)

@@ -82,12 +82,18 @@ def test_lane_reset_distances_are_exactly_independent(lanes, period20):
 
 def test_the_even_split_is_not_independent(period20):
     """2^19 - 2 steps apart (lanes 0 and 2 of an even 4-way split): the rank test and
-    the full-period count agree that freq-1 brr in those lanes are dependent."""
+    the full-period count agree that brr in those lanes are independent up to freq 3
+    and never both taken from freq 4 on (docs/brr-variants.md)."""
     config, positions = LfsrConfig(width=20), BrrConfig().positions
     distance = 2 * ((2**20 - 1) // 4)
     assert not lanes_independent(config, positions, distance)
     _, both = pair_counts_at_distance(period20, positions, distance, 10)
-    assert [int(b) for b in both] != [2 ** (20 - 2 * (f + 1)) for f in range(10)]
+    assert [int(b) for b in both] == [2 ** (20 - 2 * (f + 1)) for f in range(4)] + [0] * 6
+
+
+def test_lane_spacings_stated_in_the_docs():
+    """docs/brr-variants.md and lane_spacing's docstring quote these for W = 20."""
+    assert [lane_spacing(20, lanes) for lanes in (2, 4, 8)] == [524266, 262083, 130671]
 
 
 def test_distance_profile_agrees_with_the_rank_test(seed):

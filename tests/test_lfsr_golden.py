@@ -162,3 +162,15 @@ def test_model_priority_reset_load_enable():
 def test_config_errors(params, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(")):
         LfsrConfig(**params)
+
+
+def test_figure_6_update_is_exponents_4_1():
+    """Paper, Figure 6: "A 4-bit LFSR with the right two bits selected for XOR will
+    update from the value 0110 to 1011. All bits are shifted right on an update
+    except the left-most bit which gets the result of the XOR." Our Fibonacci form
+    also shifts toward bit 0 (the right) and feeds bit n - 1 (the left); its feedback
+    always includes bit 0, so the right two bits are exponents (4, 1). TAPS[4] = (4, 3)
+    XORs the two end bits instead and runs the reciprocal polynomial."""
+    fig6 = LfsrConfig(width=4, seed=0b0110, taps=(4, 1))
+    assert fig6.step(0b0110) == 0b1011
+    assert LfsrConfig(width=4, seed=0b0110).step(0b0110) == 0b0011  # TAPS[4]

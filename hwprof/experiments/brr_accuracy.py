@@ -13,9 +13,17 @@ Samplers, side by side, at rates 2^-10 and 2^-13 (freq 9 and 12):
   (8 LFSR steps per brr at W = 20), random non-zero seed;
 * ``brr-k1``: the layout before issue 14 (one step per brr, even stages first);
 * ``hw-counter``: one global countdown, every ``2^r``-th event, random phase
-  (the paper's hardware-counter baseline);
-* ``sw-counter``: one countdown per site, every ``2^r``-th execution of that site,
-  random phase per site;
+  (the paper's hardware-counter baseline: "take every 1024th branch", sec. 4.1);
+* ``sw-counter``: the paper's software counter, the Arnold-Ryder framework's
+  "decrementing global counter that then branches to instrumentation code when
+  the counter reaches zero, at which point the counter is reset to the sampling
+  interval" (sec. 4.1, Figure 1): one countdown shared by all sites, every
+  ``2^r``-th event, its own random phase. With one brr (here: one event) per
+  site execution it counts the same events as ``hw-counter``, so the two differ
+  only by their phase draw;
+* ``sw-per-site``: one countdown per site, every ``2^r``-th execution of that
+  site, random phase per site (issue 14 asked for this per-site counter; the
+  paper has none);
 * ``bernoulli``: an ideal random sampler, independent ``P = 2^-r`` per event.
 
 Programs:
@@ -57,7 +65,7 @@ from ..golden.tracefile import (
 from . import Experiment
 
 RATES = (10, 13)
-SAMPLERS = ("brr", "brr-k1", "hw-counter", "sw-counter", "bernoulli")
+SAMPLERS = ("brr", "brr-k1", "hw-counter", "sw-counter", "sw-per-site", "bernoulli")
 SYNTHETIC_PROGRAMS = ("two-leaf-loop", "loop-6", "zipf")
 REAL_PROGRAMS = ("xz", "bzip2", "sort", "perl", "python")
 PROGRAMS = SYNTHETIC_PROGRAMS + REAL_PROGRAMS
@@ -67,11 +75,30 @@ FULL_TRACE_RECORDS = 10_000_000
 EVEN_STAGE_LAYOUT = (1, (0, 10, 18, 4, 14, 6, 16, 2, 12, 8, 5, 11, 1, 9, 19, 13))
 FULL = {"events": 1 << 22, "seeds": 20}
 QUICK = {"events": 1 << 15, "seeds": 5}
-#: Paper, sec. 4.3: four 32-bit LFSRs whose profile quality varied "below the level
-#: of significance".
+#: Paper, sec. 4.2 ("Sensitivity analysis"): four 32-bit LFSRs whose profile quality
+#: varied "below the level of significance". These are the paper's stage numbers
+#: (the bits XORed into the input stage); :func:`paper_stage_taps` turns them into
+#: our polynomial exponents.
 PAPER_TAP_SETS = {"32,31,30,10": (32, 31, 30, 10), "32,19,18,13": (32, 19, 18, 13),
                   "32,31,30,29,28,22": (32, 31, 30, 29, 28, 22),
                   "32,22,16,15,12,11": (32, 22, 16, 15, 12, 11)}  # fmt: skip
+
+
+def paper_stage_taps(stages: tuple[int, ...]) -> tuple[int, ...]:
+    """The paper's LFSR tap stages as :mod:`hwprof.golden.lfsr` exponents (``taps=``).
+
+    The paper (sec. 4.2) names "which bits of the LFSR are chosen to be XORed to
+    compute the input to the LFSR", e.g. (32, 31, 30, 10): stages counted from the
+    input stage (stage 1; stage ``n`` is the far end), as in Xilinx XAPP052, every
+    other stage taking its neighbour's bit on a shift. The bit entering at step
+    ``k`` is then ``a[k] = sum(a[k - s] for s in stages)``, i.e. ``a[k + n] = a[k] +
+    sum(a[k + n - s] for s in stages[1:])``, whose exponents in our convention
+    (``taps[0] == n``, middle exponent ``t`` for ``a[k + t]``) are ``n - s``. Read as
+    exponents unchanged, the paper's numbers give the reciprocal polynomial: the same
+    sequence run backwards. (32, 31, 30, 10) becomes (32, 22, 2, 1), our ``TAPS[32]``.
+    """
+    n = stages[0]
+    return (n, *sorted((n - s for s in stages[1:]), reverse=True))
 #: Paper, sec. 4.2 (Figures 9, 10; only this figure is stated in the text).
 PAPER_JYTHON = "jython: brr accuracy almost 7 % higher than both counters at 2^-10"
 
@@ -122,14 +149,21 @@ def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:
 
 #: Section 5's overhead model, per instrumentation site at sampling probability p
 #: (dynamic instructions; the instrumentation itself is left out, as in the paper's
-#: framework-only curves). brr: the brr itself, plus on a taken brr the jump to the
-#: out-of-line instrumentation and the jump back (Figure 8). Counter (Figure 1):
-#: load, decrement, store, branch at every site, plus on a sample the reset
-#: (load of the reset value and a store). A taken brr also costs a decode-stage
-#: redirect, REDIRECT_CYCLES (the paper's "5-cycle pipeline flush", sec. 5.2).
-OVERHEAD_INSTRUCTIONS = {"brr": (1, 2), "counter": (4, 2)}  # (every site, per sample)
+#: framework-only curves). brr: the brr itself at every site; a taken brr *is* the
+#: jump to the out-of-line instrumentation (sec. 4.1, Figure 8), so a sample adds
+#: only the unconditional jump back. Counter (Figure 1): load, decrement, store,
+#: branch at every site, plus on a sample the reset (load of the reset value and a
+#: store). A taken brr also costs a decode-stage redirect, REDIRECT_CYCLES (the
+#: paper's "5-cycle pipeline flush", sec. 5.3; brr resolves in "the decode stage,
+#: the 5th stage of the pipeline", sec. 5.1).
+OVERHEAD_INSTRUCTIONS = {"brr": (1, 1), "counter": (4, 2)}  # (every site, per sample)
 REDIRECT_CYCLES = 5
-ISSUE_WIDTH = 4
+#: x86 instructions fetched per cycle: "The front end can fetch up to three x86
+#: instruction per cycle, but stops fetch at a predicted taken branch" (sec. 5.1).
+#: The machine is "4-wide (decode, execute, retire)", and sec. 5.3 speaks of
+#: fetching "its maximum of 4 instructions"; the paper's 3.19 arithmetic fits 3
+#: (see :func:`overhead_per_site`).
+FETCH_WIDTH = 3
 PAPER_OVERHEAD = (
     "Fig. 12 (DaCapo, Full-Duplication, period 1024): counter-based almost 5 % of "
     "execution time, brr 0.64 %; Fig. 14: 3.19 cycles per site for a 50 % brr, about "
@@ -141,14 +175,37 @@ PAPER_OVERHEAD = (
 def overhead_per_site(framework: str, rate: int) -> dict:
     """Dynamic instructions and a cycle estimate per site at P = 2^-rate (the model above).
 
-    Cycles: instructions at ISSUE_WIDTH per cycle, plus the brr's redirect when taken;
-    the counter's own branch is assumed predicted (the paper's counter branch
+    brr cycles, from the paper's front end (sec. 5.1): a brr that falls through takes
+    one fetch slot, ``1 / FETCH_WIDTH`` cycle; a taken brr costs the redirect,
+    ``REDIRECT_CYCLES`` from its own fetch to the target's, and the jump back, a
+    predicted-taken branch at which fetch stops, is a fetch group of its own (one
+    cycle)::
+
+        cycles(p) = (1 - p) / FETCH_WIDTH + p * (REDIRECT_CYCLES + 1)
+
+    The paper's 50 % brr (sec. 5.3): "3.19 cycles are spent per site, which
+    intuitively makes sense as the cost corresponds to 50% of the 5-cycle pipeline
+    flush plus the overhead of having 2 extra instructions in the program stream
+    (the branch-on-random and the unconditional jump back from instrumentation)":
+    0.5 * 5 + 2 / 3 = 3.17 at three instructions per cycle (2 / 4 at the 4-wide
+    back end would give 3.00). The model at p = 1/2: 0.5 / 3 + 0.5 * 6 = 3.17, the
+    same total: the paper's 2/3 cycle for the two instructions is here half a slot
+    for the brr that falls through plus half of the jump back's fetch cycle (a taken
+    brr's own slot lies inside its redirect). As p falls it tends to 1/3 cycle (one
+    fetch slot); the paper measured about 0.1, the out-of-order core hiding part of
+    the slot.
+
+    Counter cycles: instructions at FETCH_WIDTH per cycle; its branch is assumed
+    predicted and never ends a fetch group (the paper's counter branch
     mispredictions are a further cost this model leaves out).
     """
     every, per_sample = OVERHEAD_INSTRUCTIONS[framework]
     p = 2.0 ** -rate
     instructions = every + p * per_sample
-    cycles = instructions / ISSUE_WIDTH + (p * REDIRECT_CYCLES if framework == "brr" else 0.0)
+    if framework == "brr":
+        cycles = (1 - p) / FETCH_WIDTH + p * (REDIRECT_CYCLES + 1)
+    else:
+        cycles = instructions / FETCH_WIDTH
     return {"instructions": instructions, "cycles": cycles}
 
 
@@ -187,14 +244,15 @@ def brr_states(events: int, rng: np.random.Generator, layout=None, width: int = 
 def tap_set_layouts(quick: bool) -> dict[str, tuple]:
     """``name -> (taps, (lfsr_steps, positions))`` for the 32-bit brr compared.
 
-    The full run takes the paper's four tap sets (sec. 4.3), each with the layout
-    the search derives for it (about 25 s each); ``--quick`` only the default
-    32-bit taps, whose layout is tabulated.
+    The full run takes the paper's four tap sets (sec. 4.2), converted to our
+    exponents (:func:`paper_stage_taps`), each with the layout the search derives
+    for it (about 25 s each); ``--quick`` only the default 32-bit taps, whose
+    layout is tabulated.
     """
     sets = {"default": None} if quick else PAPER_TAP_SETS
     layouts = {}
-    for name, taps in sets.items():
-        config = BrrConfig(width=32, taps=taps)
+    for name, stages in sets.items():
+        config = BrrConfig(width=32, taps=None if stages is None else paper_stage_taps(stages))
         layouts[name] = (config.taps, (config.lfsr_steps, config.positions))
     return layouts
 
@@ -207,9 +265,9 @@ def samples(sampler, sites, rate, rng, states=None) -> np.ndarray:
         states, masks = states
         mask = np.uint64(masks[rate - 1])  # freq = rate - 1: P = 2^-rate
         return (states[:events] & mask) == mask
-    if sampler == "hw-counter":
+    if sampler in ("hw-counter", "sw-counter"):  # one countdown shared by all sites
         return (np.arange(events) + int(rng.integers(interval))) % interval == 0
-    if sampler == "sw-counter":
+    if sampler == "sw-per-site":
         n = int(sites.max()) + 1
         phase = rng.integers(interval, size=n)
         order = np.argsort(sites, kind="stable")
@@ -262,7 +320,9 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
                 for f in OVERHEAD_INSTRUCTIONS}  # fmt: skip
     result = {"events": events, "seeds": seeds, "seed": seed, "rates": list(RATES),
               "accuracy": summary, "paper": PAPER_JYTHON, "real_programs": programs,
-              "tap_sets": {t: {"taps": list(taps), "lfsr_steps": layout[0],
+              "tap_sets": {t: {"taps": list(taps), "paper_stages": (
+                                   list(PAPER_TAP_SETS[t]) if t in PAPER_TAP_SETS else None),
+                               "lfsr_steps": layout[0],
                                "positions": list(layout[1])}
                            for t, (taps, layout) in layouts.items()},
               "tap_set_accuracy": taps_summary,
@@ -288,10 +348,10 @@ def _plot(path, summary):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(RATES), figsize=(11, 4.2), sharey=True)
-    width = 0.16
+    width = 0.8 / len(SAMPLERS)
     for ax, rate in zip(axes, RATES, strict=True):
         for j, sampler in enumerate(SAMPLERS):
-            xs = np.arange(len(PROGRAMS)) + (j - 2) * width
+            xs = np.arange(len(PROGRAMS)) + (j - (len(SAMPLERS) - 1) / 2) * width
             stats = [summary[p][rate][sampler] for p in PROGRAMS]
             means = [s["mean"] for s in stats]
             err = [[m - s["min"] for m, s in zip(means, stats, strict=True)],
@@ -341,17 +401,22 @@ def _summary(r, stem):
         "each other's seed spread. The figure values are not given in the text, so only "
         "these statements are compared.",
         "",
-        f"- Resonance: on `two-leaf-loop` the global counter samples one leaf only, "
-        f"{mean('two-leaf-loop', 10, 'hw-counter'):.1f} % at 2^-10, while brr reaches "
+        f"- Resonance: on `two-leaf-loop` the global counters (hardware and software) "
+        f"sample one leaf only, {mean('two-leaf-loop', 10, 'hw-counter'):.1f} % and "
+        f"{mean('two-leaf-loop', 10, 'sw-counter'):.1f} % at 2^-10, while brr reaches "
         f"{mean('two-leaf-loop', 10, 'brr'):.1f} % (ideal sampler "
         f"{mean('two-leaf-loop', 10, 'bernoulli'):.1f} %). The paper's gap (7 %) is "
         "smaller because jython's resonant loop is only part of its profile; ours is the "
         "whole program. `loop-6` (interval 1024 = 4 mod 6) resonates the same way.",
-        "- The per-site software counter (the issue's definition) never resonates here: "
-        "each site counts its own executions, so every site is sampled in proportion, "
-        "and on `zipf` it is the most accurate (stratified by site). The paper's software "
-        "counter resonated in jython like its hardware counter (\"every 1024th branch\"), "
-        "so it was presumably a shared counter (Figure 1); the text does not say.",
+        "- `sw-counter` is the paper's software counter, the Arnold-Ryder framework's "
+        "\"decrementing global counter\" (sec. 4.1): one countdown shared by every site. "
+        "It resonates as the hardware counter does, as the paper found in jython for "
+        "both counters; here every event is one site execution and one brr, so the two "
+        "counters count the same events and differ only in their random phase.",
+        "- `sw-per-site` (one countdown per site; issue 14 asked for it, the paper has "
+        "none) never resonates here: each site counts its own executions, so every site "
+        "is sampled in proportion, and on `zipf` and the real programs it is the most "
+        "accurate (stratified by site).",
         "- brr's zero spread on the loops: the full run is 4,194,304 events, four whole "
         "LFSR periods (2^20 - 1 brr each); over whole periods brr visits every state "
         "exactly once whatever the seed, so its sample of a periodic program is fixed, "
@@ -377,26 +442,37 @@ def _summary(r, stem):
         *[_real_program_sentence(r, name, rate) for rate in r["rates"]
           for name in r["real_programs"]],
         "",
-        "## The paper's 32-bit tap sets (sec. 4.3)",
+        "## The paper's 32-bit tap sets (sec. 4.2)",
         "",
         "Paper: four 32-bit LFSRs, two with four taps and two with six, \"found "
-        "variation in the profile quality below the level of significance\". Ours: "
-        "each tap set with the outcome layout our search derives for it "
-        "(docs/brr.md), same programs and seeds; mean accuracy (%) and min..max.",
+        "variation in the profile quality below the level of significance\". The paper "
+        "names the stages XORed into the input stage (counted from the input, as in "
+        "Xilinx XAPP052); our `taps=` are polynomial exponents, so each set is converted "
+        "(exponent = 32 - stage, `paper_stage_taps`); unconverted they would run the "
+        "mirror-image polynomial, the same sequence backwards. (32, 31, 30, 10) is our "
+        "default `TAPS[32]` = (32, 22, 2, 1). Ours: each tap set with the outcome layout "
+        "our search derives for it (docs/brr.md), same programs and seeds; mean accuracy "
+        "(%) and min..max.",
         "",
-        "| tap set | LFSR steps per brr | positions |",
-        "| --- | ---: | --- |",
-        *[f"| {t} | {info['lfsr_steps']} | {' '.join(map(str, info['positions']))} |"
+        "| tap set (paper's stages) | our exponents | LFSR steps per brr | positions |",
+        "| --- | --- | ---: | --- |",
+        *[f"| {t} | {','.join(map(str, info['taps']))} | {info['lfsr_steps']} | "
+          f"{' '.join(map(str, info['positions']))} |"
           for t, info in r["tap_sets"].items()],
         "",
         *_tap_set_tables(r),
         "## Overhead (section 5), as a model",
         "",
-        "Per site: brr = 1 instruction + 2 on a sample (jump out to the instrumentation "
-        "and back); counter = load, decrement, store, branch + 2 on a sample (reload "
-        "and store). Cycles: instructions / 4 (a 4-wide machine) + a 5-cycle "
-        "decode redirect per taken brr; the counter's branch is assumed predicted, so "
-        "the model understates the counter (no timing simulator here).",
+        "Per site: brr = 1 instruction + 1 on a sample (the taken brr is itself the "
+        "jump to the out-of-line instrumentation; the sample adds the jump back, "
+        "Figure 8); counter = load, decrement, store, branch + 2 on a sample (reload "
+        "and store). Cycles, from the paper's front end (3 x86 instructions fetched "
+        "per cycle, fetch stops at a predicted-taken branch, brr resolved in decode, "
+        "the 5th stage): a brr that falls through takes one fetch slot (1/3 cycle); a "
+        "sample costs the 5-cycle decode redirect plus one fetch cycle for the jump "
+        "back; the counter's instructions take 1/3 cycle each and its branch is "
+        "assumed predicted, so the model understates the counter (no timing "
+        "simulator here).",
         "",
         "| rate | brr instr/site | brr cycles/site | counter instr/site | "
         "counter cycles/site | counter / brr (cycles) |",
@@ -414,8 +490,15 @@ def _summary(r, stem):
         "",
         "Model check against the paper's one measured per-site figure: a 50 % brr "
         f"costs {overhead_per_site('brr', 1)['cycles']:.2f} cycles per site in the "
-        "model (2 instructions / 4 + half a 5-cycle redirect); the paper measured "
-        "3.19 on its simulator.",
+        "model (half a fetch slot, 0.5 / 3, + half of a 5-cycle redirect and a "
+        "1-cycle jump back, 0.5 x 6), the same sum as the paper's own explanation of "
+        "its measured 3.19 (\"50% of the 5-cycle pipeline flush plus ... 2 extra "
+        "instructions\": 2.5 + 2/3 at three instructions per cycle); the 0.02 "
+        "cycle left is what the paper's simulator measured beyond that explanation, "
+        "which neither it nor this model itemises. As the rate "
+        "falls the model tends to 1/3 cycle per site, where the paper measured about "
+        "0.1: its out-of-order core hides part of a fetch slot, which this model "
+        "charges in full.",
         "",
         f"Paper: {r['paper_overhead']}. The model gives the counter/brr ratio of "
         "fetched instructions and a cycle estimate; the paper's 20x at 1024 includes "

@@ -5,9 +5,9 @@ with probability ``(1/2)^(freq+1)``. Section 3.3: the outcome is the AND of
 ``freq + 1`` bits of an LFSR (15 AND gates computing all 16 frequencies, a 16:1
 mux selected by ``freq``); the LFSR is clocked only when a brr is decoded; the
 branch is resolved at decode and always predicted not-taken, so a taken brr is a
-decode-stage redirect. Bits must be "non-contiguous with varied spacing" so that
-consecutive outcomes are independent; a 20-bit LFSR is the suggested design
-point.
+decode-stage redirect. ANDing adjacent bits makes consecutive outcomes
+dependent, which "can be mitigated ... by ANDing non-contiguous bits with varied
+spacing"; a 20-bit LFSR "may be a reasonable design point".
 
 Which bits (the *layout*: LFSR steps per brr and outcome positions)
 -------------------------------------------------------------------

@@ -10,22 +10,24 @@ Lee & Zilles, CGO 2008, section 3.3.
   instruction passes with no effect: no redirect, no LFSR step.
 * **Replicated** ("replicate the hardware at each instruction decoder ...
   multiple, completely decoupled LFSRs"): lane ``i`` owns an LFSR whose seed is
-  the reset seed advanced ``i * floor((2^W - 1) / lanes)`` steps, so the lanes
-  start equally spaced around the one maximal-length cycle.
+  the reset seed advanced ``i * lane_spacing(W, lanes)`` single steps: nearly
+  equally spaced around the one maximal-length cycle, moved down from the even
+  split until every pair of lanes is independent at reset (:func:`lane_spacing`).
 * **Shared** (footnote 3: "multiple decoders can arbitrate (using a priority
   encoder based on program order) for a single LFSR. If more branch-on-randoms
   are present in a fetch packet than LFSRs, the fetch packet will have to be
   split, with the additional branch-on-randoms decoded the following cycle").
   ``steps`` is how many brr one cycle serves. The ``j``-th brr of the packet in
   program order (``j = 0, 1, ...``, lane 0 oldest) reads the register advanced
-  ``j`` single LFSR steps, and the register advances by the number of brr
-  served. With ``steps = 1`` this is the paper's single LFSR with a priority
-  encoder; with ``steps = lanes`` every brr of a packet is served and no packet
-  is ever split; the brr sequence is then exactly the one of a single-issue
-  core that decodes the same brr in program order. When a packet holds more
-  than ``steps`` brr, ``split`` is set and ``split_at`` names the lane of the
-  first brr not served: that lane and every younger one decode again the
-  following cycle (they get no redirect and no LFSR step now).
+  ``j`` times (``j * lfsr_steps`` single LFSR steps: 8 per advance at W = 20),
+  and the register advances once per brr served. With ``steps = 1`` this is the
+  paper's single LFSR with a priority encoder; with ``steps = lanes`` every brr of
+  a packet is served and no packet is ever split; the brr sequence is then
+  exactly the one of a single-issue core that decodes the same brr in program
+  order. When a packet holds more than ``steps`` brr, ``split`` is set and
+  ``split_at`` names the lane of the first brr not served: that lane and every
+  younger one decode again the following cycle (they get no redirect and no LFSR
+  step now).
 
 The superscalar tops have no software write port, so the all-zero lock-up state
 is unreachable from a non-zero seed; ``lockup_escape`` (default off) adds the
@@ -109,8 +111,11 @@ def lane_spacing(width: int, lanes: int, taps=None, positions=None) -> int:
 
     The first spacing from ``floor((2^W-1)/lanes)`` down whose every lane
     distance ``d * spacing`` passes :func:`lanes_independent`. (The even
-    split is not always safe: for W=20 and 4 lanes, lanes 0 and 2 sit
-    ``2^19 - 2`` steps apart, where two freq-1 brr are never both taken.)
+    split is not always safe: for W=20 and 4 lanes, lanes 0 and 1 sit
+    ``floor((2^20 - 1) / 4) = 262143`` single steps apart, where two freq-3 brr
+    are never both taken, and lanes 0 and 2 ``2^19 - 2``, never both taken from
+    freq 4. At W = 20 the spacing is 524266 for 2 lanes, 262083 for 4 and 130671
+    for 8, every lane pair exactly independent at reset for freq 0..9.)
     """
     config = LfsrConfig(width=width, taps=taps)
     positions = outcome_positions(width, config.taps) if positions is None else positions

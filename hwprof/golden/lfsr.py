@@ -4,14 +4,24 @@ Conventions (shared by the RTL in ``hwprof.rtl.lfsr``, which reads only the tap
 table from here):
 
 * ``TAPS[n]`` lists the exponents of the feedback polynomial
-  ``p(x) = x^n + sum(x^t for t in taps[1:]) + 1``; ``taps[0] == n``. The table is
-  the one of Xilinx application note XAPP052 (Alfke, 1996) for 3..64 bits; every
-  entry is checked to be primitive by ``tests/test_lfsr_golden.py``.
+  ``p(x) = x^n + sum(x^t for t in taps[1:]) + 1``; ``taps[0] == n``. The numbers
+  are those of the table of Xilinx application note XAPP052 (Alfke, 1996) for
+  3..64 bits, read as exponents; every entry is checked to be primitive by
+  ``tests/test_lfsr_golden.py``. XAPP052 numbers the *stages* XORed into the
+  input stage, counting from the input, and so do Lee & Zilles (sec. 4.2: the
+  bits "XORed to compute the input to the LFSR (bit 0)", e.g. (32, 31, 30, 10));
+  stage ``s`` is exponent ``n - s`` here, so stage numbers read as exponents give
+  the reciprocal polynomial (the same sequence run backwards). The paper's
+  (32, 31, 30, 10) is our ``TAPS[32]`` = (32, 22, 2, 1);
+  ``hwprof.experiments.brr_accuracy.paper_stage_taps`` converts.
 * The state is an ``n``-bit integer; bit ``i`` is stage ``i``.
 * **Fibonacci** form: all stages shift toward bit 0 and bit ``n-1`` takes the XOR
   of stage 0 and of stage ``t`` for every middle exponent ``t`` (this is the
   recurrence ``a[k+n] = a[k] + sum a[k+t]`` whose characteristic polynomial is
-  ``p``; the paper's Figure 6 draws the same register, shifting right).
+  ``p``). The paper's Figure 6 shifts the same way (right, the XOR entering the
+  left-most bit), but its taps are "the right two bits": exponents (4, 1), which
+  update 0110 to 1011 as the figure shows; ``TAPS[4] = (4, 3)`` gives 0011.
+  (Read as stage numbers, XAPP052's 4-bit (4, 3) is Figure 6's register.)
 * **Galois** form: the state is a polynomial ``r(x)`` and one step computes
   ``r(x) * x mod p(x)``: shift toward bit ``n-1``; when bit ``n-1`` falls out, XOR
   the low terms of ``p`` back in.
