@@ -20,9 +20,16 @@ order, the golden profile-flag predictor
 (:class:`hwprof.golden.predictor.ProfileFlagPredictor`, 2 x 64, ``min_block`` 4)
 looks the leader up at fetch and is updated with the PIs decoded (a sequential
 model: one fetch lookup, then the decode of what was fetched; no pipeline
-timing, no wrong path). Profiling is on when the instruction count, shifted by a
-random phase (the seed), is in the first fraction q of a period; the period is
-swept (1, 2, 5 and 20 M instructions).
+timing, no wrong path). The runtime has the ``resetpf`` patched to ``setpf``
+while the instruction count, shifted by a random phase (the seed), is in the
+first fraction q of a period; the period is swept (1, 2, 5 and 20 M
+instructions). The flag a block execution sees is the one its method call set
+at entry (sec. III-C: "the setpf/resetpf instruction executed on the next entry
+into the unit of code dictates" the handling; Fig. 3: ``pushpf; resetpf`` after
+the prologue, ``poppf`` at exit): a patch takes effect at the next call of a
+hot method, not in the middle of one, and a callee's ``poppf`` gives the caller
+back the flag it had (the shadow call stack's nesting). A call-graph sample is
+taken at the callee's entry, so its flag is that of the entry too.
 
 Speed without a second predictor model: in this stream every execution starts
 with the leader address register clear (the block's own code, an ordinary
@@ -60,7 +67,8 @@ from ..golden.predictor import ProfileFlagPredictor, _Entry
 from ..golden.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
 from . import Experiment
 
-__all__ = ["load_program", "simulate", "GoldenMemo", "run", "EXPERIMENTS"]
+__all__ = ["load_program", "program_from_blocks", "simulate", "GoldenMemo", "run",
+           "EXPERIMENTS"]
 
 FRACTIONS = (0.0, 0.10, 0.25, 0.50, 1.0)
 SAMPLED = (0.10, 0.25, 0.50)  # fractions where the period and its phase matter
@@ -101,22 +109,27 @@ def _jit(name, build):
 
 
 def _build_shadow_stack():
-    def shadow_stack(kind, callee, call_code, return_code, method, calls):
-        """method[i] := the method on top of the stack in block i; calls as (block, caller,
-        callee); returns the number of calls."""
+    def shadow_stack(kind, callee, call_code, return_code, method, entry, calls):
+        """method[i] := the method on top of the stack in block i, entry[i] := the first
+        block of that method call (0 for the context before the first call); calls as
+        (block, caller, callee); returns the number of calls."""
         stack = np.empty(len(calls) + 1, np.int64)
+        first = np.empty(len(calls) + 1, np.int64)
         stack[0] = 0
+        first[0] = 0
         depth = 1
         n_calls = 0
         for i in range(len(kind)):
             top = stack[depth - 1]
             method[i] = top
+            entry[i] = first[depth - 1]
             if kind[i] == call_code:
                 calls[n_calls, 0] = i + 1
                 calls[n_calls, 1] = top
                 calls[n_calls, 2] = callee[i]
                 n_calls += 1
                 stack[depth] = callee[i]
+                first[depth] = i + 1
                 depth += 1
             elif kind[i] == return_code and depth > 1:
                 depth -= 1
@@ -151,6 +164,21 @@ def load_program(path: Path, max_instructions: float | None = None) -> dict:
     if max_instructions is not None:
         keep = int(np.searchsorted(np.cumsum(insns), max_instructions)) + 1
         start, insns, kind, addr = start[:keep], insns[:keep], kind[:keep], addr[:keep]
+    prog = program_from_blocks(start, insns, kind, addr)
+    prog.update({"name": Path(path).stem.split("-")[0], "program": header.get("program", ""),
+                 "path": str(path), "mean_insn_bytes": mean_len})  # fmt: skip
+    return prog
+
+
+def program_from_blocks(start: np.ndarray, insns: np.ndarray, kind: np.ndarray,
+                        addr: np.ndarray) -> dict:
+    """Methods, method calls and hot methods of a dynamic block sequence: block i starts
+    at ``start[i]``, runs ``insns[i]`` instructions and ends with a transfer of trace kind
+    ``kind[i]`` (``CALL``, ``RETURN``, other) to ``addr[i]``."""
+    start = np.asarray(start, np.int64)
+    insns = np.asarray(insns, np.int64)
+    kind = np.asarray(kind, np.uint8)
+    addr = np.asarray(addr, np.int64)
     # methods: a shadow call stack; method 0 is whatever ran before the first call,
     # callees numbered 1, 2, ... in the order of their first call
     is_call = kind == CALL
@@ -161,17 +189,17 @@ def load_program(path: Path, max_instructions: float | None = None) -> dict:
     callee = np.zeros(len(kind), np.int64)
     callee[is_call] = rank[inverse] + 1
     method = np.zeros(len(start), np.int64)
+    entry = np.zeros(len(start), np.int64)
     calls = np.zeros((int(is_call.sum()), 3), np.int64)
     n_calls = _jit("shadow_stack", _build_shadow_stack)(
-        kind, callee, np.uint8(CALL), np.uint8(RETURN), method, calls)
+        kind, callee, np.uint8(CALL), np.uint8(RETURN), method, entry, calls)
     calls = calls[:n_calls]
     weight = np.bincount(method, weights=insns, minlength=len(uniq) + 1)
     weight[0] = 0  # the unknown outer context is not a method
     hot = set(np.argsort(weight, kind="stable")[::-1][:HOT_METHODS].tolist()) - {0}
-    return {"name": Path(path).stem.split("-")[0], "program": header.get("program", ""),
-            "path": str(path), "start": start, "insns": insns, "method": method, "hot": hot,
-            "calls": calls, "methods": len(uniq), "instructions": int(insns.sum()),
-            "mean_insn_bytes": mean_len}  # fmt: skip
+    return {"name": "", "program": "", "path": "", "start": start, "insns": insns,
+            "method": method, "entry": entry, "hot": hot, "calls": calls,
+            "methods": len(uniq), "instructions": int(insns.sum()), "mean_insn_bytes": 0.0}
 
 
 def _accuracy(full: np.ndarray, sampled: np.ndarray) -> float | None:
@@ -320,7 +348,11 @@ def _instrumented(prog: dict, kind: str) -> dict:
     full = np.bincount(key_id, minlength=len(ukeys)).astype(float)
     hot_calls = int(np.isin(prog["calls"][:, 2], hot).sum())
     before = np.cumsum(prog["insns"]) - prog["insns"]  # instructions before each block
-    out = {"execs": execs, "before": before[execs], "lid": lid, "pcs": upcs, "key_id": key_id,
+    # the flag an execution sees is set at the entry of its method call (Fig. 3: pushpf;
+    # setpf/resetpf after the prologue; poppf restores the caller's); a call-graph
+    # execution is the callee's first block, its own entry
+    out = {"execs": execs, "entered": before[prog["entry"][execs]], "lid": lid, "pcs": upcs,
+           "key_id": key_id,
            "full": full, "length": length, "pcis": ENTRY_PCIS * hot_calls,
            "memo": GoldenMemo(upcs, length)}  # fmt: skip
     cache[kind] = out
@@ -368,17 +400,14 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _build_sample():
-    def sample(before, key_id, phase, period, threshold, on, sampled):
-        """on[j] := profiling is on at execution j, i.e. the instruction count shifted by
-        the phase is in the first ``threshold`` instructions of a period; sampled[k] +=
-        executions of key k while on. ``before`` never decreases. Returns how many on."""
+    def sample(entered, key_id, phase, period, threshold, on, sampled):
+        """on[j] := the flag of execution j is set, i.e. the instruction count at the entry
+        of its method call (``entered[j]``), shifted by the phase, is in the first
+        ``threshold`` instructions of a period; sampled[k] += executions of key k with the
+        flag set. Returns how many are set."""
         n_on = 0
-        base = 0  # start of the current period, in shifted instructions
-        for j in range(len(before)):
-            x = before[j] + phase
-            if x >= base + period:
-                base = x - x % period
-            if x - base < threshold:
+        for j in range(len(entered)):
+            if (entered[j] + phase) % period < threshold:
                 on[j] = 1
                 sampled[key_id[j]] += 1
                 n_on += 1
@@ -409,12 +438,13 @@ def simulate(prog: dict, kind: str, fraction: float, period: int, phase: int,
     ``"memo"`` (:class:`GoldenMemo`) or ``"golden"`` (the golden model per execution)."""
     ins = _instrumented(prog, kind)
     length = ins["length"]
-    n = len(ins["before"])
+    n = len(ins["entered"])
     on8 = np.zeros(n, np.int8)
     counts = np.zeros(len(ins["full"]), np.int64)
-    # on iff the instruction count shifted by the phase is in the first fraction of a period
+    # set iff the instruction count at the entry of the execution's method call, shifted by
+    # the phase, is in the first fraction of a period (the resetpf patched to setpf then)
     threshold = fraction * period
-    n_on = _jit("sample", _build_sample)(ins["before"], ins["key_id"], int(phase),
+    n_on = _jit("sample", _build_sample)(ins["entered"], ins["key_id"], int(phase),
                                          int(period), float(threshold), on8, counts)  # fmt: skip
     if not predictor:
         skip = np.zeros(n, np.int8)  # no lookups: nothing skipped
