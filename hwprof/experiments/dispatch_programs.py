@@ -211,7 +211,7 @@ def _accuracy(full: np.ndarray, sampled: np.ndarray) -> float | None:
 def _block_updates(pc: int, skip: int, flag: int, length: int) -> list:
     """What decode sees of one instrumented execution: the leader alone (skipped, flag
     off) or the whole block (not skipped, or a flag mis-prediction refetched from
-    ``pc + 4``, appendix A.1), then the block's own code (an ordinary instruction)."""
+    ``pc + 4``, sec. IV-A.1), then the block's own code (an ordinary instruction)."""
     if skip and not flag:
         update = [(PI_WORD, pc, 0)]
     else:

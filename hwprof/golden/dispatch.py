@@ -24,7 +24,7 @@ fetch queue, in program order, and for each one (paper, sec. III-B.1..B.4):
 * Profile mis-fetch: a dropped PI that is a control transfer and was predicted
   taken: the fetch queue is squashed and fetch redirected to its fall-through
   ``pc + 4``; later lanes of the cycle are squashed with the queue.
-* Profile-flag mis-prediction (appendix A.1): a PI that the profile-flag
+* Profile-flag mis-prediction (sec. IV-A.1): a PI that the profile-flag
   predictor marked as the leader of a skipped block (``skipped``) but whose flag
   is on: it is dispatched, the queue squashed and fetch redirected to ``pc + 4``
   to fetch the rest of the block.
