@@ -10,7 +10,7 @@ types 0/1/0, 12 nested frames, a stale block recompiled shorter) and seeded rand
 programs of ``HWPROF_INSTRUCTIONS`` instructions each (basic blocks; every second
 one with profile blocks that mix PI types). With
 ``length_check`` the stale block and the random programs carry ``pflen`` hints
-(appendix A.2). First, ``table_match``: the golden predictor alone, driven with blocks
+(sec. IV-A.2). First, ``table_match``: the golden predictor alone, driven with blocks
 in every set and way, full-width tags, wrapping follows, PIs out of program
 order, PIs of every operation in every lane and evictions in every set
 (cocotb_tests/predictor_stimulus.py), every leader fetched after each round. Then
@@ -112,7 +112,7 @@ async def table_after_reset(dut):
 
 @cocotb.test()
 async def directed_programs_match(dut):
-    """Paper Fig. 3/4 listings, nesting, mis-fetches, and a stale block (appendix A.2)."""
+    """Paper Fig. 3/4 listings, nesting, mis-fetches, and a stale block (sec. IV-A.2)."""
     count = param("directed_instructions", 3000)
     programs = directed_programs()
     cases = [(name, programs[name], ()) for name in

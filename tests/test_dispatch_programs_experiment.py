@@ -8,9 +8,14 @@ import pytest
 
 from hwprof.experiments import all_experiments
 from hwprof.experiments import dispatch_programs as dp
-from hwprof.experiments.dispatch_programs import _accuracy, load_program, simulate
+from hwprof.experiments.dispatch_programs import (
+    _accuracy,
+    load_program,
+    program_from_blocks,
+    simulate,
+)
 from hwprof.golden.predictor import ProfileFlagPredictor
-from hwprof.golden.tracefile import TraceError
+from hwprof.golden.tracefile import CALL, RETURN, TraceError, open_trace
 
 TRACE = Path("traces/bzip2.trace")
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="shipped traces not present")
@@ -100,15 +105,82 @@ def test_the_memo_runs_the_golden_model(program, monkeypatch):
 
 
 def test_profiling_is_on_in_the_first_fraction_of_each_period(program, seed):
+    # the runtime has the resetpf patched to setpf in the first fraction of each period;
+    # a block sees the flag its method call set at entry (Fig. 3), the entry being the
+    # instruction count at the block after the call, from the trace's calls and returns
     rng = np.random.default_rng(seed)
     period, q = int(rng.integers(10_000, 100_000)), float(rng.choice([0.1, 0.25, 0.5]))
     phase = int(rng.integers(0, period))
+    with open_trace(TRACE) as trace:
+        chunks = list(trace.chunks(kinds="branches", columns=("kind",)))
+    kind = np.concatenate([c.kind for c in chunks])[1:]  # block i ends with transfer i + 1
     before = np.cumsum(program["insns"]) - program["insns"]
+    entered, stack = np.zeros(len(before), np.int64), [0]
+    for i in range(len(before)):
+        entered[i] = stack[-1]
+        if kind[i] == CALL and i + 1 < len(before):
+            stack.append(before[i + 1])
+        elif kind[i] == RETURN and len(stack) > 1:
+            stack.pop()
     hot = np.isin(program["method"], list(program["hot"]))
-    on = ((before[hot] + phase) % period) < q * period
+    on = ((entered[hot] + phase) % period) < q * period
     row = simulate(program, "basic_block", q, period, phase, False)
     assert row["pi_dispatched"] == dp.COUNTER_PIS * int(on.sum())
     assert row["pi_fetched"] == dp.COUNTER_PIS * int(hot.sum())
+
+
+def _calls_and_returns(methods, cycle=20):
+    """A block program from (method, blocks) steps: a step into a new method is a call
+    from the previous step's last block, a step back to the caller a return; every block
+    runs 10 instructions; a method's blocks cycle through ``cycle`` start addresses."""
+    start, kind, addr, stack = [], [], [], []
+    for n, (m, blocks) in enumerate(methods):
+        for b in range(blocks):
+            start.append(0x10_000 * (m + 1) + 64 * (b % cycle))
+            kind.append(0)
+            addr.append(0)
+        if n + 1 < len(methods):
+            nxt = methods[n + 1][0]
+            if stack and stack[-1] == nxt:
+                stack.pop()
+                kind[-1] = RETURN
+            else:
+                stack.append(m)
+                kind[-1], addr[-1] = CALL, 0x10_000 * (nxt + 1)
+    return program_from_blocks(np.array(start), np.full(len(start), 10), np.array(kind),
+                               np.array(addr))  # fmt: skip
+
+
+def test_a_method_call_keeps_the_flag_it_was_entered_with():
+    # 50 blocks of an outer method (500 instructions), then one call of a hot method of
+    # 1,000 blocks (10,000 instructions), then the outer method again
+    prog = _calls_and_returns([(0, 50), (1, 1000), (0, 50)])
+    assert prog["calls"].tolist() == [[50, 0, 1]] and prog["hot"] == {1}
+    # period 1,000, on in its first 250: entered at instruction 500, in the off part,
+    # the method's resetpf stays: none of its blocks is profiled, though the period
+    # turns on again ten times while it runs (sec. III-C: the setpf/resetpf executed on
+    # the next entry into the unit of code decides)
+    off = simulate(prog, "basic_block", 0.25, 1000, 0, False)
+    assert off["executions"] == 1000 and off["pi_fetched"] == 5 * 1000
+    assert off["pi_dispatched"] == 0 and off["accuracy"] is None
+    # phase 600: entered at 1,100 = 100 into a period, patched to setpf: every block is
+    # profiled, also those after the period has turned off
+    on = simulate(prog, "basic_block", 0.25, 1000, 600, False)
+    assert on["pi_dispatched"] == 5 * 1000 and on["accuracy"] == 100.0
+
+
+def test_poppf_gives_the_caller_back_its_flag():
+    # hot method 1 (100 blocks from instruction 500) calls hot method 2 at 1,500 (100
+    # blocks), which returns to 100 more blocks of method 1; period 2,000 on for 500,
+    # phase 1,600: method 1 is entered at 2,100 (on, setpf), method 2 at 3,100 (off,
+    # resetpf); its poppf restores method 1's set flag for the rest of that call
+    prog = _calls_and_returns([(0, 50), (1, 100), (2, 100), (1, 100), (0, 50)])
+    assert prog["hot"] == {1, 2}
+    row = simulate(prog, "basic_block", 0.25, 2000, 1600, False)
+    assert row["pi_dispatched"] == 5 * 200  # method 1's 200 blocks, none of method 2's
+    # full profile: 20 blocks of method 1 run 10 times each, 20 of method 2 5 times each
+    # (300); sampled: method 1's only (200); MD = 20 (1/20 - 1/30) + 20 / 60 = 2/3
+    assert row["accuracy"] == pytest.approx((1 - (2 / 3) / 2) * 100)
 
 
 def test_factorize_numbers_values_in_order_of_first_appearance(seed):

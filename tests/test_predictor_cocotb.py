@@ -46,7 +46,7 @@ def test_mutant_ignoring_the_lock_bit_is_caught(seed):
 
 
 def test_predictor_without_the_length_check_is_caught(seed):
-    """RTL built without the appendix A.2 check, golden with it: the stale block mismatches."""
+    """RTL built without the sec. IV-A.2 check, golden with it: the stale block mismatches."""
     plain = to_verilog(TOP.construct({}), TOP.name)
     result = run({"length_check": True}, seed, verilog=plain, instructions=5000, programs=1,
                  directed=3000)  # fmt: skip

@@ -159,7 +159,7 @@ def test_pflen_encoding():
 
 
 def test_length_check_skips_only_blocks_of_the_declared_length():
-    """Appendix A.2: fetch compares the entry with the pflen fetched just before."""
+    """Sec. IV-A.2: fetch compares the entry with the pflen fetched just before."""
     p = ProfileFlagPredictor(lanes=2, length_check=True)
     for _ in range(2):
         p.step(update=[(encode_pflen(5), LEADER - 4, 0)])
@@ -190,7 +190,7 @@ def test_length_check_relearns_a_stale_entry():
 
 @pytest.mark.parametrize("extra_seed", [1599002309])  # once failed in CI (patch race)
 def test_length_check_never_skips_a_recompiled_block(extra_seed, seed):
-    """Fig. 3's second counter block recompiled shorter while fetch runs (A.2).
+    """Fig. 3's second counter block recompiled shorter while fetch runs (IV-A.2).
 
     Without the length check the stale entry skips the two instructions that are
     no longer PIs; with it, none. Seed 1599002309 paired a ``pflen 5`` fetched

@@ -115,7 +115,7 @@ def test_rtl_matches_golden_on_directed_programs(name, seed):
 
 @pytest.mark.parametrize("length_check", [False, True])
 def test_rtl_matches_golden_on_a_stale_block(length_check, seed):
-    """Fig. 3 with pflen hints, its second counter recompiled shorter (appendix A.2)."""
+    """Fig. 3 with pflen hints, its second counter recompiled shorter (sec. IV-A.2)."""
     params = {"lanes": 4, "n_flags": 1, "length_check": length_check}
     program = fig3_basic_block(False, pflen=True)
     frontend = FrontEnd(program, lanes=4, seed=seed, predictor={"length_check": length_check})

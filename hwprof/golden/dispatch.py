@@ -6,7 +6,9 @@ fetch queue, in program order, and for each one (paper, sec. III-B.1..B.4):
 * ``setpf k`` / ``resetpf k`` set / reset profile flag ``k`` *at decode*; they use a
   decode slot but are not dispatched. ``pushpf k`` pushes flag ``k`` on the flag
   stack, ``poppf k`` pops the top into flag ``k`` (hwprof keeps the stack in the
-  decode stage, ``stack_depth`` one-bit entries; these are not dispatched either).
+  decode stage, ``stack_depth`` one-bit entries, so these are not dispatched
+  either: our choice, not the paper's, which says so of ``setpf``/``resetpf``
+  only, sec. III-B.1, and has pushpf/poppf act on the runtime stack, sec. III-A.2).
   The paper's pushpf/poppf use "the runtime stack", which has no bound: the
   hardware stack is its top, and a ``pushpf`` on a full stack or a ``poppf`` on an
   empty one is a *precise exception* (``overflow`` / ``underflow``, a lane mask):
@@ -24,7 +26,7 @@ fetch queue, in program order, and for each one (paper, sec. III-B.1..B.4):
 * Profile mis-fetch: a dropped PI that is a control transfer and was predicted
   taken: the fetch queue is squashed and fetch redirected to its fall-through
   ``pc + 4``; later lanes of the cycle are squashed with the queue.
-* Profile-flag mis-prediction (appendix A.1): a PI that the profile-flag
+* Profile-flag mis-prediction (sec. IV-A.1): a PI that the profile-flag
   predictor marked as the leader of a skipped block (``skipped``) but whose flag
   is on: it is dispatched, the queue squashed and fetch redirected to ``pc + 4``
   to fetch the rest of the block.

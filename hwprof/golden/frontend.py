@@ -154,7 +154,7 @@ class _Oracle:
         """Fetch skipped ``pc .. follow``: ``(profile instructions, genuine ones)`` skipped.
 
         A skipped instruction is *genuine* when the architecture would have
-        executed it (not a PI, or a PI whose flag is on): a stale block (A.2).
+        executed it (not a PI, or a PI whose flag is on): a stale block (IV-A.2).
         """
         pis = genuine = 0
         for pc in range(self.pc, follow, 4):
@@ -418,7 +418,7 @@ def basic_block_program(rng: random.Random, *, blocks=32, n_flags=1, pi_branch_r
     addi/b, sw/b, lui/b; sometimes a ``beq/b`` over the next PI); ``poppf k`` if
     pushed; 1..6 ordinary instructions; a conditional branch to a random block
     (the last block jumps back to the first). ``pflen``: each profile block is
-    preceded by its appendix A.2 length hint.
+    preceded by its sec. IV-A.2 length hint.
     """
     layouts = []
     for _ in range(blocks):
@@ -590,7 +590,7 @@ class _Asm:
 def _block_counter(asm: _Asm, k: int, pflen: bool = False) -> None:
     """Paper Fig. 3 block instrumentation: lw/b, add/b, sw/b with the lui/b halves.
 
-    ``pflen``: precede it with the appendix A.2 length hint ``pflen 5``.
+    ``pflen``: precede it with the sec. IV-A.2 length hint ``pflen 5``.
     """
     if pflen:
         asm.emit(encode_pflen(5))
@@ -604,7 +604,7 @@ def _block_counter(asm: _Asm, k: int, pflen: bool = False) -> None:
 def fig3_basic_block(profiling_on: bool, k: int = 0, pflen: bool = False) -> Program:
     """Paper Fig. 3: a method instrumented for basic-block profiling, called in a loop.
 
-    ``pflen``: every counter block is preceded by its length hint (appendix A.2).
+    ``pflen``: every counter block is preceded by its length hint (sec. IV-A.2).
     """
     a = _Asm()
     a.label("main")
@@ -714,7 +714,7 @@ def stale_block_patches(program: Program, at: int) -> list[tuple[int, int, int]]
     """Fig. 3's second counter block (LPBX2) recompiled shorter at the same address.
 
     After ``at`` instructions the last two of its five PIs become ordinary
-    instructions: a predictor entry learnt before still skips all five (A.2).
+    instructions: a predictor entry learnt before still skips all five (IV-A.2).
     A ``pflen`` hint before the block is patched to the new length, 3.
     """
     counters = sorted(pc for pc, w in program.words.items() if decode(w).is_pi)

@@ -76,7 +76,7 @@ CTI_OPS = ("jalr", "beq", "bne")
 NOP = 0x00000013  # addi x0, x0, 0
 #: A PCI: these bits must equal ``CUSTOM1 | op << 12`` with op < 4.
 PCI_MASK = 0xFFFC0000 | (0x1F << 7) | (1 << 14) | 0x7F
-#: ``pflen n`` (appendix A.2 block-length hint): custom-1, funct3 100, rd = rs1 = 0,
+#: ``pflen n`` (sec. IV-A.2 block-length hint): custom-1, funct3 100, rd = rs1 = 0,
 #: the length ``n`` (instructions, 0..4095) in bits 31:20.
 PFLEN_MASK = 0x000FFFFF
 PFLEN_MATCH = CUSTOM1 | 0b100 << 12
@@ -172,7 +172,7 @@ def decode_pflen(word: int) -> int | None:
 
     ``pflen`` is a hint: decode and selective dispatch treat it as an ordinary
     instruction (:func:`decode` says ``"other"``); only a profile-flag predictor
-    with the appendix A.2 block-length check reads it.
+    with the sec. IV-A.2 block-length check reads it.
     """
     return word >> 20 if word & PFLEN_MASK == PFLEN_MATCH else None
 

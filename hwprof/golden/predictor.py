@@ -1,4 +1,4 @@
-"""Golden model of the profile-flag predictor (Vaswani et al., sec. III-B.2, IV, appendix A.1).
+"""Golden model of the profile-flag predictor (Vaswani et al., sec. III-B.2, IV, IV-A.1).
 
 Fetch side, per fetched instruction (lanes in program order):
 
@@ -20,7 +20,7 @@ Decode side, per decoded instruction (``update`` lanes, in order):
   finds it clear, *or holding another profile type*, becomes the leader. So a
   profile block is a run of PIs of one type: all of them see the same flag (only
   a PCI, which ends the block, changes a flag), and the leader's flag, checked at
-  decode (appendix A.1), stands for the whole block. The paper studies one type
+  decode (sec. IV-A.1), stands for the whole block. The paper studies one type
   at a time (sec. V); with several, a block of types off/on/off led by an "off"
   PI would otherwise be skipped whole, "on" PI included.
 * For every PI, the table is indexed with the leader address. No entry: create
@@ -42,14 +42,14 @@ Decode side, per decoded instruction (``update`` lanes, in order):
   the same group only move the leader register (hwprof's choice: one
   read-modify-write port).
 * ``squash`` (branch mis-prediction) clears the leader register.
-* Option ``length_check`` (appendix A.2): the compiler puts ``pflen n``
+* Option ``length_check`` (sec. IV-A.2): the compiler puts ``pflen n``
   (:func:`hwprof.golden.isa_profile.encode_pflen`) right before every profile
   block. Fetch skips only when the instruction fetched just before the leader is
   a ``pflen`` whose length equals the entry's ``follow - leader``; at decode, a
   leader found in the table whose entry length differs from the preceding
   ``pflen`` has a stale entry: it is reset (``follow = leader + 4``, locked) and
   learnt again.
-* Mis-prediction recovery (appendix A.1) is the decode filter's job
+* Mis-prediction recovery (sec. IV-A.1) is the decode filter's job
   (:mod:`hwprof.golden.dispatch`, ``skipped`` lanes); the update of the leader then
   sets the entry's prediction bit to 1.
 
@@ -70,7 +70,7 @@ __all__ = ["PredictorConfig", "FetchOut", "PredictorOutputs", "ProfileFlagPredic
 class PredictorConfig:
     """``lanes`` 1..4, ``n_flags`` 1..8, ``sets`` a power of two 1..1024, ``ways`` 1..2,
     ``min_block`` 1..64 instructions, ``addr_width`` 8..64, ``length_check``
-    (appendix A.2, off by default)."""
+    (sec. IV-A.2, off by default)."""
 
     lanes: int = 4
     n_flags: int = 1
@@ -301,7 +301,7 @@ class ProfileFlagPredictor:
         if word == lword:
             stale = (c.length_check and declared is not None
                      and (entry.follow - lword) & mask != declared)  # fmt: skip
-            if stale:  # appendix A.2: learn the block again
+            if stale:  # sec. IV-A.2: learn the block again
                 entry.follow, entry.lock = (lword + 1) & mask, 1
             else:
                 entry.lock = 0
