@@ -58,7 +58,7 @@ class DispatchFilter(wiring.Component):
     dispatched only when flag ``k`` is set; a dropped, predicted-taken PI branch is
     a profile mis-fetch (``redirect`` to its ``pc + 4``, the queue is squashed); a
     PI marked ``skipped`` by the profile-flag predictor whose flag is on is a
-    profile-flag mis-prediction (appendix A.1, ``redirect`` to ``pc + 4``); a flag
+    profile-flag mis-prediction (sec. IV-A.1, ``redirect`` to ``pc + 4``); a flag
     reader after a ``poppf`` of the same flag in the same cycle waits a cycle
     (``stall``, sec. III-B.3).
 

@@ -41,7 +41,7 @@ class ProfileFlagPredictor(wiring.Component):
     addr_width : int
         Instruction address width, 8..64.
     length_check : bool
-        Appendix A.2 block-length check against ``pflen`` hints (default off).
+        Sec. IV-A.2 block-length check against ``pflen`` hints (default off).
     update_latency : int
         Cycles from a decode group to its table write, 0..3 (the class default is
         0; the catalog's is in hwprof/tops/selective_dispatch.py). 0: the row is
@@ -154,7 +154,7 @@ class ProfileFlagPredictor(wiring.Component):
         return word, word[:c.index_bits] if c.index_bits else Const(0, 1), word[c.index_bits:]
 
     def _checked(self, follow, word, declared, declared_valid):
-        """Appendix A.2: ``follow - word`` matches the preceding ``pflen`` (if enabled).
+        """Sec. IV-A.2: ``follow - word`` matches the preceding ``pflen`` (if enabled).
 
         Computed as ``follow == word + declared`` (the sum needs only the fetched
         address and word, so it is ready when the table read is: timing).
@@ -247,7 +247,7 @@ class ProfileFlagPredictor(wiring.Component):
         else:
             m.d.comb += self.not_taken.eq(not_taken_o)
         cur_bits = bits
-        # appendix A.2: the pflen length of the previous fetched / decoded instruction
+        # sec. IV-A.2: the pflen length of the previous fetched / decoded instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
         decode_decl, decode_decl_valid = Signal(12), Signal()
         cur_decl, cur_decl_valid = fetch_decl, fetch_decl_valid
@@ -583,7 +583,7 @@ class ProfileFlagPredictor(wiring.Component):
                             m.d.comb += set_nxt.eq(1)
                         with m.If(is_leader):
                             stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
-                            with m.If(stale):  # appendix A.2: learn it again
+                            with m.If(stale):  # sec. IV-A.2: learn it again
                                 m.d.comb += [set_first.eq(1), lock.eq(1)]
                             with m.Else():
                                 m.d.comb += lock.eq(0)

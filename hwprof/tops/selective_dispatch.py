@@ -55,7 +55,7 @@ TOPS = [
             Param("ways", 2, "int", "table ways, 1..2 (LRU)"),
             Param("min_block", 4, "int", "smallest block skipped, instructions"),
             Param("addr_width", 32, "int", "instruction address width, 8..64"),
-            Param("length_check", False, "bool", "appendix A.2 block-length check (pflen)"),
+            Param("length_check", False, "bool", "sec. IV-A.2 block-length check (pflen)"),
             Param("update_latency", 3, "int", "cycles from decode to the table write, 0..3 "
                                               "(1..3: pipelined, docs/fpga.md)"),
             Param("fetch_latency", 0, "int", "cycles from fetch to skip/follow/not_taken, "
