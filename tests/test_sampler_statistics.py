@@ -5,7 +5,7 @@ each shown to catch a mutant of the golden model.
   expected count is ``n / r`` from the paper, not from the implementation's threshold);
   the countdown sampler's gap to the next selection has mean ``r`` (its messages
   claim ``r``).
-* Burrows et al. sec. 3.1 (Gibbons-Matias concise samples): a value is counted with
+* Burrows et al. sec. 2.2 "Data Reduction" (Gibbons-Matias concise samples): a value is counted with
   probability ``p`` whether or not it is in the hotlist; a thinning keeps each recorded
   instance with probability ``1/f`` and divides ``p`` by ``f``; ``C[v] / p`` is unbiased.
 
