@@ -5,7 +5,7 @@ each shown to catch a mutant of the golden model.
   expected count is ``n / r`` from the paper, not from the implementation's threshold);
   the countdown sampler's gap to the next selection has mean ``r`` (its messages
   claim ``r``).
-* Burrows et al. sec. 3.1 (Gibbons-Matias concise samples): a value is counted with
+* Burrows et al. sec. 2.2 "Data Reduction" (Gibbons-Matias concise samples): a value is counted with
   probability ``p`` whether or not it is in the hotlist; a thinning keeps each recorded
   instance with probability ``1/f`` and divides ``p`` by ``f``; ``C[v] / p`` is unbiased.
 
@@ -137,8 +137,41 @@ def test_countdown_gaps_cover_1_to_2r_minus_1(seed):
     rate = 8
     model = gs.CountdownSampler(rate=rate, seed=seed % SEED_MOD + 1)
     picks = [i for i in range(40_000) if model.feed(i)]
-    assert picks[0] == rate - 1  # starts at r after reset
+    assert 1 <= picks[0] + 1 <= 2 * rate - 1  # the first gap is drawn too
     assert set(np.diff(picks).tolist()) == set(range(1, 2 * rate))
+
+
+def first_two_gaps(rate, seed):
+    """Positions (1-based) of the first selection, and the gap to the second, from reset."""
+    model = gs.CountdownSampler(rate=rate, seed=seed)
+    picks, key = [], 1
+    while len(picks) < 2:
+        if model.feed(key) is not None:
+            picks.append(key)
+        key += 1
+    return picks[0], picks[1] - picks[0]
+
+
+def test_countdown_first_selection_is_random_in_1_to_2r():
+    """Sec. 3.1: the samplers of [2, 15, 33] "select an element via a countdown register
+    initialized with a random number from the interval <1, 2r>" -- at reset too, not only
+    on a reload. With our fold of 2r onto r (countdown_reload) the first selection's
+    position is uniform on 1..2r-1 with r twice as likely, mean exactly r (at r = 10:
+    sum of the folded gaps over the 2**16 values of u = 10 * 2**16). Over the seeds
+    1..2000 every position 1..19 occurs and the mean is 10 within Hoeffding's bound
+    (span 2r - 2); the first countdown fixed at r (the old model: tuple 10 for every
+    seed) or drawn from the seed's own low bits (tuple 1 for every small seed) fails.
+    The draw advances the LFSR like a reload: the gap to the second selection equals the
+    first for about 1 seed in 15 (sum of the squared probabilities), not for all."""
+    rate, seeds = 10, range(1, 2001)
+    assert sum(gs.countdown_reload(u, rate) for u in range(1 << 16)) == rate << 16
+    pairs = [first_two_gaps(rate, s) for s in seeds]
+    firsts = np.array([first for first, _ in pairs])
+    assert set(firsts.tolist()) == set(range(1, 2 * rate))
+    half = hoeffding_halfwidth(len(firsts), 2 * rate - 2)
+    assert abs(firsts.mean() - rate) <= half, f"mean first position {firsts.mean()}"
+    repeats = sum(first == second for first, second in pairs) / len(pairs)
+    assert repeats < 0.15, f"{repeats:.1%} of the seeds repeat their first gap"
 
 
 # --- hotlist (Gibbons-Matias concise samples) ---------------------------------------

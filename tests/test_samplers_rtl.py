@@ -97,6 +97,22 @@ def test_sampler_matches_golden(name, kind, seed):
     assert run(dut, model, rng, key_stream(rng, kind, 300)) is None, f"seed {seed}"
 
 
+#: Seeds whose first countdown the RTL draws at elaboration: small ones (the seed's own
+#: bits would give the gap 1), the catalog's, one with every bit set, an arbitrary one.
+COUNTDOWN_SEEDS = (1, 2, 5, 9, 3000, 0xFFFFFFFF, 0x9E3779B9)
+
+
+@pytest.mark.parametrize("sampler_seed", COUNTDOWN_SEEDS)
+def test_countdown_first_draw_matches_golden(sampler_seed, seed):
+    """The countdown's reset value (a random draw, sec. 3.1) and the LFSR state after it
+    are the golden model's, every cycle through the first selections (r = 10)."""
+    rng = random.Random(seed)
+    dut = rs.CountdownSampler(rate=10, seed=sampler_seed)
+    model = gs.CountdownSampler(rate=10, seed=sampler_seed)
+    assert dut.reset_values() == (model.countdown, model.lfsr.state)
+    assert run(dut, model, rng, key_stream(rng, "random", 60), ready_p=1.0) is None
+
+
 @pytest.mark.parametrize("name", sorted(SIMPLE) + ["tagged"])
 def test_one_tuple_per_cycle_without_backpressure(name, seed):
     """Valid every cycle, consumer always ready: every cycle accepts a tuple (no stall)."""

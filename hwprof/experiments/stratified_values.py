@@ -65,8 +65,9 @@ from ..golden.tracefile import (
 from . import Experiment
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
-#: The tagged compressor's ShouldEvict threshold is not given in the paper: swept
-#: (8, our default, is the headline "tagged"; the others are reported beside it).
+#: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
+#: (Figure 6, sec. 4.2), which our text copy of the paper lacks; 8 hits (and ShouldReplace
+#: at 7 misses) is our choice, the headline "tagged"; swept, the others reported beside it.
 EVICT_SWEEP = (32, 128)
 TAGGED_VARIANTS = tuple(f"tagged_e{e}" for e in EVICT_SWEEP)
 EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
@@ -82,12 +83,21 @@ FULL = {"events": 16_000_000, "checkpoints": 32, "seeds": 5, "synthetic_events":
 QUICK = {"events": 120_000, "checkpoints": 8, "seeds": 5, "synthetic_events": 120_000,
          "programs": 1, "capture_limit": None, "scaled": False}  # fmt: skip
 
-#: The paper's statements (sec. 3.4, 5.4, 5.6, 5.7), for the summary.
+#: The paper's statements (sec. 3.4, 5.4, 5.6, 5.7), for the summary. Sec. 5.4, gcc:
+#: H[P_256]_2048 "reaches this error threshold after 200K events whereas R_256 reaches this
+#: threshold after 600K-700K events" (the ratio, 3-3.5, is ours: the paper gives the
+#: events); to "drop below 5% and stay below", R_256 needs "about 7M profiling events,
+#: about 23 times longer than the H[P_256]_2048 compressor which reaches the 5% threshold
+#: after 300K events".
 PAPER = {
-    "gcc_reach_5pct": {"H[P_256]_2048": 200_000, "R_256": 650_000},
+    "gcc_reach_5pct": {"H[P_256]_2048": 200_000, "R_256": (600_000, 700_000)},
     "gcc_stay_5pct": {"H[P_256]_2048": 300_000, "R_256": 7_000_000},
-    "stay_ratio_claim": 3.0,
+    "reach_ratio_claim": (3.0, 3.5),
+    "stay_ratio_claim": 23.0,
+    # sec. 5.4: "almost three times the profiling overhead"; sec. 6: "significantly higher
+    # overheads (twice or more)" than the stratified sampler (the baseline: H[P_256]_2048)
     "tagged_overhead_ratio": 3.0,
+    "tagged_overhead_ratio_min": 2.0,
     "a16_compression": (1.15, 2.5),
     "edge_error_max": 3.0,
     "edge_overhead_max": 4.5,
@@ -376,6 +386,7 @@ def claims(programs) -> dict:
     out = {}
     for prog, r in programs.items():
         c = r["compressors"]
+        reach_r, reach_h = c["R_256"].get("reach"), c["H[P_256]_2048"].get("reach")
         stay_r, stay_h = c["R_256"].get("stay"), c["H[P_256]_2048"].get("stay")
         final = {n: c[n]["mean"][-1] for n in COMPRESSORS}
         mean_err = {n: float(np.mean([e for e in c[n]["mean"] if e is not None] or [np.nan]))
@@ -385,6 +396,10 @@ def claims(programs) -> dict:
         a16 = {n: c[n]["a16_compression"]["mean"] for n in ("R_256", "H[P_256]_2048", "tagged")}
         lo_a16, hi_a16 = PAPER["a16_compression"]
         item = {
+            "reach_5pct": {"R_256": reach_r and reach_r["mean"],
+                           "H[P_256]_2048": reach_h and reach_h["mean"]},
+            "reach_ratio_R_over_HP": (reach_r["mean"] / reach_h["mean"]
+                                      if reach_r and reach_h else None),
             "stay_below_5pct": {"R_256": stay_r and stay_r["mean"],
                                 "H[P_256]_2048": stay_h and stay_h["mean"]},
             "stay_ratio_R_over_HP": (stay_r["mean"] / stay_h["mean"]
@@ -396,7 +411,9 @@ def claims(programs) -> dict:
             "tagged_message_ratio_to_HP256": msgs["tagged"] / msgs["H[P_256]_2048"],
             "tagged_message_ratio_to_R256": msgs["tagged"] / msgs["R_256"],
             "tagged_by_evict_hits": {
-                str(e): {"message_ratio_to_R256": c[v]["messages"]["mean"] / msgs["R_256"],
+                str(e): {"message_ratio_to_HP256": c[v]["messages"]["mean"]
+                         / msgs["H[P_256]_2048"],
+                         "message_ratio_to_R256": c[v]["messages"]["mean"] / msgs["R_256"],
                          "final_error": c[v]["mean"][-1]}
                 for e, v in zip(EVICT_SWEEP, TAGGED_VARIANTS, strict=True)},
             "overhead_pct": over,
@@ -562,8 +579,15 @@ def _summary(r, stem):
     def row(text, fn):
         lines.append(f"| {text} | " + " | ".join(fn(v) for v in c.values()) + " |")
 
-    row("H[P_256]_2048 stays below 5% about 3x sooner than R_256 (gcc: 300K vs 7M events): "
-        "R / H[P] events", lambda v: _f(v["stay_ratio_R_over_HP"]) +
+    reach_lo, reach_hi = PAPER["reach_ratio_claim"]
+    row(f"H[P_256]_2048 first reaches 5% {reach_lo:g}-{reach_hi:g}x sooner than R_256 (gcc: "
+        "200K vs 600K-700K events): R / H[P] events",
+        lambda v: _f(v["reach_ratio_R_over_HP"]) +
+        f" ({_f(v['reach_5pct']['R_256'], '{:,.0f}')} / "
+        f"{_f(v['reach_5pct']['H[P_256]_2048'], '{:,.0f}')})")
+    row(f"H[P_256]_2048 stays below 5% about {PAPER['stay_ratio_claim']:g}x sooner than R_256 "
+        "(gcc: 300K vs 7M events): R / H[P] events",
+        lambda v: _f(v["stay_ratio_R_over_HP"]) +
         f" ({_f(v['stay_below_5pct']['R_256'], '{:,.0f}')} / "
         f"{_f(v['stay_below_5pct']['H[P_256]_2048'], '{:,.0f}')})")
     row("P_256 no better than R_256 on real programs: mean error P / R",
@@ -571,12 +595,14 @@ def _summary(r, stem):
     row("tagged compressor the most accurate (final error: tagged, H[P_256])",
         lambda v: ("yes" if v["tagged_most_accurate"] else "no") +
         f" ({_f(v['final_error']['tagged'])}%, {_f(v['final_error']['H[P_256]_2048'])}%)")
-    row("... at about 3x the overhead: tagged / R_256 messages (tagged / H[P_256])",
-        lambda v: f"{_f(v['tagged_message_ratio_to_R256'])} "
-        f"({_f(v['tagged_message_ratio_to_HP256'])})")
+    row("... at almost 3x the overhead (sec. 5.4), twice or more the stratified sampler's "
+        "(sec. 6): tagged / H[P_256] messages (tagged / R_256)",
+        lambda v: f"{_f(v['tagged_message_ratio_to_HP256'])} "
+        f"({_f(v['tagged_message_ratio_to_R256'])})")
     row("(ShouldEvict swept) tagged with evict_hits = " + ", ".join(map(str, EVICT_SWEEP))
-        + ": messages / R_256's, final error",
-        lambda v: "; ".join(f"{_f(x['message_ratio_to_R256'])}, {_f(x['final_error'])}%"
+        + ": messages / H[P_256]'s (/ R_256's), final error",
+        lambda v: "; ".join(f"{_f(x['message_ratio_to_HP256'])} "
+                            f"({_f(x['message_ratio_to_R256'])}), {_f(x['final_error'])}%"
                             for x in v["tagged_by_evict_hits"].values()))
     row("A_16 adds 1.15-2.5x compression (Fig. 10): R, H[P], tagged",
         lambda v: ", ".join(_f(x) for x in v["a16_compression"].values()))

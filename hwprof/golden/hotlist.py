@@ -1,6 +1,6 @@
 """Software baselines: the Gibbons-Matias hotlist and the section 5 overhead model.
 
-Hotlist (Burrows et al., "Efficient and Flexible Value Sampling", sec. 3.1,
+Hotlist (Burrows et al., "Efficient and Flexible Value Sampling", sec. 2.2,
 after Gibbons & Matias [SIGMOD 1998]): Gibbons and Matias' *concise samples*
 (not their *counting samples*, which count every later occurrence of a value
 once it is in the sample). A probability ``p`` (initially 1) and a table ``C``

@@ -16,12 +16,16 @@ Components (paper notation):
     state shown in that cycle); selected when ``u < threshold`` with
     ``threshold = round(65536 / r)``, i.e. probability ``threshold / 65536``.
 ``CountdownSampler`` -- the countdown random sampler of [2, 15, 33]
-    A countdown register, reloaded on each selection with a random gap
-    ``1 + ((u * 2r) >> 16)`` in ``<1, 2r>``, ``2r`` folded to ``r``
-    (:func:`countdown_reload`); it starts at ``r`` after
-    reset. Each tuple decrements it; the tuple that finds it at 1 is selected
-    (message ``(key, r)``) and the register is reloaded (the LFSR advances 16
-    steps on a reload only). The reload value is the gap to the next selection,
+    A countdown register "initialized with a random number from the interval
+    ``<1, 2r>``" (sec. 3.1): at reset and on each selection it is loaded with a
+    random gap ``1 + ((u * 2r) >> 16)`` in ``<1, 2r>``, ``2r`` folded to ``r``
+    (:func:`countdown_reload`; the LFSR advances 16 steps after each draw and at
+    no other time). Each tuple decrements it; the tuple that finds it at 1 is
+    selected (message ``(key, r)``) and the register is reloaded. The draw at
+    reset reads the LFSR after ``COUNTDOWN_WARMUP`` (2) advances: the first two
+    16-bit windows are the seed's own low and high halves, not random (a seed
+    below 3277 would give the gap 1 at ``r = 10``), the third is the first the
+    LFSR's feedback fills. The reload value is the gap to the next selection,
     so its mean must be ``r`` for the implied count ``r`` to be unbiased: the
     paper's interval ``<1, 2r>`` (sec. 3.1, quoting [2, 15, 33]) read as the
     integers ``1..2r`` has mean ``r + 1/2`` (a ``-1/(2r + 1)`` bias of every
@@ -91,6 +95,7 @@ __all__ = [
     "random_threshold",
     "check_latency",
     "countdown_reload",
+    "COUNTDOWN_WARMUP",
     "check_int",
     "figure4_estimates",
     "FIGURE4_SAMPLERS",
@@ -140,6 +145,11 @@ def countdown_reload(u: int, rate: int) -> int:
     """
     gap = 1 + ((u * 2 * rate) >> RAND_BITS)
     return rate if gap == 2 * rate else gap
+
+
+#: LFSR advances the countdown sampler makes at reset before it draws its first countdown:
+#: the 16-bit windows ``u`` of the seed itself (its low, then its high half) are skipped.
+COUNTDOWN_WARMUP = 2
 
 
 def _lfsr(seed: int) -> Lfsr:
@@ -320,19 +330,27 @@ class RandomSampler(StreamStage):
 
 
 class CountdownSampler(StreamStage):
-    """Countdown random sampler: register reloaded with a random gap in ``<1, 2r - 1>`` (mean r)."""
+    """Countdown random sampler: register loaded at reset and on every selection with a
+    random gap in ``<1, 2r - 1>`` (mean r)."""
 
     def __init__(self, rate=256, key_bits=64, seed=1):
         super().__init__()
         self.config = SamplerConfig(rate=rate, key_bits=key_bits, seed=seed)
         self.count_bits = self.config.rate_bits
         self.lfsr = _lfsr(seed)
-        self.countdown = rate
+        for _ in range(COUNTDOWN_WARMUP):
+            self.lfsr.step(enable=True)
+        self.countdown = self._draw()
+
+    def _draw(self) -> int:
+        """A random gap from the LFSR's 16 bits, then the LFSR advances (reset, reload)."""
+        gap = countdown_reload(_random_bits(self.lfsr), self.config.rate)
+        self.lfsr.step(enable=True)
+        return gap
 
     def process(self, key, count=1):
         if self.countdown == 1:
-            self.countdown = countdown_reload(_random_bits(self.lfsr), self.config.rate)
-            self.lfsr.step(enable=True)
+            self.countdown = self._draw()
             return key, self.config.rate
         self.countdown -= 1
         return None

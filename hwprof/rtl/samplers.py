@@ -28,7 +28,9 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..golden.lfsr import TAPS
 from ..golden.samplers import (
+    COUNTDOWN_WARMUP,
     LFSR_WIDTH,
     RAND_BITS,
     SamplerConfig,
@@ -40,7 +42,7 @@ from ..golden.samplers import (
 from ..golden.tagged import AssocConfig
 from ._params import checked_config
 from .hashing import Hash
-from .lfsr import Lfsr
+from .lfsr import Lfsr, step_masks
 from .select import lowest_one
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
 
@@ -146,20 +148,45 @@ class RandomSampler(_Sampler):
         return m
 
 
+def _countdown_gap(u, rate):
+    """``1 + ((u 2r) >> 16)``, before the fold: a Value in hardware, an int at elaboration."""
+    return 1 + ((u * (2 * rate)) >> RAND_BITS)
+
+
+def _countdown_fold(gap, rate, select=Mux):
+    """The top gap ``2r`` folded to ``r``: ``Mux`` in hardware, a conditional for an int."""
+    return select(gap == 2 * rate, rate, gap)
+
+
+def _if(condition, then, otherwise):
+    return then if condition else otherwise
+
+
+def _advance(state, masks):
+    """The 32-bit LFSR's advance of an int state, from the hardware's XOR masks."""
+    return sum((bin(state & mask).count("1") & 1) << i for i, mask in enumerate(masks))
+
+
 class CountdownSampler(_Sampler):
     __doc__ = (
-        """Countdown random sampler: reload ``g = 1 + ((u * 2r) >> 16)``, ``2r`` folded to ``r``.
+        """Countdown random sampler: load ``g = 1 + ((u * 2r) >> 16)``, ``2r`` folded to ``r``.
 
-    The reload is the gap to the next selection, in ``1..2r - 1``; its mean is
-    ``r`` (exactly for a power-of-two ``r``), so the implied count ``r`` of a
-    message is unbiased (:func:`hwprof.golden.samplers.countdown_reload`).
+    The countdown is loaded at reset and on every selection with the gap to the
+    next selection, in ``1..2r - 1``; its mean is ``r`` (exactly for a
+    power-of-two ``r``), so the implied count ``r`` of a message is unbiased
+    (:func:`hwprof.golden.samplers.countdown_reload`).
 
     Parameters
     ----------
     rate : int
-        ``r``, 2..65536; the countdown starts at ``r`` after reset.
+        ``r``, 2..65536.
     key_bits, seed : int
-        Tuple width; LFSR reset state (the LFSR advances on a reload only).
+        Tuple width; LFSR seed. The seed is fixed at elaboration, so the draw at
+        reset is too: the golden model's (the LFSR advanced ``COUNTDOWN_WARMUP`` =
+        2 times past the seed, 16 bits drawn through the same reload, one more
+        advance), computed here with the LFSR's own step masks. The countdown's
+        reset value is that gap and the LFSR's reset state the advanced state; the
+        LFSR then advances on a reload only.
     """
         + _STREAM_DOC
     )
@@ -168,18 +195,30 @@ class CountdownSampler(_Sampler):
         self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits, seed))
         super().__init__(key_bits, self.config.rate_bits)
 
+    def reset_values(self) -> tuple[int, int]:
+        """``(countdown, LFSR state)`` after reset: the draw at reset, done at elaboration."""
+        c = self.config
+        masks = step_masks(LFSR_WIDTH, TAPS[LFSR_WIDTH], "fibonacci", RAND_BITS)
+        state = c.seed
+        for _ in range(COUNTDOWN_WARMUP):
+            state = _advance(state, masks)
+        u = state & ((1 << RAND_BITS) - 1)
+        first = _countdown_fold(_countdown_gap(u, c.rate), c.rate, _if)
+        return first, _advance(state, masks)
+
     def elaborate(self, platform):
         m = Module()
         c = self.config
-        lfsr, u = self._random(m, c.seed)
-        countdown = Signal(range(2 * c.rate), init=c.rate)
+        first, lfsr_reset = self.reset_values()
+        lfsr, u = self._random(m, lfsr_reset)
+        countdown = Signal(range(2 * c.rate), init=first)
         fire = countdown == 1
         accept = output_register(m, self.tuples, self.messages, fire, self.tuples.payload,
                                  c.rate)  # fmt: skip
         gap = Signal(range(2 * c.rate + 1))
-        m.d.comb += gap.eq(1 + ((u * (2 * c.rate)) >> RAND_BITS))
+        m.d.comb += gap.eq(_countdown_gap(u, c.rate))
         reload = Signal.like(countdown)
-        m.d.comb += reload.eq(Mux(gap == 2 * c.rate, c.rate, gap))
+        m.d.comb += reload.eq(_countdown_fold(gap, c.rate))
         m.d.comb += lfsr.enable.eq(accept & fire)
         with m.If(accept):
             m.d.sync += countdown.eq(Mux(fire, reload, countdown - 1))
