@@ -43,7 +43,7 @@ import numpy as np
 
 from .brr import Brr, BrrConfig, _compose, outcome_positions
 from .brr_isa import b_immediate, decode_brr
-from .gf2 import gf2_rank
+from .gf2 import gf2_apply, gf2_rank
 from .lfsr import TAPS, LfsrConfig
 
 __all__ = [
@@ -87,8 +87,7 @@ def jump_matrix(config: LfsrConfig, distance: int) -> list[int]:
 
 def jump(config: LfsrConfig, state: int, distance: int) -> int:
     """``state`` advanced ``distance`` single steps (no lock-up escape)."""
-    rows = jump_matrix(config, distance)
-    return sum((bin(row & state).count("1") & 1) << i for i, row in enumerate(rows))
+    return gf2_apply(jump_matrix(config, distance), state)
 
 
 def lanes_independent(config: LfsrConfig, positions, distance: int) -> bool:

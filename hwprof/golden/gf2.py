@@ -16,6 +16,7 @@ __all__ = [
     "prime_factors",
     "is_probable_prime",
     "gf2_rank",
+    "gf2_apply",
 ]
 
 
@@ -148,3 +149,9 @@ def gf2_rank(vectors) -> int:
                 break
             v ^= basis[top]
     return rank
+
+
+def gf2_apply(rows, state: int) -> int:
+    """A GF(2) matrix times a bit-vector: bit ``i`` of the result is the parity of
+    ``rows[i] & state`` (rows and state as ints, e.g. an LFSR's step masks)."""
+    return sum((bin(row & state).count("1") & 1) << i for i, row in enumerate(rows))

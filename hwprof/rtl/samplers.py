@@ -28,6 +28,7 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..golden.gf2 import gf2_apply
 from ..golden.lfsr import TAPS
 from ..golden.samplers import (
     COUNTDOWN_WARMUP,
@@ -162,11 +163,6 @@ def _if(condition, then, otherwise):
     return then if condition else otherwise
 
 
-def _advance(state, masks):
-    """The 32-bit LFSR's advance of an int state, from the hardware's XOR masks."""
-    return sum((bin(state & mask).count("1") & 1) << i for i, mask in enumerate(masks))
-
-
 class CountdownSampler(_Sampler):
     __doc__ = (
         """Countdown random sampler: load ``g = 1 + ((u * 2r) >> 16)``, ``2r`` folded to ``r``.
@@ -201,10 +197,10 @@ class CountdownSampler(_Sampler):
         masks = step_masks(LFSR_WIDTH, TAPS[LFSR_WIDTH], "fibonacci", RAND_BITS)
         state = c.seed
         for _ in range(COUNTDOWN_WARMUP):
-            state = _advance(state, masks)
+            state = gf2_apply(masks, state)
         u = state & ((1 << RAND_BITS) - 1)
         first = _countdown_fold(_countdown_gap(u, c.rate), c.rate, _if)
-        return first, _advance(state, masks)
+        return first, gf2_apply(masks, state)
 
     def elaborate(self, platform):
         m = Module()
