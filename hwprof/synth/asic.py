@@ -374,7 +374,7 @@ def _q_net(netlist: str, pin: str) -> str | None:
     if "/" not in pin:
         return None
     instance = pin.rsplit("/", 1)[0]
-    match = re.search(r"^\s*DFF\w+\s+" + re.escape(instance) + r"\s*\((.*?)\);",
+    match = re.search(r"^\s*DFF\w+\s+\\?" + re.escape(instance) + r"\s*\((.*?)\);",
                       netlist, re.M | re.S)  # fmt: skip
     if match is None:
         return None
