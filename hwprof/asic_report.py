@@ -19,7 +19,8 @@ from .synth.asic import (
     asic_flow,
 )
 
-__all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "ASIC_KEYS"]
+__all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "rewrite_page",
+           "ASIC_KEYS"]
 
 #: Fields of every ``--json`` record (``sky130-area``: area_um2, cells, flops,
 #: macros, sky130_area_um2 and note; no timing).
@@ -129,6 +130,14 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
         write_atomically(page, render_page(records))
     print(format_asic_table(records))
     return records
+
+
+def rewrite_page(output: Path, page: Path) -> None:
+    """Write ``page`` from the records of ``output/asic.json`` (no flow runs)."""
+    records = _load(output / "asic.json")
+    if not records:
+        raise AsicError(f"no ASIC records in {output / 'asic.json'}: run hwprof report --asic")
+    write_atomically(page, render_page(records))
 
 
 def _order(record: dict) -> tuple:

