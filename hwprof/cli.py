@@ -143,14 +143,15 @@ def cmd_fpga(args) -> int:
 
 
 def cmd_regress(args) -> int:
-    from .regress import regress
+    from .verify.regress import regress
 
     tops = _selected(args.tops)
     return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
 
 
 def cmd_prove(args) -> int:
-    from .formal import PROPERTIES, prove_tops
+    from .verify.properties import PROPERTIES
+    from .verify.prove import prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
         [t for t in _tops().values() if t.name in PROPERTIES]
@@ -161,7 +162,7 @@ def cmd_prove(args) -> int:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}
     workdir = Path(args.output) if args.output else None
-    from .formal import FormalError
+    from .verify.formal import FormalError
 
     try:
         return 0 if prove_tops(tops, overrides, workdir=workdir) else 1
@@ -171,7 +172,7 @@ def cmd_prove(args) -> int:
 
 
 def cmd_mutate(args) -> int:
-    from .mutate import MutateError, mutate_top
+    from .verify.mutate import MutateError, mutate_top
 
     top = get_top(args.top)
     if top.cocotb_module is None:

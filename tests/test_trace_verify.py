@@ -1,4 +1,4 @@
-"""The generated Verilog on real traces (hwprof/trace_verify.py, native stream harness).
+"""The generated Verilog on real traces (hwprof/verify/trace_verify.py, native stream harness).
 
 Default tier: the tagged compressor, built once at ``-O0`` (the build is the slow
 part), on slices of the shipped traces: with the output always ready against the
@@ -30,7 +30,7 @@ from hwprof.sim.native import (
     stream_wrapper,
 )
 from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
+from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
 
 SLICE = 20_000
 
