@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hwprof.sim.workloads import shipped_trace
+from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import TOPS, Check, trace_keys
 
 

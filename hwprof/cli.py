@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# not hwprof.golden.tracefile: that imports numpy, which `trace capture` imports only once
+# not hwprof.traces.tracefile: that imports numpy, which `trace capture` imports only once
 # valgrind runs (docs/traces.md, capture speed)
-from .golden.trace_common import TraceError
+from .traces.common import TraceError
 
 if TYPE_CHECKING:
     from .catalog import Top
@@ -215,7 +215,7 @@ def cmd_experiment(args) -> int:
     experiment = experiments[args.name]
     if args.trace and not experiment.takes_traces:
         raise UsageError(f"experiment {args.name!r} does not take --trace")
-    from .experiments.traces import TraceError
+    from .traces.lackey import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
     try:  # such an experiment reads every trace before it writes anything
@@ -314,7 +314,7 @@ def _trace_command(name: str):
 
 def _kinds(text: str) -> str:
     """argparse type of ``--kinds``: validated, returned as given (comma-separated names)."""
-    from .golden.trace_common import parse_kinds
+    from .traces.common import parse_kinds
 
     try:
         parse_kinds(text)
@@ -326,12 +326,12 @@ def _kinds(text: str) -> str:
 def _capture(args) -> int:
     """``hwprof trace capture``, without hwprof.trace_commands (numpy) before valgrind runs."""
     try:
-        from .sim.trace_capture import capture_command
+        from .traces.capture import capture_command
     except ModuleNotFoundError as exc:
-        if exc.name not in ("hwprof.sim.trace_capture",):
+        if exc.name not in ("hwprof.traces.capture",):
             raise
         raise TraceError("trace capture is not available in this hwprof "
-                         "(hwprof/sim/trace_capture.py is missing)") from None  # fmt: skip
+                         "(hwprof/traces/capture.py is missing)") from None  # fmt: skip
     return capture_command(args)
 
 

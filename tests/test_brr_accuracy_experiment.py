@@ -19,8 +19,8 @@ from hwprof.experiments.brr_accuracy import (
     samples,
     taken_sites,
 )
-from hwprof.golden import tracefile as tf
 from hwprof.golden.lfsr import TAPS, Lfsr
+from hwprof.traces import tracefile as tf
 
 
 def test_quick_run_writes_plot_and_summary(tmp_path):

@@ -8,8 +8,8 @@ import numpy as np
 
 from hwprof.cli import main
 from hwprof.experiments.multihash_profiles import zipf_stream
-from hwprof.experiments.traces import TraceError, read_trace, write_trace
 from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
+from hwprof.traces.lackey import TraceError, read_trace, write_trace
 
 
 def test_quick_run_writes_files(tmp_path, seed, capsys):

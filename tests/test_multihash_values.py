@@ -8,7 +8,7 @@ import numpy as np
 
 from hwprof.cli import main
 from hwprof.experiments.multihash_values import configurations, hash_seed
-from hwprof.experiments.value_streams import SyntheticValueTrace, trace_keys, value_keys
+from hwprof.traces.keys import SyntheticValueTrace, trace_keys, value_keys
 
 
 def test_value_keys_by_hand():

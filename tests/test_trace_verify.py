@@ -29,7 +29,7 @@ from hwprof.sim.native import (
     stream_ports,
     stream_wrapper,
 )
-from hwprof.sim.workloads import shipped_trace
+from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
 
 SLICE = 20_000
@@ -38,7 +38,7 @@ SLICE = 20_000
 def test_trace_keys_are_the_load_tuples():
     keys = trace_keys(shipped_trace("sort"), 1000)
     assert keys.dtype == np.uint64 and len(keys) == 1000
-    from hwprof.golden.tracefile import LOAD, TraceReader
+    from hwprof.traces.tracefile import LOAD, TraceReader
 
     with TraceReader(shipped_trace("sort")) as r:
         chunk = next(r.chunks(kinds=(LOAD,), columns=("kind", "pc", "value")))

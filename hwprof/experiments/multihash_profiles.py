@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.multihash import PRESETS, error_rate, run_fast
+from ..traces.lackey import WORKLOADS, capture, read_trace
 from . import Experiment
-from .traces import WORKLOADS, capture, read_trace
 
 __all__ = ["EXPERIMENTS", "run"]
 

@@ -1,8 +1,8 @@
 """Multi-hash profiler on real value profiles (Narayanasamy et al., Figs. 4-5, 10-13).
 
-Tuples ``<load PC, loaded value>`` of real programs (``hwprof.sim.workloads``,
+Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.experiments.value_streams.value_keys`. For each
+files), keyed by :func:`hwprof.traces.keys.value_keys`. For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for
@@ -27,9 +27,9 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
+from ..traces.keys import SyntheticValueTrace, trace_keys, value_keys
 from . import Experiment
 from .baselines import baselines_for, budget_bytes
-from .value_streams import SyntheticValueTrace, trace_keys, value_keys
 
 __all__ = ["EXPERIMENTS", "run", "configurations"]
 
@@ -92,14 +92,14 @@ def hash_seed(s: int) -> int:
 
 def _sources(quick: bool, traces, seed: int, log):
     """``[(name, trace object)]``: --trace files, shipped traces (quick) or captured ones."""
-    from ..golden.tracefile import TraceError, open_trace
+    from ..traces.tracefile import TraceError, open_trace
 
     if traces:
         return [(Path(p).name, open_trace(p)) for p in traces]
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:  # no workloads: the synthetic stand-in
-        log("no hwprof.sim.workloads: synthetic value streams")
+        log("no hwprof.traces.workloads: synthetic value streams")
         n = 500_000 if quick else 20_000_000
         return [(f"synthetic-{i}", SyntheticValueTrace(seed + i, n)) for i in range(2)]
     if quick:
@@ -267,7 +267,7 @@ def _markdown(result: dict, stem: str) -> str:
          f"{result['seconds']:.0f} s wall on the shared 2-core machine.{partial}", "",
          *([result["note"], ""] if result.get("note") else []),
          "Tuples: every load of the program after its initialisation "
-         "(`hwprof.sim.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
+         "(`hwprof.traces.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
          "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = pc[31:0] : "
          "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
          "intervals where it is defined (a candidate in either profile: an interval with "

@@ -2,7 +2,7 @@
 
 ``hwprof experiment stratified-values [--trace FILE ...]``: the ``<load pc, value>``
 stream of each program (hwprof trace files, read through
-:func:`hwprof.golden.tracefile.iter_keys`) goes through the section 5.4 compressors
+:func:`hwprof.traces.tracefile.iter_keys`) goes through the section 5.4 compressors
 ``R_256``, ``P_256``, ``H[P_256]_2048``, ``H[P_512]_2048`` and the 2-bit tagged
 compressor (8-bit hit counter, 2-way, 2048 entries), run by the golden models'
 bulk paths (:mod:`hwprof.golden.compressors_fast`, equal to the golden models
@@ -32,7 +32,7 @@ Seeds: seed ``s`` sets the hash tables (``hash_seed = s``) and the LFSR (``seed 
 s + 1``); ``P_256`` has no random state, so its spread is 0. Every point is the
 mean over the seeds with the min-max spread.
 
-Without ``--trace``, the traces come from :mod:`hwprof.sim.workloads` when that
+Without ``--trace``, the traces come from :mod:`hwprof.traces.workloads` when that
 module is present, else from a synthetic program written in the trace format and
 read back through the same reader (the summary says which).
 """
@@ -49,7 +49,7 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..golden.tracefile import (
+from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
@@ -266,11 +266,11 @@ def synthetic_trace(path: Path, events: int, seed: int) -> Path:
 
 
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
-    """The workloads' traces (hwprof.sim.workloads: the shipped ones for ``--quick``,
+    """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
     captured ones otherwise) when that module is present, else a synthetic program
     (written into ``scratch`` for ``--quick``, into ``cache`` otherwise)."""
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:
         workloads = None
     if workloads is not None:
@@ -523,9 +523,9 @@ def _seeds(stat, reached, n):
 def _summary(r, stem):
     src = {"synthetic": "a **synthetic** program written in the trace format and read back "
                         "through the trace reader (real traces were not available when this "
-                        "was run; rerun with `--trace FILE` or once hwprof.sim.workloads "
+                        "was run; rerun with `--trace FILE` or once hwprof.traces.workloads "
                         "ships traces)",
-           "workloads": "the traces of hwprof.sim.workloads (the full run: 40M records of "
+           "workloads": "the traces of hwprof.traces.workloads (the full run: 40M records of "
                         "loads and control transfers after each program's initialisation, "
                         "inputs enlarged as `LARGE_SCALE`: bzip2 and python x4, perl x5, "
                         "sort x8; docs/traces.md)",

@@ -49,7 +49,7 @@ import numpy as np
 from ..catalog import Top
 from ..sim.native import OPT, StreamHarness
 from ..sim.runner import DEFAULT_BUILD_ROOT
-from ..sim.workloads import SHIPPED_DIR
+from ..traces.workloads import SHIPPED_DIR
 
 __all__ = ["NATIVE_TOPS", "MultihashBench", "native_bench", "config_drive"]
 

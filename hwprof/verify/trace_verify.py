@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 from ..catalog import CatalogError, get_top, parse_params
-from ..golden.tracefile import iter_keys, open_trace
 from ..sim.native import (
     OPT,
     StreamHarness,
@@ -45,8 +44,9 @@ from ..sim.native import (
     golden_transfers,
     split_profiles,
 )
-from ..sim.workloads import SHIPPED_DIR
 from ..synth import to_verilog
+from ..traces.tracefile import iter_keys, open_trace
+from ..traces.workloads import SHIPPED_DIR
 
 __all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "main"]
 
