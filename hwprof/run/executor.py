@@ -176,7 +176,7 @@ class Journal:
 def call_unit(func: Callable, shared: dict, kwargs: dict) -> dict:
     """Run one unit where it lands: its record fields (never raises for the unit's own
     failure, so Dask never retries one)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         value = json.loads(json.dumps(func(**shared, **kwargs)))
         out = {"ok": True, "value": value}
@@ -185,7 +185,8 @@ def call_unit(func: Callable, shared: dict, kwargs: dict) -> dict:
         out = {"ok": False, "error": first or type(exc).__name__,
                "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}",
                "traceback": traceback.format_exc(limit=-8)}  # fmt: skip
-    out["timing"] = {"seconds": round(time.perf_counter() - start, 3), "worker": _where(),
+    out["timing"] = {"seconds": round(time.perf_counter() - start, 3),
+                     "cpu_seconds": round(time.process_time() - cpu, 3), "worker": _where(),
                      "finished": time.time()}  # fmt: skip
     return out
 
