@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 # not hwprof.traces.tracefile: that imports numpy, which `trace capture` imports only once
 # valgrind runs (docs/traces.md, capture speed)
+from .run import add_run_arguments, options_from_args
 from .traces.common import TraceError
 
 if TYPE_CHECKING:
@@ -39,12 +40,15 @@ def parse_params(top: Top, assignments: list[str]) -> dict:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Exceptions that are one line for the user (CatalogError only once the catalog is in)."""
+    from .run import RunError
+
     catalog = sys.modules.get(f"{__package__}.catalog")
-    return (UsageError, TraceError) + ((catalog.CatalogError,) if catalog else ())
+    return (UsageError, TraceError, RunError) + ((catalog.CatalogError,) if catalog else ())
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # what a shell shows for a program stopped by Ctrl-C (SIGINT)
 EXIT_BROKEN_PIPE = 141  # what a shell shows for a program killed by SIGPIPE
 
 
@@ -218,6 +222,11 @@ def cmd_experiment(args) -> int:
     from .traces.lackey import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
+    if experiment.units:
+        extra["run_options"] = options_from_args(args)
+    elif args.jobs is not None or args.scheduler is not None or args.resume:
+        raise UsageError(f"experiment {args.name!r} runs in one process (no --jobs, "
+                         "--scheduler or --resume)")  # fmt: skip
     try:  # such an experiment reads every trace before it writes anything
         summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
     except TraceError as exc:
@@ -298,6 +307,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
+    add_run_arguments(exp)
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
     return parser
@@ -411,6 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the buffered rest goes nowhere at exit
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("hwprof: interrupted; the units finished so far stay in build/runs/ "
+              "(rerun with --resume to skip them)", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if not isinstance(exc, _user_errors()):
             raise
