@@ -217,12 +217,35 @@ def cmd_experiment(args) -> int:
     from .experiments.traces import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
+    output = Path(args.output)
+    before = _files(output)
     try:  # such an experiment reads every trace before it writes anything
-        summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
+        summary = experiment.run(output, args.seed, args.quick, **extra)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps(summary, indent=2, default=str))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+        return 0
+    from .experiments import headline_table
+
+    record_path = output / f"{experiment.name}{'-quick' if args.quick else ''}.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    table = headline_table(experiment, record)
+    print(f"{experiment.name}: {experiment.description}\n")
+    if table:
+        print(f"The paper beside ours ({record_path}):\n\n{table}\n")
+    written = sorted(path for path, stamp in _files(output).items() if before.get(path) != stamp)
+    print("Wrote:" if written else "Wrote nothing.")
+    for path in written:
+        print(f"  {path}")
     return 0
+
+
+def _files(directory: Path) -> dict[Path, int]:
+    """Every file under ``directory`` with its modification time (ns)."""
+    if not directory.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -295,6 +318,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.add_argument("--json", action="store_true",
+                     help="print the run's summary as JSON instead of the table")  # fmt: skip
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
     exp.set_defaults(func=cmd_experiment)
