@@ -103,6 +103,17 @@ def cmd_synth(args) -> int:
 def cmd_report(args) -> int:
     if args.top and not args.fpga:
         raise UsageError("--top applies to report --fpga only")
+    if args.docs is not None:
+        from .docs_tables import DocsError, fill_docs
+
+        if not Path(args.docs, "records").is_dir():
+            raise UsageError(f"{args.docs}/records/ not found (run from the checkout's top)")
+        try:
+            changed = fill_docs(Path(args.docs))
+        except DocsError as exc:
+            raise UsageError(str(exc)) from None
+        print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
+        return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
 
@@ -277,6 +288,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
                      help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
+    rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
+                     help="instead: fill the generated tables of DIR/*.md (default docs) "
+                          "from the records in DIR/records/")  # fmt: skip
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")

@@ -14,7 +14,8 @@ from .catalog import TOPS, Top
 from .fpga_report import fpga_columns, load_fpga_records
 from .synth import cached_synthesize, synthesize, to_verilog, write_atomically
 
-__all__ = ["area_record", "format_table", "format_row", "run_report", "budget_for"]
+__all__ = ["area_record", "format_table", "format_area_table", "format_row", "run_report",
+           "budget_for", "record_from_area"]
 
 _COMPARED = ("flops", "gates", "memory_bits")
 
@@ -54,11 +55,13 @@ def _params_text(record: dict, top: Top) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "defaults"
 
 
-_HEADER = [
+_AREA_HEADER = [
     "| block | params | flops | gates | transistors | depth | memory bits "
-    "| paper budget | within | ECP5 LUT4 | ECP5 FF | DP16KD | Fmax (MHz) |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |",
+    "| paper budget | within |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
 ]
+_HEADER = [_AREA_HEADER[0] + " ECP5 LUT4 | ECP5 FF | DP16KD | Fmax (MHz) |",
+           _AREA_HEADER[1] + " ---: | ---: | ---: | ---: |"]  # fmt: skip
 
 
 def _budget_text(budget: dict | None) -> str:
@@ -68,20 +71,27 @@ def _budget_text(budget: dict | None) -> str:
     return f"{', '.join(parts)} ({budget['source']})"
 
 
-def format_row(record: dict, fpga: dict | None = None) -> str:
+def format_row(record: dict, fpga: dict | None = None, fpga_shown: bool = True) -> str:
     """One table row: an area record beside its paper budget.
 
     ``fpga``: :func:`~hwprof.fpga_report.load_fpga_records` of ``build/fpga.json``
-    (the last four columns, blank where place and route has not run).
+    (the last four columns, blank where place and route has not run); without
+    ``fpga_shown``, the row ends at the budget.
     """
     r = record
     top = TOPS[r["block"]]
     within = ("yes" if r["within_budget"] else "**no**") if r.get("budget") else "-"
-    return (
+    row = (
         f"| {r['block']} | {_params_text(r, top)} | {r['flops']} | {r['gates']} "
         f"| {r['transistors']} | {r['depth']} | {r['memory_bits']} "
-        f"| {_budget_text(r.get('budget'))} | {within} |{fpga_columns(fpga or {}, r)}|"
+        f"| {_budget_text(r.get('budget'))} | {within} |"
     )
+    return row + f"{fpga_columns(fpga or {}, r)}|" if fpga_shown else row
+
+
+def format_area_table(records: list[dict]) -> str:
+    """A Markdown table of area records beside the papers' budgets, no FPGA columns."""
+    return "\n".join([*_AREA_HEADER, *(format_row(r, fpga_shown=False) for r in records)])
 
 
 def slow_row(top: Top, variant: dict) -> str:
