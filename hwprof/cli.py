@@ -208,6 +208,15 @@ def cmd_mutate(args) -> int:
                             bench=args.bench)  # fmt: skip
     except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
+    if args.json:
+        survivors = [m.index for m in report.mutants if m.status == "survived"]
+        print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
+                          "seed": args.seed, "bench": args.bench,
+                          "killed": report.count("killed"),
+                          "equivalent": report.count("equivalent"),
+                          "equivalent_by_hand": 0, "by_hand_mutants": [],
+                          "survived": len(survivors), "survivors": survivors,
+                          "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
     return 0 if report.count("survived") == 0 else 1
 
 
@@ -312,6 +321,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
     mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.add_argument("--json", action="store_true",
+                     help="print the tally as a JSON record (docs/records/mutation.json)")
     mut.add_argument("--only", default=None, metavar="I,J",
                      help="run only these mutants of the -n list (replay survivors)")
     mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",

@@ -11,7 +11,9 @@ writes them:
 
 * ``area``: ``hwprof report`` writes ``build/area.json`` (every top and variant);
 * ``fpga``: ``hwprof report --fpga`` writes ``build/fpga.json`` (default parameters);
-* ``mutation``: ``hwprof mutate TOP -n 100 --json`` prints one record per top.
+* ``mutation``: ``hwprof mutate TOP -n 100 --json`` prints one record per top; a
+  survivor shown equivalent by hand moves to ``equivalent_by_hand`` and
+  ``by_hand_mutants``.
 
 The ``BLOCK`` names select records (all of them without names), in the records'
 order. ``hwprof report --docs`` copies nothing: it fills every region of every

@@ -71,3 +71,21 @@ def test_bad_regions_are_one_line_errors(docs, capsys):
     assert main(["report", "--docs", str(docs)]) == 2
     assert "area.json is missing" in capsys.readouterr().err
     assert (docs / "page.md").read_text() == "<!-- table: area lfsr -->\n<!-- end table -->\n"
+
+
+def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
+    import hwprof.mutate as mutate
+
+    def fake(top, n, seed, **options):  # the tally of a run, without running one
+        report = mutate.MutationReport(top.name, top.resolve({}), seed, seconds=12.34)
+        statuses = ["killed"] * 95 + ["equivalent"] * 3 + ["survived"] * 2
+        report.mutants = [mutate.Mutant(i + 1, "", "", s) for i, s in enumerate(statuses)]
+        return report
+
+    monkeypatch.setattr(mutate, "mutate_top", fake)
+    assert main(["mutate", "lfsr", "-n", "100", "--json"]) == 1  # survivors: status 1
+    record = json.loads(capsys.readouterr().out)
+    assert (record["killed"], record["equivalent"], record["survived"]) == (95, 3, 2)
+    assert record["survivors"] == [99, 100] and record["seconds"] == 12.3
+    (docs / "records" / "mutation.json").write_text(json.dumps([record]))
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 |" in fill_page(PAGE, docs / "records")
