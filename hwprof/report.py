@@ -140,12 +140,12 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
         jobs += [(top, variant, True) for variant in top.variants]
         jobs += [(top, variant, include_slow) for variant in top.slow_variants]
     fpga = load_fpga_records(output / "fpga.json")  # `hwprof report --fpga`, if it has run
-    # defaults first, so that their table is ready first
-    order = sorted(range(len(jobs)), key=lambda i: bool(jobs[i][1]))
     total = sum(run for _, _, run in jobs)
     cache = output / "area-cache"
     records: dict[int, dict] = {}
-    defaults = {i for i in order if jobs[i][2] and not jobs[i][1]}
+    # defaults first, so that their table is ready first
+    defaults = [i for i, (_, variant, run) in enumerate(jobs) if run and not variant]
+    variants = [i for i, (_, variant, run) in enumerate(jobs) if run and variant]
     lock = threading.Lock()
     start = time.monotonic()
 
@@ -158,18 +158,22 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
             print(f"[{len(records)}/{total}] {top.name} "
                   f"{json.dumps(variant) + ' ' if variant else ''}({how})",
                   file=sys.stderr, flush=True)  # fmt: skip
-            if i in defaults and defaults <= records.keys():  # the last default: show them
+            if i in defaults and set(defaults) <= records.keys():  # the last default: show
                 print(_section("Default parameters", jobs, records, fpga, variants=False),
                       flush=True)  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=_workers()) as pool:
         futures = []
-        for i in order:  # elaboration is Python, in this thread; yosys runs in the pool
-            top, variant, run = jobs[i]
-            if run:
-                text = to_verilog(top.construct(variant), top.name)
-                write_atomically(output / "verilog" / f"{_variant_name(top, variant)}.v", text)
-                futures.append(pool.submit(synthesize_job, i, text))
+        for group in (defaults, variants):
+            texts = {}
+            for i in group:  # elaboration is Python, in this thread; yosys runs in the pool
+                top, variant, _ = jobs[i]
+                texts[i] = to_verilog(top.construct(variant), top.name)
+                write_atomically(output / "verilog" / f"{_variant_name(top, variant)}.v",
+                                 texts[i])  # fmt: skip
+            # the longest Verilog first: the big blocks' yosys runs start before the small
+            for i in sorted(texts, key=lambda i: -len(texts[i])):
+                futures.append(pool.submit(synthesize_job, i, texts[i]))
         for future in futures:
             future.result()
     ordered = [records[i] for i in sorted(records)]
