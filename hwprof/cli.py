@@ -107,6 +107,17 @@ def cmd_synth(args) -> int:
 def cmd_report(args) -> int:
     if args.top and not args.fpga:
         raise UsageError("--top applies to report --fpga only")
+    if args.docs is not None:
+        from .docs_tables import DocsError, fill_docs
+
+        if not Path(args.docs, "records").is_dir():
+            raise UsageError(f"{args.docs}/records/ not found (run from the checkout's top)")
+        try:
+            changed = fill_docs(Path(args.docs))
+        except DocsError as exc:
+            raise UsageError(str(exc)) from None
+        print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
+        return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
 
@@ -202,6 +213,15 @@ def cmd_mutate(args) -> int:
                             bench=args.bench)  # fmt: skip
     except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
+    if args.json:
+        survivors = [m.index for m in report.mutants if m.status == "survived"]
+        print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
+                          "seed": args.seed, "bench": args.bench,
+                          "killed": report.count("killed"),
+                          "equivalent": report.count("equivalent"),
+                          "equivalent_by_hand": 0, "by_hand_mutants": [],
+                          "survived": len(survivors), "survivors": survivors,
+                          "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
     return 0 if report.count("survived") == 0 else 1
 
 
@@ -227,12 +247,35 @@ def cmd_experiment(args) -> int:
     elif args.jobs is not None or args.scheduler is not None or args.resume:
         raise UsageError(f"experiment {args.name!r} runs in one process (no --jobs, "
                          "--scheduler or --resume)")  # fmt: skip
+    output = Path(args.output)
+    before = _files(output)
     try:  # such an experiment reads every trace before it writes anything
-        summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
+        summary = experiment.run(output, args.seed, args.quick, **extra)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps(summary, indent=2, default=str))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+        return 0
+    from .experiments import headline_table
+
+    record_path = output / f"{experiment.name}{'-quick' if args.quick else ''}.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    table = headline_table(experiment, record)
+    print(f"{experiment.name}: {experiment.description}\n")
+    if table:
+        print(f"The paper beside ours ({record_path}):\n\n{table}\n")
+    written = sorted(path for path, stamp in _files(output).items() if before.get(path) != stamp)
+    print("Wrote:" if written else "Wrote nothing.")
+    for path in written:
+        print(f"  {path}")
     return 0
+
+
+def _files(directory: Path) -> dict[Path, int]:
+    """Every file under ``directory`` with its modification time (ns)."""
+    if not directory.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -264,6 +307,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
                      help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
+    rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
+                     help="instead: fill the generated tables of DIR/*.md (default docs) "
+                          "from the records in DIR/records/")  # fmt: skip
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
@@ -285,6 +331,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
     mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.add_argument("--json", action="store_true",
+                     help="print the tally as a JSON record (docs/records/mutation.json)")
     mut.add_argument("--only", default=None, metavar="I,J",
                      help="run only these mutants of the -n list (replay survivors)")
     mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",
@@ -305,6 +353,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.add_argument("--json", action="store_true",
+                     help="print the run's summary as JSON instead of the table")  # fmt: skip
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
     add_run_arguments(exp)

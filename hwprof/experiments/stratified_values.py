@@ -62,7 +62,7 @@ from ..traces.tracefile import (
     open_trace,
     recorded_instructions,
 )
-from . import Experiment
+from . import Experiment, cell
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
@@ -684,6 +684,28 @@ def _timing_line(r: dict) -> str:
     spent = (f"{t['unit_seconds']:.0f} s in its units (their wall times added)"
              if "unit_seconds" in t else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)")
     return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Sec. 3.4, 5.4, 5.6, 5.7's claims beside ours, per program."""
+    paper, claims = r["paper"], r["claims"]
+
+    def per_program(key, spec=".2f", pick=None):
+        return "; ".join(f"{p} {cell(c[key] if pick is None else c[key][pick], spec)}"
+                         for p, c in claims.items())  # fmt: skip
+
+    reach = "-".join(f"{x:g}" for x in paper["reach_ratio_claim"])
+    a16 = "-".join(f"{x:g}" for x in paper["a16_compression"])
+    return [
+        ("R_256 / H[P_256]_2048 events to reach 5% error", f"{reach} (gcc)",
+         per_program("reach_ratio_R_over_HP")),
+        ("R_256 / H[P_256]_2048 events to stay below 5%", f"about {paper['stay_ratio_claim']:g}",
+         per_program("stay_ratio_R_over_HP")),
+        ("tagged / H[P_256]_2048 messages", f"about {paper['tagged_overhead_ratio']:g}",
+         per_program("tagged_message_ratio_to_HP256")),
+        ("A_16 compression, H[P_256]_2048", a16,
+         per_program("a16_compression", pick="H[P_256]_2048")),
+        ("edge + call-target profile error %", f"under {paper['edge_error_max']:g}",
+         per_program("edge_final_error")),
+    ]  # fmt: skip
 
 
 EXPERIMENTS = [
@@ -692,6 +714,7 @@ EXPERIMENTS = [
         description="Sastry et al. Figs. 7-8, 10, 11: R/P/H[P]/tagged compressors on real value "
         "streams, invariance error vs events, overhead, A_16, edge profiles",
         run=run,
+        headline=headline,
         takes_traces=True,
         units=True,
     )
