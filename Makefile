@@ -61,9 +61,9 @@ mutate: $(STAMP)
 # (docs/verification.md).
 TRACE_LIMIT ?= 12000000
 trace-verify: $(STAMP)
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
-	    $$($(BIN)/python -c 'from hwprof.sim.workloads import trace_for as t; \
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
+	    $$($(BIN)/python -c 'from hwprof.traces.workloads import trace_for as t; \
 	    print(t("xz", kinds="loads", limit=100_000_000))')
 
 # every paper reproduction at full size (results in docs/results/; some capture traces)
