@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .catalog import TOPS, Top
 from .report import budget_for
-from .synth import synthesize, to_verilog, write_atomically
+from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
     CLOCK_TRANSITION_NS,
     DEFAULT_PERIOD_NS,
@@ -102,7 +102,8 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
-    and the generic gate count (:func:`hwprof.synth.synthesize`). Written again
+    and the generic gate count (:func:`hwprof.synth.synthesize`, through the cache
+    of ``hwprof report`` in ``output/area-cache``). Written again
     after every top. ``tops``: only these, keeping the other records of an
     existing ``asic.json``. A top whose tool fails gets a record with ``error``.
     """
@@ -121,7 +122,9 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
             record = {"block": top.name, "library": "osu018", "params": params,
                       "error": str(exc)}  # fmt: skip
         record["seconds"] = round(time.monotonic() - start, 1)
-        generic = synthesize(to_verilog(top.construct({}), top.name), top.name)
+        # the area flow's result of `hwprof report` (its cache), or synthesized here
+        generic, _ = cached_synthesize(to_verilog(top.construct({}), top.name), top.name,
+                                       output / "area-cache")  # fmt: skip
         record["generic_gates"] = generic["gates"]
         record["generic_flops"] = generic["flops"]
         records.append(record)
@@ -179,9 +182,10 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
   The block stays a module of its own through mapping: its cell area and cell
   counts are the block's alone, without the wrapper's flops.
 - **Mapping.** `dfflibmap` maps flops to `DFFPOSX1` (enables and synchronous
-  resets become logic in front of it); ABC maps the logic for area with
-  {driving} driving every input and {load} pF (a fan-out of four) on every
-  output, so that it buffers high fan-out nets.
+  resets become logic in front of it); ABC maps the logic with yosys's script
+  for a liberty library, without a delay target, and with {driving} driving
+  every input and {load} pF (a fan-out of four) on every output, so that it
+  buffers high fan-out nets.
 - **Timing.** An ideal clock with a {clock} ns transition; the minimum period is
   the constraint minus the worst slack: the launching flop's clock-to-Q, the
   logic and the capturing flop's setup time.
@@ -195,8 +199,13 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
 
 ## Every top
 
-Made by `hwprof report --asic` (the records in `build/asic.json`; one top alone:
-`hwprof asic TOP --json`, or `hwprof report --asic --top TOP` to replace its row).
+Made by `hwprof report --asic`, which writes the records to `build/asic.json`
+and this page from them (a copy of the records is in `docs/records/asic.json`;
+`hwprof report --asic --page-only -o docs/records` writes the page again from
+it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
+measures TOP again and keeps the other records. Register names in the critical
+paths are the block's (`block.`...) or, without that prefix, the wrapper's port
+registers (named after the port).
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
 The paper's budget is in generic gates and flops where the paper states one.
 

@@ -242,7 +242,7 @@ def test_macros_are_black_boxes_with_their_shape():
                             "RD_DATA": list(range(13, 29))},
         }}},
     }}  # fmt: skip
-    edited, macros, verilog = asic._macros(design, "top.block")
+    edited, macros, verilog = asic._macros(design)
     assert macros == [{"name": "table", "macro": "hwprof_macro_0", "width": 8, "depth": 16,
                        "bits": 128, "read_ports": 2, "sync_read_ports": 1,
                        "write_ports": 1}]  # fmt: skip

@@ -186,7 +186,7 @@ def _int(bits: str) -> int:
     return int(bits, 2)
 
 
-def _macros(design: dict, block: str) -> tuple[dict, list[dict], str]:
+def _macros(design: dict) -> tuple[dict, list[dict], str]:
     """Replace every ``$mem_v2`` of ``design`` (write_json) by a black-box macro instance.
 
     Returns the edited design, one description per macro, and the macros' Verilog
@@ -257,7 +257,7 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
         "write_json coarse.json",
     ]), workdir, timeout, "coarse synthesis")  # fmt: skip
     design = json.loads((workdir / "coarse.json").read_text())
-    design, macros, declarations = _macros(design, block)
+    design, macros, declarations = _macros(design)
     (workdir / "macros.json").write_text(json.dumps(design))
     (workdir / "macros.v").write_text(declarations)
     (workdir / "constr.txt").write_text(
@@ -269,8 +269,9 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
         "read_json macros.json",
         "delete t:$scopeinfo",  # flatten's record of the hierarchy: no logic
         f"dfflibmap -liberty {lib}",  # flops -> DFFPOSX1 (+ logic for enable and reset)
-        # area-oriented mapping (no -D target); -constr: buffer high fan-out nets
-        # against the driving cell and output load, as a real flow would
+        # yosys's ABC script for a liberty library (no -D: no delay target);
+        # -constr: buffer high fan-out nets against the driving cell and output
+        # load, as a real flow would
         f"abc -liberty {lib} -constr constr.txt",
         "opt_clean",
         f"tee -q -o stat.json stat -liberty {lib} -json",
