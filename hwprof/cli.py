@@ -133,7 +133,7 @@ def cmd_report(args) -> int:
                 raise UsageError(str(exc)) from None
             return 0
         tops = [get_top(name) for name in args.top] or None
-        _check_asic_tools("osu018", sky130=True)
+        _check_asic_tools("osu018")
         run_asic_report(Path(args.output), Path(args.page), tops=tops)
         return 0
     if args.fpga:
@@ -188,15 +188,13 @@ def _period(text: str) -> float:
     return value
 
 
-def _check_asic_tools(library: str, sky130: bool = False) -> None:
+def _check_asic_tools(library: str) -> None:
     from .synth.asic import LIBRARIES, MissingTool, check_tools
 
     if library not in LIBRARIES:
         raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
     try:
         check_tools(library)
-        if sky130:
-            check_tools("sky130-area")
     except MissingTool as exc:
         raise UsageError(str(exc)) from None
 
