@@ -71,7 +71,7 @@ experiments: $(STAMP)
 	do $(BIN)/hwprof experiment $$e || exit 1; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check hwprof tests cocotb_tests bench
+	$(BIN)/ruff check hwprof tests bench
 
 clean:
 	rm -rf build
