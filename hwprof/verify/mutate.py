@@ -560,8 +560,8 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
     ``bench``: "cocotb" (the block's regression) or "native" (the native stream
     bench of :mod:`hwprof.verify.mutate_native` first, the cocotb regression on its
-    survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
-    bench (:class:`hwprof.verify.mutate_native.MultihashBench`: tuples, writes, ...).
+    survivors; tops whose catalog entry has a ``native_bench`` only);
+    ``native_options``: fields of that bench (tuples, writes, ...).
     """
     if bench not in BENCHES:
         raise ValueError(f"bench must be one of {', '.join(BENCHES)}, not {bench!r}")
