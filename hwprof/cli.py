@@ -105,8 +105,8 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
-    if args.top and not args.fpga:
-        raise UsageError("--top applies to report --fpga only")
+    if args.top and not (args.fpga or args.asic):
+        raise UsageError("--top applies to report --fpga or --asic only")
     if args.docs is not None:
         from .docs_tables import DocsError, fill_docs
 
@@ -117,6 +117,24 @@ def cmd_report(args) -> int:
         except DocsError as exc:
             raise UsageError(str(exc)) from None
         print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
+        return 0
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
+    if args.asic:
+        from .asic_report import rewrite_page, run_asic_report
+        from .synth.asic import AsicError
+
+        if args.page_only:
+            try:
+                rewrite_page(Path(args.output), Path(args.page))
+            except AsicError as exc:
+                raise UsageError(str(exc)) from None
+            return 0
+        tops = [get_top(name) for name in args.top] or None
+        _check_asic_tools("osu018", sky130=True)
+        run_asic_report(Path(args.output), Path(args.page), tops=tops)
         return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
@@ -154,6 +172,52 @@ def cmd_fpga(args) -> int:
         print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
     else:
         print(format_fpga_table(records))
+    return 0
+
+
+def _period(text: str) -> float:
+    """``--period``: a positive number of nanoseconds (UsageError, one line, otherwise)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--period must be a positive number of ns, not {text!r}")
+    return value
+
+
+def _check_asic_tools(library: str, sky130: bool = False) -> None:
+    from .synth.asic import LIBRARIES, MissingTool, check_tools
+
+    if library not in LIBRARIES:
+        raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
+    try:
+        check_tools(library)
+        if sky130:
+            check_tools("sky130-area")
+    except MissingTool as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_asic(args) -> int:
+    from .asic_report import asic_record, format_asic_table
+    from .synth.asic import AsicError
+
+    period = _period(args.period)
+    _check_asic_tools(args.lib)
+    built = _build_all(_selected(args.tops), args.param)
+    try:
+        records = [asic_record(top, params, component, library=args.lib, period=period)
+                   for top, params, component in built]  # fmt: skip
+    except AsicError as exc:
+        print(f"hwprof: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print(format_asic_table(records))
     return 0
 
 
@@ -304,9 +368,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
+    rep.add_argument("--asic", action="store_true",
+                     help="the ASIC flow on every top instead (slow): asic.json, docs/asic.md")
+    rep.add_argument("--page", default="docs/asic.md", help="with --asic: the page to write")
+    rep.add_argument("--page-only", action="store_true",
+                     help="with --asic: write the page from OUTPUT/asic.json, run nothing")
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
-                     help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
+                     help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip
     rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
                      help="instead: fill the generated tables of DIR/*.md (default docs) "
                           "from the records in DIR/records/")  # fmt: skip
@@ -315,6 +384,16 @@ def _parser() -> argparse.ArgumentParser:
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
     fpga.add_argument("--json", action="store_true", help="print JSON records")
     fpga.set_defaults(func=cmd_fpga)
+    asic = with_tops(sub.add_parser("asic", help="standard-cell area and static timing "
+                                                 "(yosys + OpenSTA, OSU 0.18 um)"))
+    asic.add_argument("--lib", default="osu018", metavar="LIB",
+                      help="osu018 (area and timing, the default) or sky130-area "
+                           "(area estimate from sky130 LEF sizes, no timing)")  # fmt: skip
+    asic.add_argument("--period", default="10", metavar="NS",
+                      help="clock constraint in ns (default 10); the reported minimum "
+                           "period does not depend on it")  # fmt: skip
+    asic.add_argument("--json", action="store_true", help="print JSON records")
+    asic.set_defaults(func=cmd_asic)
     reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
