@@ -299,6 +299,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
+    _system_parser(sub)
     return parser
 
 
@@ -353,6 +354,13 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}")
     return value
+
+
+def _system_parser(sub) -> None:
+    """``hwprof system run|generate`` (docs/system.md)."""
+    from .system.commands import add_parser
+
+    add_parser(sub)
 
 
 def _trace_parser(sub) -> None:
