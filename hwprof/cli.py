@@ -439,6 +439,7 @@ def _parser() -> argparse.ArgumentParser:
     add_run_arguments(exp)
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
+    _system_parser(sub)
     return parser
 
 
@@ -493,6 +494,13 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}")
     return value
+
+
+def _system_parser(sub) -> None:
+    """``hwprof system run|generate`` (docs/system.md)."""
+    from .system.commands import add_parser
+
+    add_parser(sub)
 
 
 def _trace_parser(sub) -> None:
