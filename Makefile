@@ -87,7 +87,7 @@ asic-sky130: $(STAMP)
 	$(BIN)/python -m pip install -e '.[dev,asic]'
 
 lint: $(STAMP)
-	$(BIN)/ruff check hwprof tests cocotb_tests bench
+	$(BIN)/ruff check hwprof tests bench
 
 clean:
 	rm -rf build

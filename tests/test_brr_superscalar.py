@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cocotb_tests.brr_stimulus import random_packet
+from hwprof.cocotb_tests.brr_stimulus import random_packet
 from hwprof.golden.brr import Brr as PlainBrr
 from hwprof.golden.brr import BrrConfig, conditional_taken_probability, taken_probability
 from hwprof.golden.brr_isa import encode_brr

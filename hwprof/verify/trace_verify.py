@@ -2,7 +2,7 @@
 
 ``python -m hwprof.verify.trace_verify [TOP..] [--trace F..] [--limit N] [--ready R]``
 streams every ``<load pc, value>`` tuple of each trace (default: the shipped
-``traces/*.trace``) through a native Verilator build of each top
+``hwprof/traces/shipped/*.trace``) through a native Verilator build of each top
 (:class:`hwprof.sim.native.StreamHarness`, ``hwprof/sim/native/stream.cpp``) and
 compares what the Verilog sends with the golden model's output for the same
 tuples:
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("tops", nargs="*", default=list(TOPS), help="tops (default: all)")
     parser.add_argument(
-        "--trace", nargs="+", type=Path, help="trace files (default: the shipped traces/*.trace)"
+        "--trace", nargs="+", type=Path, help="trace files (default: the shipped traces)"
     )
     parser.add_argument("--limit", type=int, help="the first N load tuples of each trace")
     parser.add_argument(
