@@ -20,8 +20,8 @@ from hwprof.experiments.brr_accuracy import (
     samples,
     taken_sites,
 )
-from hwprof.golden import tracefile as tf
 from hwprof.golden.lfsr import TAPS, Lfsr
+from hwprof.traces import tracefile as tf
 
 #: False-alarm probability of the resonance check below. The quick run has about 32
 #: samples per run at 2^-10, too few for DEFAULT_ALPHA: an ideal sampler puts all of

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from hwprof.cli import main
-from hwprof.experiments import traces as legacy
 from hwprof.golden import trace_stats
 from hwprof.golden.trace_stats import IntervalTuples, PcCounts
-from hwprof.golden.tracefile import (
+from hwprof.traces import lackey as legacy
+from hwprof.traces.tracefile import (
     BLOCK,
     COLUMNS,
     COND_NOT_TAKEN,
@@ -317,12 +317,12 @@ def test_bad_trace_in_a_real_process_has_no_traceback(tmp_path):
 
 
 def test_capture_without_the_capture_module_is_one_line(monkeypatch, capsys, tmp_path):
-    monkeypatch.setitem(sys.modules, "hwprof.sim.trace_capture", None)  # as if not there
+    monkeypatch.setitem(sys.modules, "hwprof.traces.capture", None)  # as if not there
     out = tmp_path / "x.trace"
     assert main(["trace", "capture", "-o", str(out), "--", "true"]) == 2
     err = capsys.readouterr().err
     assert err == ("hwprof: error: trace capture is not available in this hwprof "
-                   "(hwprof/sim/trace_capture.py is missing)\n")  # fmt: skip
+                   "(hwprof/traces/capture.py is missing)\n")  # fmt: skip
     assert not out.exists()
 
 
@@ -335,7 +335,7 @@ def test_capture_passes_its_arguments(monkeypatch, tmp_path):
             seen.update(vars(args))
             return 0
 
-    monkeypatch.setitem(sys.modules, "hwprof.sim.trace_capture", Fake)
+    monkeypatch.setitem(sys.modules, "hwprof.traces.capture", Fake)
     argv = ["trace", "capture", "-o", "t.trace", "--kinds", "loads", "--skip", "1000",
             "--limit", "5", "--", "xz", "-c", "-9"]  # fmt: skip
     assert main(argv) == 0
@@ -398,7 +398,7 @@ def test_capture_starts_valgrind_before_numpy_is_imported(tmp_path):
     out = tmp_path / "x.trace"
     code = f"""
 import subprocess, sys
-WATCH = ("numpy", "hwprof.golden.tracefile", "zstandard")
+WATCH = ("numpy", "hwprof.traces.tracefile", "zstandard")
 real, seen = subprocess.Popen, []
 def popen(argv, *args, **kwargs):
     if not any(str(a).startswith("--tool=") for a in argv):
@@ -406,7 +406,7 @@ def popen(argv, *args, **kwargs):
     seen.append(sorted(m for m in WATCH if m in sys.modules))
     raise OSError(2, "stopped by the test")
 subprocess.Popen = popen
-from hwprof.sim import trace_capture
+from hwprof.traces import capture as trace_capture
 trace_capture.find_valgrind = lambda: trace_capture.Path("/usr/bin/valgrind")
 trace_capture.build_tool = lambda tool_dir, **kw: tool_dir
 trace_capture._valgrind_version = lambda valgrind: "stub"

@@ -1,4 +1,4 @@
-"""The generated Verilog on real traces (hwprof/trace_verify.py, native stream harness).
+"""The generated Verilog on real traces (hwprof/verify/trace_verify.py, native stream harness).
 
 Default tier: the tagged compressor, built once at ``-O0`` (the build is the slow
 part), on slices of the shipped traces: with the output always ready against the
@@ -30,8 +30,8 @@ from hwprof.sim.native import (
     stream_ports,
     stream_wrapper,
 )
-from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
+from hwprof.traces.workloads import shipped_trace
+from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
 
 SLICE = 20_000
 
@@ -39,7 +39,7 @@ SLICE = 20_000
 def test_trace_keys_are_the_load_tuples():
     keys = trace_keys(shipped_trace("sort"), 1000)
     assert keys.dtype == np.uint64 and len(keys) == 1000
-    from hwprof.golden.tracefile import LOAD, TraceReader
+    from hwprof.traces.tracefile import LOAD, TraceReader
 
     with TraceReader(shipped_trace("sort")) as r:
         chunk = next(r.chunks(kinds=(LOAD,), columns=("kind", "pc", "value")))
