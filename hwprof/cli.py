@@ -270,13 +270,22 @@ def cmd_mutate(args) -> int:
             raise UsageError(f"--only takes mutant indices like 3,17, not {args.only!r}") from None
         if not all(1 <= i <= args.n for i in only):
             raise UsageError(f"--only: mutant indices must be between 1 and -n {args.n}")
+    from .run import journal_path
+    from .synth import write_atomically
+
+    options = options_from_args(args)
     try:
         report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
                             workdir=Path(args.output) if args.output else None,
                             only=only, equiv_timeout=args.equiv_timeout,
-                            bench=args.bench)  # fmt: skip
+                            bench=args.bench, run_options=options,
+                            journal=journal_path(f"mutate-{top.name}"))  # fmt: skip
     except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
+    results = Path(args.records) if args.records else Path("build/mutate") / f"{top.name}.json"
+    write_atomically(results, json.dumps({**report.record(), "n": args.n, "bench": args.bench,
+                                          "timing": {"seconds": round(report.seconds, 1)}},
+                                         indent=1) + "\n")  # fmt: skip
     if args.json:
         survivors = [m.index for m in report.mutants if m.status == "survived"]
         print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
@@ -286,7 +295,9 @@ def cmd_mutate(args) -> int:
                           "equivalent_by_hand": 0, "by_hand_mutants": [],
                           "survived": len(survivors), "survivors": survivors,
                           "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
-    return 0 if report.count("survived") == 0 else 1
+    else:
+        print(f"records: {results}")
+    return 0 if report.count("survived") + report.count("error") == 0 else 1
 
 
 def cmd_experiment(args) -> int:
@@ -426,6 +437,9 @@ def _parser() -> argparse.ArgumentParser:
                      "configuration writes, then 40,000 of traces/sort.trace always ready, "
                      "against the golden model; its survivors then run the cocotb "
                      "regression; docs/verification.md)")  # fmt: skip
+    mut.add_argument("--records", default=None, metavar="FILE",
+                     help="the run's JSON records (default build/mutate/TOP.json)")
+    add_run_arguments(mut)
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")
