@@ -58,14 +58,22 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
     until the last interval is read back (at most ``timeout`` core cycles).
     """
     mh = dut.multihash
+
+    async def write(ctx, name, value):
+        ctx.set(getattr(dut, f"{name}_w_data"), value)
+        ctx.set(getattr(dut, f"{name}_w_stb"), 1)
+        await ctx.tick()
+        ctx.set(getattr(dut, f"{name}_w_stb"), 0)
+
     out = {"profiles": [], "accepted": [], "stalls": 0, "end": False}
 
     async def core(ctx):
-        ctx.set(dut.interval, INTERVAL)
-        ctx.set(dut.threshold, THRESHOLD)
+        await write(ctx, "interval", INTERVAL)
+        await write(ctx, "threshold", THRESHOLD)
+        if edges:
+            await write(ctx, "source", 1)
         ctx.set(dut.start, 1)
         if edges:
-            ctx.set(dut.source, 1)
             ctx.set(dut.loads.valid, 1)
             ctx.set(dut.loads.payload.as_value(), 0x5A5A)
         port = dut.branches if edges else dut.loads
@@ -105,8 +113,8 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
                 continue
             profile = []
             for i in range(ctx.get(dut.candidates)):
-                ctx.set(dut.index, i)
-                await ctx.tick()
+                await write(ctx, "index", i)
+                await ctx.tick()  # the candidate memory's synchronous read
                 key = (ctx.get(dut.cand_pc) << PARAMS["value_bits"]) | ctx.get(dut.cand_value)
                 profile.append((key, ctx.get(dut.cand_count)))
             out["profiles"].append(profile)

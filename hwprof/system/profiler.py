@@ -34,6 +34,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
+from ..golden.multihash import PRESETS
 from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
@@ -101,11 +102,14 @@ class MultiHashPeripheral(wiring.Component):
         high; never refused (a tuple that finds the FIFO full is dropped and counted).
     branches : same as ``loads``
         ``sync``, only with ``edges``: taken branches, ``value`` = the target.
-    interval, threshold : In(counter_bits)
-        ``sync``. Interval length in tuples and candidate threshold as a count
-        (``1 <= threshold <= interval``), taken when a start is carried out.
-    source : In(1)
-        ``sync``. 0: profile ``loads``; 1: ``branches`` (with ``edges``). Taken at start.
+    interval, threshold : Out(counter_bits)
+        ``sync`` registers (reset 10,000 and 100). Interval length in tuples and
+        candidate threshold as a count (``1 <= threshold <= interval``), taken when a
+        start is carried out. Written with ``interval_w_data`` / ``interval_w_stb``
+        (``threshold_w_*``): ``In`` of the same shape and ``In(1)``.
+    source : Out(1)
+        ``sync`` register (``source_w_*``). 0: profile ``loads``; 1: ``branches`` (only
+        with ``edges``; otherwise it stays 0). Taken at start.
     start : In(1)
         ``sync`` strobe. Reset the profiler and profile from now on with ``interval``,
         ``threshold`` and ``source``; clears ``offered``, ``dropped``, ``intervals``,
@@ -116,8 +120,9 @@ class MultiHashPeripheral(wiring.Component):
     ack : In(1)
         ``sync`` strobe. Software has read the interval shown; show the next one (or
         clear ``done``).
-    index : In(range(accumulator))
-        ``sync``. Candidate shown on ``cand_*`` (one cycle after it is written).
+    index : Out(range(accumulator))
+        ``sync`` register (``index_w_*``). Candidate shown on ``cand_*``: written at
+        the end of cycle ``t``, shown from cycle ``t + 2`` (a synchronous read).
     starting : Out(1)
         A start is being carried out (at most a few ``prof`` cycles plus the FIFO drain).
     running : Out(1)
@@ -157,15 +162,14 @@ class MultiHashPeripheral(wiring.Component):
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
         source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits), always_ready=True)
-        ports = {
-            "loads": In(source),
-            "interval": In(c.counter_bits),
-            "threshold": In(c.counter_bits),
-            "source": In(1),
+        ports = {"loads": In(source)}
+        for name, (shape, init) in self.registers().items():
+            ports |= {f"{name}_w_data": In(shape), f"{name}_w_stb": In(1),
+                      name: Out(shape, init=init)}  # fmt: skip
+        ports |= {
             "start": In(1),
             "stop": In(1),
             "ack": In(1),
-            "index": In(range(c.accumulator)),
             "starting": Out(1),
             "running": Out(1),
             "done": Out(1),
@@ -183,10 +187,35 @@ class MultiHashPeripheral(wiring.Component):
             ports["branches"] = In(source)
         super().__init__(ports)
 
+    def registers(self):
+        """The software-written registers: ``{name: (shape, reset value)}``.
+
+        ``interval`` and ``threshold`` reset to the paper's 10,000-tuple interval at 1%
+        (:data:`hwprof.golden.multihash.PRESETS`), held below ``2**counter_bits``.
+        """
+        c = self.config
+        top = (1 << c.counter_bits) - 1
+        interval = min(PRESETS["10k"]["interval_length"], top)
+        threshold = min(PRESETS["10k"]["threshold"], interval)
+        return {"interval": (c.counter_bits, interval), "threshold": (c.counter_bits, threshold),
+                "source": (1, 0), "index": (range(c.accumulator), 0)}  # fmt: skip
+
+    @property
+    def status(self):
+        """``done``, ``running``, ``starting``, ``overrun`` as bits 0-3 (one value)."""
+        return Cat(self.done, self.running, self.starting, self.overrun)
+
     def elaborate(self, platform):
         m = Module()
         c, p = self.config, self.domain
         acc, kb, w = c.accumulator, c.key_bits, c.counter_bits
+
+        # --- sync: the software-written registers -----------------------------------------
+        for name in self.registers():
+            if name == "source" and not self.edges:
+                continue  # loads only: reads 0
+            with m.If(getattr(self, f"{name}_w_stb")):
+                m.d.sync += getattr(self, name).eq(getattr(self, f"{name}_w_data"))
 
         # --- sync: start handshake --------------------------------------------------------
         req = Signal()  # toggles at each start carried out
@@ -207,7 +236,7 @@ class MultiHashPeripheral(wiring.Component):
         with m.If(issue):
             m.d.sync += [req.eq(~req), shadow_interval.eq(self.interval),
                          shadow_threshold.eq(self.threshold), again.eq(0)]  # fmt: skip
-            m.d.sync += source.eq(self.source if self.edges else 0)
+            m.d.sync += source.eq(self.source)
         with m.If(self.start & busy):
             m.d.sync += again.eq(1)
         with m.If(self.start):
