@@ -10,6 +10,11 @@ the profile read back equals the golden multi-hash model run on the accepted tup
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
@@ -17,7 +22,7 @@ from amaranth.sim import Simulator
 
 from cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
-from hwprof.system.profiler import MultiHashPeripheral
+from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral
 
 #: small multihash (set-associative accumulator in block RAM, as in the catalog default)
 PARAMS = {"tables": 4, "counters": 64, "accumulator": 8, "pc_bits": 8, "value_bits": 8,
@@ -114,7 +119,6 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
             profile = []
             for i in range(ctx.get(dut.candidates)):
                 await write(ctx, "index", i)
-                await ctx.tick()  # the candidate memory's synchronous read
                 key = (ctx.get(dut.cand_pc) << PARAMS["value_bits"]) | ctx.get(dut.cand_value)
                 profile.append((key, ctx.get(dut.cand_count)))
             out["profiles"].append(profile)
@@ -241,3 +245,29 @@ def test_checker_catches_no_conservative_update(seed):
 def test_bad_parameters(kwargs, error, text):
     with pytest.raises(error, match=text):
         MultiHashPeripheral(**kwargs)
+
+
+HEADER = Path(__file__).parent.parent / "hwprof" / "system" / "firmware" / "hwprof_mh.h"
+CSR_BASE = 0x1000_0000  # the system's CSR window (docs/system.md)
+
+
+def test_header_addresses_are_the_register_table():
+    """hwprof_mh.h's fallback addresses are REGISTERS at BLOCK_OFFSET of the CSR window."""
+    defines = dict(re.findall(r"#define HWPROF_MULTIHASH_(\w+) (0x[0-9a-f]+)", HEADER.read_text()))
+    want = {name: CSR_BASE + BLOCK_OFFSET + offset for name, offset, *_ in REGISTERS}
+    assert {k: int(v, 16) for k, v in defines.items()} == want
+
+
+def test_header_compiles(tmp_path):
+    """The header's functions compile for the system's core, warnings as errors."""
+    pytest.importorskip("ziglang")
+    source = tmp_path / "use.c"
+    source.write_text('#include "hwprof_mh.h"\nuint32_t out[4];\nint main(void) {\n'
+                      "    hwprof_mh_config(10000, 100);\n    int n = hwprof_mh_wait();\n"
+                      "    for (int i = 0; i < n; i++) hwprof_mh_read(i, &out[0], &out[1], "
+                      "&out[2]);\n    out[3] = hwprof_mh_dropped();\n    return 0;\n}\n")
+    cmd = [sys.executable, "-m", "ziglang", "cc", "-target", "riscv32-freestanding-none",
+           "-mcpu=generic_rv32+m", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADER.parent}",
+           "-c", str(source), "-o", str(tmp_path / "use.o")]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

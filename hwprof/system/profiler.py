@@ -38,7 +38,8 @@ from ..golden.multihash import PRESETS
 from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
-__all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD"]
+__all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
+           "BLOCK_OFFSET", "attach"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -49,6 +50,57 @@ START_THRESHOLD = 2
 
 #: Width of the ``offered``, ``dropped`` and ``intervals`` counters (they saturate).
 COUNTER_WIDTH = 32
+
+
+#: Offset of the peripheral's registers in the system's CSR window (block ``multihash``).
+BLOCK_OFFSET = 0x200
+
+#: The peripheral's registers in the system's CSR map (default parameters: 24-bit
+#: counters, 100 entries, 32-bit pc and value): ``(name, byte offset in the block,
+#: access, bits, reset, meaning)``, one 32-bit word and one field from bit 0 each, as
+#: the system's register map (``hwprof.system.regmap.Reg``) takes them. ``w``: a write
+#: strobes (its data is ignored by START, STOP and ACK); reads give 0.
+REGISTERS = (
+    ("INTERVAL", 0x00, "rw", 24, "10000", "interval length in tuples (>= 1), taken at START"),
+    ("THRESHOLD", 0x04, "rw", 24, "100",
+     "candidate threshold as a count (1 .. INTERVAL), taken at START"),
+    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads <pc, value>; 1: taken branches "
+     "<pc, target> (edge profiling; reads 0 if not built); taken at START"),
+    ("START", 0x0C, "w", 1, None, "write: reset the profiler, clear the counts, profile "
+     "with INTERVAL, THRESHOLD, SOURCE (STATUS.running when under way)"),
+    ("STOP", 0x10, "w", 1, None, "write: offer no more tuples"),
+    ("STATUS", 0x14, "r", 4, "0", "bit 0 done: an ended interval is shown (also the "
+     "interrupt line); 1 running; 2 starting; 3 overrun (sticky until START)"),
+    ("ACK", 0x18, "w", 1, None, "write: the interval shown is read: show the next ended "
+     "one or clear done"),
+    ("CANDIDATES", 0x1C, "r", 7, "0", "candidates of the interval shown (0 if none)"),
+    ("INDEX", 0x20, "rw", 7, "0", "candidate read through CAND_* (< CANDIDATES)"),
+    ("CAND_PC", 0x24, "r", 32, "-", "pc of candidate INDEX of the interval shown"),
+    ("CAND_VALUE", 0x28, "r", 32, "-", "value (or branch target) of candidate INDEX"),
+    ("CAND_COUNT", 0x2C, "r", 24, "-", "count of candidate INDEX"),
+    ("OFFERED", 0x30, "r", 32, "0", "tuples offered since START (saturating)"),
+    ("DROPPED", 0x34, "r", 32, "0", "of them dropped, the FIFO full (saturating)"),
+    ("INTERVALS", 0x38, "r", 32, "0", "intervals ended since START (saturating)"),
+)  # fmt: skip
+
+
+def attach(m, peripheral, fields):
+    """Wire the register fields of :data:`REGISTERS` to ``peripheral``.
+
+    ``fields[name]`` has the ports of the system's live CSR field: ``r_data`` (in) for
+    a readable register, ``w_data`` and ``w_stb`` (out) for a writable one.
+    """
+    p = peripheral
+    for name, _offset, access, _bits, _reset, _doc in REGISTERS:
+        field = fields[name]
+        port = name.lower()
+        if name in ("START", "STOP", "ACK"):
+            m.d.comb += getattr(p, port).eq(field.w_stb)
+            continue
+        if "w" in access:
+            m.d.comb += [getattr(p, f"{port}_w_data").eq(field.w_data),
+                         getattr(p, f"{port}_w_stb").eq(field.w_stb)]  # fmt: skip
+        m.d.comb += field.r_data.eq(p.status if name == "STATUS" else getattr(p, port))
 
 
 def _multihash(fifo_depth, edges, domain, params):
@@ -121,8 +173,9 @@ class MultiHashPeripheral(wiring.Component):
         ``sync`` strobe. Software has read the interval shown; show the next one (or
         clear ``done``).
     index : Out(range(accumulator))
-        ``sync`` register (``index_w_*``). Candidate shown on ``cand_*``: written at
-        the end of cycle ``t``, shown from cycle ``t + 2`` (a synchronous read).
+        ``sync`` register (``index_w_*``). Candidate shown on ``cand_*``, like the
+        register itself from the cycle after the write (a synchronous read of the
+        written value).
     starting : Out(1)
         A start is being carried out (at most a few ``prof`` cycles plus the FIFO drain).
     running : Out(1)
@@ -381,7 +434,9 @@ class MultiHashPeripheral(wiring.Component):
                         m.d.sync += self.overrun.eq(1)
 
         read = banks.read_port(domain="sync")
-        m.d.comb += read.addr.eq(Mux(view_bank, acc, 0) + self.index)
+        # addressed by index's next state: cand_* follow a write of index by one cycle
+        index = Mux(self.index_w_stb, self.index_w_data, self.index)
+        m.d.comb += read.addr.eq(Mux(view_bank, acc, 0) + index)
         m.d.comb += [
             self.cand_value.eq(read.data[: c.value_bits]),
             self.cand_count.eq(read.data[kb:]),
