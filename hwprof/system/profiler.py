@@ -149,9 +149,10 @@ class MultiHashPeripheral(wiring.Component):
 
     Attributes
     ----------
-    loads : In(stream.Signature(tuple_layout(pc_bits, value_bits), always_ready=True))
+    loads : In(stream.Signature(tuple_layout(pc_bits, value_bits)))
         ``sync``. Retired loads ``<pc, value>``: one tuple in each cycle ``valid`` is
-        high; never refused (a tuple that finds the FIFO full is dropped and counted).
+        high; ``ready`` is always 1 (a tuple that finds the FIFO full is dropped and
+        counted).
     branches : same as ``loads``
         ``sync``, only with ``edges``: taken branches, ``value`` = the target.
     interval, threshold : Out(counter_bits)
@@ -214,7 +215,7 @@ class MultiHashPeripheral(wiring.Component):
         c = self.config = self.multihash.config
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
-        source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits), always_ready=True)
+        source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits))
         ports = {"loads": In(source)}
         for name, (shape, init) in self.registers().items():
             ports |= {f"{name}_w_data": In(shape), f"{name}_w_stb": In(1),
@@ -301,6 +302,9 @@ class MultiHashPeripheral(wiring.Component):
         m.submodules.fifo = fifo = AsyncFIFO(width=kb, depth=self.fifo_depth,
                                              r_domain=p, w_domain="sync")  # fmt: skip
         offer = Signal()
+        m.d.comb += self.loads.ready.eq(1)
+        if self.edges:
+            m.d.comb += self.branches.ready.eq(1)
         payload = self.loads.payload.as_value()
         if self.edges:
             payload = Mux(source, self.branches.payload.as_value(), payload)
