@@ -90,7 +90,8 @@ def _yosys(script: str, workdir: Path, timeout: float | None = None) -> str:
     status, log, stderr = run_yosys(script, workdir, timeout=timeout)
     if status != 0:
         tail = "\n".join((log + stderr).splitlines()[-20:])
-        raise SynthError(f"yosys failed:\n{tail}")
+        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        raise SynthError(f"yosys failed ({how}):\n{tail}")
     return log
 
 
