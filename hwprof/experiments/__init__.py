@@ -22,7 +22,10 @@ class Experiment:
     figures and a Markdown summary into ``output_dir`` and returns the headline
     numbers. ``quick`` selects a reduced size for the test suite. With
     ``takes_traces``, ``run`` also takes ``traces=`` (trace file paths, ``--trace``)
-    and must read them all before it writes anything.
+    and must read them all before it writes anything. With ``units``, ``run`` also
+    takes ``run_options=`` (:class:`hwprof.run.RunOptions`: ``--jobs``, ``--scheduler``,
+    ``--resume``) and runs its program x configuration x seed units through
+    :func:`hwprof.run.run_units`.
 
     ``headline(record) -> [(quantity, paper, ours), ...]``: the rows that
     ``hwprof experiment NAME`` prints at the end of a run, read from the JSON
@@ -34,6 +37,7 @@ class Experiment:
     description: str
     run: Callable[..., dict]
     takes_traces: bool = False
+    units: bool = False
     headline: Callable[[dict], list[tuple[str, str, str]]] | None = None
 
 

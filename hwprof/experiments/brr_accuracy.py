@@ -33,10 +33,10 @@ Programs:
 * ``loop-6``: a loop body A B A C A D (A is half the events);
 * ``zipf``: 1,000 sites drawn independently with Zipf weights ``1/i``;
 * real programs (:data:`REAL_PROGRAMS`, the workloads of
-  :mod:`hwprof.sim.workloads`): every taken control transfer of a branch trace
+  :mod:`hwprof.traces.workloads`): every taken control transfer of a branch trace
   (conditional taken, jump, call, return, indirect; the site is the branch's pc),
   initialisation skipped, the first ``events`` of them. The full run captures
-  the traces with valgrind into build/traces (:func:`~hwprof.sim.workloads.trace_for`)
+  the traces with valgrind into build/traces (:func:`~hwprof.traces.workloads.trace_for`)
   and falls back to the shipped 2M-record traces without it (said in the output);
   ``--quick`` reads the shipped traces.
 
@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.brr import Brr, BrrConfig
-from ..golden.tracefile import (
+from ..traces.tracefile import (
     CALL,
     COND_TAKEN,
     INDIRECT,
@@ -130,7 +130,7 @@ def taken_sites(path, events: int) -> np.ndarray:
 
 def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:
     """Trace and its origin per real program: captured (full run, valgrind) or shipped."""
-    from ..sim.workloads import shipped_trace, trace_for
+    from ..traces.workloads import shipped_trace, trace_for
 
     found = {}
     for name in REAL_PROGRAMS:

@@ -10,7 +10,7 @@ windows).
 
 Here the block structure and the dynamic path come from real programs: the
 branch records of hwprof traces (captured with our valgrind tool through
-:func:`hwprof.sim.workloads.trace_for`; whole program runs of up to
+:func:`hwprof.traces.workloads.trace_for`; whole program runs of up to
 ``WINDOW`` = 100 M instructions): a basic block runs from the target (or
 fall-through) of one control transfer to the next one, calls and returns give
 the methods (a shadow call stack), and a block's instruction count is its length
@@ -64,7 +64,7 @@ import numpy as np
 
 from ..golden.isa_profile import NOP, Insn, encode
 from ..golden.predictor import ProfileFlagPredictor, _Entry
-from ..golden.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
+from ..traces.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
 from . import Experiment
 
 __all__ = ["load_program", "program_from_blocks", "simulate", "GoldenMemo", "run",
@@ -575,7 +575,7 @@ def _markdown(result, stem) -> str:
         f"the {HOT_METHODS} with most instructions; golden predictor 2 x 64, min_block 4, "
         f"starting empty at the window's start. Traces: the workloads' whole runs after "
         f"their start-up, captured once into build/traces by `trace_for(NAME, "
-        f"kinds='branches', limit={CAPTURE_RECORDS:_})` (hwprof.sim.workloads; valgrind; "
+        f"kinds='branches', limit={CAPTURE_RECORDS:_})` (hwprof.traces.workloads; valgrind; "
         f"4-11 s each on the loaded machine), or `--trace FILE`.", "",
         f"![overheads]({stem}.png)", "",
         "| program | trace | instructions | whole run | methods | hot-method instructions "
@@ -695,7 +695,7 @@ def _plot(result, path: Path) -> None:
 
 def _traces(quick: bool, traces) -> list[tuple[Path, str]]:
     """(path, origin) per program: --trace files, else captured (full) or shipped (quick)."""
-    from ..sim.workloads import shipped_trace, trace_for
+    from ..traces.workloads import shipped_trace, trace_for
 
     if traces:
         return [(Path(p), "given") for p in traces]
