@@ -144,8 +144,13 @@ def cmd_report(args) -> int:
         run_fpga_report(Path(args.output), device=args.device, tops=tops)
         return 0
     from .report import run_report
+    from .synth import SynthError
 
-    run_report(Path(args.output), include_slow=args.all)
+    try:
+        run_report(Path(args.output), include_slow=args.all)
+    except SynthError as exc:
+        print(f"hwprof: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
     return 0
 
 
