@@ -39,7 +39,7 @@ from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach"]
+           "BLOCK_OFFSET", "attach", "register_table"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -64,8 +64,8 @@ REGISTERS = (
     ("INTERVAL", 0x00, "rw", 24, "10000", "interval length in tuples (>= 1), taken at START"),
     ("THRESHOLD", 0x04, "rw", 24, "100",
      "candidate threshold as a count (1 .. INTERVAL), taken at START"),
-    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads <pc, value>; 1: taken branches "
-     "<pc, target> (edge profiling; reads 0 if not built); taken at START"),
+    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads (pc, value); 1: taken branches "
+     "(pc, target), edge profiling (reads 0 if not built); taken at START"),
     ("START", 0x0C, "w", 1, None, "write: reset the profiler, clear the counts, profile "
      "with INTERVAL, THRESHOLD, SOURCE (STATUS.running when under way)"),
     ("STOP", 0x10, "w", 1, None, "write: offer no more tuples"),
@@ -82,6 +82,16 @@ REGISTERS = (
     ("DROPPED", 0x34, "r", 32, "0", "of them dropped, the FIFO full (saturating)"),
     ("INTERVALS", 0x38, "r", 32, "0", "intervals ended since START (saturating)"),
 )  # fmt: skip
+
+
+def register_table() -> str:
+    """The register table of docs/system-profiler.md (Markdown), from :data:`REGISTERS`."""
+    lines = ["| offset | register | access | bits | reset | meaning |",
+             "| --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    for name, offset, access, bits, reset, doc in REGISTERS:
+        reset = "-" if reset in (None, "-") else f"`{reset}`"
+        lines.append(f"| `0x{offset:02x}` | `{name}` | {access} | {bits} | {reset} | {doc} |")
+    return "\n".join(lines) + "\n"
 
 
 def attach(m, peripheral, fields):
@@ -199,7 +209,7 @@ class MultiHashPeripheral(wiring.Component):
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
     accepted by the multihash top that cycle. An interval's candidates are written
-    within ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
+    about ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
     rises two or three ``sync`` cycles after that.
 
     Raises
