@@ -77,7 +77,7 @@ class Top:
     #: Parameter sets whose synthesis takes too long for the default report (tens
     #: of minutes): only ``hwprof report --all`` synthesizes them.
     slow_variants: tuple[dict, ...] = ()
-    #: cocotb test module in cocotb_tests/ (gets the parameters as HWPROF_PARAMS).
+    #: cocotb test module in hwprof/cocotb_tests/ (gets the parameters as HWPROF_PARAMS).
     cocotb_module: str | None = None
 
     def param(self, name: str) -> Param:

@@ -85,7 +85,8 @@ def test_reach_and_stay():
 
 
 def test_quick_run_writes_results(tmp_path, capsys):
-    assert main(["experiment", "stratified-values", "--quick", "-o", str(tmp_path)]) == 0
+    assert main(["experiment", "stratified-values", "--quick", "--jobs", "1",
+                 "-o", str(tmp_path)]) == 0  # fmt: skip
     for ext in ("png", "md", "json"):
         assert (tmp_path / f"stratified-values-quick.{ext}").stat().st_size > 0
     data = json.loads((tmp_path / "stratified-values-quick.json").read_text())
@@ -106,8 +107,8 @@ def test_quick_run_writes_results(tmp_path, capsys):
 def test_trace_option_reads_the_given_file(tmp_path):
     trace = sv.synthetic_trace(tmp_path / "s.trace", 30_000, seed=3)
     out = tmp_path / "out"
-    code = main(["experiment", "stratified-values", "--quick", "--trace", str(trace),
-                 "-o", str(out)])  # fmt: skip
+    code = main(["experiment", "stratified-values", "--quick", "--jobs", "1", "--trace",
+                 str(trace), "-o", str(out)])  # fmt: skip
     assert code == 0
     data = json.loads((out / "stratified-values-quick.json").read_text())
     assert data["source"] == "--trace" and data["traces"] == [str(trace)]
@@ -117,7 +118,8 @@ def test_bad_trace_is_one_line_and_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.trace"
     bad.write_bytes(b"not a trace")
     out = tmp_path / "out"
-    assert main(["experiment", "stratified-values", "--trace", str(bad), "-o", str(out)]) == 2
+    assert main(["experiment", "stratified-values", "--jobs", "1", "--trace", str(bad),
+                 "-o", str(out)]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.trace" in err
     assert not out.exists()

@@ -20,7 +20,7 @@ import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.sim import Simulator
 
-from cocotb_tests.multihash_streams import collision_stream, zipf_keys
+from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
 from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral, register_table
 

@@ -176,7 +176,7 @@ class Journal:
 def call_unit(func: Callable, shared: dict, kwargs: dict) -> dict:
     """Run one unit where it lands: its record fields (never raises for the unit's own
     failure, so Dask never retries one)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         value = json.loads(json.dumps(func(**shared, **kwargs)))
         out = {"ok": True, "value": value}
@@ -185,7 +185,9 @@ def call_unit(func: Callable, shared: dict, kwargs: dict) -> dict:
         out = {"ok": False, "error": first or type(exc).__name__,
                "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}",
                "traceback": traceback.format_exc(limit=-8)}  # fmt: skip
-    out["timing"] = {"seconds": round(time.perf_counter() - start, 3), "worker": _where()}
+    out["timing"] = {"seconds": round(time.perf_counter() - start, 3),
+                     "cpu_seconds": round(time.process_time() - cpu, 3), "worker": _where(),
+                     "finished": time.time()}  # fmt: skip
     return out
 
 
@@ -271,7 +273,7 @@ def run_units(units: list[Unit], options: RunOptions | None = None, *,
     show = options.progress if options.progress is not None else sys.stderr.isatty()
     progress = Progress(name, len(units), len(done), show)
     progress.failed = sum(not o.ok for o in done.values())
-    if done:
+    if done and show:
         log(f"{name}: {len(done)} of {len(units)} units already recorded in "
             f"{journal.path}; running {len(pending)}")  # fmt: skip
     for outcome in done.values():
@@ -329,10 +331,16 @@ def dashboard_address(client) -> str | None:
     """The Dask dashboard's URL, if the scheduler runs one (it needs bokeh)."""
     info = client.scheduler_info()
     port = info.get("services", {}).get("dashboard")
-    if port is None:
-        return None
+    if port is None or not client.run_on_scheduler(_has_bokeh):
+        return None  # without bokeh the scheduler serves no dashboard pages
     host = info["address"].split("://")[-1].rsplit(":", 1)[0]
     return f"http://{host}:{port}/status"
+
+
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
 
 
 def _run_dask(pending, options, shared, finished, progress, name, log) -> None:
@@ -344,8 +352,9 @@ def _run_dask(pending, options, shared, finished, progress, name, log) -> None:
     try:
         where = options.scheduler or f"a local cluster of {workers} worker processes"
         link = dashboard_address(client)
-        log(f"{name}: {len(pending)} units on {where}"
-            + (f"; dashboard {link}" if link else ""))  # fmt: skip
+        if progress.enabled or link:  # quiet in a log, but for the dashboard's address
+            log(f"{name}: {len(pending)} units on {where}"
+                + (f"; dashboard {link}" if link else ""))  # fmt: skip
         shared_data = client.scatter([shared], broadcast=True, hash=False)[0] if shared else {}
         token = uuid.uuid4().hex[:8]
         for unit in pending:
