@@ -196,3 +196,28 @@ def c_defines() -> str:
             lines.append(f"#define HWPROF_{b.name.upper()}_{r.name} 0x{addr:08x}  "
                          f"/* {r.access}: {r.doc} */")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- register table: begin -->", "<!-- register table: end -->"
+
+
+def update_page(path) -> bool:
+    """Write :func:`markdown_table` between the markers of ``path``; whether it changed."""
+    from pathlib import Path
+
+    path = Path(path)
+    text = path.read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{markdown_table()}{END}{tail}"
+    if new != text:
+        path.write_text(new)
+    return new != text
+
+
+if __name__ == "__main__":  # python -m hwprof.system.regmap: refresh docs/system.md
+    import sys
+    from pathlib import Path
+
+    page = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/system.md")
+    print(f"{page}: {'updated' if update_page(page) else 'up to date'}")
