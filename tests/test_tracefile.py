@@ -1,4 +1,4 @@
-"""The trace format (hwprof.golden.tracefile): round trip, streaming, every defect -> TraceError."""
+"""The trace format (hwprof.traces.tracefile): round trip, streaming, every defect -> TraceError."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import zstandard
 
-from hwprof.experiments import traces as legacy
 from hwprof.golden.hashing import pack_key
-from hwprof.golden.tracefile import (
+from hwprof.traces import lackey as legacy
+from hwprof.traces.tracefile import (
     BRANCH_KINDS,
     COLUMNS,
     CONST,

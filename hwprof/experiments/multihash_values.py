@@ -1,8 +1,8 @@
 """Multi-hash profiler on real value profiles (Narayanasamy et al., Figs. 4-5, 10-13).
 
-Tuples ``<load PC, loaded value>`` of real programs (``hwprof.sim.workloads``,
+Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.experiments.value_streams.value_keys`. For each
+files), keyed by :func:`hwprof.traces.keys.value_keys`. For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for
@@ -26,9 +26,9 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment
+from ..traces.keys import SyntheticValueTrace, trace_keys, value_keys
+from . import Experiment, cell
 from .baselines import baselines_for, budget_bytes
-from .value_streams import SyntheticValueTrace, trace_keys, value_keys
 
 __all__ = ["EXPERIMENTS", "run", "configurations"]
 
@@ -93,14 +93,14 @@ def _sources(quick: bool, traces, seed: int, log):
     """``[(name, source)]``: --trace files, shipped traces (quick) or captured ones; a
     source is ``{"path": absolute path}`` or ``{"synthetic": [seed, n]}``
     (:func:`_open_source`)."""
-    from ..golden.tracefile import TraceError
+    from ..traces.tracefile import TraceError
 
     if traces:
         return [(Path(p).name, {"path": str(Path(p).absolute())}) for p in traces]
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:  # no workloads: the synthetic stand-in
-        log("no hwprof.sim.workloads: synthetic value streams")
+        log("no hwprof.traces.workloads: synthetic value streams")
         n = 500_000 if quick else 20_000_000
         return [(f"synthetic-{i}", {"synthetic": [seed + i, n]}) for i in range(2)]
     if quick:
@@ -119,7 +119,7 @@ def _sources(quick: bool, traces, seed: int, log):
 
 def _open_source(source: dict):
     """The trace object of a :func:`_sources` entry."""
-    from ..golden.tracefile import open_trace
+    from ..traces.tracefile import open_trace
 
     if "path" in source:
         return open_trace(source["path"])
@@ -334,7 +334,7 @@ def _markdown(result: dict, stem: str) -> str:
          _timing_line(_old_timing(result)), "",
          *([result["note"], ""] if result.get("note") else []),
          "Tuples: every load of the program after its initialisation "
-         "(`hwprof.sim.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
+         "(`hwprof.traces.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
          "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = pc[31:0] : "
          "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
          "intervals where it is defined (a candidate in either profile: an interval with "
@@ -671,8 +671,8 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     """Run the experiment, one unit per preset x program x hash seed (:mod:`hwprof.run`;
     ``run_options``: where they run); write .md/.json/.png into ``output_dir``; return
     the headline."""
-    from ..golden.tracefile import TraceError
     from ..run import Journal, RunOptions, Unit, journal_path, run_units
+    from ..traces.tracefile import TraceError
 
     start = time.perf_counter()
 
@@ -767,7 +767,26 @@ def _timing(start: float, cpu: dict) -> dict:
             "cpu_seconds": {k: round(v, 1) for k, v in cpu.items()}}  # fmt: skip
 
 
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Sec. 6.4.1's claims beside ours: average error, 4 tables against the best single hash."""
+    paper, rows = r["paper"], []
+    for c, claims in r.get("claims", {}).items():
+        rows += [(f"mean error %, 4 tables C1-R0 ({c})", paper["average_multihash"],
+                  cell(claims.get("c1r0_4_mean"), ".3f")),
+                 (f"4 tables C1-R0 below the best single hash ({c})", "yes",
+                  cell(claims.get("c1r0_4_beats_bsh")))]  # fmt: skip
+        if c == "1m" and "best_multi_error" in claims:
+            best_multi, best_single = claims["best_multi_error"], claims["bsh"]
+            rows.append(("lowest multi-hash vs best single hash error %, per program (1m)",
+                         "; ".join(f"{p} {paper['best_multihash_1m'][p]} vs "
+                                   f"{paper['best_single_1m'][p]}"
+                                   for p in paper["best_multihash_1m"]),
+                         "; ".join(f"{p} {best_multi[p]:.2f} vs {best_single[p]:.2f}"
+                                   for p in best_multi)))  # fmt: skip
+    return rows
+
+
 EXPERIMENTS = [Experiment("multihash-values",
                           "multi-hash profiler vs single hash and sketches on <load pc, value> "
                           "streams of real programs (Figs 4-5, 10-13)",
-                          run, takes_traces=True, units=True)]  # fmt: skip
+                          run, takes_traces=True, units=True, headline=headline)]  # fmt: skip

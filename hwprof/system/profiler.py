@@ -17,7 +17,16 @@ candidates and candidate ``i`` (its tuple and count). See docs/system-profiler.m
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, DomainRenamer, Module, Mux, ResetInserter, Signal
+from amaranth.hdl import (
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    DomainRenamer,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+)
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
@@ -25,6 +34,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
+from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD"]
@@ -38,6 +48,22 @@ START_THRESHOLD = 2
 
 #: Width of the ``offered``, ``dropped`` and ``intervals`` counters (they saturate).
 COUNTER_WIDTH = 32
+
+
+def _multihash(fifo_depth, edges, domain, params):
+    """The catalog's multihash top for the peripheral; checks the peripheral's parameters."""
+    for name in ("interval_length", "threshold"):
+        if name in params:
+            raise ValueError(f"{name} is written by software, not a parameter")
+    if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 2
+            or fifo_depth & (fifo_depth - 1)):  # fmt: skip
+        raise ValueError(f"fifo_depth must be a power of two, at least 2, not {fifo_depth!r}")
+    if not isinstance(edges, bool):
+        raise TypeError(f"edges must be a bool, not {edges!r}")
+    if not isinstance(domain, str) or not domain or domain == "sync":
+        raise ValueError(f"domain must be a name other than 'sync', not {domain!r}")
+    return get_top("multihash").construct(
+        params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD})
 
 
 def _start_keys(config):
@@ -124,20 +150,9 @@ class MultiHashPeripheral(wiring.Component):
     """
 
     def __init__(self, *, fifo_depth=16, edges=False, domain="prof", **params):
-        for name in ("interval_length", "threshold"):
-            if name in params:
-                raise ValueError(f"{name} is written by software, not a parameter")
-        if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 2
-                or fifo_depth & (fifo_depth - 1)):  # fmt: skip
-            raise ValueError(f"fifo_depth must be a power of two, at least 2, not {fifo_depth!r}")
-        if not isinstance(edges, bool):
-            raise TypeError(f"edges must be a bool, not {edges!r}")
-        if not isinstance(domain, str) or not domain or domain == "sync":
-            raise ValueError(f"domain must be a name other than 'sync', not {domain!r}")
         self.fifo_depth, self.edges, self.domain = fifo_depth, edges, domain
-        self.multihash = get_top("multihash").construct(
-            params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD}
-        )
+        self.multihash = checked_config(self, lambda: _multihash(fifo_depth, edges, domain,
+                                                                 params))
         c = self.config = self.multihash.config
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
@@ -227,7 +242,11 @@ class MultiHashPeripheral(wiring.Component):
         m.submodules.ack_cdc = FFSynchronizer(ack_p, ack_s, o_domain="sync")
         restart = Signal()
         mh = self.multihash
-        m.submodules.multihash = DomainRenamer(p)(ResetInserter(restart)(mh))
+        # the top's own domain: the profiler's clock, reset also at each start
+        m.domains.multihash = ClockDomain(local=True)
+        m.d.comb += [ClockSignal("multihash").eq(ClockSignal(p)),
+                     ResetSignal("multihash").eq(ResetSignal(p) | restart)]  # fmt: skip
+        m.submodules.multihash = DomainRenamer("multihash")(mh)
         cfg_we = Signal()
         m.d.comb += [mh.cfg_we.eq(cfg_we), mh.cfg_interval.eq(shadow_interval),
                      mh.cfg_threshold.eq(shadow_threshold)]  # fmt: skip

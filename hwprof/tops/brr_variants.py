@@ -1,4 +1,4 @@
-"""Catalog entries of brr in a real core: decode, superscalar, deterministic (issue 4)."""
+"""Catalog entries of brr in a real core: decode, superscalar, deterministic."""
 
 from ..catalog import Param, Top
 from ..golden.brr_deterministic import count_bits

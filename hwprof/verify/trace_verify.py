@@ -1,6 +1,6 @@
 """The generated Verilog on whole real traces, checked against the golden models.
 
-``python -m hwprof.trace_verify [TOP..] [--trace F..] [--limit N] [--ready R]``
+``python -m hwprof.verify.trace_verify [TOP..] [--trace F..] [--limit N] [--ready R]``
 streams every ``<load pc, value>`` tuple of each trace (default: the shipped
 ``traces/*.trace``) through a native Verilator build of each top
 (:class:`hwprof.sim.native.StreamHarness`, ``hwprof/sim/native/stream.cpp``) and
@@ -35,9 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalog import CatalogError, get_top, parse_params
-from .golden.tracefile import iter_keys, open_trace
-from .sim.native import (
+from ..catalog import CatalogError, get_top, parse_params
+from ..sim.native import (
     OPT,
     StreamHarness,
     compare_counts,
@@ -45,8 +44,9 @@ from .sim.native import (
     golden_transfers,
     split_profiles,
 )
-from .sim.workloads import SHIPPED_DIR
-from .synth import to_verilog
+from ..synth import to_verilog
+from ..traces.tracefile import iter_keys, open_trace
+from ..traces.workloads import SHIPPED_DIR
 
 __all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "main"]
 
@@ -76,15 +76,15 @@ def trace_keys(trace, limit: int | None = None, *, pc_bits: int = 32,
 def golden_model(name: str, params: dict):
     """The golden cycle model of top ``name`` with its resolved ``params``."""
     if name == "stratified":
-        from .golden.samplers import Stratified
+        from ..golden.samplers import Stratified
 
         return Stratified(**{k: params[k] for k in _STRATIFIED if k in params})
     if name == "tagged_compressor":
-        from .golden.tagged import TaggedCompressor
+        from ..golden.tagged import TaggedCompressor
 
         return TaggedCompressor(**params)
     if name == "multihash":
-        from .golden.multihash import MultiHashProfiler
+        from ..golden.multihash import MultiHashProfiler
 
         return MultiHashProfiler(**params)
     raise ValueError(f"no trace check for top {name!r} (one of {', '.join(TOPS)})")
@@ -92,7 +92,7 @@ def golden_model(name: str, params: dict):
 
 def bulk_counts(name: str, params: dict, keys: np.ndarray):
     """Per-tuple message counts of the golden bulk path, or None if it has none."""
-    from .golden import compressors_fast as fast
+    from ..golden import compressors_fast as fast
 
     if (params.get("key_bits"), params.get("pc_bits")) != (64, 32):
         return None
@@ -159,7 +159,7 @@ class Check:
         return report
 
     def _profiles(self, run, keys, golden) -> dict:
-        from .golden.multihash import run_fast
+        from ..golden.multihash import run_fast
 
         got = split_profiles(run)
         want = golden.run(keys) if golden is not None else run_fast(keys, **self.params)
@@ -193,7 +193,7 @@ def work_dir(path: Path) -> Path:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m hwprof.trace_verify",
+        prog="python -m hwprof.verify.trace_verify",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -12,10 +12,10 @@ input and rounded up.
   (2M records of loads and branches each, after ``skip``), for tests and quick runs.
 * :func:`trace_for` - a trace of any size, captured on demand into a cache
   (``build/traces``) with our valgrind tool; without valgrind it raises
-  :class:`~hwprof.golden.tracefile.TraceError` naming the shipped trace instead.
+  :class:`~hwprof.traces.tracefile.TraceError` naming the shipped trace instead.
 
 ``docs/traces.md`` gives the command that recreates each shipped trace
-(``python -m hwprof.sim.workloads --ship``).
+(``python -m hwprof.traces.workloads --ship``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..golden.tracefile import ZSTD_LEVEL, TraceError
+from .tracefile import ZSTD_LEVEL, TraceError
 
 __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_trace", "trace_for",
            "cached_trace_path", "workload_command", "workload_description", "workload_env",
@@ -200,7 +200,7 @@ def shipped_trace(name: str) -> Path:
 
 def _capture(name: str, output: Path, *, kinds, skip, limit, seed, progress, scale=1,
              level: int | None = None) -> dict:  # fmt: skip
-    from .trace_capture import capture
+    from .capture import capture
 
     with tempfile.TemporaryDirectory(prefix=f"hwprof-{name}-") as tmp:
         command = workload_command(name, Path(tmp), seed, scale)
@@ -264,8 +264,8 @@ def trace_for(name: str, *, kinds: str = SHIPPED_KINDS, skip: int | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hwprof.sim.workloads --ship [NAME..]``: recreate the shipped traces."""
-    parser = argparse.ArgumentParser(prog="python -m hwprof.sim.workloads")
+    """``python -m hwprof.traces.workloads --ship [NAME..]``: recreate the shipped traces."""
+    parser = argparse.ArgumentParser(prog="python -m hwprof.traces.workloads")
     parser.add_argument("names", nargs="*", default=list(WORKLOADS), help="workloads")
     parser.add_argument("--ship", action="store_true", help="write traces/NAME.trace")
     parser.add_argument("--out", type=Path, default=SHIPPED_DIR, help="output directory")

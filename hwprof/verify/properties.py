@@ -1,6 +1,6 @@
 """The properties of each block, as SystemVerilog over its generated Verilog.
 
-Each ``props_<block>(params)`` returns the :class:`~hwprof.formal.engine.Property`
+Each ``props_<block>(params)`` returns the :class:`~hwprof.verify.formal.Property`
 list of one catalog top for its resolved parameters. A property reads the ports
 of the module it is inserted into and, where the ports do not show the state,
 the internal signals Amaranth names after the RTL's Python variables (``sp``,
@@ -22,7 +22,7 @@ from ..golden.lfsr import LfsrConfig
 from ..golden.multihash import MultiHashConfig
 from ..golden.samplers import LFSR_WIDTH, RAND_BITS
 from ..rtl.multihash_bram import flag_bit
-from .engine import Property
+from .formal import Property
 
 __all__ = ["FORMAL_PARAMS", "PROPERTIES", "properties_for"]
 

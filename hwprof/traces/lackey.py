@@ -3,7 +3,7 @@
 Trace file format: gzip'd text, one tuple per line, two hexadecimal numbers
 ``<pc> <value>`` (source and destination superblock address, no ``0x``).
 Lines starting with ``#`` are comments (the legacy format: the binary format of
-:mod:`hwprof.golden.tracefile` replaces it, and reads it as ``edge`` records).
+:mod:`hwprof.traces.tracefile` replaces it, and reads it as ``edge`` records).
 :func:`read_trace` returns the keys ``(pc << 32) | value``
 (:func:`hwprof.golden.hashing.pack_key` layout, 32-bit fields: both addresses
 are truncated to their low 32 bits) of either format.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..golden.tracefile import EDGE, LOAD, TraceError, open_trace
+from .tracefile import EDGE, LOAD, TraceError, open_trace
 
 __all__ = ["TraceError", "read_trace", "write_trace", "capture", "WORKLOADS"]
 
@@ -41,7 +41,7 @@ def read_trace(path: Path) -> np.ndarray:
     """Keys ``(pc << 32) | value`` of a trace file; :class:`TraceError` if malformed.
 
     A legacy gzip'd text trace gives its edges ``<source, destination>``; a trace
-    of the binary format (:mod:`hwprof.golden.tracefile`) its edges if it holds
+    of the binary format (:mod:`hwprof.traces.tracefile`) its edges if it holds
     any, else its loads' ``<pc, value>``. Fields keep their low 32 bits.
     """
     with open_trace(path) as trace:

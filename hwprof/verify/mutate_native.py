@@ -3,7 +3,7 @@
 The cocotb regression drives the Verilog from Python, one cycle at a time; the
 multi-hash profiler's takes minutes per run, too slow to run once per mutant.
 Here the mutants' one Verilog (every mutant behind ``mutsel``, set from the
-plusarg ``+mutsel=i``: :func:`hwprof.mutate.build_mutant_design`) is compiled once
+plusarg ``+mutsel=i``: :func:`hwprof.verify.mutate.build_mutant_design`) is compiled once
 with the native stream harness (:class:`hwprof.sim.native.StreamHarness`,
 ``hwprof/sim/native/stream.cpp``), and each mutant is one run of the harness on
 the tuples of a shipped real trace with the output back-pressured, compared with
@@ -12,7 +12,7 @@ time limit kills the mutant.
 
 ``multihash`` (the only top with a native bench so far): the first
 :attr:`MultihashBench.tuples` ``<load pc, value>`` tuples of ``traces/perl.trace``
-(32-bit fields, as ``python -m hwprof.trace_verify``), the output's ready high on
+(32-bit fields, as ``python -m hwprof.verify.trace_verify``), the output's ready high on
 :attr:`MultihashBench.ready` of the cycles. The design is the top's own (its
 parameters, ``-p`` included); the test bench writes the configuration registers
 through the ``cfg_*`` ports while it runs (:attr:`MultihashBench.writes`), so the
@@ -46,10 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalog import Top
-from .sim.native import OPT, StreamHarness
-from .sim.runner import DEFAULT_BUILD_ROOT
-from .sim.workloads import SHIPPED_DIR
+from ..catalog import Top
+from ..sim.native import OPT, StreamHarness
+from ..sim.runner import DEFAULT_BUILD_ROOT
+from ..traces.workloads import SHIPPED_DIR
 
 __all__ = ["NATIVE_TOPS", "MultihashBench", "native_bench", "config_drive"]
 
@@ -314,7 +314,7 @@ class MultihashBench:
         """``(config, key, set_of)``: the top's :class:`MultiHashConfig`, ``key()`` a
         random key of its width (numpy generator ``seed``), ``set_of(k)`` the
         accumulator set of ``k`` (0 when fully associative)."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         hashes = config.hashes()
@@ -411,7 +411,7 @@ class MultihashBench:
 
     def dense(self) -> np.ndarray:
         """The keys of the dense intervals (see :attr:`dense_intervals`): distinct."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         n = self.dense_intervals * self.dense_length
         bits = MultiHashConfig(**self.params).key_bits
@@ -444,7 +444,7 @@ class MultihashBench:
         """The keys of the table-entry groups (see :attr:`rom_groups`)."""
         if not self.rom_groups:
             return np.zeros(0, np.uint64)
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         hashes, n, bits = config.hashes(), config.tables, config.key_bits
@@ -500,7 +500,7 @@ class MultihashBench:
 
     def _set_rounds(self) -> int:
         """Set intervals: enough for every ``x`` of the largest set, ``ways`` a time."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         bits = config.set_source_bits
@@ -509,7 +509,7 @@ class MultihashBench:
 
     def set_keys(self) -> np.ndarray:
         """The keys of the set intervals (see :attr:`set_groups`)."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         if not (self.set_groups and config.ways):
@@ -541,7 +541,7 @@ class MultihashBench:
 
     def boundary(self) -> np.ndarray:
         """The keys of the boundary intervals (see :attr:`boundary_pairs`)."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         if not (self.boundary_pairs and config.ways):
@@ -567,7 +567,7 @@ class MultihashBench:
         """``(keys, threshold)`` of the threshold intervals (see :attr:`threshold_bits`),
         a flush, a setup and a test interval per ``p``; ValueError if a test interval does not
         fit the counters or a key cannot be found."""
-        from .golden.multihash import MultiHashConfig
+        from ..golden.multihash import MultiHashConfig
 
         config = MultiHashConfig(**self.params)
         hashes, n = config.hashes(), config.tables
@@ -678,7 +678,7 @@ class MultihashBench:
         would race the previous interval's end in the pipeline), or if the directed,
         forwarding or dense intervals do not start where an interval starts.
         """
-        from .golden.multihash import MultiHashProfiler
+        from ..golden.multihash import MultiHashProfiler
 
         model = MultiHashProfiler(**self.params)
         starts = set()  # the directed intervals must start where an interval starts

@@ -15,7 +15,7 @@ regression as the test bench:
    a failing test, or one that exceeds the time limit, kills the mutant. The
    original (``mutsel=0``) must pass first.
    With ``bench="native"`` (``hwprof mutate multihash --bench native``) the
-   mutants run first on the native bench (:mod:`hwprof.mutate_native`: the same
+   mutants run first on the native bench (:mod:`hwprof.verify.mutate_native`: the same
    one Verilog compiled once with the C++ stream harness, a real trace per
    mutant against the golden model); only its survivors run the cocotb
    regression (its build is made only if there are any).
@@ -41,8 +41,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .catalog import Top
-from .sim.runner import (
+from ..catalog import Top
+from ..sim.runner import (
     COCOTB_TESTS,
     DEFAULT_BUILD_ROOT,
     VERILATOR_WAIVED_WARNINGS,
@@ -52,8 +52,8 @@ from .sim.runner import (
     build_dir_for,
     verilator_environment,
 )
-from .synth import to_verilog
-from .synth.area import run_yosys
+from ..synth import to_verilog
+from ..synth.area import run_yosys
 
 __all__ = ["Mutant", "MutationReport", "list_mutants", "mutate_top"]
 
@@ -510,7 +510,7 @@ def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str
     mutants. A unit that fails (raises) is the mutant's result: status ``error``."""
     import hashlib
 
-    from .run import Journal, RunOptions, Unit, run_units
+    from ..run import Journal, RunOptions, Unit, run_units
 
     by_index = {m.index: m for m in pending}
 
@@ -634,9 +634,9 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     ``equiv_timeout``: seconds for each yosys run of a survivor's equivalence check
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
     ``bench``: "cocotb" (the block's regression) or "native" (the native stream
-    bench of :mod:`hwprof.mutate_native` first, the cocotb regression on its
+    bench of :mod:`hwprof.verify.mutate_native` first, the cocotb regression on its
     survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
-    bench (:class:`hwprof.mutate_native.MultihashBench`: tuples, writes, ...).
+    bench (:class:`hwprof.verify.mutate_native.MultihashBench`: tuples, writes, ...).
     ``run_options`` (:class:`hwprof.run.RunOptions`, default in-process): where the
     mutants of the cocotb stage run, one unit each (:func:`mutant_unit`); ``journal``:
     the file recording them (for ``--resume``).

@@ -1,6 +1,6 @@
 """Capture a program's loads (with values) and control transfers with our valgrind tool.
 
-The tool is ``hwprof/sim/valgrind/hwprof_trace.c``. :func:`build_tool` compiles it on
+The tool is ``hwprof/traces/valgrind/hwprof_trace.c``. :func:`build_tool` compiles it on
 first use with the system C compiler against the installed valgrind tool headers
 and static libraries into a private directory (``build/valgrind/`` by default),
 next to a link to valgrind's ``vgpreload_core`` library; valgrind finds it there
@@ -10,14 +10,14 @@ rebuilt when its source, the compile command or the valgrind version changes.
 :func:`capture` runs ``valgrind --tool=hwprof`` on a command; the tool fills
 blocks of records, laid out in the trace format's columns, in memory shared with
 this process (:class:`SharedBlocks`) and reports each filled block on a FIFO;
-each block goes to a :class:`~hwprof.golden.tracefile.TraceWriter` as one chunk
+each block goes to a :class:`~hwprof.traces.tracefile.TraceWriter` as one chunk
 without a copy, and back to the tool once encoded. The tool writes its
 end statistics (guest instructions, skipped instructions, records) into a small
 JSON file that goes into the trace footer with the program's exit status.
 
 Errors the user can fix (valgrind or the C compiler missing, tool headers or
 libraries missing, an output path that cannot be written, an unknown command)
-raise :class:`~hwprof.golden.tracefile.TraceError` with one line; the CLI prints
+raise :class:`~hwprof.traces.tracefile.TraceError` with one line; the CLI prints
 it and exits with status 2. A program that exits non-zero still leaves a trace.
 """
 
@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# numpy and the writer (hwprof.golden.tracefile) are imported once valgrind runs: their
+# numpy and the writer (hwprof.traces.tracefile) are imported once valgrind runs: their
 # imports then overlap valgrind's start-up instead of delaying it (see capture())
-from ..golden.trace_common import (
+from .common import (
     BLOCK,
     BRANCH_KINDS,
     COLUMNS,
@@ -54,7 +54,7 @@ from ..golden.trace_common import (
 )
 
 if TYPE_CHECKING:
-    from ..golden.tracefile import TraceWriter
+    from .tracefile import TraceWriter
 
 __all__ = [
     "TOOL_SOURCE",
@@ -301,7 +301,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
     output : path-like
         Trace file; written to a temporary name and renamed when complete.
     kinds : str or iterable
-        Record kinds (:func:`hwprof.golden.tracefile.parse_kinds`): ``loads``,
+        Record kinds (:func:`hwprof.traces.tracefile.parse_kinds`): ``loads``,
         ``branches``, ``blocks`` or single kind names (then the others are dropped).
     skip : int
         Guest instructions executed before recording starts (exact to a basic block).
@@ -370,7 +370,7 @@ def capture(command, output, *, kinds="loads,branches", skip: int = 0, limit: in
 
     def start_writer() -> TraceWriter:
         nonlocal writer
-        from ..golden.tracefile import TraceWriter
+        from .tracefile import TraceWriter
 
         writer = TraceWriter(output, header=head, level=level, temporary=temporary)
         return writer
@@ -539,7 +539,7 @@ def _pump(fd: int, proc: subprocess.Popen, writer: TraceWriter, blocks: SharedBl
     This process holds a write end of the FIFO too (see :func:`_run`), so a read
     never sees end-of-file: the end is the process's exit, after which every
     message the tool wrote is in the pipe. A block goes to the writer as one
-    chunk without a copy (:meth:`~hwprof.golden.tracefile.TraceWriter.write_chunk`),
+    chunk without a copy (:meth:`~hwprof.traces.tracefile.TraceWriter.write_chunk`),
     released to the tool once encoded; when only some kinds are kept, its selected
     records are copied and the block released at once.
     """
@@ -589,7 +589,7 @@ def _pump_loop(fd, proc, writer, blocks, poller, shown, select_codes) -> int:
     """The read loop of :func:`_pump`; ``select_codes``: the kind codes to keep, or None
     for all."""
     if select_codes is not None:
-        from ..golden.tracefile import kind_mask  # imported by now (the writer's module)
+        from .tracefile import kind_mask  # imported by now (the writer's module)
 
         keep_kind = kind_mask(select_codes)
     done = False

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from .catalog import Top
-from .sim.runner import CocotbResult, run_cocotb
-from .synth import to_verilog
+from ..catalog import Top
+from ..sim.runner import CocotbResult, run_cocotb
+from ..synth import to_verilog
 
 __all__ = ["run_top_regression", "regress"]
 

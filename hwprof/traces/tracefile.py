@@ -16,7 +16,7 @@ value        loaded value, zero-extended  fall-through address            0
 ============ ============================ =============================== ===========
 
 ``EDGE`` records come from the legacy gzip'd text traces of lackey superblock
-edges (:mod:`hwprof.experiments.traces`): ``pc`` = source, ``addr`` =
+edges (:mod:`hwprof.traces.lackey`): ``pc`` = source, ``addr`` =
 destination, ``value`` = 0.
 
 File layout (little-endian; docs/traces.md has it byte by byte)::
@@ -64,7 +64,7 @@ import numpy as np
 import zstandard
 
 from . import chunk_columns
-from .trace_common import (
+from .common import (
     BLOCK,
     BRANCH_KINDS,
     CALL,
@@ -376,7 +376,7 @@ class TraceWriter:
         Default :data:`READ_THREADS`.
     temporary : tuple, optional
         ``(path, open binary file)`` of the temporary file from
-        :func:`~hwprof.golden.trace_common.create_temporary`, created earlier (a
+        :func:`~hwprof.traces.common.create_temporary`, created earlier (a
         capture creates it before it starts valgrind, and this writer after):
         the writer owns it from here on. By default the writer creates it.
 

@@ -1,7 +1,7 @@
 """What the trace format's writer, its reader and a capture share, without numpy.
 
 The error type, the record kinds and their names, and the temporary file a
-trace is written to. :mod:`hwprof.golden.tracefile` re-exports all of it; this
+trace is written to. :mod:`hwprof.traces.tracefile` re-exports all of it; this
 module exists so that ``hwprof trace capture`` can check its arguments, create
 the output's temporary file and start valgrind before it imports numpy and the
 writer (about 0.1-0.2 s of imports that then overlap valgrind's own start-up;

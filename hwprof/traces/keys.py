@@ -1,7 +1,7 @@
 """``<load PC, value>`` streams for the profiler experiments: real traces and a synthetic one.
 
 A value trace is anything with ``value_tuples()`` yielding ``(pc, value)`` uint64
-array pairs per chunk, the API of ``hwprof.golden.tracefile.TraceReader``.
+array pairs per chunk, the API of ``hwprof.traces.tracefile.TraceReader``.
 :class:`SyntheticValueTrace` has the same API and stands in where no captured
 trace is available (the tests' ``--quick`` runs and the speed benchmark).
 

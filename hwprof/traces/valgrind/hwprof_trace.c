@@ -1,7 +1,7 @@
 /* hwprof_trace: a valgrind tool that records loads (with their values) and
    control transfers of a program as packed binary records.
 
-   Part of hwprof (issue 11).  Built on first use by hwprof/sim/trace_capture.py
+   Part of hwprof.  Built on first use by hwprof/sim/trace_capture.py
    against the installed valgrind tool headers and static libraries; run as
    `valgrind --tool=hwprof ...` with VALGRIND_LIB pointing at the private
    build directory.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..catalog import Top
 from ..synth import to_verilog
-from .engine import ProofResult, run_property
+from .formal import ProofResult, run_property
 from .properties import FORMAL_PARAMS, PROPERTIES, properties_for
 
 __all__ = ["formal_param_sets", "prove_top", "prove_tops"]

