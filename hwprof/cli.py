@@ -107,6 +107,10 @@ def cmd_synth(args) -> int:
 def cmd_report(args) -> int:
     if args.top and not (args.fpga or args.asic):
         raise UsageError("--top applies to report --fpga or --asic only")
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
     if args.docs is not None:
         from .docs_tables import DocsError, fill_docs
 
@@ -118,10 +122,6 @@ def cmd_report(args) -> int:
             raise UsageError(str(exc)) from None
         print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
         return 0
-    if args.fpga and args.asic:
-        raise UsageError("report takes --fpga or --asic, not both")
-    if args.page_only and not args.asic:
-        raise UsageError("--page-only applies to report --asic only")
     if args.asic:
         from .asic_report import rewrite_page, run_asic_report
         from .synth.asic import AsicError
@@ -133,7 +133,7 @@ def cmd_report(args) -> int:
                 raise UsageError(str(exc)) from None
             return 0
         tops = [get_top(name) for name in args.top] or None
-        _check_asic_tools("osu018", sky130=True)
+        _check_asic_tools("osu018")
         run_asic_report(Path(args.output), Path(args.page), tops=tops)
         return 0
     if args.fpga:
@@ -144,8 +144,13 @@ def cmd_report(args) -> int:
         run_fpga_report(Path(args.output), device=args.device, tops=tops)
         return 0
     from .report import run_report
+    from .synth import SynthError
 
-    run_report(Path(args.output), include_slow=args.all)
+    try:
+        run_report(Path(args.output), include_slow=args.all)
+    except SynthError as exc:
+        print(f"hwprof: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -188,15 +193,13 @@ def _period(text: str) -> float:
     return value
 
 
-def _check_asic_tools(library: str, sky130: bool = False) -> None:
+def _check_asic_tools(library: str) -> None:
     from .synth.asic import LIBRARIES, MissingTool, check_tools
 
     if library not in LIBRARIES:
         raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
     try:
         check_tools(library)
-        if sky130:
-            check_tools("sky130-area")
     except MissingTool as exc:
         raise UsageError(str(exc)) from None
 
@@ -229,14 +232,13 @@ def cmd_regress(args) -> int:
 
 
 def cmd_prove(args) -> int:
-    from .verify.properties import PROPERTIES
-    from .verify.prove import prove_tops
+    from .verify.prove import provable, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in _tops().values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.properties is not None]
     for top in tops:
-        if top.name not in PROPERTIES:
-            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
+        if top.properties is None:
+            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(provable())})")
     if args.param and len(tops) != 1:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}
@@ -270,13 +272,22 @@ def cmd_mutate(args) -> int:
             raise UsageError(f"--only takes mutant indices like 3,17, not {args.only!r}") from None
         if not all(1 <= i <= args.n for i in only):
             raise UsageError(f"--only: mutant indices must be between 1 and -n {args.n}")
+    from .run import journal_path
+    from .synth import write_atomically
+
+    options = options_from_args(args)
     try:
         report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
                             workdir=Path(args.output) if args.output else None,
                             only=only, equiv_timeout=args.equiv_timeout,
-                            bench=args.bench)  # fmt: skip
+                            bench=args.bench, run_options=options,
+                            journal=journal_path(f"mutate-{top.name}"))  # fmt: skip
     except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
+    results = Path(args.records) if args.records else Path("build/mutate") / f"{top.name}.json"
+    write_atomically(results, json.dumps({**report.record(), "n": args.n, "bench": args.bench,
+                                          "timing": {"seconds": round(report.seconds, 1)}},
+                                         indent=1) + "\n")  # fmt: skip
     if args.json:
         survivors = [m.index for m in report.mutants if m.status == "survived"]
         print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
@@ -286,7 +297,9 @@ def cmd_mutate(args) -> int:
                           "equivalent_by_hand": 0, "by_hand_mutants": [],
                           "survived": len(survivors), "survivors": survivors,
                           "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
-    return 0 if report.count("survived") == 0 else 1
+    else:
+        print(f"records: {results}")
+    return 0 if report.count("survived") + report.count("error") == 0 else 1
 
 
 def cmd_experiment(args) -> int:
@@ -426,6 +439,9 @@ def _parser() -> argparse.ArgumentParser:
                      "configuration writes, then 40,000 of traces/sort.trace always ready, "
                      "against the golden model; its survivors then run the cocotb "
                      "regression; docs/verification.md)")  # fmt: skip
+    mut.add_argument("--records", default=None, metavar="FILE",
+                     help="the run's JSON records (default build/mutate/TOP.json)")
+    add_run_arguments(mut)
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")

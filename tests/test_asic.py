@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from amaranth.hdl import ClockSignal, Const, Instance, Module, Signal
-from amaranth.lib import wiring
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 import hwprof.synth.asic as asic
@@ -217,8 +217,11 @@ def test_chain_sky130_area_from_the_lef_sizes(chain_top, capsys):
 
 def test_brr_through_the_whole_flow(tmp_path):
     _tools_or_skip()
+    from hwprof.asic_report import ASIC_KEYS, asic_record
+
     top = TOPS["brr"]
-    record = asic.asic_flow(top.construct({}), "brr", keep_dir=tmp_path)
+    record = asic_record(top, top.resolve({}), top.construct({}), keep_dir=tmp_path)
+    assert set(ASIC_KEYS) <= set(record) and record["library"] == "osu018"
     assert record["flops"] == 20  # brr's 20-bit LFSR; the wrapper's flops not counted
     assert record["cells"]["DFFPOSX1"] == 20
     assert record["area_um2"] > 20 * 96  # more than its flops (DFFPOSX1: 96 um2)
@@ -229,27 +232,64 @@ def test_brr_through_the_whole_flow(tmp_path):
     assert (tmp_path / "netlist.v").exists() and (tmp_path / "sta.log").exists()
 
 
-def test_macros_are_black_boxes_with_their_shape():
-    """A $mem_v2 of a write_json design becomes a macro instance; its shape is listed."""
+def test_macros_replace_memories_and_model_their_ports():
+    """A $mem_v2 of a write_json design becomes a macro instance; its shape is listed; its
+    liberty cell times port 0 (synchronous read) from its clock and port 1 (asynchronous)
+    from its address."""
     design = {"modules": {
         "INVX1": {"attributes": {"blackbox": "1"}, "ports": {}, "cells": {}},
         "top.block": {"cells": {"mem": {
             "type": "$mem_v2",
             "parameters": {"MEMID": "\\table", "WIDTH": "1000", "SIZE": "10000",
                            "RD_PORTS": "10", "WR_PORTS": "1", "RD_CLK_ENABLE": "01"},
-            "port_directions": {"RD_ADDR": "input", "RD_DATA": "output"},
-            "connections": {"RD_ADDR": [5, 6, 7, 8, 9, 10, 11, 12],
+            "port_directions": {"RD_CLK": "input", "RD_ADDR": "input", "RD_DATA": "output"},
+            "connections": {"RD_CLK": [3, 4], "RD_ADDR": [5, 6, 7, 8, 9, 10, 11, 12],
                             "RD_DATA": list(range(13, 29))},
         }}},
     }}  # fmt: skip
-    edited, macros, verilog = asic._macros(design, "top.block")
+    edited, macros, liberty = asic._macros(design)
     assert macros == [{"name": "table", "macro": "hwprof_macro_0", "width": 8, "depth": 16,
                        "bits": 128, "read_ports": 2, "sync_read_ports": 1,
                        "write_ports": 1}]  # fmt: skip
     cell = edited["modules"]["top.block"]["cells"]["mem"]
     assert cell["type"] == "hwprof_macro_0" and cell["connections"]["RD_DATA_15"] == [28]
     assert "INVX1" not in edited["modules"]  # library cells are read again from the .lib
-    assert "output RD_DATA_0;" in verilog and "input RD_ADDR_7;" in verilog
+    macro = _group(liberty, "cell (hwprof_macro_0)")
+    assert 'related_pin : "RD_CLK_0";' in _group(macro, "pin (RD_DATA_7)")
+    assert "rising_edge" in _group(macro, "pin (RD_DATA_7)")
+    assert 'related_pin : "RD_ADDR_4 RD_ADDR_5 RD_ADDR_6 RD_ADDR_7";' in \
+        _group(macro, "pin (RD_DATA_8)")
+    assert "setup_rising" in _group(macro, "pin (RD_ADDR_3)")
+    assert "timing" not in _group(macro, "pin (RD_ADDR_4)")  # the asynchronous port's
+
+
+class AsyncReadMemory(wiring.Component):
+    """A 16 x 4 memory read in the cycle of its address: ``rdata = mem[addr + 1] + addr``."""
+
+    def __init__(self):
+        super().__init__({"addr": In(4), "wdata": In(4), "we": In(1), "rdata": Out(4)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = memory.Memory(shape=4, depth=16, init=[])
+        read, write = mem.read_port(domain="comb"), mem.write_port()
+        m.d.comb += [read.addr.eq(self.addr + 1), write.addr.eq(self.addr),
+                     write.data.eq(self.wdata), write.en.eq(self.we),
+                     self.rdata.eq(read.data + self.addr)]  # fmt: skip
+        return m
+
+
+def test_a_memory_is_a_macro_timed_through():
+    """Listed with its shape, out of the cell area, and its read path timed through it."""
+    _tools_or_skip()
+    record = asic.asic_flow(AsyncReadMemory(), "mem")
+    assert record["macros"] == [{"name": "mem", "macro": "hwprof_macro_0", "width": 4,
+                                 "depth": 16, "bits": 64, "read_ports": 1,
+                                 "sync_read_ports": 0, "write_ports": 1}]  # fmt: skip
+    assert "hwprof_macro_0" not in record["cells"]
+    # address register -> adder -> the macro's read -> adder -> rdata register
+    cells = record["critical_path"]["cells"]
+    assert cells[0] == cells[-1] == "DFFPOSX1" and "hwprof_macro_0" in cells[1:-1]
 
 
 # --- bad input: one line, exit 2, nothing written --------------------------------------
@@ -318,7 +358,18 @@ def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
         {"block": "multihash", "library": "osu018", "params": TOPS["multihash"].resolve({}),
          "error": "yosys (mapping to osu018) did not finish in 3600 s", "generic_gates": 5},
     ]  # fmt: skip
-    page = render_page(records)
-    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 200 | 93 | flops <= 20" in page
+    fpga = {("brr", json.dumps(records[0]["params"], sort_keys=True)): 198.5}
+    page = render_page(records, fpga)
+    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 198.5 | 200 | 93 | flops <= 20" in page
     assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
     assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
+
+
+def test_docs_page_is_in_sync_with_its_records():
+    """docs/asic.md is what `hwprof report --asic --page-only -o docs/records` writes."""
+    from hwprof.asic_report import load_fpga_fmax, render_page
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    records = json.loads((docs / "records" / "asic.json").read_text())
+    fpga = load_fpga_fmax(docs / "records" / "fpga.json")
+    assert (docs / "asic.md").read_text() == render_page(records, fpga)

@@ -29,6 +29,8 @@ def test_quick_run_writes_files(tmp_path, seed, capsys):
     out = capsys.readouterr().out  # the paper beside ours, values from the record
     c1r0_4 = data["headline"]["c1r0_4"]["10k"]
     assert f"| error %, 4 tables C1R0 (10k) | - | {c1r0_4:.2f} |" in out
+    md = (tmp_path / "multihash-profiles-quick.md").read_text()
+    assert "Agreement: " + data["headline"]["verdict"] in md
 
 
 def test_trace_round_trip_and_malformed(tmp_path, seed):
@@ -79,3 +81,32 @@ def test_conservative_update_not_worse_and_perfect_is_exact(seed):
     perfect = [list(d.items()) for d in perfect_profile(keys, p["interval_length"],
                                                           p["threshold"])]  # fmt: skip
     assert error_rate(keys, perfect, p["interval_length"], p["threshold"]).total == 0, seed
+
+
+def _summary(**configs):
+    """A sweep summary from ``{config: {variant: [total % at 1, 2, 4, 8 tables]}}``; the
+    variants not given have 9.0 % everywhere."""
+    return {c: {v: [{"total": t} for t in given.get(v, [9.0] * 4)]
+                for v in ("C0R0", "C0R1", "C1R0", "C1R1")}
+            for c, given in configs.items()}  # fmt: skip
+
+
+def test_paper_verdict_from_hand_made_summaries():
+    """The Fig. 14 verdict on summaries whose answers are worked out here, each part
+    yes in one case and no in the other."""
+    from hwprof.experiments.multihash_profiles import paper_verdict
+
+    h = paper_verdict(_summary(**{"10k": {"C1R0": [6.0, 2.0, 0.5, 0.75], "C1R1": [2.0] * 4}}))
+    assert h["best"] == {"10k": "C1R0 4"}
+    assert (h["c1r0_4"], h["c1r0_1"], h["bsh"]) == ({"10k": 0.5}, {"10k": 6.0}, {"10k": 2.0})
+    assert h["verdict"] == ("C1R0 4 tables under 1%: yes; best single hash (resetting) worse "
+                            "than 4 tables C1R0: yes (10k 4.0x); best is C1R0: yes.")
+    # 1m: C1R0 4 at 1 % (not under), the best single hash equal to it (not worse), and
+    # C0R1 8 the lowest; rounded to 3 decimals
+    h = paper_verdict(_summary(**{"10k": {"C1R0": [6.0, 2.0, 0.5, 0.75], "C1R1": [2.0] * 4},
+                             "1m": {"C1R0": [3.0, 2.0, 1.0, 1.5], "C1R1": [1.0004] * 4,
+                                    "C0R1": [4.0, 2.0, 1.0, 0.25]}}))  # fmt: skip
+    assert h["best"] == {"10k": "C1R0 4", "1m": "C0R1 8"}
+    assert h["bsh"] == {"10k": 2.0, "1m": 1.0} and h["c1r0_4"] == {"10k": 0.5, "1m": 1.0}
+    assert h["verdict"] == ("C1R0 4 tables under 1%: no; best single hash (resetting) worse "
+                            "than 4 tables C1R0: no (10k 4.0x, 1m 1.0x); best is C1R0: no.")

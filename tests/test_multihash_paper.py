@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from cocotb_tests.multihash_streams import (
+from hwprof.cocotb_tests.multihash_streams import (
     at_threshold_stream,
     collision_stream,
     random_keys,

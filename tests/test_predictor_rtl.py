@@ -98,7 +98,7 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
 
 
 #: suite time: the cocotb tier replays every directed program on the generated Verilog
-#: (cocotb_tests/test_profile_flag_predictor.py, default and length-check); here two in
+#: (hwprof/cocotb_tests/test_profile_flag_predictor.py, default and length-check); here two in
 #: the fast tier, the others in the soak tier
 DIRECTED = ["fig3_off", "off_on_off",
             *(pytest.param(n, marks=pytest.mark.soak)

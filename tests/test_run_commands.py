@@ -201,3 +201,26 @@ def test_unreachable_scheduler(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"cannot reach the Dask scheduler at {address}" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.cocotb
+def test_mutation_run_same_records_in_process_and_on_two_workers(tmp_path):
+    """Two mutants of brr (a short regression: --cycles 300), each a unit: the records of
+    --jobs 1 and --jobs 2 are the same but for their timing. (Run in the repository, whose
+    build/ caches the Verilator build of the mutants.)"""
+    got = {}
+    for jobs in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-m", "hwprof.cli", "mutate", "brr", "-n", "2",
+                               "--cycles", "300", "--jobs", jobs, "--records",
+                               str(tmp_path / f"m{jobs}.json")],
+                              cwd=ROOT, env=env(), capture_output=True, text=True,
+                              timeout=2 * LIMIT)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        data = json.loads((tmp_path / f"m{jobs}.json").read_text())
+        assert set(data.pop("timing")) == {"seconds"}
+        lines = (ROOT / "build/runs/mutate-brr.jsonl").read_text().splitlines()
+        got[jobs] = data, without_timing({r["unit"]: r for r in map(json.loads, lines[1:])})
+    assert got["1"] == got["2"]
+    data, records = got["1"]
+    assert [m["index"] for m in data["mutants"]] == [1, 2] and set(records) == {"1", "2"}
+    assert all(m["status"] in ("killed", "equivalent", "survived") for m in data["mutants"])

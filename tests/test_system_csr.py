@@ -1,5 +1,5 @@
 """The system's CSR map from an independent Wishbone master (cocotbext-wishbone):
-cocotb_tests/test_system_csr.py on the generated Verilog of the CSR window."""
+hwprof/cocotb_tests/test_system_csr.py on the generated Verilog of the CSR window."""
 
 from __future__ import annotations
 

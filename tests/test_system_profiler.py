@@ -10,14 +10,19 @@ the profile read back equals the golden multi-hash model run on the accepted tup
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.sim import Simulator
 
-from cocotb_tests.multihash_streams import collision_stream, zipf_keys
+from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
-from hwprof.system.profiler import MultiHashPeripheral
+from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral, register_table
 
 #: small multihash (set-associative accumulator in block RAM, as in the catalog default)
 PARAMS = {"tables": 4, "counters": 64, "accumulator": 8, "pc_bits": 8, "value_bits": 8,
@@ -46,32 +51,34 @@ def keys_for(params, rng, n):
         config, rng, n - half, hot=4, cold=30)
 
 
-def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, timeout=3000):
+def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, phases=None,
+        lag=0, timeout=3000):
     """Offer ``keys`` from ``sync``, read every interval back; returns a dict of results.
 
     ``gaps``: idle core cycles between two offers, drawn uniformly. ``burst = (on,
     off)``: instead, ``on`` tuples on consecutive cycles, then ``off`` idle cycles.
     ``ratio``: profiler clock frequency / core clock frequency. ``edges``: select
     ``source = 1`` and offer ``keys`` on ``branches`` while ``loads`` carries other
-    tuples every cycle. After the last offer
-    the run goes on until every accepted tuple has reached the multihash top, then
-    until the last interval is read back (at most ``timeout`` core cycles).
+    tuples every cycle. ``phases``: instead of ``keys``, ``[(interval, threshold,
+    keys), ...]``, each started anew (the next start comes right after the last
+    offer). ``lag``: software reads an interval only once ``lag`` more have ended
+    (or the run is over). After the last offer the run goes on until every accepted
+    tuple has reached the multihash top, then until the last interval is read back
+    (at most ``timeout`` core cycles). ``accepted`` holds the last phase's tuples.
     """
     mh = dut.multihash
-    out = {"profiles": [], "accepted": [], "stalls": 0, "end": False}
+    phases = phases or [(INTERVAL, THRESHOLD, keys)]
 
-    async def core(ctx):
-        ctx.set(dut.interval, INTERVAL)
-        ctx.set(dut.threshold, THRESHOLD)
-        ctx.set(dut.start, 1)
-        if edges:
-            ctx.set(dut.source, 1)
-            ctx.set(dut.loads.valid, 1)
-            ctx.set(dut.loads.payload.as_value(), 0x5A5A)
-        port = dut.branches if edges else dut.loads
+    async def write(ctx, name, value):
+        ctx.set(getattr(dut, f"{name}_w_data"), value)
+        ctx.set(getattr(dut, f"{name}_w_stb"), 1)
         await ctx.tick()
-        ctx.set(dut.start, 0)
-        await ctx.tick().until(dut.running)
+        ctx.set(getattr(dut, f"{name}_w_stb"), 0)
+
+    out = {"profiles": [], "phases": [], "stalls": 0, "end": False, "drained": False}
+    port = dut.branches if edges else dut.loads
+
+    async def offer(ctx, keys):
         for i, key in enumerate(keys):
             ctx.set(port.valid, 1)
             ctx.set(port.payload.as_value(), key)
@@ -83,14 +90,29 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
             ctx.set(port.valid, 0)
             if idle:
                 await ctx.tick().repeat(idle)
+
+    async def core(ctx):
+        if edges:
+            await write(ctx, "source", 1)
+            ctx.set(dut.loads.valid, 1)
+            ctx.set(dut.loads.payload.as_value(), 0x5A5A)
+        for interval, threshold, keys in phases:
+            await write(ctx, "interval", interval)
+            await write(ctx, "threshold", threshold)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            await ctx.tick().until(dut.running)
+            await offer(ctx, keys)
         waited = 0
         while waited < timeout:  # every accepted tuple in the top, then its readout
             offered, dropped = ctx.get(dut.offered), ctx.get(dut.dropped)
-            if len(out["accepted"]) == 2 + offered - dropped:
+            if out["phases"] and len(out["phases"][-1]) == 2 + offered - dropped:
                 break
             await ctx.tick()
             waited += 1
         await ctx.tick().repeat(int(4 * (PARAMS["accumulator"] + 10) / min(ratio, 1)))
+        out["drained"] = True
         while ctx.get(dut.done) and waited < timeout:
             await ctx.tick()
             waited += 1
@@ -103,10 +125,11 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
             await ctx.tick()
             if not ctx.get(dut.done):
                 continue
+            if not out["drained"] and ctx.get(dut.intervals) < len(out["profiles"]) + 1 + lag:
+                continue
             profile = []
             for i in range(ctx.get(dut.candidates)):
-                ctx.set(dut.index, i)
-                await ctx.tick()
+                await write(ctx, "index", i)
                 key = (ctx.get(dut.cand_pc) << PARAMS["value_bits"]) | ctx.get(dut.cand_value)
                 profile.append((key, ctx.get(dut.cand_count)))
             out["profiles"].append(profile)
@@ -115,10 +138,12 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
             ctx.set(dut.ack, 0)
 
     async def monitor(ctx):
-        fields = (mh.tuples.valid, mh.tuples.ready, mh.tuples.payload.as_value())
-        async for _clk, _rst, valid, ready, key in ctx.tick("prof").sample(*fields):
+        fields = (mh.cfg_we, mh.tuples.valid, mh.tuples.ready, mh.tuples.payload.as_value())
+        async for _clk, _rst, cfg_we, valid, ready, key in ctx.tick("prof").sample(*fields):
+            if cfg_we:  # a start: its configuration written, its two tuples next
+                out["phases"].append([])
             if valid and ready:
-                out["accepted"].append(key)
+                out["phases"][-1].append(key)
             elif valid:
                 out["stalls"] += 1
             if out["end"]:
@@ -131,9 +156,10 @@ def run(dut, keys, rng, *, ratio=1.0, gaps=(1, 2), burst=None, edges=False, time
     sim.add_testbench(software)
     sim.add_process(monitor)
     sim.run()
-    start = out["accepted"][:2]
-    assert tuple(start) == dut.start_keys, "the start interval's two tuples come first"
-    out["accepted"] = out["accepted"][2:]
+    assert len(out["phases"]) == len(phases)
+    for accepted in out["phases"]:
+        assert tuple(accepted[:2]) == dut.start_keys, "a start's two tuples come first"
+    out["accepted"] = out["phases"][-1][2:]
     return out
 
 
@@ -205,6 +231,21 @@ def test_overflow_counts_every_drop(seed):
     assert out["intervals"] == len(want) and not out["overrun"]
 
 
+def test_restart_and_slow_software(seed):
+    """A start mid-interval profiles afresh with the new configuration; software that
+    reads each interval only after the next one ended still gets every one, in order."""
+    rng = np.random.default_rng(seed)
+    first = keys_for(PARAMS, rng, INTERVAL // 2)
+    keys = keys_for(PARAMS, rng, 3 * 50)
+    out = run(MultiHashPeripheral(**PARAMS), None, rng, lag=1,
+              phases=[(INTERVAL, THRESHOLD, first), (50, 10, keys)])  # fmt: skip
+    check_accepted(out, keys)
+    want = run_plain(keys, interval_length=50, threshold=10, **PARAMS)
+    assert sum(map(len, want)) > 0
+    assert out["profiles"] == want, f"seed {seed}"
+    assert out["intervals"] == 3 and not out["overrun"] and not out["done"]
+
+
 def test_checker_catches_no_conservative_update(seed):
     """A peripheral built with C0 gives a profile that the C1 golden model rejects.
 
@@ -233,3 +274,35 @@ def test_checker_catches_no_conservative_update(seed):
 def test_bad_parameters(kwargs, error, text):
     with pytest.raises(error, match=text):
         MultiHashPeripheral(**kwargs)
+
+
+HEADER = Path(__file__).parent.parent / "hwprof" / "system" / "firmware" / "hwprof_mh.h"
+CSR_BASE = 0x1000_0000  # the system's CSR window (docs/system.md)
+
+
+def test_header_addresses_are_the_register_table():
+    """hwprof_mh.h's fallback addresses are REGISTERS at BLOCK_OFFSET of the CSR window."""
+    defines = dict(re.findall(r"#define HWPROF_MULTIHASH_(\w+) (0x[0-9a-f]+)", HEADER.read_text()))
+    want = {name: CSR_BASE + BLOCK_OFFSET + offset for name, offset, *_ in REGISTERS}
+    assert {k: int(v, 16) for k, v in defines.items()} == want
+
+
+def test_header_compiles(tmp_path):
+    """The header's functions compile for the system's core, warnings as errors."""
+    pytest.importorskip("ziglang")
+    source = tmp_path / "use.c"
+    source.write_text('#include "hwprof_mh.h"\nuint32_t out[4];\nint main(void) {\n'
+                      "    hwprof_mh_config(10000, 100);\n    int n = hwprof_mh_wait();\n"
+                      "    for (int i = 0; i < n; i++) hwprof_mh_read(i, &out[0], &out[1], "
+                      "&out[2]);\n    out[3] = hwprof_mh_dropped();\n    return 0;\n}\n")
+    cmd = [sys.executable, "-m", "ziglang", "cc", "-target", "riscv32-freestanding-none",
+           "-mcpu=generic_rv32+m", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADER.parent}",
+           "-c", str(source), "-o", str(tmp_path / "use.o")]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_docs_register_table_is_generated():
+    """docs/system-profiler.md holds register_table()'s output as it is now."""
+    docs = Path(__file__).parent.parent / "docs" / "system-profiler.md"
+    assert register_table() in docs.read_text()

@@ -121,6 +121,28 @@ def _markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def paper_verdict(summary: dict) -> dict:
+    """The paper-vs-here headline of a sweep's ``summary`` (``{config: {variant: [cell per
+    table count]}}``, each cell's ``total`` the error in %): the best variant and table
+    count per configuration, C1R0 at 4 tables, the single hashes (R0, and R1: Fig. 14's
+    best single hash) rounded to 3 decimals, and the verdict on them."""
+    best = {c: min(((v, TABLES[i]) for v in VARIANTS for i in range(len(TABLES))),
+                   key=lambda vt, s=s: s[vt[0]][TABLES.index(vt[1])]["total"])
+            for c, s in summary.items()}  # fmt: skip
+    c1r0_4 = {c: round(s["C1R0"][TABLES.index(4)]["total"], 3) for c, s in summary.items()}
+    c1r0_1 = {c: round(s["C1R0"][0]["total"], 3) for c, s in summary.items()}
+    bsh = {c: round(s["C1R1"][0]["total"], 3) for c, s in summary.items()}  # Fig. 14's BSH
+    under = all(v < 1 for v in c1r0_4.values())
+    worse = all(bsh[c] > c1r0_4[c] for c in c1r0_4)
+    ratio = ", ".join(f"{c} {bsh[c] / max(c1r0_4[c], 1e-9):.1f}x" for c in c1r0_4)
+    verdict = (f"C1R0 4 tables under 1%: {'yes' if under else 'no'}; best single hash "
+               f"(resetting) worse than 4 tables C1R0: {'yes' if worse else 'no'} "
+               f"({ratio}); best is C1R0: "
+               f"{'yes' if all(b[0] == 'C1R0' for b in best.values()) else 'no'}.")  # fmt: skip
+    return {"best": {c: f"{v} {n}" for c, (v, n) in best.items()},
+            "c1r0_4": c1r0_4, "c1r0_1": c1r0_1, "bsh": bsh, "verdict": verdict}  # fmt: skip
+
+
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     """Run the sweep; write .md/.json/.png into ``output_dir``; return the headline."""
     if quick and not traces:
@@ -147,23 +169,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
                 for i in range(len(TABLES))] for v in VARIANTS}
         for c in configs
     }  # fmt: skip
-    best = {c: min(((v, TABLES[i]) for v in VARIANTS for i in range(len(TABLES))),
-                   key=lambda vt, c=c: s[vt[0]][TABLES.index(vt[1])]["total"])
-            for c, s in result["summary"].items()}  # fmt: skip
-    summary = result["summary"]
-    c1r0_4 = {c: round(s["C1R0"][TABLES.index(4)]["total"], 3) for c, s in summary.items()}
-    c1r0_1 = {c: round(s["C1R0"][0]["total"], 3) for c, s in summary.items()}
-    bsh = {c: round(s["C1R1"][0]["total"], 3) for c, s in summary.items()}  # Fig. 14's BSH
-    under = all(v < 1 for v in c1r0_4.values())
-    worse = all(bsh[c] > c1r0_4[c] for c in c1r0_4)
-    ratio = ", ".join(f"{c} {bsh[c] / max(c1r0_4[c], 1e-9):.1f}x" for c in c1r0_4)
-    verdict = (f"C1R0 4 tables under 1%: {'yes' if under else 'no'}; best single hash "
-               f"(resetting) worse than 4 tables C1R0: {'yes' if worse else 'no'} "
-               f"({ratio}); best is C1R0: "
-               f"{'yes' if all(b[0] == 'C1R0' for b in best.values()) else 'no'}.")  # fmt: skip
-    result["headline"] = {"best": {c: f"{v} {n}" for c, (v, n) in best.items()},
-                          "c1r0_4": c1r0_4, "c1r0_1": c1r0_1, "bsh": bsh,
-                          "verdict": verdict}  # fmt: skip
+    result["headline"] = paper_verdict(result["summary"])
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     stem = "multihash-profiles-quick" if quick else "multihash-profiles"

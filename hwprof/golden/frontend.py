@@ -5,7 +5,7 @@ target and taken probability of every control transfer, and a branch
 mis-prediction rate. It answers, cycle by cycle, what was fetched, dispatched,
 dropped, squashed and where fetch was redirected (:class:`CycleRecord`), and
 it records the decode-stage filter's inputs and outputs, which the RTL
-``dispatch_filter`` must reproduce (cocotb_tests/test_dispatch_filter.py).
+``dispatch_filter`` must reproduce (hwprof/cocotb_tests/test_dispatch_filter.py).
 
 Pipeline (paper sec. III-B, Table I for the shape):
 

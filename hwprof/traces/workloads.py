@@ -8,7 +8,7 @@ guest instructions of initialisation (dynamic loader, interpreter start-up,
 compressor set-up) that the capture skips, measured with the tool on an empty
 input and rounded up.
 
-* :func:`shipped_trace` - the small traces in the repository's ``traces/``
+* :func:`shipped_trace` - the small traces shipped in hwprof/traces/shipped/
   (2M records of loads and branches each, after ``skip``), for tests and quick runs.
 * :func:`trace_for` - a trace of any size, captured on demand into a cache
   (``build/traces``) with our valgrind tool; without valgrind it raises
@@ -39,8 +39,8 @@ __all__ = ["Workload", "WORKLOADS", "SHIPPED_DIR", "SHIPPED_LIMIT", "shipped_tra
            "cached_trace_path", "workload_command", "workload_description", "workload_env",
            "real_python", "LARGE_SCALE"]  # fmt: skip
 
-#: The repository's shipped traces (a source checkout; not part of a wheel).
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
+#: The shipped traces (package data).
+SHIPPED_DIR = Path(__file__).resolve().with_name("shipped")
 #: Records per shipped trace (loads and branches).
 SHIPPED_LIMIT = 2_000_000
 SHIPPED_KINDS = "loads,branches"

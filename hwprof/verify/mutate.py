@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,7 +76,7 @@ class Mutant:
     index: int
     command: str  # the `mutate` line (without -ctrl)
     src: str
-    status: str = "pending"  # killed / equivalent / survived
+    status: str = "pending"  # killed / equivalent / survived / error (the unit failed)
     detail: str = ""
 
 
@@ -93,9 +94,16 @@ class MutationReport:
     def summary(self) -> str:
         run = [m for m in self.mutants if m.status != "not run"]
         listed = f" ({len(run)} of {len(self.mutants)} run)" if len(run) < len(self.mutants) else ""
+        errors = f", {self.count('error')} failed to run" if self.count("error") else ""
         return (f"{self.top}: {len(self.mutants)} mutants{listed}, {self.count('killed')} killed, "
-                f"{self.count('equivalent')} equivalent, {self.count('survived')} survived "
-                f"({self.seconds:.0f} s)")  # fmt: skip
+                f"{self.count('equivalent')} equivalent, {self.count('survived')} survived"
+                f"{errors} ({self.seconds:.0f} s)")  # fmt: skip
+
+    def record(self) -> dict:
+        """The run as JSON: top, parameters, seed and every mutant's verdict (no times)."""
+        return {"top": self.top, "params": self.params, "seed": self.seed,
+                "mutants": [{"index": m.index, "command": m.command, "src": m.src,
+                             "status": m.status, "detail": m.detail} for m in self.mutants]}
 
 
 def _yosys(script: str, workdir: Path, check: bool = True,
@@ -473,8 +481,9 @@ def run_regression(command: dict, build_dir: Path, index: int,
     """Run the captured regression on mutant ``index``: ("pass" | "fail" | "timeout", detail)."""
     from cocotb_tools.runner import get_results
 
-    results = build_dir / f"results-{index}.xml"
-    results.unlink(missing_ok=True)
+    # a file of this attempt's own: an earlier attempt's simulator (its worker killed) may
+    # still be writing another
+    results = build_dir / f"results-{index}-{uuid.uuid4().hex[:8]}.xml"
     env = {**command["env"], "COCOTB_RESULTS_FILE": str(results)}
     cmds = [[f"+{CTRL}={index}" if arg == f"+{CTRL}=0" else arg for arg in c]
             for c in command["cmds"]]  # fmt: skip
@@ -488,13 +497,56 @@ def run_regression(command: dict, build_dir: Path, index: int,
     if not results.exists():
         return "fail", "the simulation ended without results (crash)"
     tests, failed = get_results(results)
+    results.unlink()
     if tests == 0:
         return "fail", "no test ran"
     return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed"
 
 
+def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str, out,
+                      run_options, journal: Path | None, bench: str, cycles,
+                      shared: dict) -> None:  # fmt: skip
+    """Run ``pending``'s mutants as units (:func:`mutant_unit`); their verdicts into the
+    mutants. A unit that fails (raises) is the mutant's result: status ``error``."""
+    import hashlib
+
+    from .run import Journal, RunOptions, Unit, run_units
+
+    by_index = {m.index: m for m in pending}
+
+    def done(outcome):
+        m = by_index[int(outcome.key)]
+        if outcome.ok:
+            m.status, m.detail = outcome.value["status"], outcome.value["detail"]
+        else:
+            m.status, m.detail = "error", f"{outcome.error_type}: {outcome.error}"
+        out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+
+    identity = {"top": report.top, "params": report.params, "seed": report.seed,
+                "n": len(report.mutants), "bench": bench, "cycles": cycles,
+                "design": hashlib.sha256(design.encode()).hexdigest()[:16]}  # fmt: skip
+    run_units([Unit(str(m.index), mutant_unit, {"index": m.index, "mutation": m.command})
+               for m in pending], run_options or RunOptions(jobs=1), shared=shared,
+              journal=None if journal is None else Journal(journal, identity),
+              on_done=done, name=f"mutate {report.top}")  # fmt: skip
+
+
 #: the benches of ``mutate_top``
 BENCHES = ("cocotb", "native")
+
+
+def _original_passes(name: str, run, count: int, out, min_timeout: float, where: str) -> float:
+    """Run the original design (``mutsel=0``) on a bench; it must pass. The time limit of
+    each mutant's run: 5 x the original's + 30 s, at least ``min_timeout``."""
+    t0 = time.monotonic()
+    verdict, detail = run(0, 3600)
+    base = time.monotonic() - t0
+    if verdict != "pass":
+        raise MutateError(f"the original design fails the {name} bench ({detail}); see {where}")
+    timeout = max(min_timeout, 5 * base + 30)
+    out(f"original passes the {name} bench ({base:.0f} s); running {count} mutants "
+        f"({timeout:.0f} s each at most)")  # fmt: skip
+    return timeout
 
 
 def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
@@ -504,13 +556,7 @@ def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
     ``run(index, timeout)`` -> ("pass" | "fail" | "timeout", detail); a failing or
     timed-out mutant is killed.
     """
-    t0 = time.monotonic()
-    verdict, detail = run(0, 3600)
-    base = time.monotonic() - t0
-    if verdict != "pass":
-        raise MutateError(f"the original design fails the {name} bench ({detail}); see {where}")
-    out(f"original passes the {name} bench ({base:.0f} s); running {len(mutants)} mutants")
-    timeout = max(min_timeout, 5 * base + 30)
+    timeout = _original_passes(name, run, len(mutants), out, min_timeout, where)
     survivors = []
     for m in mutants:
         verdict, detail = run(m.index, timeout)
@@ -546,12 +592,41 @@ def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
     return [m for m, verdict in zip(pending, verdicts, strict=True) if not verdict]
 
 
+def mutant_unit(index: int, mutation: str, *, top: str, verilog: str, command: dict,
+                build_dir: str, timeout: float, equiv_timeout: float | None, workdir: str | None,
+                cheap: bool) -> dict:  # fmt: skip
+    """One mutant, the unit of a run (:mod:`hwprof.run`): its cocotb regression on the
+    shared build (``build_dir``, on a file system the workers share), then, if it
+    survives, the equivalence checks (:func:`cheap_equivalence` if ``cheap``, then
+    :func:`check_equivalent`) in ``workdir``/m<index> (a temporary directory if None).
+
+    Returns ``{"status": killed | equivalent | survived, "detail": ...}``.
+    """
+    verdict, detail = run_regression(command, Path(build_dir), index, timeout)
+    if verdict == "timeout":
+        return {"status": "killed", "detail": "no verdict in the time limit"}
+    if verdict == "fail":
+        return {"status": "killed", "detail": detail}
+    with tempfile.TemporaryDirectory(prefix="hwprof-mutant-") as tmp:
+        work = Path(workdir) / f"m{index}" if workdir is not None else Path(tmp)
+        if cheap:
+            limit = None if equiv_timeout is None else max(equiv_timeout, CHEAP_MIN_SECONDS)
+            why = cheap_equivalence(verilog, top, [mutation], work / "unread", limit)[0]
+            if why:
+                return {"status": "equivalent", "detail": why}
+        single = write_single_mutant(verilog, top, Mutant(index, mutation, ""), work)
+        same, what = check_equivalent(verilog, single, top, work, mutant_command=mutation,
+                                      timeout=equiv_timeout)  # fmt: skip
+    return {"status": "equivalent" if same else "survived", "detail": what}
+
+
 def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None,
                cycles: int | None = None, workdir: Path | None = None,
                build_root: Path = DEFAULT_BUILD_ROOT, out=print,
                only: set[int] | None = None,
                equiv_timeout: float | None = None, bench: str = "cocotb",
-               native_options: dict | None = None) -> MutationReport:  # fmt: skip
+               native_options: dict | None = None, run_options=None,
+               journal: Path | None = None) -> MutationReport:  # fmt: skip
     """Mutation coverage of ``top``'s cocotb regression with ``n`` mutants.
 
     ``only``: run just these mutant indices of the same list and build (to replay
@@ -560,8 +635,11 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
     ``bench``: "cocotb" (the block's regression) or "native" (the native stream
     bench of :mod:`hwprof.verify.mutate_native` first, the cocotb regression on its
-    survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
-    bench (:class:`hwprof.verify.mutate_native.MultihashBench`: tuples, writes, ...).
+    survivors; tops whose catalog entry has a ``native_bench`` only);
+    ``native_options``: fields of that bench (tuples, writes, ...).
+    ``run_options`` (:class:`hwprof.run.RunOptions`, default in-process): where the
+    mutants of the cocotb stage run, one unit each (:func:`mutant_unit`); ``journal``:
+    the file recording them (for ``--resume``).
     """
     if bench not in BENCHES:
         raise ValueError(f"bench must be one of {', '.join(BENCHES)}, not {bench!r}")
@@ -611,18 +689,14 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             out(f"{top.name}: building the mutants into one Verilator model (cocotb)")
             cocotb_runner, build_dir = _build(top.name, text, Path(build_root))
             command = capture_test_command(cocotb_runner, top, build_dir, env, seed)
-            pending = _run_bench(
-                "cocotb", lambda i, t: run_regression(command, build_dir, i, t), pending, out,
-                60.0, f"{build_dir}/run-0.log")
-        if native is None:
-            pending = _drop_cheaply_equivalent(verilog, top.name, pending, work, equiv_timeout, out)
-        for m in pending:
-            single = write_single_mutant(verilog, top.name, m, work / f"m{m.index}")
-            same, what = check_equivalent(verilog, single, top.name, work / f"m{m.index}",
-                                          mutant_command=m.command,
-                                          timeout=equiv_timeout)  # fmt: skip
-            m.status, m.detail = ("equivalent" if same else "survived"), what
-            out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+            timeout = _original_passes(
+                "cocotb", lambda i, t: run_regression(command, build_dir, i, t), len(pending),
+                out, 60.0, f"{build_dir}/run-0.log")
+            _run_mutant_units(report, pending, text, out, run_options, journal, bench, cycles,
+                              {"top": top.name, "verilog": verilog, "command": command,
+                               "build_dir": str(build_dir), "timeout": timeout,
+                               "equiv_timeout": equiv_timeout, "cheap": native is None,
+                               "workdir": None if workdir is None else str(work.absolute())})
     report.seconds = time.monotonic() - start
     out(report.summary())
     for m in report.mutants:

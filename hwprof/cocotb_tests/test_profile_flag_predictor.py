@@ -13,7 +13,7 @@ one with profile blocks that mix PI types). With
 (sec. IV-A.2). First, ``table_match``: the golden predictor alone, driven with blocks
 in every set and way, full-width tags, wrapping follows, PIs out of program
 order, PIs of every operation in every lane and evictions in every set
-(cocotb_tests/predictor_stimulus.py), every leader fetched after each round. Then
+(hwprof/cocotb_tests/predictor_stimulus.py), every leader fetched after each round. Then
 ``table_after_reset``: the table filled, reset, and filled again set by set in two
 orders (each from a reset: the memory keeps the blocks before, their valid bits clear).
 """

@@ -1,4 +1,4 @@
-"""Stimulus for the brr variants (used by cocotb_tests/ and tests/; golden imports only).
+"""Stimulus for the brr variants (used by hwprof/cocotb_tests/ and tests/; golden imports only).
 
 * :func:`random_word`: instruction words: brr with random fields, near misses
   (a brr with one bit of its match pattern flipped), real RISC-V branches with
