@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .catalog import TOPS, Top
+from .catalog import TOPS, Top, slow_last
 from .report import budget_for
 from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
@@ -94,11 +94,6 @@ def format_asic_table(records: list[dict]) -> str:
     return "\n".join(lines + [f"\n{n}." for n in sorted(notes)])
 
 
-def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; multihash (minutes of synthesis) last."""
-    return sorted(tops, key=lambda t: t.name == "multihash")
-
-
 def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
                     timeout: float | None = 3600) -> list[dict]:  # fmt: skip
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
@@ -114,7 +109,7 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     if tops is not None:
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    tops = slow_last(list(TOPS.values()) if tops is None else tops)
     try:
         check_tools("sky130-area")
         sky130 = True
@@ -154,7 +149,7 @@ def rewrite_page(output: Path, page: Path) -> None:
 
 
 def _order(record: dict) -> tuple:
-    names = [t.name for t in _default_order(list(TOPS.values()))]
+    names = [t.name for t in slow_last(list(TOPS.values()))]
     return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 

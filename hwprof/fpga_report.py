@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .catalog import TOPS, Top
+from .catalog import TOPS, Top, slow_last
 from .synth import write_atomically
 from .synth.fpga import DEVICES, FpgaError, place_and_route
 
@@ -67,12 +67,6 @@ def format_fpga_table(records: list[dict]) -> str:
     return "\n".join([*_HEADER, *(format_fpga_row(r) for r in records)])
 
 
-def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; tops with slow variants (minutes of synthesis, longer to route)
-    last."""
-    return sorted(tops, key=lambda t: bool(t.slow_variants))
-
-
 def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | None = 900,
                     tops: list[Top] | None = None) -> list[dict]:  # fmt: skip
     """Place and route every top's default parameters: build/fpga.{json,md}.
@@ -90,7 +84,7 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
         names = {t.name for t in tops}
         kept = load_fpga_records(output / "fpga.json").values()
         records = [r for r in kept if r["block"] not in names and r.get("device") == device]
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    tops = slow_last(list(TOPS.values()) if tops is None else tops)
     for i, top in enumerate(tops, 1):
         print(f"[{i}/{len(tops)}] {top.name} on {device}", file=sys.stderr, flush=True)
         params = top.resolve({})
@@ -110,7 +104,7 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
 
 
 def _order(record: dict) -> tuple:
-    names = [t.name for t in _default_order(list(TOPS.values()))]
+    names = [t.name for t in slow_last(list(TOPS.values()))]
     return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 
