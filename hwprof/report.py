@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .catalog import TOPS, Top
 from .fpga_report import fpga_columns, load_fpga_records
-from .synth import cached_synthesize, synthesize, to_verilog, write_atomically
+from .synth import SynthError, cached_synthesize, synthesize, to_verilog, write_atomically
 
 __all__ = ["area_record", "format_table", "format_area_table", "format_row", "run_report",
            "budget_for", "record_from_area"]
@@ -130,6 +130,9 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     result is cached under ``output/area-cache/`` by the hash of its Verilog and
     of the flow, so a second report synthesizes only what changed.
 
+    A yosys failure is reported at once on stderr and in its row; the others go
+    on, and :class:`~hwprof.synth.SynthError` names the failed ones at the end.
+
     ``include_slow``: also synthesize the tops' ``slow_variants`` (tens of minutes
     of yosys); otherwise their rows name the command that measures them. The
     FPGA columns come from ``output/fpga.json`` where ``hwprof report --fpga``
@@ -143,6 +146,7 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     total = sum(run for _, _, run in jobs)
     cache = output / "area-cache"
     records: dict[int, dict] = {}
+    failed: dict[int, str] = {}  # job -> yosys's error
     # defaults first, so that their table is ready first
     defaults = [i for i, (_, variant, run) in enumerate(jobs) if run and not variant]
     variants = [i for i, (_, variant, run) in enumerate(jobs) if run and variant]
@@ -151,15 +155,24 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
 
     def synthesize_job(i: int, text: str) -> None:
         top, variant, _ = jobs[i]
-        area, cached = cached_synthesize(text, top.name, cache)
+        try:
+            area, cached = cached_synthesize(text, top.name, cache)
+        except SynthError as exc:
+            area, cached = None, False
+            error = str(exc).splitlines()[0]
         with lock:
-            records[i] = record_from_area(top, top.resolve(variant), area)
-            how = "cached" if cached else f"at {time.monotonic() - start:.0f} s"
-            print(f"[{len(records)}/{total}] {top.name} "
-                  f"{json.dumps(variant) + ' ' if variant else ''}({how})",
-                  file=sys.stderr, flush=True)  # fmt: skip
-            if i in defaults and set(defaults) <= records.keys():  # the last default: show
-                print(_section("Default parameters", jobs, records, fpga, variants=False),
+            if area is None:
+                failed[i] = error
+                print(f"hwprof: {_variant_name(top, variant)}: {error} (its row says so; "
+                      "the others go on)", file=sys.stderr, flush=True)  # fmt: skip
+            else:
+                records[i] = record_from_area(top, top.resolve(variant), area)
+                how = "cached" if cached else f"at {time.monotonic() - start:.0f} s"
+                print(f"[{len(records)}/{total}] {top.name} "
+                      f"{json.dumps(variant) + ' ' if variant else ''}({how})",
+                      file=sys.stderr, flush=True)  # fmt: skip
+            if i in defaults and set(defaults) <= records.keys() | failed.keys():  # the last
+                print(_section("Default parameters", jobs, records, fpga, False, failed),
                       flush=True)  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=_workers()) as pool:
@@ -177,20 +190,31 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
         for future in futures:
             future.result()
     ordered = [records[i] for i in sorted(records)]
-    tables = [_section("Default parameters", jobs, records, fpga, variants=False),
-              _section("Variants", jobs, records, fpga, variants=True)]  # fmt: skip
+    tables = [_section("Default parameters", jobs, records, fpga, False, failed),
+              _section("Variants", jobs, records, fpga, True, failed)]  # fmt: skip
     write_atomically(output / "area.json", json.dumps(ordered, indent=2) + "\n")
     write_atomically(output / "area.md", "# Area against the papers' budgets\n\n"
                      + "\n\n".join(tables) + "\n")  # fmt: skip
     print("\n" + tables[1] if defaults else "\n\n".join(tables))
+    if failed:
+        names = ", ".join(_variant_name(*jobs[i][:2]) for i in sorted(failed))
+        raise SynthError(f"synthesis failed for {names} (rows of {output / 'area.md'})")
     return ordered
 
 
-def _section(title: str, jobs: list, records: dict, fpga: dict, variants: bool) -> str:
+def _section(title: str, jobs: list, records: dict, fpga: dict, variants: bool,
+             failed: dict) -> str:  # fmt: skip
     """``## title`` and the table of the default (or the other) parameter sets."""
     rows = list(_HEADER)
     for i, (top, variant, _) in enumerate(jobs):
         if bool(variant) != variants:
             continue
-        rows.append(format_row(records[i], fpga) if i in records else slow_row(top, variant))
+        if i in records:
+            rows.append(format_row(records[i], fpga))
+        elif i in failed:
+            params = _params_text({"params": top.resolve(variant)}, top)
+            rows.append(f"| {top.name} | {params} | synthesis failed: {failed[i]} "
+                        "| | | | | | - | | | | |")  # fmt: skip
+        else:
+            rows.append(slow_row(top, variant))
     return f"## {title}\n\n" + "\n".join(rows)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from amaranth.hdl import ClockSignal, Const, Instance, Module, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 import hwprof.synth.asic as asic
@@ -264,10 +264,13 @@ def test_macros_replace_memories_and_model_their_ports():
 
 
 class AsyncReadMemory(wiring.Component):
-    """A 16 x 4 memory read in the cycle of its address: ``rdata = mem[addr + 1] + addr``."""
+    """A 16 x 4 memory read in the cycle of its address: ``rdata = mem[addr + 1] + addr``;
+    and ``total = pair[0] + pair[1]`` of an ``ArrayLayout`` port (whose element wires
+    ``pair[0]``, ``pair[1]`` must not clash with the bit names of ``pair``)."""
 
     def __init__(self):
-        super().__init__({"addr": In(4), "wdata": In(4), "we": In(1), "rdata": Out(4)})
+        super().__init__({"addr": In(4), "wdata": In(4), "we": In(1), "rdata": Out(4),
+                          "pair": In(data.ArrayLayout(2, 2)), "total": Out(3)})  # fmt: skip
 
     def elaborate(self, platform):
         m = Module()
@@ -275,7 +278,8 @@ class AsyncReadMemory(wiring.Component):
         read, write = mem.read_port(domain="comb"), mem.write_port()
         m.d.comb += [read.addr.eq(self.addr + 1), write.addr.eq(self.addr),
                      write.data.eq(self.wdata), write.en.eq(self.we),
-                     self.rdata.eq(read.data + self.addr)]  # fmt: skip
+                     self.rdata.eq(read.data + self.addr),
+                     self.total.eq(self.pair[0] + self.pair[1])]  # fmt: skip
         return m
 
 
@@ -358,16 +362,18 @@ def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
         {"block": "multihash", "library": "osu018", "params": TOPS["multihash"].resolve({}),
          "error": "yosys (mapping to osu018) did not finish in 3600 s", "generic_gates": 5},
     ]  # fmt: skip
-    page = render_page(records)
-    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 200 | 93 | flops <= 20" in page
+    fpga = {("brr", json.dumps(records[0]["params"], sort_keys=True)): 198.5}
+    page = render_page(records, fpga)
+    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 198.5 | 200 | 93 | flops <= 20" in page
     assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
     assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
 
 
 def test_docs_page_is_in_sync_with_its_records():
     """docs/asic.md is what `hwprof report --asic --page-only -o docs/records` writes."""
-    from hwprof.asic_report import render_page
+    from hwprof.asic_report import load_fpga_fmax, render_page
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     records = json.loads((docs / "records" / "asic.json").read_text())
-    assert (docs / "asic.md").read_text() == render_page(records)
+    fpga = load_fpga_fmax(docs / "records" / "fpga.json")
+    assert (docs / "asic.md").read_text() == render_page(records, fpga)

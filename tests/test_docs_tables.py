@@ -83,7 +83,8 @@ def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
         return report
 
     monkeypatch.setattr(mutate, "mutate_top", fake)
-    assert main(["mutate", "lfsr", "-n", "100", "--json"]) == 1  # survivors: status 1
+    argv = ["mutate", "lfsr", "-n", "100", "--json", "--records", str(docs / "run.json")]
+    assert main(argv) == 1  # survivors: status 1
     record = json.loads(capsys.readouterr().out)
     assert (record["killed"], record["equivalent"], record["survived"]) == (95, 3, 2)
     assert record["survivors"] == [99, 100] and record["seconds"] == 12.3

@@ -48,3 +48,27 @@ def test_defaults_table_comes_first_and_records_keep_catalog_order(tmp_path, mon
     assert [(r["block"], r["params"]) for r in records] == expected
     verilog = {p.name: len(p.read_text()) for p in (tmp_path / "verilog").iterdir()}
     assert records[0]["gates"] == verilog["brr.v"]  # each record is its own Verilog's
+
+
+def test_a_failed_synthesis_is_one_line_and_its_row(tmp_path, monkeypatch, capsys):
+    import hwprof.report as report
+    from hwprof.synth import SynthError
+
+    def fake(verilog, top, cache_dir):  # every lfsr run fails, as a killed yosys would
+        if top == "lfsr":
+            raise SynthError("yosys failed (killed by signal 9):\nlog tail")
+        return dict(FAKE), False
+
+    monkeypatch.setattr(report, "cached_synthesize", fake)
+    monkeypatch.setattr(report, "TOPS", {"lfsr": TOPS["lfsr"], "brr": TOPS["brr"]})
+    assert main(["report", "-o", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    failed_rows = [line for line in captured.out.splitlines() if "synthesis failed" in line]
+    assert len(failed_rows) == len(TOPS["lfsr"].variants)
+    assert all(row.startswith("| lfsr |") and "killed by signal 9" in row for row in failed_rows)
+    errors = captured.err.splitlines()
+    assert sum(line.startswith("hwprof: lfsr") for line in errors) == len(failed_rows)
+    assert errors[-1].startswith("hwprof: synthesis failed for lfsr, lfsr-")
+    records = json.loads((tmp_path / "area.json").read_text())
+    assert [r["block"] for r in records] == ["brr"] * len(TOPS["brr"].variants)
+    assert "Traceback" not in captured.err

@@ -22,7 +22,7 @@ from amaranth.sim import Simulator
 
 from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
-from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral
+from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral, register_table
 
 #: small multihash (set-associative accumulator in block RAM, as in the catalog default)
 PARAMS = {"tables": 4, "counters": 64, "accumulator": 8, "pc_bits": 8, "value_bits": 8,
@@ -231,6 +231,20 @@ def test_overflow_counts_every_drop(seed):
     assert out["intervals"] == len(want) and not out["overrun"]
 
 
+def test_top_stalls_lose_nothing(seed):
+    """At threshold 3 the multihash top stalls while a readout is incomplete (its own
+    condition, threshold < candidates + 7): the FIFO holds the tuples, drops (if any)
+    are counted, and the profile is still the golden model's on the accepted tuples."""
+    rng = np.random.default_rng(seed)
+    keys = keys_for(PARAMS, rng, 3 * INTERVAL)
+    out = run(MultiHashPeripheral(fifo_depth=4, **PARAMS), None, rng, gaps=(0, 1),
+              phases=[(INTERVAL, 3, keys)])  # fmt: skip
+    check_accepted(out, keys)
+    assert out["stalls"] > 0, f"seed {seed}"
+    want = run_plain(out["accepted"], interval_length=INTERVAL, threshold=3, **PARAMS)
+    assert out["profiles"] == want, f"seed {seed}"
+
+
 def test_restart_and_slow_software(seed):
     """A start mid-interval profiles afresh with the new configuration; software that
     reads each interval only after the next one ended still gets every one, in order."""
@@ -300,3 +314,9 @@ def test_header_compiles(tmp_path):
            "-c", str(source), "-o", str(tmp_path / "use.o")]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_docs_register_table_is_generated():
+    """docs/system-profiler.md holds register_table()'s output as it is now."""
+    docs = Path(__file__).parent.parent / "docs" / "system-profiler.md"
+    assert register_table() in docs.read_text()

@@ -17,8 +17,8 @@ blocks at a carry at every word bit from the index bits up: a block that ends
 exactly below the carry with its last PI in each lane of a later decode group
 (against the stored follow of each way), out-of-order groups with a PI above the
 carry in a lane before one below it, and the creating group with a PI above the
-carry in each lane after the leader (issue 16: two such compares had survived).
-After them (issue 16 again: mutants 75 and 88 of the RTL of issue 15 survived),
+carry in each lane after the leader (mutation runs: two such compares had survived).
+After them (two more mutants survived),
 blocks whose leader and last PI are of every PI operation (not only ``lw``) in
 every decode and fetch lane, and passes that evict a block in every set, with
 either way the least recently updated one and writes to other sets between a
@@ -300,8 +300,8 @@ def late_create_rounds(c, rng, cycle, decode, fetch, sets):
     PIs of the block just after the leader (below lane ``i``). The entry is then
     unlocked by its leader (dispatched, then ignored: predicted ignored) and, after
     every 8 cases (8 sets), every leader is fetched; the follow (lane ``i``'s ``nxt``,
-    at least ``min_block`` past the leader) shows in ``skip``/``follow``. Issue 16:
-    mutant 23 of the RTL of 62a9144 (lane 2's eligibility in the no-hit hypothesis
+    at least ``min_block`` past the leader) shows in ``skip``/``follow``. A mutation
+    run's survivor (lane 2's eligibility in the no-hit hypothesis
     forced to "not flagged") made lane 3's growth need ``nxt3 > nxt2`` after lane 2
     created the entry; the earlier rounds create every entry at its leader.
     """
@@ -582,7 +582,7 @@ def reset_passes(rng, params):
     block of the batch is fetched in every lane (each must skip) while the later
     sets are still empty, and the old blocks of the sets not yet filled again (no
     skip). So a fetch lane's valid bit of one set that depends on another set's
-    bit (issue 16: mutant 26 of the RTL of 62a9144, fetch lane 2's valid bit of set
+    bit (a mutation run's survivor: fetch lane 2's valid bit of set
     29 way 1 inverted while set 57's way 0 was clear) shows, in one of the orders.
     Every block of at least ``min_block`` PIs, decoded in order after its
     ``pflen``, its leader then visited dispatched and ignored (unlocked, predicted
