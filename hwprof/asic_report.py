@@ -8,7 +8,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from .catalog import TOPS, Top
+from .catalog import TOPS, Top, slow_last
 from .fpga_report import load_fpga_records
 from .report import budget_for
 from .synth import cached_synthesize, to_verilog, write_atomically
@@ -96,11 +96,6 @@ def format_asic_table(records: list[dict]) -> str:
     return "\n".join(lines + [f"\n{n}." for n in sorted(notes)])
 
 
-def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; multihash (minutes of synthesis) last."""
-    return sorted(tops, key=lambda t: t.name == "multihash")
-
-
 def asic_unit(top: str, timeout: float | None, sky130: bool, cache: str) -> dict:
     """One top's default parameters through the ASIC flow, the unit of a run
     (:mod:`hwprof.run`): its record (with ``error`` if a tool fails) and generic gates
@@ -141,7 +136,7 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     if tops is not None:
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    tops = slow_last(list(TOPS.values()) if tops is None else tops)
     try:
         check_tools("sky130-area")
         sky130 = True
@@ -185,7 +180,7 @@ def _fpga_beside(page: Path) -> dict:
 
 
 def _order(record: dict) -> tuple:
-    names = [t.name for t in _default_order(list(TOPS.values()))]
+    names = [t.name for t in slow_last(list(TOPS.values()))]
     return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 

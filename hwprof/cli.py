@@ -343,7 +343,7 @@ def cmd_experiment(args) -> int:
     experiment = experiments[args.name]
     if args.trace and not experiment.takes_traces:
         raise UsageError(f"experiment {args.name!r} does not take --trace")
-    from .traces.lackey import TraceError
+    from .traces.common import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
     if experiment.units:
