@@ -99,6 +99,8 @@ def test_illegal_encodings_trap(system_exe, tmp_path, word):
                           defines={"WORD": hex(word)}, cycles=100_000)  # fmt: skip
     assert run.status == "trap", run.summary()
     assert run.insn == word and run.cause == 2
+    image = (tmp_path / "fw" / "program.bin").read_bytes()
+    assert run.pc == image.index(word.to_bytes(4, "little"))  # RAM at address 0
     assert run.brr_retired == 0 and "after" not in run.output
 
 
