@@ -42,20 +42,22 @@ MUTATE_N ?= 100
 # seconds per yosys run of a survivor's equivalence check (the wide tables' miters
 # take many minutes otherwise)
 MUTATE_EQUIV_TIMEOUT ?= 120
-MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdown \
-	sampler_random brr assoc_table tagged_compressor stratified dispatch_filter \
-	profile_flag_predictor brr_decode brr_replicated brr_shared brr_deterministic \
-	stratified_pipeline multihash
+# every catalog top with a cocotb regression (tops with slow variants last); pick a few
+# with MUTATE_TOPS="..."
+MUTATE_TOPS ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS as T; \
+	print(*sorted((n for n in T if T[n].cocotb_module), key=lambda n: bool(T[n].slow_variants)))')
 # tops whose mutants run the native bench first (--bench native: a real trace through a
-# C++ Verilator harness; the cocotb regression only for its survivors)
-MUTATE_NATIVE ?= multihash
+# C++ Verilator harness; the cocotb regression only for its survivors): the catalog's
+# tops with a native_bench
+MUTATE_NATIVE ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS as T; \
+	print(*(n for n in T if T[n].native_bench))')
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
 	    bench=cocotb; for n in $(MUTATE_NATIVE); do [ $$t = $$n ] && bench=native; done; \
 	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) --bench $$bench \
 	        --equiv-timeout $(MUTATE_EQUIV_TIMEOUT) || status=1; done; exit $$status
 
-# The generated Verilog of stratified, tagged_compressor and multihash on every load
+# The generated Verilog of every top with a trace check on every load
 # tuple of the shipped traces and of the first TRACE_LIMIT tuples of the 100M-load xz
 # trace (captured on first use, needs valgrind), native Verilator harness
 # (docs/verification.md).

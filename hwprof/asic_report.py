@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .catalog import TOPS, Top
+from .fpga_report import load_fpga_records
 from .report import budget_for
 from .synth import cached_synthesize, to_verilog, write_atomically
 from .synth.asic import (
@@ -140,7 +141,7 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
         records.append(record)
         records.sort(key=_order)
         write_atomically(output / "asic.json", json.dumps(records, indent=2) + "\n")
-        write_atomically(page, render_page(records))
+        write_atomically(page, render_page(records, _fpga_beside(page)))
     print(format_asic_table(records))
     return records
 
@@ -150,7 +151,12 @@ def rewrite_page(output: Path, page: Path) -> None:
     records = _load(output / "asic.json")
     if not records:
         raise AsicError(f"no ASIC records in {output / 'asic.json'}: run hwprof report --asic")
-    write_atomically(page, render_page(records))
+    write_atomically(page, render_page(records, _fpga_beside(page)))
+
+
+def _fpga_beside(page: Path) -> dict:
+    """The FPGA Fmax of the records kept beside the page (``records/fpga.json``)."""
+    return load_fpga_fmax(Path(page).parent / "records" / "fpga.json")
 
 
 def _order(record: dict) -> tuple:
@@ -220,6 +226,8 @@ it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
 measures TOP again and keeps the other records. Register names in the critical
 paths are the block's (`block.`...) or, without that prefix, the wrapper's port
 registers (named after the port).
+ECP5 Fmax: the FPGA flow's figure at the same parameters, from
+`docs/records/fpga.json` (`hwprof report --fpga`, docs/fpga.md), for comparison.
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).
 The paper's budget is in generic gates and flops where the paper states one.
 
@@ -227,8 +235,9 @@ The paper's budget is in generic gates and flops where the paper states one.
 
 _TABLE_HEAD = [
     "| block | OSU 0.18 cell area (um2) | cells | flops | memory macros "
-    "| min period (ns) | MHz | sky130 estimate (um2) | generic gates | paper budget |",
-    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+    "| min period (ns) | MHz | ECP5 Fmax (MHz) | sky130 estimate (um2) | generic gates "
+    "| paper budget |",
+    "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
 ]
 
 _LEAVES_OUT = """
@@ -256,7 +265,7 @@ def _record_by_block(records: list[dict]) -> dict[str, dict]:
     return {r["block"]: r for r in records}
 
 
-def _loops_section(records: list[dict]) -> str:
+def _loops_section(records: list[dict], fpga: dict) -> str:
     by = _record_by_block(records)
     lines = ["", "## The one-cycle loops", "",
              "On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
@@ -270,8 +279,11 @@ def _loops_section(records: list[dict]) -> str:
             lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
             continue
         path = r["critical_path"]
+        ecp5 = fpga.get(_key(r))
+        against = f"; {ecp5:.1f} MHz on the ECP5" if ecp5 else ""
         lines.append(
-            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz), "
+            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz"
+            f"{against}), "
             f"critical path `{path['from']}` -> `{path['to']}` through "
             f"{len(path['cells'])} cells ({', '.join(_cell_run(path['cells']))})."
         )
@@ -297,8 +309,23 @@ def _cell_run(cells: list[str]) -> list[str]:
     return [f"{n} {c}" if n > 1 else c for c, n in runs]
 
 
-def render_page(records: list[dict]) -> str:
-    """docs/asic.md from the report's records."""
+def load_fpga_fmax(path: Path) -> dict[tuple[str, str], float]:
+    """``{(block, params JSON): Fmax}`` of the FPGA records at ``path`` (empty if absent)."""
+    return {key: r["fmax_mhz"] for key, r in load_fpga_records(path).items()
+            if r.get("fmax_mhz") is not None}  # fmt: skip
+
+
+def _key(record: dict) -> tuple[str, str]:
+    return record["block"], json.dumps(record["params"], sort_keys=True)
+
+
+def render_page(records: list[dict], fpga: dict | None = None) -> str:
+    """docs/asic.md from the report's records.
+
+    ``fpga``: :func:`load_fpga_fmax` of the FPGA records (docs/records/fpga.json),
+    for the ECP5 column (blank where a top has none at the same parameters).
+    """
+    fpga = fpga or {}
     head = _PAGE_HEAD.format(driving=f"`{DRIVING_CELL}`", load=f"{OUTPUT_LOAD_PF:g}",
                              clock=f"{CLOCK_TRANSITION_NS:g}")  # fmt: skip
     rows = list(_TABLE_HEAD)
@@ -306,14 +333,16 @@ def render_page(records: list[dict]) -> str:
         top = TOPS.get(r["block"])
         budget = _budget_text(budget_for(top, r["params"])) if top else "-"
         gates = f"{r['generic_gates']:,}" if "generic_gates" in r else "-"
+        ecp5 = _fmt(fpga.get(_key(r)), ".1f")
         if "error" in r:
-            rows.append(f"| {r['block']} | {r['error']} | | | | | | | {gates} | {budget} |")
+            rows.append(f"| {r['block']} | {r['error']} | | | | | | {ecp5} | | {gates} "
+                        f"| {budget} |")  # fmt: skip
             continue
         period = r.get("min_period_ns")
         rows.append(
             f"| {r['block']} | {r['area_um2']:,.0f} | {r['cell_count']:,} | {r['flops']:,} "
             f"| {_macros_text(r['macros'])} | {_fmt(period, '.3f')} "
-            f"| {_fmt(1000 / period if period else None, '.0f')} "
+            f"| {_fmt(1000 / period if period else None, '.0f')} | {ecp5} "
             f"| {_fmt(r.get('sky130_area_um2'), ',.0f')} | {gates} | {budget} |"
         )
     paths = ["", "Critical paths (from register -> to register, cells on the path):", ""]
@@ -331,4 +360,4 @@ def render_page(records: list[dict]) -> str:
     if len(macros) == 3:
         macros.append("- none")
     return (head + "\n".join(rows) + "\n" + "\n".join(paths) + "\n" + "\n".join(macros)
-            + "\n" + _LEAVES_OUT + _loops_section(records))  # fmt: skip
+            + "\n" + _LEAVES_OUT + _loops_section(records, fpga))  # fmt: skip

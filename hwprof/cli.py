@@ -232,14 +232,13 @@ def cmd_regress(args) -> int:
 
 
 def cmd_prove(args) -> int:
-    from .verify.properties import PROPERTIES
-    from .verify.prove import prove_tops
+    from .verify.prove import provable, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in _tops().values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.properties is not None]
     for top in tops:
-        if top.name not in PROPERTIES:
-            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
+        if top.properties is None:
+            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(provable())})")
     if args.param and len(tops) != 1:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}

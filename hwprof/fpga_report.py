@@ -68,8 +68,9 @@ def format_fpga_table(records: list[dict]) -> str:
 
 
 def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; multihash (minutes of synthesis, longer to route) last."""
-    return sorted(tops, key=lambda t: t.name == "multihash")
+    """Small tops first; tops with slow variants (minutes of synthesis, longer to route)
+    last."""
+    return sorted(tops, key=lambda t: bool(t.slow_variants))
 
 
 def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | None = 900,

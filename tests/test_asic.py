@@ -358,16 +358,18 @@ def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
         {"block": "multihash", "library": "osu018", "params": TOPS["multihash"].resolve({}),
          "error": "yosys (mapping to osu018) did not finish in 3600 s", "generic_gates": 5},
     ]  # fmt: skip
-    page = render_page(records)
-    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 200 | 93 | flops <= 20" in page
+    fpga = {("brr", json.dumps(records[0]["params"], sort_keys=True)): 198.5}
+    page = render_page(records, fpga)
+    assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 198.5 | 200 | 93 | flops <= 20" in page
     assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
     assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
 
 
 def test_docs_page_is_in_sync_with_its_records():
     """docs/asic.md is what `hwprof report --asic --page-only -o docs/records` writes."""
-    from hwprof.asic_report import render_page
+    from hwprof.asic_report import load_fpga_fmax, render_page
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     records = json.loads((docs / "records" / "asic.json").read_text())
-    assert (docs / "asic.md").read_text() == render_page(records)
+    fpga = load_fpga_fmax(docs / "records" / "fpga.json")
+    assert (docs / "asic.md").read_text() == render_page(records, fpga)

@@ -22,7 +22,7 @@ from amaranth.sim import Simulator
 
 from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
-from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral
+from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral, register_table
 
 #: small multihash (set-associative accumulator in block RAM, as in the catalog default)
 PARAMS = {"tables": 4, "counters": 64, "accumulator": 8, "pc_bits": 8, "value_bits": 8,
@@ -300,3 +300,9 @@ def test_header_compiles(tmp_path):
            "-c", str(source), "-o", str(tmp_path / "use.o")]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_docs_register_table_is_generated():
+    """docs/system-profiler.md holds register_table()'s output as it is now."""
+    docs = Path(__file__).parent.parent / "docs" / "system-profiler.md"
+    assert register_table() in docs.read_text()

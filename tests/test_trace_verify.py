@@ -30,14 +30,15 @@ from hwprof.sim.native import (
     stream_ports,
     stream_wrapper,
 )
+from hwprof.traces.keys import load_keys
 from hwprof.traces.workloads import shipped_trace
-from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
+from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, work_dir
 
 SLICE = 20_000
 
 
 def test_trace_keys_are_the_load_tuples():
-    keys = trace_keys(shipped_trace("sort"), 1000)
+    keys = load_keys(shipped_trace("sort"), 1000)
     assert keys.dtype == np.uint64 and len(keys) == 1000
     from hwprof.traces.tracefile import LOAD, TraceReader
 
@@ -140,7 +141,7 @@ SLICES = {"tagged_compressor": 20_000, "stratified": 400_000}
 
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_bit_exact(tmp_path, name):
-    keys = trace_keys(shipped_trace("xz"), SLICES[name])
+    keys = load_keys(shipped_trace("xz"), SLICES[name])
     check = _slice_check(name)
     report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
@@ -165,7 +166,7 @@ def test_harness_rejects_a_truncated_key_file(tmp_path):
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
     """Output ready on 30 % of cycles: stalls, against the golden cycle model."""
-    keys = trace_keys(shipped_trace("perl"), SLICES[name])
+    keys = load_keys(shipped_trace("perl"), SLICES[name])
     check = _slice_check(name)
     report = check.run(keys, tmp_path, ready=0.3, seed=seed)
     assert report["mismatches"] == 0, report
@@ -182,7 +183,7 @@ def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
 def test_shipped_trace_bit_exact(tmp_path, name, trace):
     """Every load tuple of a shipped trace (1.3-1.4M), -O2 builds."""
     check = _check(name)
-    keys = trace_keys(shipped_trace(trace))
+    keys = load_keys(shipped_trace(trace))
     report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
     assert report["tuples"] == len(keys) > 1_000_000
@@ -196,14 +197,14 @@ def test_tagged_compressor_without_bypass_fails_on_a_trace(tmp_path):
 
     params = get_top("tagged_compressor").resolve({})
     check = Check.of("tagged_compressor", Rtl(**params, bypass=False), params, opt="-O0")
-    assert check.run(trace_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
+    assert check.run(load_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
 
 
 @pytest.mark.soak
 def test_multihash_slice_checker_can_fail(tmp_path):
     """The multi-hash comparison catches a profiler with intervals one tuple shorter."""
     check = _check("multihash")
-    keys = trace_keys(shipped_trace("xz"), 50_000)
+    keys = load_keys(shipped_trace("xz"), 50_000)
     assert check.run(keys, tmp_path)["mismatches"] == 0
     wrong = golden_model("multihash", {**check.params, "interval_length": 9_999})
     assert check.run(keys, tmp_path, golden=wrong)["mismatches"] > 0

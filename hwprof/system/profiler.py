@@ -39,7 +39,7 @@ from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach"]
+           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -64,8 +64,8 @@ REGISTERS = (
     ("INTERVAL", 0x00, "rw", 24, "10000", "interval length in tuples (>= 1), taken at START"),
     ("THRESHOLD", 0x04, "rw", 24, "100",
      "candidate threshold as a count (1 .. INTERVAL), taken at START"),
-    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads <pc, value>; 1: taken branches "
-     "<pc, target> (edge profiling; reads 0 if not built); taken at START"),
+    ("SOURCE", 0x08, "rw", 1, "0", "0: retired loads (pc, value); 1: taken branches "
+     "(pc, target), edge profiling (reads 0 if not built); taken at START"),
     ("START", 0x0C, "w", 1, None, "write: reset the profiler, clear the counts, profile "
      "with INTERVAL, THRESHOLD, SOURCE (STATUS.running when under way)"),
     ("STOP", 0x10, "w", 1, None, "write: offer no more tuples"),
@@ -82,6 +82,16 @@ REGISTERS = (
     ("DROPPED", 0x34, "r", 32, "0", "of them dropped, the FIFO full (saturating)"),
     ("INTERVALS", 0x38, "r", 32, "0", "intervals ended since START (saturating)"),
 )  # fmt: skip
+
+
+def register_table() -> str:
+    """The register table of docs/system-profiler.md (Markdown), from :data:`REGISTERS`."""
+    lines = ["| offset | register | access | bits | reset | meaning |",
+             "| --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    for name, offset, access, bits, reset, doc in REGISTERS:
+        reset = "-" if reset in (None, "-") else f"`{reset}`"
+        lines.append(f"| `0x{offset:02x}` | `{name}` | {access} | {bits} | {reset} | {doc} |")
+    return "\n".join(lines) + "\n"
 
 
 def attach(m, peripheral, fields):
@@ -199,7 +209,7 @@ class MultiHashPeripheral(wiring.Component):
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
     accepted by the multihash top that cycle. An interval's candidates are written
-    within ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
+    about ``candidates + 8`` ``prof`` cycles after its last tuple is accepted; ``done``
     rises two or three ``sync`` cycles after that.
 
     Raises
@@ -447,4 +457,70 @@ class MultiHashPeripheral(wiring.Component):
         ]
         if c.pc_bits:
             m.d.comb += self.cand_pc.eq(read.data[c.value_bits : kb])
+        return m
+
+
+class RetiredLoads(wiring.Component):
+    """Retired loads ``<pc, value>`` of a PicoRV32 core, from its native memory interface.
+
+    A load retires when its data transfer completes: ``mem_valid & mem_ready``, not an
+    instruction fetch (``mem_instr`` low), no write strobe. ``value`` is what the load
+    writes to its register (RISC-V ``lb``/``lh`` sign-extend, ``lbu``/``lhu`` zero-extend
+    the addressed byte or half-word of ``mem_rdata``; ``lw`` the word), chosen by the
+    instruction word's ``funct3`` and the address's low bits; ``pc`` is the address of
+    the executing instruction (the load's).
+
+    Attributes
+    ----------
+    mem_valid, mem_ready, mem_instr : In(1)
+        The core's memory handshake and its instruction-fetch flag (gate ``mem_valid``
+        with the address decode to take only loads from memory, not from the CSR
+        window).
+    mem_wstrb : In(4)
+        Write strobes (0 for a read).
+    mem_addr, mem_rdata : In(32)
+        Byte address and read data of the transfer.
+    pc, insn : In(32)
+        Address and word of the instruction executing (the core's ``dbg_insn_addr``
+        and ``dbg_insn_opcode``).
+    loads : Out(stream.Signature(tuple_layout(32, 32)))
+        One tuple per retired load; ``ready`` is not used (the profiler always takes).
+
+    Latency: 1 cycle (the tuple is registered; ``valid`` for one cycle).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "mem_valid": In(1),
+            "mem_ready": In(1),
+            "mem_instr": In(1),
+            "mem_wstrb": In(4),
+            "mem_addr": In(32),
+            "mem_rdata": In(32),
+            "pc": In(32),
+            "insn": In(32),
+            "loads": Out(stream.Signature(tuple_layout(32, 32))),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        funct3 = self.insn[12:15]
+        byte = self.mem_rdata.word_select(self.mem_addr[0:2], 8)
+        half = self.mem_rdata.word_select(self.mem_addr[1], 16)
+        value = Signal(32)
+        with m.Switch(funct3):
+            with m.Case(0):  # lb
+                m.d.comb += value.eq(byte.as_signed())
+            with m.Case(1):  # lh
+                m.d.comb += value.eq(half.as_signed())
+            with m.Case(4):  # lbu
+                m.d.comb += value.eq(byte)
+            with m.Case(5):  # lhu
+                m.d.comb += value.eq(half)
+            with m.Default():  # lw
+                m.d.comb += value.eq(self.mem_rdata)
+        load = self.mem_valid & self.mem_ready & ~self.mem_instr & ~self.mem_wstrb.any()
+        m.d.sync += self.loads.valid.eq(load)
+        with m.If(load):
+            m.d.sync += [self.loads.payload.pc.eq(self.pc), self.loads.payload.value.eq(value)]
         return m

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from amaranth.lib.wiring import In, Out
 
 from ..golden.brr import BrrConfig
+from .profiler import BLOCK_OFFSET as PROFILER_OFFSET
+from .profiler import REGISTERS as PROFILER_REGISTERS
 
 __all__ = ["Reg", "Block", "BLOCKS", "CSR_BASE", "CSR_ADDR_WIDTH", "BLOCK_SPAN", "RAM_BASE",
            "LiveField", "build_registers", "address", "markdown_table", "c_defines",
-           "brr_state_reset"]  # fmt: skip
+           "brr_state_reset", "PROFILER_BLOCK"]  # fmt: skip
 
 #: Byte address of RAM (code, data, stack).
 RAM_BASE = 0x0000_0000
@@ -84,6 +86,13 @@ BLOCKS: list[Block] = [
 ]  # fmt: skip
 
 
+#: The multi-hash profiler's block (hwprof.system.profiler), in the map only of a system
+#: built with the profiler (``Peripherals(profiler=...)``): ``BLOCKS + [PROFILER_BLOCK]``.
+PROFILER_BLOCK = Block("multihash", PROFILER_OFFSET, "multi-hash profiler (Narayanasamy et al.; "
+                       "catalog top `multihash` in its own clock domain)",
+                       tuple(Reg(*row) for row in PROFILER_REGISTERS))  # fmt: skip
+
+
 def address(block: str, reg: str) -> int:
     """Byte address of ``block``'s register ``reg``."""
     for b in BLOCKS:
@@ -96,7 +105,7 @@ def address(block: str, reg: str) -> int:
 
 def _check():
     seen = {}
-    for b in BLOCKS:
+    for b in [*BLOCKS, PROFILER_BLOCK]:
         if b.offset % BLOCK_SPAN:
             raise ValueError(f"block {b.name}: offset {b.offset:#x} not a multiple of "
                              f"{BLOCK_SPAN:#x}")  # fmt: skip
@@ -146,8 +155,9 @@ def LiveField(shape, access):  # noqa: N802 (a class factory: amaranth-soc is im
     return _live_field_class()(shape, access)
 
 
-def build_registers():
-    """amaranth-soc registers of :data:`BLOCKS`: ``(memory_map, {(block, reg): Register})``.
+def build_registers(blocks=None):
+    """amaranth-soc registers of ``blocks`` (default :data:`BLOCKS`): ``(memory_map,
+    {(block, reg): Register})``.
 
     The memory map is in 32-bit words (CSR data width 32, granularity 32).
     """
@@ -155,7 +165,7 @@ def build_registers():
 
     builder = csr.Builder(addr_width=CSR_ADDR_WIDTH, data_width=32, granularity=32)
     regs = {}
-    for b in BLOCKS:
+    for b in BLOCKS if blocks is None else blocks:
         for r in b.registers:
             reg = csr.Register(csr.Field(_live_field_class(), r.width, r.access), access=r.access)
             builder.add(f"{b.name}_{r.name}", reg, offset=(b.offset + r.offset) // 4)
@@ -186,3 +196,28 @@ def c_defines() -> str:
             lines.append(f"#define HWPROF_{b.name.upper()}_{r.name} 0x{addr:08x}  "
                          f"/* {r.access}: {r.doc} */")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- register table: begin -->", "<!-- register table: end -->"
+
+
+def update_page(path) -> bool:
+    """Write :func:`markdown_table` between the markers of ``path``; whether it changed."""
+    from pathlib import Path
+
+    path = Path(path)
+    text = path.read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{markdown_table()}{END}{tail}"
+    if new != text:
+        path.write_text(new)
+    return new != text
+
+
+if __name__ == "__main__":  # python -m hwprof.system.regmap: refresh docs/system.md
+    import sys
+    from pathlib import Path
+
+    page = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/system.md")
+    print(f"{page}: {'updated' if update_page(page) else 'up to date'}")

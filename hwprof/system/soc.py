@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import re
 
-from amaranth.hdl import ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
 from .core import CORE_MODULE, CORE_PARAMETERS
-from .regmap import BLOCKS, CSR_ADDR_WIDTH, CSR_BASE, RAM_BASE, build_registers
+from .profiler import MultiHashPeripheral, RetiredLoads
+from .profiler import attach as attach_profiler
+from .regmap import BLOCKS, CSR_ADDR_WIDTH, CSR_BASE, PROFILER_BLOCK, RAM_BASE, build_registers
 
 __all__ = ["Ram", "Peripherals", "System", "ATTACH", "DEFAULT_RAM_SIZE"]
 
@@ -117,8 +119,21 @@ def _attach_brr(m, regs, p):
             m.d.sync += count.eq(count + 1)
 
 
+def _attach_multihash(m, regs, p):
+    # the profiler's clock domain: the system clock (a board may give it its own)
+    m.domains.prof = prof = ClockDomain("prof", local=True)
+    m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
+    m.submodules.profiler = p.profiler
+    attach_profiler(m, p.profiler, {r.name: regs["multihash", r.name].f
+                                    for r in PROFILER_BLOCK.registers})  # fmt: skip
+    loads = p.profiler.loads
+    m.d.comb += [loads.valid.eq(p.load_valid), loads.payload.pc.eq(p.load_pc),
+                 loads.payload.value.eq(p.load_value),
+                 p.profiler_irq.eq(p.profiler.irq)]  # fmt: skip
+
+
 #: How each block of the register map is wired: ``ATTACH[name](m, regs, peripherals)``.
-ATTACH = {"console": _attach_console, "brr": _attach_brr}
+ATTACH = {"console": _attach_console, "brr": _attach_brr, "multihash": _attach_multihash}
 
 
 class Peripherals(wiring.Component):
@@ -128,6 +143,9 @@ class Peripherals(wiring.Component):
     ----------
     brr_params : dict, optional
         Parameters of the catalog top ``brr`` (default: its defaults).
+    profiler : dict, optional
+        Build the multi-hash profiler (:class:`hwprof.system.profiler.MultiHashPeripheral`
+        with these parameters, block ``multihash`` of the map); ``None``: without it.
 
     Attributes
     ----------
@@ -144,11 +162,20 @@ class Peripherals(wiring.Component):
         A write to ``CONSOLE_PUTC`` / ``CONSOLE_EXIT`` this cycle.
     lfsr_state, lfsr_load, lfsr_load_data_out : Out
         Observation: the LFSR state and loads (by software or ``lfsr_load_valid``).
+    load_valid, load_pc, load_value : In
+        With the profiler: a retired load ``<pc, value>`` this cycle.
+    profiler_irq : Out(1)
+        With the profiler: its interrupt line (an interval ended).
     """
 
-    def __init__(self, brr_params=None):
+    def __init__(self, brr_params=None, profiler=None):
         self.brr = get_top("brr").construct(dict(brr_params or {}))
-        super().__init__({
+        self.profiler = None if profiler is None else MultiHashPeripheral(**profiler)
+        self.blocks = BLOCKS if profiler is None else [*BLOCKS, PROFILER_BLOCK]
+        extra = {} if profiler is None else {
+            "load_valid": In(1), "load_pc": In(32), "load_value": In(32),
+            "profiler_irq": Out(1)}  # fmt: skip
+        super().__init__(extra | {
             "bus": In(_wishbone(CSR_ADDR_WIDTH, 32)),
             "brr_valid": In(1),
             "brr_freq": In(4),
@@ -169,11 +196,11 @@ class Peripherals(wiring.Component):
         from luna_soc.gateware.vendor.amaranth_soc.csr.wishbone import WishboneCSRBridge
 
         m = Module()
-        memory_map, regs = build_registers()
+        memory_map, regs = build_registers(self.blocks)
         m.submodules.csr = bridge = csr.Bridge(memory_map)
         m.submodules.wb_csr = wb_csr = WishboneCSRBridge(bridge.bus, data_width=32)
         wiring.connect(m, wiring.flipped(self.bus), wb_csr.wb_bus)
-        for block in BLOCKS:
+        for block in self.blocks:
             ATTACH[block.name](m, regs, self)
         return m
 
@@ -187,6 +214,9 @@ class System(wiring.Component):
         RAM bytes at address 0 (a power of two; default 128 KiB).
     brr_params : dict, optional
         Parameters of the catalog top ``brr``.
+    profiler : dict, optional
+        Build the multi-hash profiler with these parameters, fed by the core's retired
+        loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`); ``None``: without.
 
     Attributes
     ----------
@@ -211,9 +241,9 @@ class System(wiring.Component):
         The LFSR is loaded at this clock edge.
     """
 
-    def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None):
+    def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None):
         self.ram = Ram(ram_size)
-        self.peripherals = Peripherals(brr_params)
+        self.peripherals = Peripherals(brr_params, profiler)
         abits = len(self.ram.boot_addr)
         super().__init__({
             "hold": In(1),
@@ -249,6 +279,7 @@ class System(wiring.Component):
         mem_ready, mem_rdata = Signal(), Signal(32)
         brr_valid, brr_freq = Signal(), Signal(4)
         trap = Signal()
+        mem_instr = {} if per.profiler is None else {"o_mem_instr": Signal(name="mem_instr")}
         params = {f"p_{k}": Const(v, 32) for k, v in CORE_PARAMETERS.items()}
         m.submodules.core = Instance(
             CORE_MODULE, **params,
@@ -259,7 +290,7 @@ class System(wiring.Component):
             o_hwprof_brr_valid=brr_valid, o_hwprof_brr_freq=brr_freq,
             i_hwprof_brr_taken=per.brr_taken,
             o_hwprof_pc=self.obs_pc, o_hwprof_insn=self.obs_insn,
-            o_hwprof_instret=self.obs_instret,
+            o_hwprof_instret=self.obs_instret, **mem_instr,
         )  # fmt: skip
 
         # Wishbone B4 classic master from PicoRV32's native interface (valid/ready):
@@ -301,16 +332,27 @@ class System(wiring.Component):
             self.obs_lfsr_load.eq(per.lfsr_load),
             self.obs_lfsr_load_data.eq(per.lfsr_load_data_out),
         ]  # fmt: skip
+        if per.profiler is not None:
+            m.submodules.retired_loads = loads = RetiredLoads()
+            m.d.comb += [
+                loads.mem_valid.eq(mem_valid & in_ram), loads.mem_ready.eq(ram.bus.ack),
+                loads.mem_instr.eq(mem_instr["o_mem_instr"]), loads.mem_wstrb.eq(mem_wstrb),
+                loads.mem_addr.eq(mem_addr), loads.mem_rdata.eq(ram.bus.dat_r),
+                loads.pc.eq(self.obs_pc), loads.insn.eq(self.obs_insn),
+                per.load_valid.eq(loads.loads.valid), per.load_pc.eq(loads.loads.payload.pc),
+                per.load_value.eq(loads.loads.payload.value),
+            ]  # fmt: skip
         return m
 
 
-def system_verilog(ram_size=DEFAULT_RAM_SIZE, brr_params=None) -> str:
+def system_verilog(ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None) -> str:
     """The whole system's Verilog: module ``hwprof_system`` and the patched core."""
     from amaranth.back import verilog
 
     from .core import core_verilog
 
-    text = verilog.convert(System(ram_size, brr_params), name="hwprof_system", emit_src=False)
+    text = verilog.convert(System(ram_size, brr_params, profiler), name="hwprof_system",
+                           emit_src=False)
     # Amaranth writes the RAM's all-zero initial contents as one assignment per word
     # (tens of thousands of lines that Verilator compiles slowly); RAM contents at
     # power-up are not part of the design (the program is loaded through the boot port).

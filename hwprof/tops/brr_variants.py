@@ -1,6 +1,8 @@
 """Catalog entries of brr in a real core: decode, superscalar, deterministic."""
 
-from ..catalog import Param, Top
+from functools import partial
+
+from ..block import Param, Property, Top
 from ..golden.brr_deterministic import count_bits
 from ..rtl.brr_decode import BrrDecode
 from ..rtl.brr_deterministic import BrrDeterministic
@@ -50,9 +52,32 @@ def _deterministic_budget(params: dict) -> dict:
 _ADDER_VARIANT = {"target_adder": True}
 _SUPERSCALAR_VARIANTS = tuple({"lanes": w} for w in (1, 2, 8))
 
+
+def props_brr_lanes(top: str, p: dict) -> list[Property]:
+    """brr at decode (one lane) and the superscalar variants (``lanes`` lanes)."""
+    lanes = p.get("lanes", 1)
+    checks = "\n".join(
+        f"always @* assert (!redirect_valid[{i}] || (valid[{i}] && is_brr[{i}]));"
+        for i in range(lanes))  # fmt: skip
+    return [Property("redirect_needs_decoded_brr",
+                     "a lane redirects only when it is valid and decodes a brr",
+                     {top: checks})]
+
+
+def props_brr_deterministic(p: dict) -> list[Property]:
+    text = ("always @* assert (!redirect || (decode_valid && accept));\n"
+            f"always @* assert (inflight <= {p['max_inflight']});\n"
+            f"always @* assert (full == (inflight == {p['max_inflight']}));")  # fmt: skip
+    return [Property("redirect_and_inflight",
+                     "redirect only for an accepted brr in decode; the brr in flight stay in "
+                     "0..max_inflight and full says the maximum", {"brr_deterministic": text})]
+
+
+
 TOPS = [
     Top(
         name="brr_decode",
+        properties=partial(props_brr_lanes, "brr_decode"),
         description="decode-stage brr: recognition, LFSR step, redirect, BTB inhibit",
         build=BrrDecode,
         params=(*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
@@ -62,6 +87,7 @@ TOPS = [
     ),
     Top(
         name="brr_replicated",
+        properties=partial(props_brr_lanes, "brr_replicated"),
         description="superscalar brr, one decoupled LFSR per decode lane",
         build=BrrReplicated,
         params=(_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
@@ -71,6 +97,7 @@ TOPS = [
     ),
     Top(
         name="brr_shared",
+        properties=partial(props_brr_lanes, "brr_shared"),
         description="superscalar brr, one LFSR shared in program order (split or multi-step)",
         build=BrrShared,
         params=(_LANES, Param("steps", 1, "int", "brr served per cycle, 1..lanes"),
@@ -86,6 +113,7 @@ TOPS = [
     ),
     Top(
         name="brr_deterministic",
+        properties=props_brr_deterministic,
         description="deterministic brr: shift-back history, squash recovery, CSR and scan access",
         build=BrrDeterministic,
         params=(

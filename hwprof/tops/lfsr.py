@@ -1,11 +1,22 @@
 """Catalog entry of the stand-alone LFSR (the library the brr units build on)."""
 
-from ..catalog import Param, Top
+from ..block import Param, Property, Top
+from ..golden.lfsr import LfsrConfig
 from ..rtl.lfsr import Lfsr
+from .sva import lfsr_props
+
+
+def props_lfsr(p: dict) -> list[Property]:
+    cfg = LfsrConfig(width=p["width"], seed=p["seed"], steps=p["steps"], form=p["form"],
+                     taps=p["taps"], lockup_escape=p["lockup_escape"])  # fmt: skip
+    return lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape, cfg)
+
+
 
 TOPS = [
     Top(
         name="lfsr",
+        properties=props_lfsr,
         description="maximal-length LFSR: Fibonacci/Galois, 3..64 bits, k steps per cycle, load",
         build=Lfsr,
         params=(

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SyntheticValueTrace", "value_keys", "trace_keys"]
+from .tracefile import iter_keys
+
+__all__ = ["SyntheticValueTrace", "value_keys", "trace_keys", "load_keys"]
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 
@@ -37,6 +39,21 @@ def trace_keys(trace, skip: int = 0):
             continue
         yield value_keys(pc[skip:], value[skip:])
         skip = 0
+
+
+def load_keys(trace, limit: int | None = None, *, pc_bits: int = 32,
+              value_bits: int = 32) -> np.ndarray:  # fmt: skip
+    """The ``<load pc, value>`` tuples of ``trace`` as 64-bit keys (``pc_bits`` and
+    ``value_bits`` fields, 32 each by default), the first ``limit`` of them (all: None)."""
+    out, n = [], 0
+    for chunk in iter_keys(trace, pc_bits=pc_bits, value_bits=value_bits):
+        if limit is not None and n + len(chunk) >= limit:
+            out.append(chunk[: limit - n])
+            n = limit
+            break
+        out.append(chunk)
+        n += len(chunk)
+    return np.concatenate(out) if out else np.zeros(0, np.uint64)
 
 
 class SyntheticValueTrace:

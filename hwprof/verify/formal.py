@@ -35,6 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..block import Property
 from ..synth.area import run_yosys
 
 __all__ = ["Property", "ProofResult", "inject", "run_property", "FormalError"]
@@ -42,31 +43,6 @@ __all__ = ["Property", "ProofResult", "inject", "run_property", "FormalError"]
 
 class FormalError(RuntimeError):
     """yosys failed for another reason than a failing property (syntax, unknown name)."""
-
-
-@dataclass(frozen=True)
-class Property:
-    """One property (or a small group proved together) of a block.
-
-    ``modules`` maps a module name of the generated Verilog (the top is the top's
-    name, submodules ``top.sub``) to SystemVerilog inserted before its
-    ``endmodule``. ``maxsteps`` bounds the induction length (and so the depth of
-    the bounded check when the induction does not close). ``free_init``: yosys
-    selections (after ``flatten``, e.g. ``w:lfsr.register``) whose reset values are
-    dropped, so that the base case starts from *any* value of those registers: the
-    property is then checked on every state, not only on the states reachable from
-    reset (a register without a load port otherwise never leaves its orbit).
-    """
-
-    name: str
-    description: str
-    modules: dict
-    maxsteps: int = 8
-    free_init: tuple = ()
-
-    def __post_init__(self):
-        if not self.modules:
-            raise ValueError(f"property {self.name!r} has no text")
 
 
 @dataclass

@@ -635,8 +635,8 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     (None: no limit; the wide blocks' 12-cycle miters take many minutes).
     ``bench``: "cocotb" (the block's regression) or "native" (the native stream
     bench of :mod:`hwprof.verify.mutate_native` first, the cocotb regression on its
-    survivors; tops in ``NATIVE_TOPS`` only); ``native_options``: fields of that
-    bench (:class:`hwprof.verify.mutate_native.MultihashBench`: tuples, writes, ...).
+    survivors; tops whose catalog entry has a ``native_bench`` only);
+    ``native_options``: fields of that bench (tuples, writes, ...).
     ``run_options`` (:class:`hwprof.run.RunOptions`, default in-process): where the
     mutants of the cocotb stage run, one unit each (:func:`mutant_unit`); ``journal``:
     the file recording them (for ``--resume``).

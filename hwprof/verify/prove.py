@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..catalog import Top
+from ..catalog import TOPS, Top
 from ..synth import to_verilog
 from .formal import ProofResult, run_property
-from .properties import FORMAL_PARAMS, PROPERTIES, properties_for
 
-__all__ = ["formal_param_sets", "prove_top", "prove_tops"]
+__all__ = ["provable", "formal_param_sets", "prove_top", "prove_tops"]
 
 
-def formal_param_sets(name: str, overrides: dict | None = None) -> list[dict]:
-    """The parameter sets ``name`` is proved at: ``FORMAL_PARAMS[name]`` (one set or a
-    list of them), each updated with ``overrides``; sets that become equal are proved once."""
-    sets = FORMAL_PARAMS.get(name, {})
-    sets = sets if isinstance(sets, list) else [sets]
+def provable() -> list[str]:
+    """The catalog's tops that have formal properties."""
+    return [name for name, top in TOPS.items() if top.properties is not None]
+
+
+def formal_param_sets(top: Top, overrides: dict | None = None) -> list[dict]:
+    """The parameter sets ``top`` is proved at: its ``formal_params``, each updated with
+    ``overrides``; sets that become equal are proved once."""
     out = []
-    for base in sets:
+    for base in top.formal_params:
         merged = {**base, **(overrides or {})}
         if merged not in out:
             out.append(merged)
@@ -33,14 +35,14 @@ def prove_top(top: Top, overrides: dict | None = None, *, only: str | None = Non
 
     Returns the resolved parameters and one result per property (``only``: that one).
     """
-    if top.name not in PROPERTIES:
-        raise ValueError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
-    sets = formal_param_sets(top.name, overrides)
+    if top.properties is None:
+        raise ValueError(f"top {top.name!r} has no properties (have: {', '.join(provable())})")
+    sets = formal_param_sets(top, overrides)
     chosen = sets[index]
     params = top.resolve(chosen)
     verilog = to_verilog(top.construct(chosen), top.name)
     results = []
-    for prop in properties_for(top.name, params):
+    for prop in top.properties(params):
         if only is not None and prop.name != only:
             continue
         where = None
@@ -55,7 +57,7 @@ def prove_tops(tops: list[Top], overrides: dict | None = None, workdir: Path | N
                out=print) -> bool:  # fmt: skip
     ok = True
     for top in tops:
-        sets = formal_param_sets(top.name, overrides)
+        sets = formal_param_sets(top, overrides)
         for index in range(len(sets)):
             params, results = prove_top(top, overrides, workdir=workdir, index=index)
             changed = {k: v for k, v in params.items() if v != top.resolve({})[k]}

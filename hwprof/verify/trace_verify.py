@@ -7,17 +7,19 @@ streams every ``<load pc, value>`` tuple of each trace (default: the shipped
 compares what the Verilog sends with the golden model's output for the same
 tuples:
 
-* ``stratified`` and ``tagged_compressor``: every message's cycle, key and count.
-  With the output always ready (default) nothing stalls, so the golden bulk path
-  (:func:`hwprof.golden.compressors_fast.stratified_counts`,
-  :func:`~hwprof.golden.compressors_fast.tagged_counts`, tested bit for bit
-  against the cycle models) gives the message of tuple ``t`` in cycle ``t +
-  latency`` (the golden model's ``latency``). With ``--ready R < 1`` the output is
-  back-pressured on a seeded fraction of cycles and the golden cycle model is
-  stepped under the same stimulus (:func:`hwprof.sim.native.golden_transfers`;
-  Python per cycle, for slices).
-* ``multihash``: every interval profile read out (records split at the end
-  markers) against :func:`hwprof.golden.multihash.run_fast`.
+The tops checked are those of the catalog with a trace check
+(:class:`hwprof.block.TraceCheck`):
+
+* a top whose output is messages: every message's cycle, key and count. With the
+  output always ready (default) nothing stalls, so the check's golden bulk path,
+  where it has one (``counts``: the count sent for each tuple, tested bit for bit
+  against the cycle model), gives the message of tuple ``t`` in cycle ``t +
+  latency`` (the golden model's ``latency``). With ``--ready R < 1``, or without a
+  bulk path, the output is back-pressured on a seeded fraction of cycles and the
+  golden cycle model is stepped under the same stimulus
+  (:func:`hwprof.sim.native.golden_transfers`; Python per cycle, for slices).
+* a top whose check reads out profiles (``profiles``): every interval profile read
+  out (records split at the end markers) against the check's golden profiles.
 
 Prints one line per (top, trace) and, with ``--markdown``, the table of
 docs/verification.md. Exit status 1 if anything mismatches.
@@ -35,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..catalog import CatalogError, get_top, parse_params
+from ..block import TraceCheck
+from ..catalog import TOPS, CatalogError, get_top, parse_params
 from ..sim.native import (
     OPT,
     StreamHarness,
@@ -45,64 +48,33 @@ from ..sim.native import (
     split_profiles,
 )
 from ..synth import to_verilog
-from ..traces.tracefile import iter_keys, open_trace
+from ..traces.keys import load_keys
+from ..traces.tracefile import open_trace
 from ..traces.workloads import SHIPPED_DIR
 
-__all__ = ["TOPS", "trace_keys", "golden_model", "bulk_counts", "Check", "main"]
+__all__ = ["checked_tops", "golden_model", "bulk_counts", "Check", "main"]
 
-#: the tops checked on traces, and the golden parameters each takes from the top's
-TOPS = ("stratified", "tagged_compressor", "multihash")
-_STRATIFIED = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
-               "count_bits", "latency", "skid")  # fmt: skip
-#: cycle-model parameters (when messages leave), not what the bulk paths count
-_TIMING = ("latency", "skid")
+def checked_tops() -> list[str]:
+    """The catalog's tops that have a trace check (:class:`hwprof.block.TraceCheck`)."""
+    return [name for name, top in TOPS.items() if top.trace_check is not None]
 
 
-def trace_keys(trace, limit: int | None = None, *, pc_bits: int = 32,
-               value_bits: int = 32) -> np.ndarray:  # fmt: skip
-    """The ``<load pc, value>`` tuples of ``trace`` as 64-bit keys (``pc_bits`` and
-    ``value_bits`` fields, 32 each by default), the first ``limit`` of them (all: None)."""
-    out, n = [], 0
-    for chunk in iter_keys(trace, pc_bits=pc_bits, value_bits=value_bits):
-        if limit is not None and n + len(chunk) >= limit:
-            out.append(chunk[: limit - n])
-            n = limit
-            break
-        out.append(chunk)
-        n += len(chunk)
-    return np.concatenate(out) if out else np.zeros(0, np.uint64)
+def _trace_check(name: str) -> TraceCheck:
+    check = get_top(name).trace_check
+    if check is None:
+        raise ValueError(f"no trace check for top {name!r} (one of {', '.join(checked_tops())})")
+    return check
 
 
 def golden_model(name: str, params: dict):
     """The golden cycle model of top ``name`` with its resolved ``params``."""
-    if name == "stratified":
-        from ..golden.samplers import Stratified
-
-        return Stratified(**{k: params[k] for k in _STRATIFIED if k in params})
-    if name == "tagged_compressor":
-        from ..golden.tagged import TaggedCompressor
-
-        return TaggedCompressor(**params)
-    if name == "multihash":
-        from ..golden.multihash import MultiHashProfiler
-
-        return MultiHashProfiler(**params)
-    raise ValueError(f"no trace check for top {name!r} (one of {', '.join(TOPS)})")
+    return _trace_check(name).model(params)
 
 
 def bulk_counts(name: str, params: dict, keys: np.ndarray):
     """Per-tuple message counts of the golden bulk path, or None if it has none."""
-    from ..golden import compressors_fast as fast
-
-    if (params.get("key_bits"), params.get("pc_bits")) != (64, 32):
-        return None
-    if name == "stratified" and params["sampler"] == "periodic":
-        return fast.stratified_counts(keys, params["rate"], params["entries"],
-                                      params["hash_seed"])  # fmt: skip
-    if name == "tagged_compressor":
-        return fast.tagged_counts(keys, **{k: v for k, v in params.items()
-                                           if k not in _TIMING})[0]
-    return None
+    counts = _trace_check(name).counts
+    return None if counts is None else counts(params, keys)
 
 
 @dataclass
@@ -132,8 +104,9 @@ class Check:
         (``drain_cycles`` if set)."""
         if self.drain_cycles is not None:
             return self.drain_cycles
-        if self.name == "multihash":
-            return 4 * self.params["accumulator"] + 64
+        drain = _trace_check(self.name).drain
+        if drain is not None:
+            return drain(self.params)
         return getattr(golden_model(self.name, self.params), "latency", 1) + 2
 
     def run(self, keys, work: Path, ready: float = 1.0, seed: int = 1, golden=None) -> dict:
@@ -142,7 +115,7 @@ class Check:
         keys = np.asarray(keys, dtype=np.uint64)
         run = self.harness.run(keys, work, self.drain(), ready, seed)
         started = time.perf_counter()
-        if self.name == "multihash":
+        if _trace_check(self.name).profiles is not None:
             report = self._profiles(run, keys, golden)
         else:
             model = golden if golden is not None else golden_model(self.name, self.params)
@@ -159,10 +132,9 @@ class Check:
         return report
 
     def _profiles(self, run, keys, golden) -> dict:
-        from ..golden.multihash import run_fast
-
         got = split_profiles(run)
-        want = golden.run(keys) if golden is not None else run_fast(keys, **self.params)
+        want = golden.run(keys) if golden is not None else \
+            _trace_check(self.name).profiles(self.params, keys)
         differ = sum(a != b for a, b in zip(got, want, strict=False)) + abs(len(got) - len(want))
         flat_got = [r for p in got for r in p]
         flat_want = [r for p in want for r in p]
@@ -197,7 +169,8 @@ def main(argv=None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("tops", nargs="*", default=list(TOPS), help="tops (default: all)")
+    parser.add_argument("tops", nargs="*", default=checked_tops(),
+                        help="tops (default: every top with a trace check)")
     parser.add_argument(
         "--trace", nargs="+", type=Path, help="trace files (default: the shipped traces)"
     )
@@ -218,8 +191,8 @@ def main(argv=None) -> int:
         help="top parameter (one top only)",
     )
     parser.add_argument("--drain", type=int,
-                        help="cycles run after the last tuple (default: latency + 2; "
-                        "multihash: 4 x accumulator + 64, its last readout)")  # fmt: skip
+                        help="cycles run after the last tuple (default: the golden model's "
+                        "latency + 2, or the top's readout time)")  # fmt: skip
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--work", type=Path,
                         help="directory for key and output files (created if missing)")
@@ -234,9 +207,10 @@ def main(argv=None) -> int:
             raise ValueError("-p needs exactly one top")
         if not 0 < args.ready <= 1:
             raise ValueError(f"--ready must be in (0, 1], not {args.ready}")
-        unknown = [name for name in args.tops if name not in TOPS]
+        unknown = [name for name in args.tops if name not in checked_tops()]
         if unknown:
-            raise ValueError(f"no trace check for {', '.join(unknown)} (one of {', '.join(TOPS)})")
+            raise ValueError(f"no trace check for {', '.join(unknown)} "
+                             f"(one of {', '.join(checked_tops())})")
         for t in traces:
             open_trace(t).close()  # a malformed trace fails here, before any build
         overrides = parse_params(get_top(args.tops[0]), args.params) if args.params else {}
@@ -253,7 +227,7 @@ def main(argv=None) -> int:
     rows, bad = [], 0
     for t in traces:
         try:
-            keys = trace_keys(t, args.limit)
+            keys = load_keys(t, args.limit)
         except ValueError as exc:  # TraceError: a chunk that does not decode
             print(f"error: {exc}", file=sys.stderr)
             return 2
