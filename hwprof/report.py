@@ -146,6 +146,11 @@ def _verilog(top: Top, variant: dict, output: Path, source: str) -> str:
     return text
 
 
+def _previous_size(output: Path, top: Top, variant: dict) -> int:
+    path = output / "verilog" / f"{_variant_name(top, variant)}.v"
+    return path.stat().st_size if path.exists() else 0
+
+
 def _workers() -> int:
     """Parallel yosys runs: ``HWPROF_JOBS``, else one per core."""
     text = os.environ.get("HWPROF_JOBS", "")
@@ -212,13 +217,13 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     with ThreadPoolExecutor(max_workers=_workers()) as pool:
         futures = []
         for group in (defaults, variants):
-            texts = {}
-            for i in group:  # elaboration is Python, in this thread; yosys runs in the pool
+            # elaboration is Python, in this thread, each run handed to the pool at once;
+            # the longest Verilog of a previous report first (the big blocks' yosys runs
+            # then start before the small ones), else in catalog order
+            for i in sorted(group, key=lambda i: -_previous_size(output, *jobs[i][:2])):
                 top, variant, _ = jobs[i]
-                texts[i] = _verilog(top, variant, output, source)
-            # the longest Verilog first: the big blocks' yosys runs start before the small
-            for i in sorted(texts, key=lambda i: -len(texts[i])):
-                futures.append(pool.submit(synthesize_job, i, texts[i]))
+                futures.append(pool.submit(synthesize_job, i,
+                                           _verilog(top, variant, output, source)))  # fmt: skip
         for future in futures:
             future.result()
     ordered = [records[i] for i in sorted(records)]
