@@ -49,12 +49,11 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
+from ..traces.keys import EDGE_KINDS
 from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
-    INDIRECT,
-    JUMP,
     LOAD,
     TraceError,
     TraceWriter,
@@ -70,7 +69,6 @@ COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: at 7 misses) is our choice, the headline "tagged"; swept, the others reported beside it.
 EVICT_SWEEP = (32, 128)
 TAGGED_VARIANTS = tuple(f"tagged_e{e}" for e in EVICT_SWEEP)
-EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
 MIN_LOAD_EXECUTIONS = 1000
 INVARIANT_SHARE = 0.10
 LOAD_INVARIANT_SHARE = 0.40
@@ -684,12 +682,15 @@ def _timing_line(r: dict) -> str:
     spent = (f"{t['unit_seconds']:.0f} s in its units (their wall times added)"
              if "unit_seconds" in t else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)")
     return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
+
+
 def headline(r: dict) -> list[tuple[str, str, str]]:
     """Sec. 3.4, 5.4, 5.6, 5.7's claims beside ours, per program."""
     paper, claims = r["paper"], r["claims"]
 
     def per_program(key, spec=".2f", pick=None):
-        return "; ".join(f"{p} {cell(c[key] if pick is None else c[key][pick], spec)}"
+        # a trace with under 10,000 edges has no edge claim
+        return "; ".join(f"{p} {cell(c.get(key) if pick is None else c[key][pick], spec)}"
                          for p, c in claims.items())  # fmt: skip
 
     reach = "-".join(f"{x:g}" for x in paper["reach_ratio_claim"])

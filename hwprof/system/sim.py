@@ -12,6 +12,7 @@ model :class:`hwprof.golden.brr.Brr`.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -100,6 +101,17 @@ def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = Non
         exe = build_root / index.read_text().strip() / "obj" / "system"
         if exe.exists():
             return exe
+    build_root.mkdir(parents=True, exist_ok=True)
+    with open(build_root / ".lock", "w") as lock:  # one build at a time (pytest workers)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if index.exists():  # built by another process while this one waited
+            exe = build_root / index.read_text().strip() / "obj" / "system"
+            if exe.exists():
+                return exe
+        return _build(ram_size, brr_params, profiler, build_root, index)
+
+
+def _build(ram_size, brr_params, profiler, build_root: Path, index: Path) -> Path:
     verilog = system_verilog(ram_size, brr_params, profiler)
     key = json.dumps({"verilog": verilog, "harness": HARNESS.read_text(),
                       "options": [*VERILATOR_OPTIONS, OPT]})  # fmt: skip
@@ -208,12 +220,13 @@ def run_image(exe: Path, image: bytes, *, cycles: int, seed: int, work: Path,
 
 def run_program(sources, *, cycles: int = 100_000_000, seed: int = 1, exe: Path | None = None,
                 work: Path | None = None, defines: dict | None = None,
-                events: bool = True) -> Run:  # fmt: skip
+                events: bool = True, extra_flags: tuple[str, ...] = ()) -> Run:  # fmt: skip
     """Compile ``sources`` (C files) and run them on the system (built if needed)."""
     exe = exe or build_system()
     if work is None:
         work = Path(tempfile.mkdtemp(prefix="hwprof-system-"))
-    program = compile_program(sources, Path(work) / "fw", defines=defines)
+    program = compile_program(sources, Path(work) / "fw", defines=defines,
+                              extra_flags=extra_flags)  # fmt: skip
     if len(program.image) > DEFAULT_RAM_SIZE:
         raise RuntimeError(f"the program image ({len(program.image)} bytes) does not fit in "
                            f"RAM ({DEFAULT_RAM_SIZE} bytes)")  # fmt: skip
