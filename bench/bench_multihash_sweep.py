@@ -31,10 +31,10 @@ from hwprof.experiments.multihash_values import (
     hash_seed,
     run_program,
 )
-from hwprof.experiments.value_streams import trace_keys
 from hwprof.golden.interval_error import Bulk, IntervalTruth, profile_stream
 from hwprof.golden.multihash import PRESETS, MultiHashConfig
-from hwprof.golden.tracefile import open_trace
+from hwprof.traces.keys import trace_keys
+from hwprof.traces.tracefile import open_trace
 
 
 class _Timed:

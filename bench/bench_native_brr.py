@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from hwprof.catalog import get_top
-from hwprof.golden.brr import BrrConfig
+from hwprof.golden.brr import Brr, BrrConfig
 from hwprof.sim.native import build_native, check_brr_period, run_brr_period
 from hwprof.synth import to_verilog
 
@@ -40,7 +40,7 @@ def main():
         for r in range(args.repeats):
             run = run_brr_period(exe, cycles, args.seed + r, Path(tmp) / "out.bin")
             rates.append(run.cycles_per_second)
-            report = check_brr_period(run, config)
+            report = check_brr_period(run, Brr(config))
             print(f"run {r}: {run.cycles_per_second:,.0f} cycles/s (CPU time: "
                   f"{run.cpu_cycles_per_second:,.0f}); {report}")  # fmt: skip
     print(f"brr width {args.width}: {cycles:,} cycles ({args.periods} periods), "

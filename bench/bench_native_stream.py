@@ -9,7 +9,7 @@ traces/xz.trace; ``--synthetic``: Zipf pcs and values, tests/test_native_harness
 with the output always ready, R times, and prints the best and median simulated
 cycles per second of the simulation loop: by the process's CPU time (the model's
 own cost) and by wall time (on a shared machine, also the time others had the
-core), the load average, and the comparison with the golden model (hwprof/trace_verify.py).
+core), the load average, and the comparison with the golden model (hwprof/verify/trace_verify.py).
 docs/verification.md quotes it.
 """
 
@@ -22,13 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import TOPS, Check, trace_keys
+from hwprof.traces.keys import load_keys
+from hwprof.traces.workloads import shipped_trace
+from hwprof.verify.trace_verify import Check, checked_tops
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("tops", nargs="*", default=list(TOPS))
+    parser.add_argument("tops", nargs="*", default=checked_tops())
     parser.add_argument("--tuples", type=int, default=1_000_000)
     parser.add_argument("--trace", type=Path)
     parser.add_argument("--synthetic", action="store_true")
@@ -41,7 +42,7 @@ def main():
         keys, source = synthetic_keys(args.tuples, args.seed), "synthetic"
     else:
         trace = args.trace or shipped_trace("xz")
-        keys, source = trace_keys(trace, args.tuples), Path(trace).name
+        keys, source = load_keys(trace, args.tuples), Path(trace).name
     print(f"{len(keys):,} tuples of {source}; load average {os.getloadavg()}")
     for name in args.tops:
         start = time.perf_counter()

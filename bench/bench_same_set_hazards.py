@@ -39,7 +39,7 @@ from hwprof.catalog import get_top
 from hwprof.experiments.selective_dispatch import run_point
 from hwprof.golden.multihash import MultiHashProfiler
 from hwprof.golden.predictor import ProfileFlagPredictor
-from hwprof.golden.tracefile import iter_keys
+from hwprof.traces.tracefile import iter_keys
 
 TRACES = Path(__file__).resolve().parent.parent / "traces"
 WORKLOADS = ("xz", "bzip2", "sort", "perl", "python")

@@ -3,14 +3,14 @@
     .venv/bin/python bench/bench_trace_capture.py [--workloads xz,bzip2,sort,perl,python]
                                                   [--bytes N] [--runs R] [--breakdown]
 
-For each workload (hwprof/sim/workloads.py, input cut to ``--bytes``) it times,
+For each workload (hwprof/traces/workloads.py, input cut to ``--bytes``) it times,
 ``--runs`` times each, interleaved (none, tool, capture, zstd3, none, ...) so that
 the load of a shared machine hits every variant alike, the median of:
 
 * ``none``     - ``valgrind --tool=none CMD`` (valgrind's own floor);
 * ``tool``     - our tool writing every load and branch record to /dev/null
                  (the instrumentation and its buffered writes alone);
-* ``capture``  - :func:`hwprof.sim.trace_capture.capture` in this process (no
+* ``capture``  - :func:`hwprof.traces.capture.capture` in this process (no
                  Python start-up): the tool into a FIFO, read by Python into a
                  compressed trace file (loads and branches, zstd level 1, the default);
 * ``zstd3``    - the same at zstd level 3 (the format's default; smaller, slower);
@@ -43,8 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hwprof.sim.trace_capture import build_tool, capture
-from hwprof.sim.workloads import workload_command, workload_env
+from hwprof.traces.capture import build_tool, capture
+from hwprof.traces.workloads import workload_command, workload_env
 
 
 def _cpu() -> float:
@@ -108,8 +108,8 @@ def _encode_parts(trace: Path, every: int = 12) -> dict[str, float]:
     import numpy as np
     import zstandard
 
-    from hwprof.golden import chunk_columns
-    from hwprof.golden import tracefile as tf
+    from hwprof.traces import chunk_columns
+    from hwprof.traces import tracefile as tf
 
     def best(fn, *args, **kwargs):
         """``fn``'s least thread CPU time over 5 calls, and its result."""

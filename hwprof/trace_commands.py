@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .golden.trace_stats import IntervalTuples, PcCounts
-from .golden.tracefile import (
+from .traces.tracefile import (
     BRANCH_KINDS,
     COLUMNS,
     EDGE,

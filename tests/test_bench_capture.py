@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hwprof.golden.trace_common import COLUMNS
+from hwprof.traces.common import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 XZ = ROOT / "traces" / "xz.trace"

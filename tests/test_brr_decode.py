@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from cocotb_tests.brr_stimulus import random_word
+from hwprof.cocotb_tests.brr_stimulus import random_word
 from hwprof.golden.brr import Brr as PlainBrr
 from hwprof.golden.brr_isa import encode_brr
 from hwprof.golden.brr_variants import BrrDecode as Golden

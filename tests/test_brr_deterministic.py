@@ -5,7 +5,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from cocotb_tests.brr_stimulus import CoreSchedule, lost_count_inputs
+from hwprof.cocotb_tests.brr_stimulus import CoreSchedule, lost_count_inputs
 from hwprof.golden.brr import Brr as PlainBrr
 from hwprof.golden.brr_deterministic import BrrDeterministic as Golden
 from hwprof.golden.brr_deterministic import ProtocolError

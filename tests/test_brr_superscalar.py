@@ -1,11 +1,13 @@
 """brr_replicated and brr_shared: golden semantics, statistics, RTL in the Amaranth simulator."""
 
 import random
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cocotb_tests.brr_stimulus import random_packet
+from hwprof.cocotb_tests.brr_stimulus import random_packet
 from hwprof.golden.brr import Brr as PlainBrr
 from hwprof.golden.brr import BrrConfig, conditional_taken_probability, taken_probability
 from hwprof.golden.brr_isa import encode_brr
@@ -92,8 +94,18 @@ def test_the_even_split_is_not_independent(period20):
 
 
 def test_lane_spacings_stated_in_the_docs():
-    """docs/brr-variants.md and lane_spacing's docstring quote these for W = 20."""
-    assert [lane_spacing(20, lanes) for lanes in (2, 4, 8)] == [524266, 262083, 130671]
+    """The spacings for W = 20 that docs/brr-variants.md and lane_spacing's docstring
+    state, read from them, are lane_spacing's."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "brr-variants.md").read_text()
+    stated = re.search(r"For W = 20 the spacing is (\d+) \(2 lanes\), (\d+) \(4\),\s+"
+                       r"(\d+) \(8\)", docs)  # fmt: skip
+    assert stated, "docs/brr-variants.md no longer states the W = 20 spacings"
+    in_docstring = re.search(r"At W = 20 the spacing is (\d+) for 2 lanes, (\d+) for 4\s+"
+                             r"and (\d+)\s+for 8", lane_spacing.__doc__)  # fmt: skip
+    assert in_docstring, "lane_spacing's docstring no longer states the W = 20 spacings"
+    computed = [lane_spacing(20, lanes) for lanes in (2, 4, 8)]
+    assert [int(x) for x in stated.groups()] == computed
+    assert [int(x) for x in in_docstring.groups()] == computed
 
 
 def test_distance_profile_agrees_with_the_rank_test(seed):
@@ -113,18 +125,35 @@ def test_distance_profile_agrees_with_the_rank_test(seed):
             assert category[distance, f] == expected, (distance, f, f"seed {seed}")
 
 
+def documented_distance_rows() -> dict[int, list[int]]:
+    """The drift table of docs/brr-variants.md: {freq: [distances exactly independent,
+    factor 2, worse or never both taken]}, W = 20."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "brr-variants.md").read_text()
+    section = text.split("| freq | distances exactly independent |")[1].split("\n\n")[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].isdigit():
+            rows[int(cells[0])] = [int(re.sub(r"\(.*\)", "", c).replace(",", ""))
+                                   for c in cells[1:]]  # fmt: skip
+    return rows
+
+
+def test_documented_distance_table_is_whole():
+    """The table parses: freq 0..9, each row over every distance 0 .. 2^20 - 2."""
+    rows = documented_distance_rows()
+    assert sorted(rows) == list(range(10))
+    assert all(sum(row) == 2**20 - 1 for row in rows.values()), rows
+
+
 @pytest.mark.soak
 def test_distance_profile_documented():
-    """The table of docs/brr-variants.md (lanes drifting apart), W = 20."""
+    """Every cell of the table of docs/brr-variants.md (lanes drifting apart), W = 20,
+    against the compiled scan of every distance."""
     profile = lane_distance_profile(20)
     assert profile.sum(axis=1).tolist() == [2**20 - 1] * 10
-    assert profile[:, 0].tolist() == DOCUMENTED_INDEPENDENT_DISTANCES
-
-
-#: Distances (of 2^20 - 1) at which freq 0..9 outcomes of two lanes are exactly
-#: independent (docs/brr-variants.md).
-DOCUMENTED_INDEPENDENT_DISTANCES = [1048574, 1048568, 1048532, 1048376, 1047668, 1044812,
-                                    1033652, 987344, 810272, 304076]
+    rows = documented_distance_rows()
+    assert [rows[f] for f in range(10)] == profile.tolist()
 
 
 def all_brr_packet(rng, lanes, freq):

@@ -6,10 +6,10 @@ from hwprof.catalog import get_top
 from hwprof.golden.brr import LAYOUTS, target_freqs
 from hwprof.golden.brr import Brr as Golden
 from hwprof.golden.lfsr import TAPS
-from hwprof.regress import run_top_regression
 from hwprof.rtl.brr import Brr
 from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
+from hwprof.verify.regress import run_top_regression
 from tests.lfsr_bank import BANK, LfsrBank, bank_params
 from tests.test_brr_layout import factor_from_ranks
 from tests.verilator_period import full_period_counts

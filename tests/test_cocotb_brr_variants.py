@@ -7,8 +7,8 @@ per mutant; each mutant must make the same check report a mismatch.
 import pytest
 
 from hwprof.catalog import get_top
-from hwprof.regress import run_top_regression
 from hwprof.synth import to_verilog
+from hwprof.verify.regress import run_top_regression
 
 pytestmark = pytest.mark.cocotb
 

@@ -15,7 +15,7 @@ from hwprof.experiments.dispatch_programs import (
     simulate,
 )
 from hwprof.golden.predictor import ProfileFlagPredictor
-from hwprof.golden.tracefile import CALL, RETURN, TraceError, open_trace
+from hwprof.traces.tracefile import CALL, RETURN, TraceError, open_trace
 
 TRACE = Path("traces/bzip2.trace")
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="shipped traces not present")
@@ -195,7 +195,7 @@ def test_factorize_numbers_values_in_order_of_first_appearance(seed):
 
 
 def test_a_trace_without_branches_is_one_error(tmp_path):
-    from hwprof.golden.tracefile import LOAD, TraceWriter
+    from hwprof.traces.tracefile import LOAD, TraceWriter
 
     path = tmp_path / "loads.trace"
     with TraceWriter(path, header={"program": "x"}) as writer:

@@ -6,7 +6,7 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from cocotb_tests.dispatch_stimulus import random_steps
+from hwprof.cocotb_tests.dispatch_stimulus import random_steps
 from hwprof.golden.dispatch import DispatchFilter as Golden
 from hwprof.golden.dispatch import Lane, golden_filter_params
 from hwprof.golden.frontend import FrontEnd, directed_programs

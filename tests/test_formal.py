@@ -13,21 +13,13 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
-from hwprof.formal import (
-    PROPERTIES,
-    FormalError,
-    Property,
-    formal_param_sets,
-    inject,
-    properties_for,
-    prove_top,
-    run_property,
-)
-from hwprof.formal.properties import lfsr_escape_property
 from hwprof.rtl.multihash import MultiHash
 from hwprof.rtl.samplers import Stratified
 from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.synth import to_verilog
+from hwprof.tops.sva import lfsr_escape_property
+from hwprof.verify.formal import FormalError, Property, inject, run_property
+from hwprof.verify.prove import formal_param_sets, provable, prove_top
 
 
 def test_brr_properties_prove():
@@ -63,7 +55,7 @@ def test_taken_chain_catches_wrong_positions():
     """The chain property is written from the config: a brr with other stages fails it."""
     top = get_top("brr")
     wrong = to_verilog(top.construct({"positions": tuple(range(1, 17))}), "brr")
-    prop = next(p for p in properties_for("brr", top.resolve({})) if p.name ==
+    prop = next(p for p in get_top("brr").properties(top.resolve({})) if p.name ==
                 "taken_is_and_chain")  # fmt: skip
     assert run_property(wrong, "brr", prop).status == "failed"
 
@@ -77,7 +69,7 @@ def test_lfsr_step_catches_zero_detector_stuck_bit():
     broken = verilog.replace("= | register;", "= | {register[19:4], 1'h0, register[2:0]};")
     assert broken != verilog
     verdicts = {p.name: run_property(broken, "brr", p).status
-                for p in properties_for("brr", top.resolve({})) if p.name.startswith("lfsr")}
+                for p in get_top("brr").properties(top.resolve({})) if p.name.startswith("lfsr")}
     assert verdicts == {"lfsr_step": "failed", "lfsr_escape": "proved",
                         "lfsr_never_zero": "proved"}  # fmt: skip
 
@@ -89,11 +81,11 @@ def test_sampler_lfsr_step_catches_zero_detector_inverted_bit():
     the golden model's generator reject it; the unmutated sampler proves them."""
     top = get_top("sampler_random")
     params = _props("sampler_random")
-    verilog = to_verilog(top.construct(formal_param_sets("sampler_random")[0]), top.name)
+    verilog = to_verilog(top.construct(formal_param_sets(get_top("sampler_random"))[0]), top.name)
     broken = verilog.replace("= | register;",
                              "= | {register[31:16], ~register[15], register[14:0]};")
     assert broken != verilog
-    props = [p for p in properties_for("sampler_random", params) if p.name.startswith("lfsr")]
+    props = [p for p in get_top("sampler_random").properties(params) if p.name.startswith("lfsr")]
     assert {p.name for p in props} == {"lfsr_step", "lfsr_escape", "lfsr_never_zero"}
     for text, expected in ((verilog, "proved"), (broken, "failed")):
         verdicts = {p.name: run_property(text, top.name, p).status for p in props
@@ -109,7 +101,7 @@ def test_predecoded_dispatch_property_needs_the_predecode_constraint():
     params = top.resolve({"lanes": 2})
     assert params["predecoded"] is True
     verilog = to_verilog(top.construct({"lanes": 2}), top.name)
-    prop = next(p for p in properties_for("dispatch_filter", params)
+    prop = next(p for p in get_top("dispatch_filter").properties(params)
                 if p.name == "pi_dispatch_by_flag")  # fmt: skip
     assert run_property(verilog, top.name, prop).status == "proved"
     text = prop.modules["dispatch_filter"]
@@ -132,7 +124,7 @@ def test_unknown_signal_is_an_error_not_a_pass():
 
 
 def test_cli_prove_brr(capsys):
-    assert main(["prove", "brr", "-p", "lockup_escape=0"]) == 0
+    assert main(["prove", "brr", "--jobs", "1", "-p", "lockup_escape=0"]) == 0
     out = capsys.readouterr().out
     assert "lfsr_zero_only_by_load: proved" in out
 
@@ -150,9 +142,9 @@ def test_cli_prove_bad_input(capsys):
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("name", sorted(set(PROPERTIES) - {"brr"}))
+@pytest.mark.parametrize("name", sorted(set(provable()) - {"brr"}))
 def test_block_properties_prove(name):
-    for index in range(len(formal_param_sets(name))):
+    for index in range(len(formal_param_sets(get_top(name)))):
         params, results = prove_top(get_top(name), index=index)
         assert results
         for r in results:
@@ -161,7 +153,7 @@ def test_block_properties_prove(name):
 
 def _props(name, overrides=None, index=0):
     top = get_top(name)
-    return top.resolve(formal_param_sets(name, overrides)[index])
+    return top.resolve(formal_param_sets(get_top(name), overrides)[index])
 
 
 @pytest.mark.soak
@@ -169,7 +161,7 @@ def test_tagged_mutant_breaks_count_preservation():
     params = _props("tagged_compressor")
     kwargs = {k: v for k, v in params.items()}
     verilog = to_verilog(TaggedCompressor(**kwargs, keep_counts=False), "tagged_compressor")
-    prop = next(p for p in properties_for("tagged_compressor", params)
+    prop = next(p for p in get_top("tagged_compressor").properties(params)
                 if p.name == "transition_preserves_count")  # fmt: skip
     assert run_property(verilog, "tagged_compressor", prop).status == "failed"
 
@@ -178,7 +170,8 @@ def test_tagged_mutant_breaks_count_preservation():
 def test_stratified_mutant_breaks_conservation():
     params = _props("stratified")
     verilog = to_verilog(Stratified(**params, wrap_at=params["rate"] - 1), "stratified")
-    prop = next(p for p in properties_for("stratified", params) if p.name == "count_conservation")
+    prop = next(p for p in get_top("stratified").properties(params)
+                if p.name == "count_conservation")
     assert run_property(verilog, "stratified", prop).status == "failed"
 
 
@@ -193,7 +186,7 @@ def test_multihash_off_by_one_estimate_breaks_counts():
     verilog = to_verilog(get_top("multihash").construct(params), "multihash")
     broken = verilog.replace("= low + 1'h1;", "= low + 2'h2;")
     assert broken != verilog
-    prop = next(p for p in properties_for("multihash", params)
+    prop = next(p for p in get_top("multihash").properties(params)
                 if p.name == "counts_within_interval")  # fmt: skip
     result = run_property(broken, "multihash", prop)
     assert result.status == "failed", result.summary()
@@ -205,11 +198,11 @@ def test_multihash_off_by_one_estimate_breaks_counts():
 def test_multihash_formal_sets_cover_both_designs():
     """Both accumulator designs are proved, each with its own properties; ``-p ways=W``
     leaves one set."""
-    sets = formal_param_sets("multihash")
+    sets = formal_param_sets(get_top("multihash"))
     assert [s["ways"] for s in sets] == [2, 0]
-    assert [s["ways"] for s in formal_param_sets("multihash", {"ways": 0})] == [0]
+    assert [s["ways"] for s in formal_param_sets(get_top("multihash"), {"ways": 0})] == [0]
     top = get_top("multihash")
-    bram, cam = (properties_for("multihash", top.resolve(s)) for s in sets)
+    bram, cam = (get_top("multihash").properties(top.resolve(s)) for s in sets)
     assert [p.name for p in bram] == [p.name for p in cam] == [
         "counts_within_interval", "records_handshake", "tuples_committed_once"]
     # each names its own design's state (a wrong name would be a yosys error)
@@ -229,7 +222,7 @@ def _bram(prop_name, mutate=None, maxsteps=None, text=None, overrides=None, pick
         pattern, replacement = mutate
         verilog, count = re.subn(pattern, replacement, verilog)
         assert count == 1, pattern
-    prop = next(p for p in properties_for("multihash", params) if p.name == prop_name)
+    prop = next(p for p in get_top("multihash").properties(params) if p.name == prop_name)
     modules = dict(prop.modules)
     if text is not None:
         modules["multihash"] = text(modules["multihash"])
@@ -260,7 +253,7 @@ def test_multihash_bram_without_forwarding_breaks_counts():
     word of an earlier interval (the write was still in stage e), above the tuples seen."""
     params = _props("multihash", {"interval_length": 4})
     verilog = to_verilog(MultiHash(**params, bypass=False), "multihash")
-    prop = next(p for p in properties_for("multihash", params)
+    prop = next(p for p in get_top("multihash").properties(params)
                 if p.name == "counts_within_interval")  # fmt: skip
     result = run_property(verilog, "multihash", prop)
     assert result.status == "failed", result.summary()
@@ -336,7 +329,7 @@ def test_multihash_bram_address_pick_properties_prove():
     assert params["ways"] > 0
     verilog = to_verilog(MultiHash(**params, readout_pick="address"), "multihash")
     assert "ro_hot" in verilog and "set_prefix" not in verilog and "ro_any" in verilog
-    for prop in properties_for("multihash", params):
+    for prop in get_top("multihash").properties(params):
         result = run_property(verilog, "multihash", _with_ro_any_invariant(prop))
         assert result.status == "proved", (prop.name, result.summary())
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from hwprof.cli import main
 from hwprof.experiments.multihash_profiles import zipf_stream
-from hwprof.experiments.traces import TraceError, read_trace, write_trace
 from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
+from hwprof.traces.lackey import TraceError, read_trace, write_trace
 
 
 def test_quick_run_writes_files(tmp_path, seed, capsys):
@@ -26,7 +26,11 @@ def test_quick_run_writes_files(tmp_path, seed, capsys):
             assert all(cell[p] >= 0 for p in parts), (seed, cell)
             assert abs(cell["total"] - sum(cell[p] for p in parts)) < 1e-9, (seed, cell)
             assert 0 <= cell["no_candidate_reported"] <= cell["no_candidate"], (seed, cell)
-    assert "verdict" in capsys.readouterr().out
+    out = capsys.readouterr().out  # the paper beside ours, values from the record
+    c1r0_4 = data["headline"]["c1r0_4"]["10k"]
+    assert f"| error %, 4 tables C1R0 (10k) | - | {c1r0_4:.2f} |" in out
+    md = (tmp_path / "multihash-profiles-quick.md").read_text()
+    assert "Agreement: " + data["headline"]["verdict"] in md
 
 
 def test_trace_round_trip_and_malformed(tmp_path, seed):
@@ -77,3 +81,52 @@ def test_conservative_update_not_worse_and_perfect_is_exact(seed):
     perfect = [list(d.items()) for d in perfect_profile(keys, p["interval_length"],
                                                           p["threshold"])]  # fmt: skip
     assert error_rate(keys, perfect, p["interval_length"], p["threshold"]).total == 0, seed
+
+
+def _summary(**configs):
+    """A sweep summary from ``{config: {variant: [total % at 1, 2, 4, 8 tables]}}``; the
+    variants not given have 9.0 % everywhere."""
+    return {c: {v: [{"total": t} for t in given.get(v, [9.0] * 4)]
+                for v in ("C0R0", "C0R1", "C1R0", "C1R1")}
+            for c, given in configs.items()}  # fmt: skip
+
+
+def test_paper_verdict_from_hand_made_summaries():
+    """The Fig. 14 verdict on summaries whose answers are worked out here, each part
+    yes in one case and no in the other."""
+    from hwprof.experiments.multihash_profiles import paper_verdict
+
+    h = paper_verdict(_summary(**{"10k": {"C1R0": [6.0, 2.0, 0.5, 0.75], "C1R1": [2.0] * 4}}))
+    assert h["best"] == {"10k": "C1R0 4"}
+    assert (h["c1r0_4"], h["c1r0_1"], h["bsh"]) == ({"10k": 0.5}, {"10k": 6.0}, {"10k": 2.0})
+    assert h["verdict"] == ("C1R0 4 tables under 1%: yes; best single hash (resetting) worse "
+                            "than 4 tables C1R0: yes (10k 4.0x); best is C1R0: yes.")
+    # 1m: C1R0 4 at 1 % (not under), the best single hash equal to it (not worse), and
+    # C0R1 8 the lowest; rounded to 3 decimals
+    h = paper_verdict(_summary(**{"10k": {"C1R0": [6.0, 2.0, 0.5, 0.75], "C1R1": [2.0] * 4},
+                             "1m": {"C1R0": [3.0, 2.0, 1.0, 1.5], "C1R1": [1.0004] * 4,
+                                    "C0R1": [4.0, 2.0, 1.0, 0.25]}}))  # fmt: skip
+    assert h["best"] == {"10k": "C1R0 4", "1m": "C0R1 8"}
+    assert h["bsh"] == {"10k": 2.0, "1m": 1.0} and h["c1r0_4"] == {"10k": 0.5, "1m": 1.0}
+    assert h["verdict"] == ("C1R0 4 tables under 1%: no; best single hash (resetting) worse "
+                            "than 4 tables C1R0: no (10k 4.0x, 1m 1.0x); best is C1R0: no.")
+
+
+def test_branch_trace_keys_are_its_control_flow_edges(tmp_path, seed):
+    """A branch trace (no loads, no edge records) gives ``<pc, target>`` of every control
+    transfer but the returns, in order, 32-bit fields; a load trace still its loads."""
+    from hwprof.traces.common import BRANCH_KINDS, COND_TAKEN, LOAD, RETURN
+    from tests.trace_records import random_records, write_records
+
+    rng = np.random.default_rng(seed)
+    records = random_records(rng, 400, kinds=BRANCH_KINDS)
+    path = write_records(tmp_path / "b.trace", records)
+    keep = records["kind"] != RETURN
+    low = np.uint64(0xFFFFFFFF)
+    want = ((records["pc"][keep] & low) << np.uint64(32)) | (records["addr"][keep] & low)
+    assert read_trace(path).tolist() == want.tolist(), seed
+    mixed = random_records(rng, 400, kinds=(LOAD, COND_TAKEN))
+    path = write_records(tmp_path / "m.trace", mixed)
+    load = mixed["kind"] == LOAD
+    want = ((mixed["pc"][load] & low) << np.uint64(32)) | (mixed["value"][load] & low)
+    assert read_trace(path).tolist() == want.tolist(), seed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cocotb_tests.multihash_streams import (
+from hwprof.cocotb_tests.multihash_streams import (
     at_threshold_stream,
     collision_stream,
     random_keys,

@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from cocotb_tests.multihash_streams import (
+from hwprof.cocotb_tests.multihash_streams import (
     at_threshold_stream,
     collision_stream,
     random_keys,
@@ -184,13 +184,47 @@ def test_fast_metric_equals_reference_on_streams(seed):
 # --- the hash unit: the paper's formula, not the constructor again ---------------------------
 
 
+def paper_flip(v: int, nbytes: int) -> int:
+    """Sec. 5.3: "The function *flip(v)* reverses the bytes of *v*" (``nbytes`` of them)."""
+    return int.from_bytes(v.to_bytes(nbytes, "little"), "big")
+
+
+def paper_xor_fold(v: int, n: int, bits: int) -> int:
+    """Sec. 5.3: "*xor-fold(v, n)* splits *v* into chunks of *n*-bits and *xors* those
+    chunks". ``v`` is ``bits`` wide; the chunks are taken from the least significant
+    end, so the most significant one is short when ``n`` does not divide ``bits`` (it
+    is kept: every bit of ``v`` is in one chunk)."""
+    digits = format(v, f"0{bits}b")
+    out = 0
+    while digits:
+        digits, chunk = digits[:-n], digits[-n:]
+        out ^= int(chunk, 2)
+    return out
+
+
+def test_fold_and_flip_by_hand():
+    """A 32-bit field folded to the 11-bit index of 2048 counters: chunks of bits 0-10,
+    11-21 and the short 22-31. 0x12345678 = 0b 0001001000 11010001010 11001111000:
+    bits 31-22 = 0x048, 21-11 = 0x68A, 10-0 = 0x678; 0x678 ^ 0x68A = 0x0F2,
+    ^ 0x048 = 0x0BA. flip: bytes 12 34 56 78 reversed."""
+    for fold in (paper_xor_fold, xor_fold):
+        assert fold(0x12345678, 11, 32) == 0x0BA
+        assert fold(0xFFC0_0000, 11, 32) == 0x3FF  # the short top chunk alone
+        assert fold(0xFFFF_FFFF, 11, 32) == 0x7FF ^ 0x7FF ^ 0x3FF
+        assert fold(0xDEAD_BEEF, 16, 32) == 0xDEAD ^ 0xBEEF
+    for flip in (paper_flip, flip_bytes):
+        assert flip(0x12345678, 4) == 0x78563412
+        assert flip(0x0000_00AB, 4) == 0xAB00_0000
+
+
 def paper_index(key, table_seed, index_bits):
-    """Sec. 5.3 written out for a 64-bit <pc:32, value:32> key with the documented tables."""
+    """Sec. 5.3 written out for a 64-bit <pc:32, value:32> key with the documented tables:
+    npc = flip(randomize(pc)); nv = randomize(value); index = xor-fold(npc xor nv)."""
     value_tables, pc_tables = make_tables(table_seed, 32, 32)
     pc, value = key >> 32, key & 0xFFFFFFFF
     nv = sum(value_tables[i][(value >> 8 * i) & 255] << 8 * i for i in range(4))
     rpc = sum(pc_tables[i][(pc >> 8 * i) & 255] << 8 * i for i in range(4))
-    return xor_fold(flip_bytes(rpc, 4) ^ nv, index_bits, 32)
+    return paper_xor_fold(paper_flip(rpc, 4) ^ nv, index_bits, 32)
 
 
 def check_profiler_hashes(profiler_cls, seed):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from cocotb_tests.multihash_streams import (
+from hwprof.cocotb_tests.multihash_streams import (
     at_threshold_stream,
     collision_stream,
     random_keys,

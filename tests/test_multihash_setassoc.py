@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cocotb_tests.multihash_streams import collision_stream, zipf_keys
+from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import (
     SET_SOURCE_BITS,
     MultiHashConfig,

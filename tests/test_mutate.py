@@ -14,7 +14,9 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.cli import main
-from hwprof.mutate import (
+from hwprof.synth import to_verilog
+from hwprof.synth.area import run_yosys
+from hwprof.verify.mutate import (
     CTRL,
     Mutant,
     build_mutant_design,
@@ -25,8 +27,6 @@ from hwprof.mutate import (
     mutate_top,
     write_single_mutant,
 )
-from hwprof.synth import to_verilog
-from hwprof.synth.area import run_yosys
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +101,28 @@ def test_equivalence_check(periodic, tmp_path):
 
 
 def test_single_mutant_differs(periodic, tmp_path):
+    """The netlist of one mutant, as ``mutate_top`` checks a survivor: a mutation that
+    changes an output is reported different by :func:`check_equivalent`, and the same
+    yosys rewrite without a mutation is reported equivalent. (The two netlists' texts
+    always differ from Amaranth's Verilog, so only the check can tell whether the
+    mutation was applied.)"""
     mutants = list_mutants(periodic, "sampler_periodic", 3, 1, tmp_path)
-    single = write_single_mutant(periodic, "sampler_periodic", mutants[0], tmp_path / "m")
-    assert single != periodic and "module sampler_periodic(" in single
+    # mutant 3 sets the reset multiplexer's output, the next value of messages__valid
+    # (`$7`), to 1: out of reset the block offers a message before any tuple came in
+    live = mutants[2]
+    assert "-mode const1" in live.command and r"-wire \$7 -wirebit 0" in live.command
+    single = write_single_mutant(periodic, "sampler_periodic", live, tmp_path / "m")
+    assert "module sampler_periodic(" in single
+    same, what = check_equivalent(periodic, single, "sampler_periodic", tmp_path / "m",
+                                  maxsteps=3)  # fmt: skip
+    assert not same and what.startswith("differs from the original at cycle"), what
+    # no mutation: yosys' rewrite of the original, equivalent to it
+    plain = write_single_mutant(periodic, "sampler_periodic", Mutant(0, "", "-"),
+                                tmp_path / "p")  # fmt: skip
+    assert plain != periodic
+    same, what = check_equivalent(periodic, plain, "sampler_periodic", tmp_path / "p",
+                                  maxsteps=3)  # fmt: skip
+    assert same, what
 
 
 def test_cli_mutate_bad_input(capsys):
@@ -225,7 +244,7 @@ def test_cheap_equivalence_of_constant_data(tmp_path):
 
 def test_drop_cheaply_equivalent_says_when_it_stopped(tmp_path, monkeypatch):
     """Out of time, the mutants the check did not reach stay pending and are named."""
-    import hwprof.mutate as mutate
+    import hwprof.verify.mutate as mutate
 
     dead = _inv("$or$orig.v:5$2", "u", 1)
     pending = [mutate.Mutant(1, dead, "src"), mutate.Mutant(2, dead, "src")]

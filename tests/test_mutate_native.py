@@ -18,16 +18,11 @@ import pytest
 from hwprof.catalog import get_top
 from hwprof.cli import main
 from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
-from hwprof.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
-from hwprof.mutate_native import (
-    CONFIG_DECLS,
-    MultihashBench,
-    NativeRunner,
-    config_drive,
-    native_bench,
-)
 from hwprof.sim.native import StreamRun, stream_wrapper
 from hwprof.synth import to_verilog
+from hwprof.tops.multihash_bench import CONFIG_DECLS, MultihashBench, config_drive
+from hwprof.verify.mutate import _BUILD_ARGS, build_mutant_design, list_mutants, mutate_top
+from hwprof.verify.mutate_native import NativeRunner, native_bench
 
 #: tests/test_multihash_cocotb.py's small profiler (16-bit keys, 8 entries in 4 sets), with
 #: the reset threshold 15 (>= 8 candidates + 7: the always-ready run may not stall)

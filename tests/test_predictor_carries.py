@@ -16,8 +16,8 @@ import random
 
 import pytest
 
-from cocotb_tests.predictor_stimulus import table_steps
 from hwprof.catalog import get_top
+from hwprof.cocotb_tests.predictor_stimulus import table_steps
 from tests.selective_dispatch_mutants import GreaterFault
 from tests.test_predictor_rtl import compare
 

@@ -98,7 +98,7 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
 
 
 #: suite time: soak tier only. The fast cocotb tier replays every directed program and
-#: the stale block on the generated Verilog (cocotb_tests/test_profile_flag_predictor.py,
+#: the stale block on the generated Verilog (hwprof/cocotb_tests/test_profile_flag_predictor.py,
 #: the defaults and the length check); update_latency=0 keeps the random, mixed-type,
 #: misaligned and stale-block (length check) programs here
 DIRECTED = [pytest.param(n, marks=pytest.mark.soak)

@@ -3,7 +3,7 @@
 Issue 16: mutants 75 (set 23's LRU bit flipped by stage-D writes to other sets)
 and 88 (an ``add`` PI in decode lane 2 taken for a non-PI) of the predictor RTL of
 issue 15 survived ``table_match`` (docs/verification.md). The rounds appended for
-them (cocotb_tests/predictor_stimulus.py: :func:`op_lane_rounds`,
+them (hwprof/cocotb_tests/predictor_stimulus.py: :func:`op_lane_rounds`,
 :func:`lru_rounds`) must put a PI of every operation in every decode and fetch lane,
 and evict in every set with either way the least recently updated one, with every
 victim and every resident block fetched while it can skip.
@@ -19,8 +19,8 @@ again after a reset, in two orders, against the memory's old blocks.
 import random
 from collections import defaultdict
 
-from cocotb_tests.predictor_stimulus import reset_passes, table_steps
 from hwprof.catalog import get_top
+from hwprof.cocotb_tests.predictor_stimulus import reset_passes, table_steps
 from hwprof.golden.isa_profile import CUSTOM2, PI_OPS, decode
 from hwprof.golden.predictor import ProfileFlagPredictor
 

@@ -5,10 +5,10 @@ tier), A_k and H[CR] with the skid buffer, R_r with a mutated LFSR zero detector
 import pytest
 
 from hwprof.catalog import get_top
-from hwprof.regress import run_top_regression
 from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
+from hwprof.verify.regress import run_top_regression
 from tests.sampler_bank import BANK, SamplerBank
 
 pytestmark = pytest.mark.cocotb

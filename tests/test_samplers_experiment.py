@@ -3,6 +3,8 @@ helpers (4% crossing, classes) compute what they claim on hand-made curves."""
 
 import json
 
+import pytest
+
 from hwprof.cli import main
 from hwprof.experiments.sampler_montecarlo import classes, crossing
 
@@ -24,7 +26,9 @@ def test_quick_run_writes_plot_and_summary(tmp_path, capsys):
     by_n = data["curves_by_substreams"]
     assert by_n["16"]["H[P]"][-1] < by_n["2"]["H[P]"][-1]
     assert len(data["hotlist_curve"]) == len(data["lengths"]) == len(data["hotlist_lost_p"])
-    assert "crossing_4pct_by_substreams" in capsys.readouterr().out
+    out = capsys.readouterr().out  # the paper beside ours, values from the record
+    r_crossing = data["crossing_4pct_by_substreams"]["2"]["R"]
+    assert f"| N at 4% mean error, R | 12,000 | {r_crossing:,.0f} |" in out
     text = (tmp_path / "sampler-montecarlo-quick.md").read_text()
     assert "| H[CR]-gaps |" in text and "n = 16" in text
 
@@ -40,3 +44,19 @@ def test_classes_split_on_gaps():
               "H[CR]": [5, 5.1]}  # fmt: skip
     groups, _ = classes(curves)
     assert sorted(map(sorted, groups)) == [["CR", "P"], ["H[CR]", "H[P]"], ["H[R]", "R"]]
+
+
+def test_classes_split_at_a_tenth_of_the_previous_level():
+    """The gap rule at its boundary, levels relative to R worked out here (R = 10 at both
+    lengths): 1.0, 1.0, 0.905, 0.8, 0.5, 0.5. P is 0.095 below H[R], under a tenth of
+    H[R]'s level (0.1): same class; CR is 0.105 below P, over a tenth of P's (0.0905): a
+    new class, and so is H[P] (0.3 below CR). The levels are returned as computed."""
+    curves = {"R": [10, 10], "H[R]": [9, 11], "P": [9.05, 9.05], "CR": [8, 8],
+              "H[P]": [5, 5], "H[CR]": [4, 6]}  # fmt: skip
+    groups, level = classes(curves)
+    assert groups == [["R", "H[R]", "P"], ["CR"], ["H[P]", "H[CR]"]]
+    assert level == pytest.approx({"R": 1.0, "H[R]": 1.0, "P": 0.905, "CR": 0.8, "H[P]": 0.5,
+                                   "H[CR]": 0.5}, abs=1e-12)  # fmt: skip
+    # at a wider gap of 0.15 (CR 0.105 below P, under 0.136): P and CR together
+    groups, _ = classes(curves, gap=0.15)
+    assert groups == [["R", "H[R]", "P", "CR"], ["H[P]", "H[CR]"]]

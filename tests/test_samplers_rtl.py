@@ -134,7 +134,7 @@ def tagged_params():
 
 #: Tuples per stream of the tagged compressor in the Amaranth simulator (about 25 ms
 #: a cycle: suite time; was 600). The random, mix and alias streams still take every
-#: transition E1-E6a 12-150 times (seeds 0-4); cocotb_tests/test_samplers.py runs the
+#: transition E1-E6a 12-150 times (seeds 0-4); hwprof/cocotb_tests/test_samplers.py runs the
 #: same streams and its directed phases for 20,000 cycles on Verilator.
 TAGGED_TUPLES = 300
 

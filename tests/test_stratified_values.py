@@ -85,7 +85,8 @@ def test_reach_and_stay():
 
 
 def test_quick_run_writes_results(tmp_path, capsys):
-    assert main(["experiment", "stratified-values", "--quick", "-o", str(tmp_path)]) == 0
+    assert main(["experiment", "stratified-values", "--quick", "--jobs", "1",
+                 "-o", str(tmp_path)]) == 0  # fmt: skip
     for ext in ("png", "md", "json"):
         assert (tmp_path / f"stratified-values-quick.{ext}").stat().st_size > 0
     data = json.loads((tmp_path / "stratified-values-quick.json").read_text())
@@ -106,8 +107,8 @@ def test_quick_run_writes_results(tmp_path, capsys):
 def test_trace_option_reads_the_given_file(tmp_path):
     trace = sv.synthetic_trace(tmp_path / "s.trace", 30_000, seed=3)
     out = tmp_path / "out"
-    code = main(["experiment", "stratified-values", "--quick", "--trace", str(trace),
-                 "-o", str(out)])  # fmt: skip
+    code = main(["experiment", "stratified-values", "--quick", "--jobs", "1", "--trace",
+                 str(trace), "-o", str(out)])  # fmt: skip
     assert code == 0
     data = json.loads((out / "stratified-values-quick.json").read_text())
     assert data["source"] == "--trace" and data["traces"] == [str(trace)]
@@ -117,7 +118,8 @@ def test_bad_trace_is_one_line_and_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.trace"
     bad.write_bytes(b"not a trace")
     out = tmp_path / "out"
-    assert main(["experiment", "stratified-values", "--trace", str(bad), "-o", str(out)]) == 2
+    assert main(["experiment", "stratified-values", "--jobs", "1", "--trace", str(bad),
+                 "-o", str(out)]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.trace" in err
     assert not out.exists()
@@ -136,3 +138,77 @@ def test_paper_ratios_are_those_of_the_papers_event_counts():
     assert sv.PAPER["reach_ratio_claim"] == tuple(
         r / reach["H[P_256]_2048"] for r in reach["R_256"])
     assert sv.PAPER["stay_ratio_claim"] == round(stay["R_256"] / stay["H[P_256]_2048"])
+
+
+def _compressor(mean, messages, reach=None, stay=None, a16=2.0, overhead=None):
+    """A compressor's summary as ``profile_program`` writes it, reduced to what
+    ``claims`` reads."""
+    return {"mean": mean, "messages": {"mean": messages},
+            "reach": reach and {"mean": reach}, "stay": stay and {"mean": stay},
+            "a16_compression": {"mean": a16},
+            "overhead_pct": overhead and {"mean": overhead}}  # fmt: skip
+
+
+def test_claims_from_hand_made_summaries():
+    """Every ratio and verdict of ``claims`` on summaries whose answers are worked out
+    here (binary-exact values, compared with ==)."""
+    program = {"compressors": {
+        "R_256": _compressor([None, 3.0, 1.0], 800, reach=600_000, stay=2_400_000, a16=1.5,
+                             overhead=4.0),
+        "P_256": _compressor([8.0, 4.0, 6.0], 400),
+        "H[P_256]_2048": _compressor([4.0, 2.0, 0.75], 100, reach=200_000, stay=300_000,
+                                     overhead=1.0),
+        "H[P_512]_2048": _compressor([4.0, 2.0, 0.5], 100),
+        "tagged": _compressor([4.0, 1.0, 0.5], 300, a16=2.5),
+        "tagged_e32": _compressor([3.0, 1.5], 200),
+        "tagged_e128": _compressor([2.0, 2.5], 50),
+    }, "edges": {"mean": [5.0, 2.0], "max": [6.0, 2.75]}}  # fmt: skip
+    c = sv.claims({"x": program})["x"]
+    assert c["reach_5pct"] == {"R_256": 600_000, "H[P_256]_2048": 200_000}
+    assert c["reach_ratio_R_over_HP"] == 3.0  # R_256 needs 3x the events
+    assert c["stay_below_5pct"] == {"R_256": 2_400_000, "H[P_256]_2048": 300_000}
+    assert c["stay_ratio_R_over_HP"] == 8.0
+    # mean error over the checkpoints where it is defined: P 6.0, R 2.0
+    assert c["P_over_R_mean_error"] == 3.0
+    assert c["final_error"] == {"R_256": 1.0, "P_256": 6.0, "H[P_256]_2048": 0.75,
+                                "H[P_512]_2048": 0.5, "tagged": 0.5}  # fmt: skip
+    assert c["tagged_most_accurate"] is True  # 0.5, tied with H[P_512]_2048
+    assert c["tagged_message_ratio_to_HP256"] == 3.0
+    assert c["tagged_message_ratio_to_R256"] == 0.375
+    assert c["tagged_by_evict_hits"] == {
+        "32": {"message_ratio_to_HP256": 2.0, "message_ratio_to_R256": 0.25,
+               "final_error": 1.5},
+        "128": {"message_ratio_to_HP256": 0.5, "message_ratio_to_R256": 0.0625,
+                "final_error": 2.5}}  # fmt: skip
+    assert c["overhead_pct"] == {"R_256": 4.0, "P_256": None, "H[P_256]_2048": 1.0,
+                                 "H[P_512]_2048": None, "tagged": None}  # fmt: skip
+    assert c["a16_compression"] == {"R_256": 1.5, "H[P_256]_2048": 2.0, "tagged": 2.5}
+    assert c["a16_in_paper_range"] is True  # 1.15 <= each <= 2.5
+    assert c["edge_final_error"] == 2.0 and c["edge_under_3pct"] is True
+
+
+def test_claims_verdicts_the_other_way():
+    """The verdicts reversed: no reach or stay point gives no ratio, a tagged final error
+    above another's (or undefined) is not the most accurate, an A16 compression under
+    1.15 is out of the paper's range, an edge error of 3 % is not under 3 %, and no
+    edges give no edge claims."""
+    program = {"compressors": {
+        "R_256": _compressor([3.0, 2.0], 100, reach=600_000),
+        "P_256": _compressor([4.0, 2.0], 100),
+        "H[P_256]_2048": _compressor([2.0, 1.0], 100, stay=300_000),
+        "H[P_512]_2048": _compressor([2.0, 0.5], 100),
+        "tagged": _compressor([2.0, 0.75], 100, a16=1.0),
+        "tagged_e32": _compressor([2.0], 100),
+        "tagged_e128": _compressor([2.0], 100),
+    }, "edges": {"mean": [2.0], "max": [3.0]}}  # fmt: skip
+    c = sv.claims({"x": program})["x"]
+    assert c["reach_ratio_R_over_HP"] is None and c["stay_ratio_R_over_HP"] is None
+    assert c["P_over_R_mean_error"] == 1.2
+    assert c["tagged_most_accurate"] is False  # 0.75 against H[P_512]_2048's 0.5
+    assert c["a16_in_paper_range"] is False
+    assert c["edge_under_3pct"] is False
+    program["compressors"]["tagged"]["mean"][-1] = None
+    del program["edges"]
+    c = sv.claims({"x": program})["x"]
+    assert c["tagged_most_accurate"] is False
+    assert "edge_final_error" not in c and "edge_under_3pct" not in c

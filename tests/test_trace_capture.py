@@ -1,4 +1,4 @@
-"""Proof of the valgrind tool (hwprof/sim/valgrind/hwprof_trace.c) and trace capture.
+"""Proof of the valgrind tool (hwprof/traces/valgrind/hwprof_trace.c) and trace capture.
 
 Expected values come from outside the tool: the constants written in the C
 program below, symbol addresses from ``nm``, instruction addresses from
@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 
 from hwprof.cli import main
-from hwprof.golden.tracefile import (
+from hwprof.traces import capture as trace_capture
+from hwprof.traces.capture import build_tool, capture
+from hwprof.traces.tracefile import (
     BLOCK,
     CALL,
     COND_NOT_TAKEN,
@@ -31,8 +33,6 @@ from hwprof.golden.tracefile import (
     TraceError,
     TraceReader,
 )
-from hwprof.sim import trace_capture
-from hwprof.sim.trace_capture import build_tool, capture
 
 TABLE = [0x1111111111111111, 0x2222, 0x33, 0x4444444444444444, 0x5555, 0x66,
          0x7777777777777777, 0x8888888888888888]  # fmt: skip
@@ -598,7 +598,7 @@ def test_the_reader_wakes_when_valgrind_exits():
     import sys
     import time
 
-    from hwprof.sim.trace_capture import _pidfd
+    from hwprof.traces.capture import _pidfd
 
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
     fd = _pidfd(proc.pid)

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from hwprof.cli import main
-from hwprof.experiments import traces as legacy
 from hwprof.golden import trace_stats
 from hwprof.golden.trace_stats import IntervalTuples, PcCounts
-from hwprof.golden.tracefile import (
+from hwprof.traces import lackey as legacy
+from hwprof.traces.tracefile import (
     BLOCK,
     COLUMNS,
     COND_NOT_TAKEN,
@@ -317,12 +317,12 @@ def test_bad_trace_in_a_real_process_has_no_traceback(tmp_path):
 
 
 def test_capture_without_the_capture_module_is_one_line(monkeypatch, capsys, tmp_path):
-    monkeypatch.setitem(sys.modules, "hwprof.sim.trace_capture", None)  # as if not there
+    monkeypatch.setitem(sys.modules, "hwprof.traces.capture", None)  # as if not there
     out = tmp_path / "x.trace"
     assert main(["trace", "capture", "-o", str(out), "--", "true"]) == 2
     err = capsys.readouterr().err
     assert err == ("hwprof: error: trace capture is not available in this hwprof "
-                   "(hwprof/sim/trace_capture.py is missing)\n")  # fmt: skip
+                   "(hwprof/traces/capture.py is missing)\n")  # fmt: skip
     assert not out.exists()
 
 
@@ -335,7 +335,7 @@ def test_capture_passes_its_arguments(monkeypatch, tmp_path):
             seen.update(vars(args))
             return 0
 
-    monkeypatch.setitem(sys.modules, "hwprof.sim.trace_capture", Fake)
+    monkeypatch.setitem(sys.modules, "hwprof.traces.capture", Fake)
     argv = ["trace", "capture", "-o", "t.trace", "--kinds", "loads", "--skip", "1000",
             "--limit", "5", "--", "xz", "-c", "-9"]  # fmt: skip
     assert main(argv) == 0
@@ -387,16 +387,38 @@ def test_info_on_a_legacy_file_directly(tmp_path, capsys):
     assert os.path.exists(old)
 
 
-def test_capture_starts_valgrind_before_numpy_is_imported():
-    """`hwprof trace capture` parses its arguments and reaches the capture module without
-    numpy (or the trace writer): their imports run while valgrind starts (docs/traces.md)."""
-    code = ("import sys\n"
-            "from hwprof.cli import _parser\n"
-            "args = _parser().parse_args(['trace', 'capture', '-o', 'x.trace', '--kinds',"
-            " 'loads,branches', '--', 'true'])\n"
-            "import hwprof.sim.trace_capture\n"
-            "print(sorted(m for m in ('numpy', 'hwprof.golden.tracefile', 'zstandard')"
-            " if m in sys.modules))\n")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
-    assert out == "[]\n"
+def test_capture_starts_valgrind_before_numpy_is_imported(tmp_path):
+    """`hwprof trace capture` starts valgrind before it imports numpy, zstandard or the
+    trace writer: their imports then overlap valgrind's start-up (docs/traces.md).
+
+    In a fresh interpreter, the command runs with valgrind's start (the ``Popen`` of
+    ``--tool=...``) replaced by a recorder of the modules imported at that moment,
+    which then fails as a missing program would (no valgrind or tool build needed).
+    """
+    out = tmp_path / "x.trace"
+    code = f"""
+import subprocess, sys
+WATCH = ("numpy", "hwprof.traces.tracefile", "zstandard")
+real, seen = subprocess.Popen, []
+def popen(argv, *args, **kwargs):
+    if not any(str(a).startswith("--tool=") for a in argv):
+        return real(argv, *args, **kwargs)
+    seen.append(sorted(m for m in WATCH if m in sys.modules))
+    raise OSError(2, "stopped by the test")
+subprocess.Popen = popen
+from hwprof.traces import capture as trace_capture
+trace_capture.find_valgrind = lambda: trace_capture.Path("/usr/bin/valgrind")
+trace_capture.build_tool = lambda tool_dir, **kw: tool_dir
+trace_capture._valgrind_version = lambda valgrind: "stub"
+from hwprof.cli import main
+status = main(["trace", "capture", "-o", {str(out)!r}, "--kinds", "loads,branches",
+               "--", "true"])
+print(status, seen)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    # one valgrind start, nothing of the three imported by then; the command then
+    # fails (status 2, one line) and leaves no file
+    assert run.stdout == "2 [[]]\n", run.stdout + run.stderr
+    assert "stopped by the test" in run.stderr and run.stderr.count("\n") == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -1,4 +1,4 @@
-"""The generated Verilog on real traces (hwprof/trace_verify.py, native stream harness).
+"""The generated Verilog on real traces (hwprof/verify/trace_verify.py, native stream harness).
 
 Default tier: the tagged compressor, built once at ``-O0`` (the build is the slow
 part), on slices of the shipped traces: with the output always ready against the
@@ -19,8 +19,9 @@ import pytest
 from amaranth.lib import data
 
 from hwprof.catalog import get_top
-from hwprof.golden.samplers import Stratified
-from hwprof.golden.tagged import TaggedCompressor
+from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
+from hwprof.golden.samplers import SkidBuffer, Stratified, StratifiedConfig
+from hwprof.golden.tagged import TaggedCompressor, TaggedConfig
 from hwprof.sim.native import (
     OPT,
     _field,
@@ -29,16 +30,17 @@ from hwprof.sim.native import (
     stream_ports,
     stream_wrapper,
 )
-from hwprof.sim.workloads import shipped_trace
-from hwprof.trace_verify import Check, bulk_counts, golden_model, main, trace_keys, work_dir
+from hwprof.traces.keys import load_keys
+from hwprof.traces.workloads import shipped_trace
+from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, work_dir
 
 SLICE = 20_000
 
 
 def test_trace_keys_are_the_load_tuples():
-    keys = trace_keys(shipped_trace("sort"), 1000)
+    keys = load_keys(shipped_trace("sort"), 1000)
     assert keys.dtype == np.uint64 and len(keys) == 1000
-    from hwprof.golden.tracefile import LOAD, TraceReader
+    from hwprof.traces.tracefile import LOAD, TraceReader
 
     with TraceReader(shipped_trace("sort")) as r:
         chunk = next(r.chunks(kinds=(LOAD,), columns=("kind", "pc", "value")))
@@ -139,7 +141,7 @@ SLICES = {"tagged_compressor": 20_000, "stratified": 400_000}
 
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_bit_exact(tmp_path, name):
-    keys = trace_keys(shipped_trace("xz"), SLICES[name])
+    keys = load_keys(shipped_trace("xz"), SLICES[name])
     check = _slice_check(name)
     report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
@@ -164,7 +166,7 @@ def test_harness_rejects_a_truncated_key_file(tmp_path):
 @pytest.mark.parametrize("name", SLICE_TOPS)
 def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
     """Output ready on 30 % of cycles: stalls, against the golden cycle model."""
-    keys = trace_keys(shipped_trace("perl"), SLICES[name])
+    keys = load_keys(shipped_trace("perl"), SLICES[name])
     check = _slice_check(name)
     report = check.run(keys, tmp_path, ready=0.3, seed=seed)
     assert report["mismatches"] == 0, report
@@ -181,7 +183,7 @@ def test_real_trace_slice_back_pressure_cycle_exact(tmp_path, seed, name):
 def test_shipped_trace_bit_exact(tmp_path, name, trace):
     """Every load tuple of a shipped trace (1.3-1.4M), -O2 builds."""
     check = _check(name)
-    keys = trace_keys(shipped_trace(trace))
+    keys = load_keys(shipped_trace(trace))
     report = check.run(keys, tmp_path)
     assert report["mismatches"] == 0, report
     assert report["tuples"] == len(keys) > 1_000_000
@@ -195,21 +197,50 @@ def test_tagged_compressor_without_bypass_fails_on_a_trace(tmp_path):
 
     params = get_top("tagged_compressor").resolve({})
     check = Check.of("tagged_compressor", Rtl(**params, bypass=False), params, opt="-O0")
-    assert check.run(trace_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
+    assert check.run(load_keys(shipped_trace("xz"), SLICE), tmp_path)["mismatches"] > 0
 
 
 @pytest.mark.soak
 def test_multihash_slice_checker_can_fail(tmp_path):
     """The multi-hash comparison catches a profiler with intervals one tuple shorter."""
     check = _check("multihash")
-    keys = trace_keys(shipped_trace("xz"), 50_000)
+    keys = load_keys(shipped_trace("xz"), 50_000)
     assert check.run(keys, tmp_path)["mismatches"] == 0
     wrong = golden_model("multihash", {**check.params, "interval_length": 9_999})
     assert check.run(keys, tmp_path, golden=wrong)["mismatches"] > 0
 
 
 def test_golden_models_take_the_tops_parameters():
-    p = get_top("tagged_compressor").resolve({})
-    assert isinstance(golden_model("tagged_compressor", p), TaggedCompressor)
-    assert golden_model("tagged_compressor", p).latency == p["latency"]
-    assert isinstance(golden_model("stratified", get_top("stratified").resolve({})), Stratified)
+    """Each top's golden model at parameters that differ from every default: its
+    configuration, latency and skid buffer are the ones given (written out here)."""
+    p = get_top("stratified").resolve(dict(
+        rate=64, entries=512, key_bits=48, pc_bits=16, hash_seed=5, sampler="cr", seed=9,
+        count_bits=8, latency=1, skid=True))  # fmt: skip
+    model = golden_model("stratified", p)
+    assert isinstance(model, Stratified)
+    assert model.config == StratifiedConfig(rate=64, entries=512, key_bits=48, pc_bits=16,
+                                            hash_seed=5, sampler="cr", seed=9, count_bits=8)
+    assert model.latency == 1 and isinstance(model.skid, SkidBuffer)
+    assert model.count_bits == 8  # C&R's counters, not the rate's 7 bits
+    p = get_top("tagged_compressor").resolve(dict(
+        entries=256, ways=4, tag_bits=3, hit_bits=6, miss_bits=2, evict_hits=5,
+        replace_misses=2, key_bits=40, pc_bits=20, hash_seed=7, latency=1, skid=True))
+    model = golden_model("tagged_compressor", p)
+    assert isinstance(model, TaggedCompressor)
+    assert model.config == TaggedConfig(entries=256, ways=4, tag_bits=3, hit_bits=6,
+                                        miss_bits=2, evict_hits=5, replace_misses=2,
+                                        key_bits=40, pc_bits=20, hash_seed=7)  # fmt: skip
+    assert model.latency == 1 and isinstance(model.skid, SkidBuffer)
+    p = get_top("multihash").resolve(dict(
+        tables=2, counters=512, counter_bits=16, accumulator=20, interval_length=5000,
+        threshold=50, retain=False, reset=True, conservative=False, hash_seed=3, ways=0))
+    model = golden_model("multihash", p)
+    assert isinstance(model, MultiHashProfiler)
+    assert model.config == MultiHashConfig(tables=2, counters=512, counter_bits=16,
+                                           accumulator=20, interval_length=5000, threshold=50,
+                                           pc_bits=32, value_bits=32, retain=False, reset=True,
+                                           conservative=False, hash_seed=3, ways=0)
+    assert (model.interval_length, model.threshold) == (5000, 50)
+    # the defaults: latency 3, no skid buffer
+    model = golden_model("stratified", get_top("stratified").resolve({}))
+    assert model.latency == 3 and model.skid is None

@@ -1,4 +1,4 @@
-"""The trace writer's chunk paths (TraceWriter.write and write_chunk, hwprof.golden.chunk_columns).
+"""The trace writer's chunk paths (TraceWriter.write and write_chunk, hwprof.traces.chunk_columns).
 
 Records reach the encoder either through :meth:`TraceWriter.write` (copied into
 reused column buffers) or as whole chunks of column arrays
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import zstandard
 
-from hwprof.golden import chunk_columns
-from hwprof.golden.tracefile import (
+from hwprof.traces import chunk_columns
+from hwprof.traces.tracefile import (
     COLUMNS,
     DTYPES,
     EDGE,

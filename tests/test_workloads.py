@@ -1,4 +1,4 @@
-"""The workloads and the shipped traces (hwprof/sim/workloads.py, traces/)."""
+"""The workloads and the shipped traces (hwprof/traces/workloads.py, traces/)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from hwprof.golden.tracefile import BRANCH_KINDS, LOAD, TraceError, TraceReader
-from hwprof.sim import workloads
-from hwprof.sim.workloads import (
+from hwprof.traces import workloads
+from hwprof.traces.tracefile import BRANCH_KINDS, LOAD, TraceError, TraceReader
+from hwprof.traces.workloads import (
     SHIPPED_LIMIT,
     WORKLOADS,
     shipped_trace,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwprof.golden.tracefile import COLUMNS, TraceWriter
+from hwprof.traces.tracefile import COLUMNS, TraceWriter
 
 
 def random_records(rng: np.random.Generator, n: int, kinds=range(9)) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Experiment", "all_experiments"]
+__all__ = ["Experiment", "all_experiments", "headline_table", "cell"]
 
 
 @dataclass(frozen=True)
@@ -22,13 +22,23 @@ class Experiment:
     figures and a Markdown summary into ``output_dir`` and returns the headline
     numbers. ``quick`` selects a reduced size for the test suite. With
     ``takes_traces``, ``run`` also takes ``traces=`` (trace file paths, ``--trace``)
-    and must read them all before it writes anything.
+    and must read them all before it writes anything. With ``units``, ``run`` also
+    takes ``run_options=`` (:class:`hwprof.run.RunOptions`: ``--jobs``, ``--scheduler``,
+    ``--resume``) and runs its program x configuration x seed units through
+    :func:`hwprof.run.run_units`.
+
+    ``headline(record) -> [(quantity, paper, ours), ...]``: the rows that
+    ``hwprof experiment NAME`` prints at the end of a run, read from the JSON
+    record the run wrote (``<name>[-quick].json``) and rounded as in its Markdown
+    summary; ``paper`` is "-" where the paper gives no figure.
     """
 
     name: str
     description: str
     run: Callable[..., dict]
     takes_traces: bool = False
+    units: bool = False
+    headline: Callable[[dict], list[tuple[str, str, str]]] | None = None
 
 
 def all_experiments() -> dict[str, Experiment]:
@@ -40,3 +50,22 @@ def all_experiments() -> dict[str, Experiment]:
                 raise RuntimeError(f"two experiments named {experiment.name!r}")
             found[experiment.name] = experiment
     return found
+
+
+def cell(value, spec: str = ".2f", unit: str = "") -> str:
+    """``value`` formatted with ``spec`` (and ``unit``); "-" for None, yes/no for a bool."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:{spec}}{unit}"
+
+
+def headline_table(experiment: Experiment, record: dict) -> str:
+    """The paper's figures beside ours: a Markdown table of ``experiment.headline(record)``."""
+    rows = experiment.headline(record) if experiment.headline else []
+    if not rows:
+        return ""
+    lines = ["| quantity | paper | ours |", "| --- | --- | --- |"]
+    lines += [f"| {what} | {paper} | {ours} |" for what, paper, ours in rows]
+    return "\n".join(lines)

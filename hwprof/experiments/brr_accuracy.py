@@ -11,7 +11,7 @@ Samplers, side by side, at rates 2^-10 and 2^-13 (freq 9 and 12):
 
 * ``brr``: the golden :class:`hwprof.golden.brr.Brr` with the searched layout
   (8 LFSR steps per brr at W = 20), random non-zero seed;
-* ``brr-k1``: the layout before issue 14 (one step per brr, even stages first);
+* ``brr-k1``: the earlier layout (one step per brr, even stages first);
 * ``hw-counter``: one global countdown, every ``2^r``-th event, random phase
   (the paper's hardware-counter baseline: "take every 1024th branch", sec. 4.1);
 * ``sw-counter``: the paper's software counter, the Arnold-Ryder framework's
@@ -22,8 +22,7 @@ Samplers, side by side, at rates 2^-10 and 2^-13 (freq 9 and 12):
   site execution it counts the same events as ``hw-counter``, so the two differ
   only by their phase draw;
 * ``sw-per-site``: one countdown per site, every ``2^r``-th execution of that
-  site, random phase per site (issue 14 asked for this per-site counter; the
-  paper has none);
+  site, random phase per site (the paper has none);
 * ``bernoulli``: an ideal random sampler, independent ``P = 2^-r`` per event.
 
 Programs:
@@ -34,10 +33,10 @@ Programs:
 * ``loop-6``: a loop body A B A C A D (A is half the events);
 * ``zipf``: 1,000 sites drawn independently with Zipf weights ``1/i``;
 * real programs (:data:`REAL_PROGRAMS`, the workloads of
-  :mod:`hwprof.sim.workloads`): every taken control transfer of a branch trace
+  :mod:`hwprof.traces.workloads`): every taken control transfer of a branch trace
   (conditional taken, jump, call, return, indirect; the site is the branch's pc),
   initialisation skipped, the first ``events`` of them. The full run captures
-  the traces with valgrind into build/traces (:func:`~hwprof.sim.workloads.trace_for`)
+  the traces with valgrind into build/traces (:func:`~hwprof.traces.workloads.trace_for`)
   and falls back to the shipped 2M-record traces without it (said in the output);
   ``--quick`` reads the shipped traces.
 
@@ -52,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.brr import Brr, BrrConfig
-from ..golden.tracefile import (
+from ..traces.tracefile import (
     CALL,
     COND_TAKEN,
     INDIRECT,
@@ -62,7 +61,7 @@ from ..golden.tracefile import (
     open_trace,
     recorded_instructions,
 )
-from . import Experiment
+from . import Experiment, cell
 
 RATES = (10, 13)
 SAMPLERS = ("brr", "brr-k1", "hw-counter", "sw-counter", "sw-per-site", "bernoulli")
@@ -131,7 +130,7 @@ def taken_sites(path, events: int) -> np.ndarray:
 
 def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:
     """Trace and its origin per real program: captured (full run, valgrind) or shipped."""
-    from ..sim.workloads import shipped_trace, trace_for
+    from ..traces.workloads import shipped_trace, trace_for
 
     found = {}
     for name in REAL_PROGRAMS:
@@ -413,8 +412,8 @@ def _summary(r, stem):
         "It resonates as the hardware counter does, as the paper found in jython for "
         "both counters; here every event is one site execution and one brr, so the two "
         "counters count the same events and differ only in their random phase.",
-        "- `sw-per-site` (one countdown per site; issue 14 asked for it, the paper has "
-        "none) never resonates here: each site counts its own executions, so every site "
+        "- `sw-per-site` (one countdown per site; the paper has none)"
+        " never resonates here: each site counts its own executions, so every site "
         "is sampled in proportion, and on `zipf` and the real programs it is the most "
         "accurate (stratified by site).",
         "- brr's zero spread on the loops: the full run is 4,194,304 events, four whole "
@@ -425,7 +424,7 @@ def _summary(r, stem):
         "difference larger than the min..max spread would be a defect of the layout. At "
         "freq 9 and 12 the 20-bit LFSR cannot make nearby brr independent "
         "(docs/brr.md); these rows are where that would show.",
-        "- `brr-k1` is the layout before issue 14 (one LFSR step per brr).",
+        "- `brr-k1` is the earlier layout (one LFSR step per brr).",
         "",
         "## Real programs",
         "",
@@ -569,6 +568,22 @@ def _real_program_sentence(r, name, rate) -> str:
             f"{'within' if within else 'outside'} the ideal sampler's seed spread.")
 
 
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Resonance (Figs. 9-10) and the overhead per site (Figs. 12, 14) beside the paper."""
+    rate = str(r["rates"][0])
+    loop = r["accuracy"]["two-leaf-loop"][rate]
+    over = r["overhead_per_site"]
+    brr, counter = over["brr"][rate]["cycles"], over["counter"][rate]["cycles"]
+    samplers = ("brr", "hw-counter", "sw-counter")
+    return [
+        (f"accuracy %, resonant loop, rate 2^-{rate}: " + ", ".join(samplers),
+         "brr almost 7 points above both counters (jython)",
+         ", ".join(cell(loop[s]["mean"], ".1f") for s in samplers)),
+        (f"cycles per site, counter / brr, rate 2^-{rate}", "10-20x (20x at 1024)",
+         f"{counter / brr:.1f}x ({counter:.2f} / {brr:.2f})"),
+    ]
+
+
 EXPERIMENTS = [
     Experiment(
         name="brr-accuracy",
@@ -576,5 +591,6 @@ EXPERIMENTS = [
         "hardware and software counters and an ideal sampler (constructed loops, Zipf, "
         "taken branches of real programs)",
         run=run,
+        headline=headline,
     )
 ]

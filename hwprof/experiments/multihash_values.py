@@ -1,8 +1,8 @@
 """Multi-hash profiler on real value profiles (Narayanasamy et al., Figs. 4-5, 10-13).
 
-Tuples ``<load PC, loaded value>`` of real programs (``hwprof.sim.workloads``,
+Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.experiments.value_streams.value_keys`. For each
+files), keyed by :func:`hwprof.traces.keys.value_keys`. For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -27,9 +26,9 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment
+from ..traces.keys import SyntheticValueTrace, trace_keys, value_keys
+from . import Experiment, cell
 from .baselines import baselines_for, budget_bytes
-from .value_streams import SyntheticValueTrace, trace_keys, value_keys
 
 __all__ = ["EXPERIMENTS", "run", "configurations"]
 
@@ -91,19 +90,21 @@ def hash_seed(s: int) -> int:
 
 
 def _sources(quick: bool, traces, seed: int, log):
-    """``[(name, trace object)]``: --trace files, shipped traces (quick) or captured ones."""
-    from ..golden.tracefile import TraceError, open_trace
+    """``[(name, source)]``: --trace files, shipped traces (quick) or captured ones; a
+    source is ``{"path": absolute path}`` or ``{"synthetic": [seed, n]}``
+    (:func:`_open_source`)."""
+    from ..traces.tracefile import TraceError
 
     if traces:
-        return [(Path(p).name, open_trace(p)) for p in traces]
+        return [(Path(p).name, {"path": str(Path(p).absolute())}) for p in traces]
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:  # no workloads: the synthetic stand-in
-        log("no hwprof.sim.workloads: synthetic value streams")
+        log("no hwprof.traces.workloads: synthetic value streams")
         n = 500_000 if quick else 20_000_000
-        return [(f"synthetic-{i}", SyntheticValueTrace(seed + i, n)) for i in range(2)]
+        return [(f"synthetic-{i}", {"synthetic": [seed + i, n]}) for i in range(2)]
     if quick:
-        return [("xz (shipped)", open_trace(workloads.shipped_trace("xz")))]
+        return [("xz (shipped)", {"path": str(Path(workloads.shipped_trace("xz")).absolute())})]
     out = []
     for name in PROGRAMS:
         try:
@@ -112,8 +113,17 @@ def _sources(quick: bool, traces, seed: int, log):
         except TraceError as exc:
             log(f"{name}: {exc}; using the shipped trace")
             path = workloads.shipped_trace(name)
-        out.append((name, open_trace(path)))
+        out.append((name, {"path": str(Path(path).absolute())}))
     return out
+
+
+def _open_source(source: dict):
+    """The trace object of a :func:`_sources` entry."""
+    from ..traces.tracefile import open_trace
+
+    if "path" in source:
+        return open_trace(source["path"])
+    return SyntheticValueTrace(*source["synthetic"])
 
 
 def _key_collisions(trace, n: int = 1_000_000) -> dict:
@@ -141,43 +151,91 @@ def _summarise(errors) -> dict:
             "undefined": [e.undefined for e in errors]}  # fmt: skip
 
 
-def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=None) -> dict:
-    """One program, one configuration of the paper: streams stats, every config, baselines."""
-    length, threshold = preset["interval_length"], preset["threshold"]
-    configs = configurations()
+#: the labels whose per-interval errors (seed index 0) are kept for Fig. 13
+FIG13 = ("C1R1 1", "C1R0 1", "C1R0 4")
+
+
+def seed_profilers(preset: dict, s: int) -> tuple[list, list]:
+    """``(profilers, labels)`` of seed index ``s``: every configuration of the sweep, the
+    accumulator organisations and the baselines."""
     profilers, labels = [], []
-    for label, tables, conservative, reset in configs:
-        for s in range(seeds):
-            profilers.append(Bulk(tables=tables, conservative=conservative, reset=reset,
-                                  retain=True, hash_seed=hash_seed(s), **preset))  # fmt: skip
-            labels.append(label)
+    for label, tables, conservative, reset in configurations():
+        profilers.append(Bulk(tables=tables, conservative=conservative, reset=reset,
+                              retain=True, hash_seed=hash_seed(s), **preset))  # fmt: skip
+        labels.append(label)
     for ways in ORGANISATIONS[1:]:
-        for s in range(seeds):
-            profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
-                                  hash_seed=hash_seed(s), ways=ways, **preset))  # fmt: skip
-            labels.append(organisation_label(ways))
-    base = MultiHashConfig(**preset)
-    for s in range(seeds):
-        for name, profiler in baselines_for(base, seed=s + 1).items():
-            profilers.append(profiler)
-            labels.append(name)
-    start, cpu = time.perf_counter(), time.process_time()
-    result = profile_stream(trace_keys(trace), profilers, length, threshold,
-                            max_intervals=max_intervals, workers=workers)  # fmt: skip
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    by_label: dict = {}
-    for label, err in zip(labels, result.errors, strict=True):
-        by_label.setdefault(label, []).append(err)
-    fig13 = {label: [None if np.isnan(x) else 100 * x for x in by_label[label][0].per_interval]
-             for label in ("C1R1 1", "C1R0 1", "C1R0 4")}  # fmt: skip
-    return {"intervals": result.intervals, "tuples": result.tuples, "seconds": seconds,
-            "cpu_seconds": cpu, "load_average": os.getloadavg()[0],
+        profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
+                              hash_seed=hash_seed(s), ways=ways, **preset))  # fmt: skip
+        labels.append(organisation_label(ways))
+    for name, profiler in baselines_for(MultiHashConfig(**preset), seed=s + 1).items():
+        profilers.append(profiler)
+        labels.append(name)
+    return profilers, labels
+
+
+def _error_fields(err, keep_intervals: bool) -> dict:
+    out = {k: getattr(err, k) for k in (*PARTS, "total", "intervals", "no_candidate",
+                                        "no_candidate_reported", "undefined")}  # fmt: skip
+    if keep_intervals:
+        out["per_interval"] = [None if np.isnan(x) else 100 * x for x in err.per_interval]
+    return out
+
+
+def program_seed(source: dict, preset: str, s: int, max_intervals, workers=None) -> dict:
+    """The unit of work of a run (:mod:`hwprof.run`): one program (``source``: a trace
+    ``path``, read where the unit runs, or ``synthetic: [seed, n]``), one preset, hash
+    seed index ``s``: the stream's statistics and each profiler's error."""
+    trace = _open_source(source)
+    profilers, labels = seed_profilers(PRESETS[preset], s)
+    result = profile_stream(trace_keys(trace), profilers, PRESETS[preset]["interval_length"],
+                            PRESETS[preset]["threshold"], max_intervals=max_intervals,
+                            workers=workers)  # fmt: skip
+    return {"intervals": result.intervals, "tuples": result.tuples,
             "profilers": len(profilers),
             "distinct": float(np.mean(result.distinct)) if result.distinct else 0.0,
             "candidates": float(np.mean(result.candidates)) if result.candidates else 0.0,
             "candidates_max": int(max(result.candidates, default=0)),
+            "errors": {label: _error_fields(err, s == 0 and label in FIG13)
+                       for label, err in zip(labels, result.errors, strict=True)}}  # fmt: skip
+
+
+def combine_seeds(per_seed: list[dict]) -> dict:
+    """The :func:`program_seed` results of one program and preset, in seed order, as one
+    program record: the stream's statistics, each label's summary over the seeds and
+    the per-interval errors of Fig. 13."""
+    from types import SimpleNamespace
+
+    first = per_seed[0]
+    by_label = {label: [SimpleNamespace(**r["errors"][label]) for r in per_seed]
+                for label in first["errors"]}  # fmt: skip
+    return {**{k: first[k] for k in ("intervals", "tuples", "distinct", "candidates",
+                                     "candidates_max")},
+            "profilers": sum(r["profilers"] for r in per_seed),
             "errors": {label: _summarise(errs) for label, errs in by_label.items()},
-            "per_interval": fig13}  # fmt: skip
+            "per_interval": {label: first["errors"][label]["per_interval"]
+                             for label in FIG13}}  # fmt: skip
+
+
+def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=None) -> dict:
+    """One program, one configuration of the paper: streams stats, every config, baselines
+    (all seeds in one pass over the stream)."""
+    profilers, labels = [], []
+    for s in range(seeds):
+        more, names = seed_profilers(preset, s)
+        profilers += more
+        labels += [(s, name) for name in names]
+    result = profile_stream(trace_keys(trace), profilers, preset["interval_length"],
+                            preset["threshold"], max_intervals=max_intervals,
+                            workers=workers)  # fmt: skip
+    per_seed = [{"intervals": result.intervals, "tuples": result.tuples,
+                 "profilers": len(profilers) // seeds,
+                 "distinct": float(np.mean(result.distinct)) if result.distinct else 0.0,
+                 "candidates": float(np.mean(result.candidates)) if result.candidates else 0.0,
+                 "candidates_max": int(max(result.candidates, default=0)), "errors": {}}
+                for _ in range(seeds)]  # fmt: skip
+    for (s, label), err in zip(labels, result.errors, strict=True):
+        per_seed[s]["errors"][label] = _error_fields(err, s == 0 and label in FIG13)
+    return combine_seeds(per_seed)
 
 
 def organisation_errors(trace, preset: str, seeds: int = SEEDS, max_intervals=None,
@@ -259,15 +317,24 @@ def _fmt(cell) -> str:
     return f"{cell['total']:.2f} [{cell['min']:.2f}-{cell['max']:.2f}]"
 
 
+def _timing_line(timing: dict) -> str:
+    """The summary's one line that depends on when and where the run went."""
+    cpu = ", ".join(f"{k} {v:.0f}" for k, v in timing.get("cpu_seconds", {}).items())
+    return (f"This run: {timing['date']}, {timing['seconds']:.0f} s wall"
+            + (f"; CPU seconds of the units per preset and program ({WORKERS} threads each, "
+               f"reading the trace, exact counts and formula (1) included): {cpu}." if cpu
+               else "."))
+
+
 def _markdown(result: dict, stem: str) -> str:
     cmd = "hwprof experiment multihash-values" + (" --quick" if result["quick"] else "")
     partial = "" if result["complete"] else " **Partial: the run was still going.**"
     L = ["# Multi-hash profiler on value profiles (`<load pc, value>`)", "",
-         f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}, "
-         f"{result['seconds']:.0f} s wall on the shared 2-core machine.{partial}", "",
+         f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}).{partial}", "",
+         _timing_line(_old_timing(result)), "",
          *([result["note"], ""] if result.get("note") else []),
          "Tuples: every load of the program after its initialisation "
-         "(`hwprof.sim.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
+         "(`hwprof.traces.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
          "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = pc[31:0] : "
          "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
          "intervals where it is defined (a candidate in either profile: an interval with "
@@ -315,22 +382,7 @@ def _markdown(result: dict, stem: str) -> str:
         L += _organisation_table(preset, programs)
     L += ["## Per-interval error, 1M / 0.1 % (Fig. 13)", "",
           f"![intervals]({stem}-intervals.png)", ""] if "1m" in result["presets"] else []
-    L += ["## Time per program and configuration set", "",
-          "Every configuration of the sweep (15 x the seeds) and the 3 baselines x the seeds, "
-          "reading the trace, exact counts and formula (1) included (`profile_stream`, "
-          f"{WORKERS} threads; wall and CPU seconds of the process, load average of the "
-          "shared 2-core machine at the end):", "",
-          "| preset | program | tuples | profilers | wall s | CPU s | tuples / CPU-s | load |",
-          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
-    for preset, programs in result["presets"].items():
-        for name, r in programs.items():
-            if "cpu_seconds" not in r:
-                continue
-            L.append(f"| {preset} | {name} | {r['tuples']:,} | {r['profilers']} | "
-                     f"{r['seconds']:.0f} | {r['cpu_seconds']:.0f} | "
-                     f"{r['tuples'] / max(r['cpu_seconds'], 1e-9) / 1e6:.2f} M | "
-                     f"{r['load_average']:.1f} |")  # fmt: skip
-    L += ["", "## The paper's claims, checked", "",
+    L += ["## The paper's claims, checked", "",
           "Section 6.4.1 (Fig. 12) makes these claims about the multi-hash profiler with "
           "conservative update and without resetting against the best single hash (BSH: "
           "resetting and retaining, Fig. 13's caption): \"the multi-hash profiler with 4 "
@@ -583,25 +635,45 @@ def _plots(result: dict, output_dir: Path, stem: str) -> None:
         plt.close(fig)
 
 
-def _write(result: dict, output_dir: Path, stem: str, seconds: float) -> None:
+def _write(result: dict, output_dir: Path, stem: str, timing: dict) -> None:
     result["claims"] = _claims(result)
     result["comparison"] = _comparison(result)
-    result["seconds"] = seconds
+    result["timing"] = timing
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
     (output_dir / f"{stem}.md").write_text(_markdown(result, stem))
     _plots(result, output_dir, stem)
 
 
+def _old_timing(result: dict) -> dict:
+    """The ``timing`` field of a result, also of one written before it existed."""
+    if "timing" in result:
+        return result["timing"]
+    cpu = {f"{p} {n}": r["cpu_seconds"] for p, programs in result["presets"].items()
+           for n, r in programs.items() if "cpu_seconds" in r}  # fmt: skip
+    return {"date": result.get("date", "?"), "seconds": result.get("seconds", 0.0),
+            "cpu_seconds": cpu}
+
+
 def rerender(output_dir: Path, stem: str = "multihash-values") -> None:
     """Write the .md and plots again from a run's .json (after a change of wording/plots)."""
     output_dir = Path(output_dir)
     result = json.loads((output_dir / f"{stem}.json").read_text())
-    _write(result, output_dir, stem, result["seconds"])
+    _write(result, output_dir, stem, _old_timing(result))
 
 
-def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
-    """Run the experiment; write .md/.json/.png into ``output_dir``; return the headline."""
+def _collisions(source: dict, n: int) -> dict:
+    """A unit: :func:`_key_collisions` of one source."""
+    return _key_collisions(_open_source(source), n)
+
+
+def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -> dict:
+    """Run the experiment, one unit per preset x program x hash seed (:mod:`hwprof.run`;
+    ``run_options``: where they run); write .md/.json/.png into ``output_dir``; return
+    the headline."""
+    from ..run import Journal, RunOptions, Unit, journal_path, run_units
+    from ..traces.tracefile import TraceError
+
     start = time.perf_counter()
 
     def log(text):
@@ -619,29 +691,102 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
         plan = ([("10k", i, INTERVALS_10K) for i in range(len(sources))]
                 + [("1m", i, None) for i in order])  # fmt: skip
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
-              "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
                          for k in dict.fromkeys(p for p, _, _ in plan)},
               "paper": PAPER, "complete": False}  # fmt: skip
-    for name, trace in sources:
-        result["collisions"][name] = _key_collisions(trace, 100_000 if quick else 1_000_000)
     output_dir = Path(output_dir)
     stem = "multihash-values-quick" if quick else "multihash-values"
-    for n, (preset, index, max_intervals) in enumerate(plan):
-        name, trace = sources[index]
-        r = run_program(trace, PRESETS[preset], seeds, max_intervals, workers=WORKERS)
-        log(f"{preset} {name}: {r['intervals']} intervals, {r['tuples']:,} tuples, "
-            f"{r['profilers']} profilers, {r['seconds']:.0f} s wall, {r['cpu_seconds']:.0f} s "
-            f"CPU, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-        result["presets"].setdefault(preset, {})[name] = r
-        result["complete"] = n == len(plan) - 1
-        if not quick or result["complete"]:  # the full run keeps what it has so far
-            _write(result, output_dir, stem, time.perf_counter() - start)
+    # traces travel by path (absolute) and are read where each unit runs
+    units = [Unit(f"collisions-{i}", _collisions,
+                  {"source": source, "n": 100_000 if quick else 1_000_000})
+             for i, (_, source) in enumerate(sources)]  # fmt: skip
+    units += [Unit(f"{preset}-{index}-seed{s}", program_seed,
+                   {"source": sources[index][1], "preset": preset, "s": s,
+                    "max_intervals": max_intervals, "workers": WORKERS})
+              for preset, index, max_intervals in plan for s in range(seeds)]  # fmt: skip
+    identity = {"experiment": "multihash-values", "seed": seed, "quick": quick,
+                "sources": [source for _, source in sources]}  # fmt: skip
+    got: dict = {}
+    cpu: dict = {}
+
+    def on_done(outcome):
+        """Write the results again whenever a program's seeds are all in (the full run
+        keeps what it has so far)."""
+        if not outcome.ok:
+            return
+        got[outcome.key] = outcome.value
+        preset, index = outcome.key.rsplit("-seed", 1)[0].rsplit("-", 1) \
+            if "-seed" in outcome.key else (None, None)
+        if preset is None:
+            return
+        label = f"{preset} {sources[int(index)][0]}"
+        cpu[label] = cpu.get(label, 0.0) + outcome.timing.get("cpu_seconds", 0.0)
+        keys = [f"{preset}-{index}-seed{s}" for s in range(seeds)]
+        if quick or any(k not in got for k in keys) or any(
+                f"collisions-{i}" not in got for i in range(len(sources))):
+            return
+        _fill(result, got, sources, plan, seeds)
+        if result["presets"]:
+            _write(result, output_dir, stem, _timing(start, cpu))
+
+    outcomes = run_units(units, run_options or RunOptions(jobs=1), name=stem, on_done=on_done,
+                         journal=Journal(journal_path(f"experiment-{stem}"), identity))
+    failed = [o for o in outcomes.values() if not o.ok]
+    if failed:  # a trace that a worker cannot read
+        where = failed[0].timing.get("worker", "in-process")
+        raise TraceError(failed[0].error + ("" if where == "in-process" else f" (on {where})"))
+    _fill(result, got, sources, plan, seeds)
+    for preset, index, _ in plan:
+        r = result["presets"][preset][sources[index][0]]
+        log(f"{preset} {sources[index][0]}: {r['intervals']} intervals, {r['tuples']:,} "
+            f"tuples, {r['profilers']} profilers")  # fmt: skip
+    _write(result, output_dir, stem, _timing(start, cpu))
     return {p: {k: c[k] for k in ("c1r0_4_mean", "under_1pct", "gain", "c1r0_4_beats_bsh")}
             for p, c in result["claims"].items()}  # fmt: skip
+
+
+def _fill(result: dict, got: dict, sources, plan, seeds: int) -> None:
+    """Put the programs whose units are all in ``got`` into ``result``, in plan order."""
+    result["presets"] = {}
+    for i, (name, _) in enumerate(sources):
+        if f"collisions-{i}" in got:
+            result["collisions"][name] = got[f"collisions-{i}"]
+    done = 0
+    for preset, index, _ in plan:
+        keys = [f"{preset}-{index}-seed{s}" for s in range(seeds)]
+        if all(k in got for k in keys):
+            result["presets"].setdefault(preset, {})[sources[index][0]] = combine_seeds(
+                [got[k] for k in keys])
+            done += 1
+    result["complete"] = done == len(plan)
+
+
+def _timing(start: float, cpu: dict) -> dict:
+    return {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": {k: round(v, 1) for k, v in cpu.items()}}  # fmt: skip
+
+
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Sec. 6.4.1's claims beside ours: average error, 4 tables against the best single hash."""
+    paper, rows = r["paper"], []
+    for c, claims in r.get("claims", {}).items():
+        rows += [(f"mean error %, 4 tables C1-R0 ({c})", paper["average_multihash"],
+                  cell(claims.get("c1r0_4_mean"), ".3f")),
+                 (f"4 tables C1-R0 below the best single hash ({c})", "yes",
+                  cell(claims.get("c1r0_4_beats_bsh")))]  # fmt: skip
+        if c == "1m" and "best_multi_error" in claims:
+            best_multi, best_single = claims["best_multi_error"], claims["bsh"]
+            rows.append(("lowest multi-hash vs best single hash error %, per program (1m)",
+                         "; ".join(f"{p} {paper['best_multihash_1m'][p]} vs "
+                                   f"{paper['best_single_1m'][p]}"
+                                   for p in paper["best_multihash_1m"]),
+                         "; ".join(f"{p} {best_multi[p]:.2f} vs {best_single[p]:.2f}"
+                                   for p in best_multi)))  # fmt: skip
+    return rows
 
 
 EXPERIMENTS = [Experiment("multihash-values",
                           "multi-hash profiler vs single hash and sketches on <load pc, value> "
                           "streams of real programs (Figs 4-5, 10-13)",
-                          run, takes_traces=True)]  # fmt: skip
+                          run, takes_traces=True, units=True, headline=headline)]  # fmt: skip

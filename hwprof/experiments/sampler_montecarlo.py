@@ -272,11 +272,26 @@ def _summary(r, stem):
     return "\n".join(lines)
 
 
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """The paper's 4 % crossings and classes beside ours (``hwprof experiment``)."""
+    cross = r["crossing_4pct_by_substreams"]
+    ns = [str(n) for n in r["substreams"]]
+    rows = [("N at 4% mean error, R", _fmt(r["paper_crossing_4pct"]["R"]), _fmt(cross[ns[0]]["R"]))]
+    rows += [(f"N at 4% mean error, H[P], n = {n}", _fmt(r["paper_crossing_4pct"]["H[P]"]),
+              _fmt(cross[n]["H[P]"])) for n in ns]  # fmt: skip
+    paper = "; ".join("{" + ", ".join(g) + "}" for g in r["paper_classes"])
+    rows += [(f"equivalence classes, n = {n}", paper,
+              "the same" if r["classes_match_paper_by_substreams"][n] else "different")
+             for n in ns]  # fmt: skip
+    return rows
+
+
 EXPERIMENTS = [
     Experiment(
         name="sampler-montecarlo",
         description="Sastry et al. Fig. 4: error vs stream length for R, P, CR, H[R], H[P], "
         "H[CR] (r=10, t=0.3N, 2500 runs; substreams n swept 2-64)",
         run=run,
+        headline=headline,
     )
 ]

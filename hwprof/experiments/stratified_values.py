@@ -2,7 +2,7 @@
 
 ``hwprof experiment stratified-values [--trace FILE ...]``: the ``<load pc, value>``
 stream of each program (hwprof trace files, read through
-:func:`hwprof.golden.tracefile.iter_keys`) goes through the section 5.4 compressors
+:func:`hwprof.traces.tracefile.iter_keys`) goes through the section 5.4 compressors
 ``R_256``, ``P_256``, ``H[P_256]_2048``, ``H[P_512]_2048`` and the 2-bit tagged
 compressor (8-bit hit counter, 2-way, 2048 entries), run by the golden models'
 bulk paths (:mod:`hwprof.golden.compressors_fast`, equal to the golden models
@@ -32,7 +32,7 @@ Seeds: seed ``s`` sets the hash tables (``hash_seed = s``) and the LFSR (``seed 
 s + 1``); ``P_256`` has no random state, so its spread is 0. Every point is the
 mean over the seeds with the min-max spread.
 
-Without ``--trace``, the traces come from :mod:`hwprof.sim.workloads` when that
+Without ``--trace``, the traces come from :mod:`hwprof.traces.workloads` when that
 module is present, else from a synthetic program written in the trace format and
 read back through the same reader (the summary says which).
 """
@@ -49,12 +49,11 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..golden.tracefile import (
+from ..traces.keys import EDGE_KINDS
+from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
-    INDIRECT,
-    JUMP,
     LOAD,
     TraceError,
     TraceWriter,
@@ -62,7 +61,7 @@ from ..golden.tracefile import (
     open_trace,
     recorded_instructions,
 )
-from . import Experiment
+from . import Experiment, cell
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
@@ -70,7 +69,6 @@ COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: at 7 misses) is our choice, the headline "tagged"; swept, the others reported beside it.
 EVICT_SWEEP = (32, 128)
 TAGGED_VARIANTS = tuple(f"tagged_e{e}" for e in EVICT_SWEEP)
-EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
 MIN_LOAD_EXECUTIONS = 1000
 INVARIANT_SHARE = 0.10
 LOAD_INVARIANT_SHARE = 0.40
@@ -266,11 +264,11 @@ def synthetic_trace(path: Path, events: int, seed: int) -> Path:
 
 
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
-    """The workloads' traces (hwprof.sim.workloads: the shipped ones for ``--quick``,
+    """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
     captured ones otherwise) when that module is present, else a synthetic program
     (written into ``scratch`` for ``--quick``, into ``cache`` otherwise)."""
     try:
-        from ..sim import workloads
+        from ..traces import workloads
     except ImportError:
         workloads = None
     if workloads is not None:
@@ -330,35 +328,59 @@ def checkpoints_for(events: int, count: int) -> list[int]:
 
 
 def profile_program(keys, edges, per_load, seeds, count):
+    """Every compressor (and the edge stream) of one program over ``seeds``, aggregated."""
+    return combine_seeds([seed_runs(keys, edges, per_load, s, count) for s in seeds])
+
+
+def seed_runs(keys, edges, per_load, seed: int, count: int) -> dict:
+    """One seed of one program: each compressor's run (errors at the checkpoints,
+    messages, overhead, reach and stay, A_16 compression) and the edge stream's."""
     cps = checkpoints_for(len(keys), count)
     ideal = IdealProfile(keys, cps)
-    result = {"events": len(keys), "checkpoints": cps, "compressors": {}}
-    names = COMPRESSORS + TAGGED_VARIANTS
-    runs = {name: [] for name in names}
-    for s in seeds:
-        cache = {}  # this seed's hash indices, shared by its compressors
-        for name in names:
-            counts = compressor_counts(name, keys, s, cache)
-            messages = int(np.count_nonzero(counts))
-            run = {"errors": ideal.errors(counts), "messages": messages,
-                   "overhead_pct": (100.0 * CYCLES_PER_MESSAGE * messages / (per_load * len(keys))
-                                    if per_load else None)}  # fmt: skip
-            run["reach"], run["stay"] = reach_and_stay(cps, run["errors"])
-            if name in ("R_256", "H[P_256]_2048", "tagged"):
-                run["a16_compression"] = assoc_compression(keys, counts)
-            runs[name].append(run)
-    for name in names:
-        result["compressors"][name] = _aggregate(runs[name])
+    out = {"events": len(keys), "checkpoints": cps, "compressors": {}}
+    cache = {}  # this seed's hash indices, shared by its compressors
+    for name in COMPRESSORS + TAGGED_VARIANTS:
+        counts = compressor_counts(name, keys, seed, cache)
+        messages = int(np.count_nonzero(counts))
+        run = {"errors": ideal.errors(counts), "messages": messages,
+               "overhead_pct": (100.0 * CYCLES_PER_MESSAGE * messages / (per_load * len(keys))
+                                if per_load else None)}  # fmt: skip
+        run["reach"], run["stay"] = reach_and_stay(cps, run["errors"])
+        if name in ("R_256", "H[P_256]_2048", "tagged"):
+            run["a16_compression"] = assoc_compression(keys, counts)
+        out["compressors"][name] = run
     if len(edges) >= 10_000:
         ecps = checkpoints_for(len(edges), count)
-        eideal = IdealProfile(edges, ecps)
-        runs = []
-        for s in seeds:
-            counts = compressor_counts("H[P_256]_2048", edges, s)
-            runs.append({"errors": eideal.errors(counts),
-                         "messages": int(np.count_nonzero(counts))})  # fmt: skip
-        result["edges"] = {"events": len(edges), "checkpoints": ecps, **_aggregate(runs)}
+        counts = compressor_counts("H[P_256]_2048", edges, seed)
+        out["edges"] = {"events": len(edges), "checkpoints": ecps,
+                        "run": {"errors": IdealProfile(edges, ecps).errors(counts),
+                                "messages": int(np.count_nonzero(counts))}}  # fmt: skip
+    return out
+
+
+def combine_seeds(per_seed: list[dict]) -> dict:
+    """The runs of :func:`seed_runs`, one per seed (in seed order), aggregated per
+    compressor: mean, min and max over the seeds."""
+    first = per_seed[0]
+    result = {"events": first["events"], "checkpoints": first["checkpoints"],
+              "compressors": {name: _aggregate([r["compressors"][name] for r in per_seed])
+                              for name in COMPRESSORS + TAGGED_VARIANTS}}  # fmt: skip
+    if "edges" in first:
+        result["edges"] = {"events": first["edges"]["events"],
+                           "checkpoints": first["edges"]["checkpoints"],
+                           **_aggregate([r["edges"]["run"] for r in per_seed])}  # fmt: skip
     return result
+
+
+def program_seed(path: str, events: int, seed: int, checkpoints: int) -> dict:
+    """The unit of work of a run (:mod:`hwprof.run`): one program (its trace, read by
+    path where the unit runs) and one seed. ``runs`` is None for a trace of fewer than
+    10,000 loads (skipped)."""
+    loads, edges, per_load, program = read_streams(Path(path), events)
+    out = {"program": program, "instructions_per_load": per_load, "loads": len(loads)}
+    out["runs"] = seed_runs(loads, edges, per_load, seed, checkpoints) if len(loads) >= 10_000 \
+        else None
+    return out
 
 
 def _aggregate(runs):
@@ -429,36 +451,55 @@ def claims(programs) -> dict:
     return out
 
 
-def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
-    start, cpu = time.perf_counter(), time.process_time()
+def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None) -> dict:
+    """Run the experiment, one unit per trace x seed (:mod:`hwprof.run`; ``run_options``:
+    where they run); write .md/.json/.png into ``output_dir``; return the headline."""
+    from ..run import Journal, RunOptions, Unit, journal_path, run_units
+
+    start = time.perf_counter()
     size = QUICK if quick else FULL
     output_dir = Path(output_dir)
     cache = Path("build/traces")
+    stem = "stratified-values-quick" if quick else "stratified-values"
     with tempfile.TemporaryDirectory(prefix="hwprof-stratified-") as scratch:
         if traces:
             paths, source = [Path(t) for t in traces], "--trace"
         else:
             paths, source = default_traces(size, cache, Path(scratch))
-        streams = [read_streams(p, size["events"]) for p in paths]  # read all before writing
-    seeds = [seed + i for i in range(size["seeds"])]
-    programs = {}
-    for loads, edges, per_load, program in streams:
-        if len(loads) < 10_000:
+        seeds = [seed + i for i in range(size["seeds"])]
+        # traces travel by path: absolute, for workers whose working directory differs
+        units = [Unit(f"{i}-seed{s}", program_seed,
+                      {"path": str(Path(p).absolute()), "events": size["events"], "seed": s,
+                       "checkpoints": size["checkpoints"]})
+                 for i, p in enumerate(paths) for s in seeds]  # fmt: skip
+        identity = {"experiment": "stratified-values", "seed": seed, "quick": quick,
+                    "traces": [str(Path(p).absolute()) for p in paths]}  # fmt: skip
+        outcomes = run_units(units, run_options or RunOptions(jobs=1), name=stem,
+                             journal=Journal(journal_path(f"experiment-{stem}"), identity))
+    failed = [o for o in outcomes.values() if not o.ok]
+    if failed:  # a trace that a worker cannot read: nothing is written
+        where = failed[0].timing.get("worker", "in-process")
+        raise TraceError(failed[0].error + ("" if where == "in-process" else f" (on {where})"))
+    programs, unit_seconds = {}, 0.0
+    for i in range(len(paths)):
+        parts = [outcomes[f"{i}-seed{s}"].value for s in seeds]
+        unit_seconds += sum(outcomes[f"{i}-seed{s}"].timing.get("seconds", 0) for s in seeds)
+        if parts[0]["runs"] is None:
             continue
+        program = parts[0]["program"]
         name = program if program not in programs else f"{program}-{len(programs)}"
-        programs[name] = profile_program(loads, edges, per_load, seeds, size["checkpoints"])
-        programs[name]["instructions_per_load"] = per_load
+        programs[name] = combine_seeds([p["runs"] for p in parts])
+        programs[name]["instructions_per_load"] = parts[0]["instructions_per_load"]
     if not programs:
         raise TraceError("no trace with at least 10,000 loads")
     output_dir.mkdir(parents=True, exist_ok=True)
-    stem = "stratified-values-quick" if quick else "stratified-values"
     checked = claims(programs)
     result = {"seed": seed, "seeds": seeds, "source": source,
               "traces": [str(p) for p in paths], "programs": programs, "claims": checked,
               "paper": PAPER, "quick": quick,
-              "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-              "seconds": time.perf_counter() - start,
-              "cpu_seconds": time.process_time() - cpu}  # fmt: skip
+              "timing": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                         "seconds": time.perf_counter() - start,
+                         "unit_seconds": unit_seconds}}  # fmt: skip
     _plot(output_dir / f"{stem}.png", programs)
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
     (output_dir / f"{stem}.md").write_text(_summary(result, stem))
@@ -523,9 +564,9 @@ def _seeds(stat, reached, n):
 def _summary(r, stem):
     src = {"synthetic": "a **synthetic** program written in the trace format and read back "
                         "through the trace reader (real traces were not available when this "
-                        "was run; rerun with `--trace FILE` or once hwprof.sim.workloads "
+                        "was run; rerun with `--trace FILE` or once hwprof.traces.workloads "
                         "ships traces)",
-           "workloads": "the traces of hwprof.sim.workloads (the full run: 40M records of "
+           "workloads": "the traces of hwprof.traces.workloads (the full run: 40M records of "
                         "loads and control transfers after each program's initialisation, "
                         "inputs enlarged as `LARGE_SCALE`: bzip2 and python x4, perl x5, "
                         "sort x8; docs/traces.md)",
@@ -629,11 +670,43 @@ def _summary(r, stem):
               "filters to <branch pc, target> tuples (edges of conditional branches, "
               "jumps, indirect transfers, and call targets, in one stream).",
               "", "Command: `hwprof experiment stratified-values` (this file); "
-              "`--quick` in the test suite."
-              + (f" This run: {r['date']}, {r['seconds']:.0f} s wall, {r['cpu_seconds']:.0f} s "
-                 "CPU (all threads), on the shared 2-core machine." if "seconds" in r else ""),
-              ""]  # fmt: skip
+              "`--quick` in the test suite.", "", _timing_line(r), ""]  # fmt: skip
     return "\n".join(lines)
+
+
+def _timing_line(r: dict) -> str:
+    """The summary's one line that depends on when and where the run went."""
+    t = r.get("timing") or {k: r[k] for k in ("date", "seconds", "cpu_seconds") if k in r}
+    if "seconds" not in t:
+        return ""
+    spent = (f"{t['unit_seconds']:.0f} s in its units (their wall times added)"
+             if "unit_seconds" in t else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)")
+    return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
+
+
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """Sec. 3.4, 5.4, 5.6, 5.7's claims beside ours, per program."""
+    paper, claims = r["paper"], r["claims"]
+
+    def per_program(key, spec=".2f", pick=None):
+        # a trace with under 10,000 edges has no edge claim
+        return "; ".join(f"{p} {cell(c.get(key) if pick is None else c[key][pick], spec)}"
+                         for p, c in claims.items())  # fmt: skip
+
+    reach = "-".join(f"{x:g}" for x in paper["reach_ratio_claim"])
+    a16 = "-".join(f"{x:g}" for x in paper["a16_compression"])
+    return [
+        ("R_256 / H[P_256]_2048 events to reach 5% error", f"{reach} (gcc)",
+         per_program("reach_ratio_R_over_HP")),
+        ("R_256 / H[P_256]_2048 events to stay below 5%", f"about {paper['stay_ratio_claim']:g}",
+         per_program("stay_ratio_R_over_HP")),
+        ("tagged / H[P_256]_2048 messages", f"about {paper['tagged_overhead_ratio']:g}",
+         per_program("tagged_message_ratio_to_HP256")),
+        ("A_16 compression, H[P_256]_2048", a16,
+         per_program("a16_compression", pick="H[P_256]_2048")),
+        ("edge + call-target profile error %", f"under {paper['edge_error_max']:g}",
+         per_program("edge_final_error")),
+    ]  # fmt: skip
 
 
 EXPERIMENTS = [
@@ -642,6 +715,8 @@ EXPERIMENTS = [
         description="Sastry et al. Figs. 7-8, 10, 11: R/P/H[P]/tagged compressors on real value "
         "streams, invariance error vs events, overhead, A_16, edge profiles",
         run=run,
+        headline=headline,
         takes_traces=True,
+        units=True,
     )
 ]

@@ -5,7 +5,7 @@ target and taken probability of every control transfer, and a branch
 mis-prediction rate. It answers, cycle by cycle, what was fetched, dispatched,
 dropped, squashed and where fetch was redirected (:class:`CycleRecord`), and
 it records the decode-stage filter's inputs and outputs, which the RTL
-``dispatch_filter`` must reproduce (cocotb_tests/test_dispatch_filter.py).
+``dispatch_filter`` must reproduce (hwprof/cocotb_tests/test_dispatch_filter.py).
 
 Pipeline (paper sec. III-B, Table I for the shape):
 
@@ -694,7 +694,7 @@ def overflow_program(depth: int, k: int = 0) -> Program:
 def off_on_off_program() -> Program:
     """Fig. 3's loop with one profile block of types 0, 1, 0 (flag 0 off, flag 1 on).
 
-    The case of issue 12: a block learnt as one run of PIs ends with the flag of
+    The case it checks: a block learnt as one run of PIs ends with the flag of
     its last PI (off), so fetch would skip it whole, the type-1 PIs included, and
     the leader (type 0, off) would not report a mis-prediction.
     """

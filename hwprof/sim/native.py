@@ -73,7 +73,7 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
 
     ``defines`` become ``-D`` macros of the harness. ``name``: of the build
     directory (default ``top``). ``extra_args``: more Verilator options (e.g. the
-    warning waivers of a mutant netlist, hwprof/mutate.py).
+    warning waivers of a mutant netlist, hwprof/verify/mutate.py).
     ``opt``: the C++ optimisation (``-O0`` builds several times faster and runs
     several times slower: for short checks). Cached: the build directory's name
     hashes the Verilog, the harness sources, the macros and the options.
@@ -144,16 +144,15 @@ def run_brr_period(exe: Path, cycles: int, seed: int, out: Path) -> BrrRun:
     return BrrRun(out, cycles, report["cycles_per_second"], report["cpu_cycles_per_second"])
 
 
-def check_brr_period(run: BrrRun, config) -> dict:
-    """Compare a ``brr_period`` run with the golden model of ``config`` (a BrrConfig).
+def check_brr_period(run: BrrRun, golden) -> dict:
+    """Compare a ``brr_period`` run with ``golden``, the golden model of the unit built
+    (:class:`hwprof.golden.brr.Brr`).
 
     Returns cycles, mismatches (state, taken, redirect: cycles that differ), and the
     LFSR period seen: the first cycle > 0 whose state is the seed again (0 if none).
     """
-    from ..golden.brr import Brr
-
+    config = golden.config
     cycles = len(run.state)
-    golden = Brr(config)
     states = golden.states(cycles)
     masks = np.array(golden.config.outcome_masks, dtype=np.uint64)[run.freq]
     taken = (states & masks) == masks

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: The cocotb test modules of the source tree.
-COCOTB_TESTS = Path(__file__).resolve().parents[2] / "cocotb_tests"
+COCOTB_TESTS = Path(__file__).resolve().parents[1] / "cocotb_tests"
 #: Where Verilator builds go: ``$HWPROF_SIM_BUILD`` if set (the test suite gives each
 #: parallel pytest worker its own, so no two processes build in one directory), else
 #: ``build/sim``.
@@ -49,6 +49,7 @@ VERILATOR_WAIVED_WARNINGS = (
     "PINCONNECTEMPTY",
     "DECLFILENAME",
     "MULTITOP",
+    "CASEINCOMPLETE",  # amaranth-soc's CSR multiplexer (hwprof/system/) has no default cases
 )
 
 
@@ -109,7 +110,7 @@ def run_cocotb(
     build_key: dict | None = None,
     testcase: str | None = None,
 ) -> CocotbResult:
-    """Build ``verilog`` with Verilator and run ``cocotb_tests/<test_module>.py``.
+    """Build ``verilog`` with Verilator and run ``hwprof/cocotb_tests/<test_module>.py``.
 
     ``env`` is passed to the test (JSON-encodable values are JSON-encoded into
     ``HWPROF_<KEY>`` variables). Returns counts from the results file; never

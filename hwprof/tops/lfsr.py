@@ -1,20 +1,32 @@
 """Catalog entry of the stand-alone LFSR (the library the brr units build on)."""
 
-from ..catalog import Param, Top
+from ..block import Param, Property, Top
+from ..golden.lfsr import LfsrConfig
 from ..rtl.lfsr import Lfsr
+from .sva import lfsr_props
+
+
+def props_lfsr(p: dict) -> list[Property]:
+    cfg = LfsrConfig(width=p["width"], seed=p["seed"], steps=p["steps"], form=p["form"],
+                     taps=p["taps"], lockup_escape=p["lockup_escape"])  # fmt: skip
+    return lfsr_props("lfsr", "state", cfg.width, cfg.lockup_escape, cfg)
+
+
 
 TOPS = [
     Top(
         name="lfsr",
+        properties=props_lfsr,
         description="maximal-length LFSR: Fibonacci/Galois, 3..64 bits, k steps per cycle, load",
         build=Lfsr,
         params=(
-            Param("width", 20, "int", "stages, 3..64"),
-            Param("seed", 1, "int", "reset state, non-zero"),
-            Param("steps", 1, "int", "LFSR steps per enabled cycle, >= 1"),
-            Param("form", "fibonacci", "str", "fibonacci or galois"),
-            Param("taps", None, "ints", "feedback taps, width first (default: XAPP052)"),
-            Param("lockup_escape", True, "bool", "leave the all-zero state"),
+            Param.golden(LfsrConfig, "width", "stages, 3..64"),
+            Param.golden(LfsrConfig, "seed", "reset state, non-zero"),
+            Param.golden(LfsrConfig, "steps", "LFSR steps per enabled cycle, >= 1"),
+            Param.golden(LfsrConfig, "form", "fibonacci or galois"),
+            Param.golden(LfsrConfig, "taps",
+                         "feedback taps, width first (default: XAPP052)", "ints"),
+            Param.golden(LfsrConfig, "lockup_escape", "leave the all-zero state"),
         ),
         budget=None,
         variants=({}, {"lockup_escape": False}, {"width": 32, "steps": 4}),

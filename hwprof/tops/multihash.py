@@ -1,9 +1,21 @@
 """Catalog entry of the multi-hash profiler (Narayanasamy et al., sections 5-7)."""
 
-from ..catalog import Param, Top
+from ..block import Param, Property, Top, TraceCheck
+from ..golden.multihash import MultiHashConfig
 from ..rtl.multihash import MultiHash
+from ..rtl.multihash_bram import flag_bit
+from .multihash_bench import MultihashBench
+from .sva import past_registers
 
 PAPER = "Narayanasamy et al."
+#: The proved configuration (``hwprof prove``): 2 tables x 8 counters, 8 accumulator
+#: entries, intervals of 8 tuples, threshold 3 (stalls and full FIFOs are reachable),
+#: for both designs, each with its own properties (:func:`props_multihash` chooses by
+#: ``ways``): the block RAM design with 4 sets of 2 ways (its memories become flops for
+#: yosys' ``sat``), and the fully associative CAM (``ways=0``). The defaults' 2048
+#: counters are tens of thousands of flops for ``sat``.
+FORMAL = {"tables": 2, "counters": 16, "counter_bits": 8, "accumulator": 8,
+          "interval_length": 8, "threshold": 3, "pc_bits": 2, "value_bits": 2}
 
 
 def budget(params):
@@ -24,25 +36,274 @@ def budget(params):
             "0.1% (ours: set-associative in block RAM, two count banks)"}  # fmt: skip
 
 
+def props_multihash(p: dict) -> list[Property]:
+    """The properties of the design ``ways`` selects (0: the CAM, > 0: block RAM)."""
+    return props_multihash_bram(p) if p["ways"] else props_multihash_cam(p)
+
+
+def props_multihash_cam(p: dict) -> list[Property]:
+    """The fully associative (CAM) design's properties (``ways = 0``)."""
+    cfg = MultiHashConfig(**p)
+    n, acc, w, kb, z = cfg.tables, cfg.accumulator, cfg.counter_bits, cfg.key_bits, cfg.table_size
+    assume = ("always @* assume (!cfg_we);\n"  # so these registers keep their reset values:
+              f"always @* assert (!pend && interval == {cfg.interval_length} && "
+              f"threshold == {cfg.threshold});\n")
+    counts = []
+    for a in range(acc):
+        counts.append(f"always @* if (valid[{a}]) assert (count{a} <= position);")
+        counts.append(f"always @* if (valid[{a}] && !repl[{a}]) assert (count{a} >= threshold);")
+        counts.append(f"always @* if (pending[{a}]) assert (readout_count{a} >= threshold && "
+                      f"readout_count{a} <= interval);")  # fmt: skip
+    for a in range(acc):  # no tuple in two valid entries (the CAM hits one at most)
+        for b in range(a + 1, acc):
+            counts.append(f"always @* assert (!(valid[{a}] && valid[{b}] && tag{a} == tag{b}));")
+    tables = []
+    for i in range(n):
+        tables.append(f"always @* if (s1_valid) assert (counter{i} <= position);")
+        tables.append(f"always @* if (bypass_valid{i}) assert (bypass_value{i} <= position);")
+        for j in range(z):
+            tables.append(f"always @* if (counter_valid{i}[{j}]) "
+                          f"assert (table{i}[{j}] <= position);")  # fmt: skip
+    rec = f"records__payload[{kb + w - 1}:{kb}]"
+    end = f"records__payload[{kb + w}]"
+    records = (f"always @* if (records__valid && !{end}) "
+               f"assert ({rec} >= threshold && {rec} <= interval);")  # fmt: skip
+    past = past_registers({"rv": ("records__valid", 1), "rr": ("records__ready", 1),
+                  "rp": ("records__payload", kb + w + 1)})  # fmt: skip
+    handshake = ("always @* if (f_ok && f_rv && !f_rr) "
+                 "assert (records__valid && records__payload == f_rp);")  # fmt: skip
+    books = (
+        "reg [15:0] f_accepted = 0, f_committed = 0;\n"
+        "always @(posedge clk) if (rst) begin f_accepted <= 0; f_committed <= 0; end else begin\n"
+        "  f_accepted <= f_accepted + (tuples__valid && tuples__ready);\n"
+        "  f_committed <= f_committed + commit; end\n"
+        "always @* assert (f_accepted == f_committed + s1_valid);\n"
+    )  # fmt: skip
+    return [
+        Property("counts_within_interval",
+                 "position < interval; every valid accumulator count and every valid table "
+                 "counter <= position (tuples of this interval); every promoted (valid, not "
+                 "replaceable) entry and every pending record >= threshold; no key in two valid "
+                 "entries; records carry "
+                 "threshold <= count <= interval (configuration fixed: cfg_we = 0)",
+                 {"multihash": assume + "always @* assert (position < interval);\n"
+                  + "\n".join(counts + tables) + "\n" + records}, maxsteps=6),
+        Property("records_handshake",
+                 "records: payload and valid held while valid and not ready",
+                 {"multihash": past + handshake}),
+        Property("tuples_committed_once",
+                 "every accepted tuple is committed exactly once (accepted = committed + "
+                 "the one in S1), across stalls", {"multihash": books}, maxsteps=4),
+    ]
+
+
+def _bram_chain(cfg) -> tuple[str, list[str]]:
+    """Wires ``f_n`` / ``f_nep`` and the pipeline's consistency with ``position`` and ``epoch``.
+
+    Walking back from ``position`` (the next accepted tuple's place in its interval)
+    through the stages a, b, c, d (youngest first), each valid stage holds the
+    tuple one place earlier (wrapping at the interval), ``last`` iff that place is
+    ``interval - 1``, and its interval number (mod 4) is the younger one's minus
+    its ``last``. What is left after d: ``f_n``, the tuples of the current
+    interval that have left stage d (the flops and, with the write in e, the
+    memories hold exactly their updates), and ``f_nep``, that interval's number.
+    """
+    w, last = cfg.counter_bits, cfg.interval_length - 1
+    lines = [f"wire [{w - 1}:0] f_x_a = position;", "wire [1:0] f_ep_a = epoch;"]
+    asserts = []
+    order = ["a", "b", "c", "d"]
+    for k, s in enumerate(order):
+        nxt = order[k + 1] if k + 1 < len(order) else "n"
+        here, ep = f"f_x_{s}", f"f_ep_{s}"
+        lines.append(f"wire [{w - 1}:0] f_p_{s} = ({here} == 0) ? {w}'d{last} : {here} - 1;")
+        asserts.append(f"always @* if ({s}_valid) assert ({s}_last == (f_p_{s} == {last}) && "
+                       f"{s}_epoch == {ep} - {s}_last);")  # fmt: skip
+        name = "f_n" if nxt == "n" else f"f_x_{nxt}"
+        epn = "f_nep" if nxt == "n" else f"f_ep_{nxt}"
+        lines.append(f"wire [{w - 1}:0] {name} = {s}_valid ? f_p_{s} : {here};")
+        lines.append(f"wire [1:0] {epn} = {s}_valid ? {s}_epoch : {ep};")
+    return "\n".join(lines) + "\n", asserts
+
+
+def _bram_effective(cfg) -> str:
+    """Wires ``f_tab<i>_<j>``, ``f_tag<w>_<s>``, ``f_cnt<p>_<w>_<s>``: each memory word
+    with the write of stage e (at the end of this cycle) applied. The flag flops
+    (valid, replaceable, fresh, the counters' valid bits) are updated at the end of
+    stage e too; the properties read their next state (the RTL's ``*_n`` wires:
+    the flops with stage e's update applied), so both describe the tuples that
+    left stage d."""
+    n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
+    lines = []
+    for i in range(n):
+        for j in range(z):
+            lines.append(f"wire [{w - 1}:0] f_tab{i}_{j} = (e_valid && e_cwrite && e_idx{i} == {j})"
+                         f" ? e_cval{i} : table{i}[{j}];")  # fmt: skip
+    for s in range(cfg.sets):
+        for wy in range(cfg.ways):
+            mine = f"e_valid && e_way == {wy} && e_set == {s}"
+            lines.append(f"wire [{kb - 1}:0] f_tag{wy}_{s} = ({mine} && e_alloc) ? e_key : "
+                         f"tags{wy}[{s}];")  # fmt: skip
+            for p in (0, 1):
+                lines.append(f"wire [{w - 1}:0] f_cnt{p}_{wy}_{s} = ({mine} && e_awrite && "
+                             f"e_epoch[0] == {p}) ? e_acount : counts{p}_{wy}[{s}];")
+    return "\n".join(lines) + "\n"
+
+
+def _bram_fifo(cfg, records: bool) -> str:
+    """The readout FIFO's pointers agree with its level; with ``records``, every
+    occupied slot holds the end marker or a count in ``threshold..interval``."""
+    kb, w = cfg.key_bits, cfg.counter_bits
+    text = ("wire [1:0] f_used = produce - consume;\n"
+            "always @* assert (level <= 4 && f_used == level[1:0]);\n")  # fmt: skip
+    if records:
+        for i in range(4):
+            occupied = f"((2'd{i} - consume) & 2'd3) < level"
+            word = f"storage[{i}]"
+            text += (f"always @* if ({occupied}) assert ({word}[{kb + w}] || "
+                     f"({word}[{kb + w - 1}:{kb}] >= {cfg.threshold} && "
+                     f"{word}[{kb + w - 1}:{kb}] <= {cfg.interval_length}));\n")
+    return text
+
+
+def props_multihash_bram(p: dict) -> list[Property]:
+    """The block RAM design's properties (``ways > 0``, hwprof/rtl/multihash_bram.py)."""
+    cfg = MultiHashConfig(**p)
+    n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
+    ways, sets, T, L = cfg.ways, cfg.sets, cfg.threshold, cfg.interval_length
+    mod = 1 << w  # stage A's registered flags and constants agree with position
+    fixed = ("always @* assume (!cfg_we);\n"
+             f"always @* assert (!pend && interval == {L} && threshold == {T});\n"
+             f"always @* assert (position < {L});\n"
+             f"always @* assert (interval_m2 == {(L - 2) % mod} && "
+             f"threshold_m2 == {(T - 2) % mod});\n"
+             f"always @* assert (at_last == (position == {L - 1}) && "
+             f"past_thr == (position >= {(T - 1) % mod}));\n")  # fmt: skip
+    chain, chain_asserts = _bram_chain(cfg)
+    inv = list(chain_asserts)
+    for i in range(n):  # counters: at most the tuples of this interval that left d
+        for j in range(z):
+            inv.append(f"always @* if (counter_valid_n{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
+    for s in range(sets):
+        for wy in range(ways):
+            k = flag_bit(sets, s, wy)  # the entry's bit in the RTL's flag vectors
+            cur = f"(f_nep[0] ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
+            old = f"(ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
+            inv += [
+                f"always @* if (fresh_n[{k}]) assert ({cur} <= f_n);",
+                f"always @* if (valid_n[{k}] && !repl_n[{k}]) "
+                f"assert (fresh_n[{k}] && {cur} >= {T});",
+                f"always @* if (pending[{k}]) assert ({old} >= {T} && {old} <= {L});",
+            ]  # fmt: skip
+            for wb in range(wy + 1, ways):  # no key in two valid ways of a set
+                inv.append(f"always @* assert (!(valid_n[{k}] && "
+                           f"valid_n[{flag_bit(sets, s, wb)}] && "
+                           f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
+    inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
+    # The readout's set address is a register (``ro_set``, computed the cycle before
+    # from pending's next state): while an entry is pending it holds the first set with
+    # a pending way, the set whose words the pick reads (its way is ``first_way``, from
+    # the pending flops). It holds because pending changes only at a boundary (ro_set
+    # takes the first set of the new pending bits) or by a pick's clear (ro_set stays if
+    # the picked set has another pending way, else takes the first pending set above
+    # it); otherwise both hold. Without it the induction step never closes: from a state
+    # with ro_set at a set that is not pending, a full FIFO can wait any number of
+    # cycles, then the pick reads a word no invariant bounds and queues it as a record.
+    pset = [" | ".join(f"pending[{flag_bit(sets, s, wy)}]" for wy in range(ways))
+            for s in range(sets)]  # fmt: skip
+    first = str(sets - 1)
+    for s in reversed(range(sets - 1)):
+        first = f"({pset[s]}) ? {s} : {first}"
+    inv.append(f"always @* if (pending != 0) assert (ro_set == ({first}));")
+    cnt = f"w_data[{kb + w - 1}:{kb}]"
+    inv.append(f"always @* if (w_en && !w_data[{kb + w}]) "
+               f"assert ({cnt} >= {T} && {cnt} <= {L});")  # fmt: skip
+    rec = f"records__payload[{kb + w - 1}:{kb}]"
+    inv.append(f"always @* if (records__valid && !records__payload[{kb + w}]) "
+               f"assert ({rec} >= {T} && {rec} <= {L});")  # fmt: skip
+    past = past_registers({"rv": ("records__valid", 1), "rr": ("records__ready", 1),
+                  "rp": ("records__payload", kb + w + 1)})  # fmt: skip
+    handshake = ("always @* if (f_ok && f_rv && !f_rr) "
+                 "assert (records__valid && records__payload == f_rp);")  # fmt: skip
+    inflight = " + ".join(f"{s}_valid" for s in ("a", "b", "c", "d", "e"))
+    books = (
+        "reg [15:0] f_accepted = 0, f_written = 0;\n"
+        "always @(posedge clk) if (rst) begin f_accepted <= 0; f_written <= 0; end else begin\n"
+        "  f_accepted <= f_accepted + (tuples__valid && tuples__ready);\n"
+        "  f_written <= f_written + e_valid; end\n"
+        f"always @* assert (f_accepted == f_written + {inflight});\n"
+    )  # fmt: skip
+    fifo = "multihash.fifo"
+    return [
+        Property("counts_within_interval",
+                 "configuration fixed (cfg_we = 0 assumed); position < interval, and "
+                 "stage a's registered flags (at_last, past_thr) and constants "
+                 "(interval - 2, threshold - 2) agree with it and the configuration; the "
+                 "pipeline a-d agrees with position and the interval number; every valid "
+                 "table counter and every fresh accumulator count (the memory word with "
+                 "stage e's write applied) <= f_n, the tuples of the current interval "
+                 "that left stage d (so < interval); every promoted entry (valid, not "
+                 "replaceable) fresh with a count >= threshold; every pending entry's "
+                 "count (bank of the interval read out) and every record written to the "
+                 "FIFO, held in it or presented on records: threshold <= count <= "
+                 "interval; no key in two valid ways of a set; while an entry is pending "
+                 "the readout's set address (the register ro_set) is the first set with a "
+                 "pending way",
+                 {"multihash": fixed + chain + _bram_effective(cfg) + "\n".join(inv) + "\n",
+                  fifo: _bram_fifo(cfg, True)}, maxsteps=24),
+        Property("records_handshake",
+                 "records: payload and valid held while valid and not ready",
+                 {"multihash": past + handshake, fifo: _bram_fifo(cfg, False)}),
+        Property("tuples_committed_once",
+                 "every accepted tuple is written exactly once (accepted = written in "
+                 "stage e + valid in stages a-e), across stalls",
+                 {"multihash": books}, maxsteps=4),
+    ]
+
+
+
+def golden_model(params):
+    from ..golden.multihash import MultiHashProfiler
+
+    return MultiHashProfiler(**params)
+
+
+def golden_profiles(params, keys):
+    """The interval profiles of ``keys`` (the golden bulk path)."""
+    from ..golden.multihash import run_fast
+
+    return run_fast(keys, **params)
+
+
+def readout_cycles(params) -> int:
+    """Cycles after the last tuple that cover the last interval's readout."""
+    return 4 * params["accumulator"] + 64
+
+
 TOPS = [
     Top(
         name="multihash",
+        native_bench=MultihashBench,
+        trace_check=TraceCheck(golden_model, profiles=golden_profiles, drain=readout_cycles),
+        properties=props_multihash,
+        formal_params=({**FORMAL, "ways": 2}, {**FORMAL, "ways": 0}),
         description="multi-hash interval profiler, conservative update, 1 tuple/cycle "
         "(Narayanasamy et al.)",
         build=MultiHash,
         params=(
-            Param("tables", 4, "int", "hash tables n (1 = single hash)"),
-            Param("counters", 2048, "int", "total counters (counters/tables a power of two)"),
-            Param("counter_bits", 24, "int", "counter width, 8..32"),
-            Param("accumulator", 100, "int", "accumulator (CAM) entries"),
-            Param("interval_length", 10_000, "int", "reset value of the interval register"),
-            Param("threshold", 100, "int", "reset value of the threshold register"),
-            Param("pc_bits", 32, "int", "pc field width"),
-            Param("value_bits", 32, "int", "value field width"),
-            Param("retain", True, "bool", "P1: retain candidates into the next interval"),
-            Param("reset", False, "bool", "R1: reset the counters of a promoted tuple"),
-            Param("conservative", True, "bool", "C1: conservative update"),
-            Param("hash_seed", 1, "int", "table seed of hash function 0"),
+            Param.golden(MultiHashConfig, "tables", "hash tables n (1 = single hash)"),
+            Param.golden(MultiHashConfig, "counters",
+                         "total counters (counters/tables a power of two)"),
+            Param.golden(MultiHashConfig, "counter_bits", "counter width, 8..32"),
+            Param.golden(MultiHashConfig, "accumulator", "accumulator (CAM) entries"),
+            Param.golden(MultiHashConfig, "interval_length",
+                         "reset value of the interval register"),
+            Param.golden(MultiHashConfig, "threshold", "reset value of the threshold register"),
+            Param.golden(MultiHashConfig, "pc_bits", "pc field width"),
+            Param.golden(MultiHashConfig, "value_bits", "value field width"),
+            Param.golden(MultiHashConfig, "retain", "P1: retain candidates into the next interval"),
+            Param.golden(MultiHashConfig, "reset", "R1: reset the counters of a promoted tuple"),
+            Param.golden(MultiHashConfig, "conservative", "C1: conservative update"),
+            Param.golden(MultiHashConfig, "hash_seed", "table seed of hash function 0"),
             Param("ways", 4, "int", "accumulator: W-way set-associative in block RAM, "
                   "pipelined (0 = the paper's fully associative CAM in flops)"),
         ),

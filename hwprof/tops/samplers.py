@@ -1,6 +1,10 @@
 """Catalog entries of the stratified-sampling compressors (Sastry, Bodik & Smith)."""
 
-from ..catalog import Param, Top
+from functools import partial
+
+from ..block import Param, Property, Top, TraceCheck
+from ..golden.lfsr import LfsrConfig
+from ..golden.samplers import LFSR_WIDTH, RAND_BITS
 from ..rtl.samplers import (
     SKID_DEFAULT,
     AssocTable,
@@ -13,6 +17,7 @@ from ..rtl.samplers import (
     StratifiedPipeline,
 )
 from ..rtl.tagged import TaggedCompressor
+from .sva import conservation, lfsr_props, message_handshake
 
 PAPER = "Sastry, Bodik & Smith"
 RATE = Param("rate", 256, "int", "sampling rate r, 2..65536")
@@ -51,9 +56,145 @@ def assoc_budget(params):
     }
 
 
+def _message_count_bits(top: str, p: dict) -> int:
+    if top in ("sampler_counter", "sampler_cr"):
+        return p["count_bits"]
+    if top == "tagged_compressor":
+        return p["hit_bits"] + 1
+    if top == "assoc_table":
+        return p["count_bits"]
+    if top == "stratified" and p["sampler"] == "cr":
+        return p["count_bits"]
+    return p["rate"].bit_length()
+
+
+def props_sampler(top: str, p: dict) -> list[Property]:
+    kb, cb = p["key_bits"], _message_count_bits(top, p)
+    props = message_handshake(top, kb + cb, True)
+    if top in ("sampler_random", "sampler_countdown"):
+        # the sampler's LFSR (no load port, escape on): the golden model's generator
+        props += lfsr_props(f"{top}.lfsr", "register", LFSR_WIDTH, True,
+                             LfsrConfig(width=LFSR_WIDTH, seed=p["seed"], steps=RAND_BITS),
+                             load=False)  # fmt: skip
+    if top in ("sampler_periodic", "sampler_counter", "sampler_cr"):
+        bound = f"always @* assert (counter < {p['rate']});\n" if top == "sampler_periodic" \
+            else ""
+        props.append(conservation(top, kb, cb, "counter", what="the counter",
+                                   invariants=bound))  # fmt: skip
+    return props
+
+
+def props_stratified(p: dict) -> list[Property]:
+    kb, cb = p["key_bits"], _message_count_bits("stratified", p)
+    props = message_handshake("stratified", kb + cb, True)
+    if p["sampler"] != "random":
+        total = " + ".join(f"counters[{j}]" for j in range(p["entries"]))
+        bound = "" if p["sampler"] == "cr" else "\n".join(
+            f"always @* assert (counters[{j}] < {p['rate']});" for j in range(p["entries"]))
+        props.append(conservation("stratified", kb, cb, total, what="the n counters",
+                                   invariants=bound + "\n", sram=True))  # fmt: skip
+    return props
+
+
+def props_tagged(p: dict) -> list[Property]:
+    kb, cb = p["key_bits"], p["hit_bits"] + 1
+    tb, hb, mb = p["tag_bits"], p["hit_bits"], p["miss_bits"]
+    hit = f"[{tb + hb}:{tb + 1}]"
+    miss = f"[{tb + hb + mb}:{tb + hb + 1}]"
+    sets = p["entries"] // p["ways"]
+    words = [f"way{w}[{s}]" for w in range(p["ways"]) for s in range(sets)]
+    stored = " + ".join(f"{x}{hit} + {x}{miss}" for x in words)
+    hit_max = (1 << hb) - 1
+    invariants = []
+    for x in words:  # the states Figure 6 can reach: what makes the step inductive
+        invariants += [f"always @* if (!{x}[0]) assert ({x}{miss} == 0);",
+                       f"always @* if (!{x}[0]) assert ({x}{hit} < {p['replace_misses']});",
+                       f"always @* assert ({x}{hit} < {hit_max});",
+                       f"always @* assert ({x}{miss} < {p['replace_misses']});"]  # fmt: skip
+    for s in range(sets):  # no two valid ways of a set hold the same tag
+        for a in range(p["ways"]):
+            for b in range(a + 1, p["ways"]):
+                x, y = f"way{a}[{s}]", f"way{b}[{s}]"
+                invariants.append(f"always @* assert (!({x}[0] && {y}[0] && "
+                                  f"{x}[{tb}:1] == {y}[{tb}:1]));")  # fmt: skip
+    invalid_miss = "\n".join(invariants)
+    step = (
+        f"always @* if (tuples__valid && tuples__ready) assert ("
+        f"{{4'd0, \\new {hit}}} + \\new {miss} + (emit ? count : 0) "
+        f"== {{4'd0, cur{hit}}} + cur{miss} + 1);\n"
+    )  # fmt: skip
+    return [
+        *message_handshake("tagged_compressor", kb + cb, True),
+        Property("transition_preserves_count",
+                 "on every accepted tuple: hit + miss of the written entry + the count sent "
+                 "= hit + miss of the entry read + 1 (E1-E6); an invalid entry holds no "
+                 "misses and fewer than replace_misses hits (E6 leaves the misses there); "
+                 "hit < 2^hit_bits - 1, miss < replace_misses; no two valid ways of "
+                 "a set share a tag", {"tagged_compressor": step + invalid_miss}),
+        conservation("tagged_compressor", kb, cb, stored,
+                      what="hit + miss of every table entry", invariants=invalid_miss + "\n",
+                      sram=True),
+    ]
+
+
+def props_assoc(p: dict) -> list[Property]:
+    kb, cb, ib = p["key_bits"], p["count_bits"], p["in_count_bits"]
+    k = p["entries"]
+    held = " + ".join(f"(valid[{i}] ? count{i} : 0)" for i in range(k))
+    unique = "".join(f"always @* assert (!(valid[{i}] && valid[{j}] && key{i} == key{j}));\n"
+                     for i in range(k) for j in range(i + 1, k))  # fmt: skip
+    unique += f"always @* assert (pointer < {k});\n"
+    return [
+        *message_handshake("assoc_table", kb + cb, True),
+        conservation("assoc_table", kb, cb, held, in_count=f"tuples__payload[{kb + ib - 1}:{kb}]",
+                      what="the counts of the valid entries (no key in two valid entries)",
+                      invariants=unique),
+    ]
+
+
+
+#: The golden Stratified's parameters among the top's.
+STRATIFIED_GOLDEN = ("rate", "entries", "key_bits", "pc_bits", "hash_seed", "sampler", "seed",
+                     "count_bits", "latency", "skid")  # fmt: skip
+#: Cycle-model parameters (when messages leave), not what the bulk paths count.
+TIMING = ("latency", "skid")
+
+
+def stratified_model(params):
+    from ..golden.samplers import Stratified as Golden
+
+    return Golden(**{k: params[k] for k in STRATIFIED_GOLDEN if k in params})
+
+
+def stratified_counts(params, keys):
+    """Counts of the bulk path (64-bit tuples, 32-bit pc, periodic sampler only)."""
+    from ..golden.compressors_fast import stratified_counts as counts
+
+    if (params["key_bits"], params["pc_bits"]) != (64, 32) or params["sampler"] != "periodic":
+        return None
+    return counts(keys, params["rate"], params["entries"], params["hash_seed"])
+
+
+def tagged_model(params):
+    from ..golden.tagged import TaggedCompressor as Golden
+
+    return Golden(**params)
+
+
+def tagged_counts(params, keys):
+    """Counts of the bulk path (64-bit tuples, 32-bit pc only)."""
+    from ..golden.compressors_fast import tagged_counts as counts
+
+    if (params["key_bits"], params["pc_bits"]) != (64, 32):
+        return None
+    return counts(keys, **{k: v for k, v in params.items() if k not in TIMING})[0]
+
+
 TOPS = [
     Top(
         name="sampler_random",
+        properties=partial(props_sampler, "sampler_random"),
+        formal_params=({"rate": 4, "key_bits": 8},),
         description="R_r random sampler: probability ~1/r from a 32-bit LFSR (Sastry et al.)",
         build=RandomSampler,
         params=(RATE, KEY, SEED),
@@ -62,6 +203,8 @@ TOPS = [
     ),
     Top(
         name="sampler_countdown",
+        properties=partial(props_sampler, "sampler_countdown"),
+        formal_params=({"rate": 4, "key_bits": 8},),
         description="countdown sampler, reload <1, 2r>, 2r folded to r (mean gap r; Sastry et al.)",
         build=CountdownSampler,
         params=(RATE, KEY, SEED),
@@ -69,6 +212,8 @@ TOPS = [
     ),
     Top(
         name="sampler_periodic",
+        properties=partial(props_sampler, "sampler_periodic"),
+        formal_params=({"rate": 5, "key_bits": 8},),
         description="P_r periodic sampler: every r-th tuple (Sastry et al.)",
         build=PeriodicSampler,
         params=(RATE, KEY),
@@ -76,6 +221,8 @@ TOPS = [
     ),
     Top(
         name="sampler_counter",
+        properties=partial(props_sampler, "sampler_counter"),
+        formal_params=({"count_bits": 4, "key_bits": 8},),
         description="C counter: reports the tuple that saturates it (Sastry et al.)",
         build=Counter,
         params=(COUNT, KEY),
@@ -83,6 +230,8 @@ TOPS = [
     ),
     Top(
         name="sampler_cr",
+        properties=partial(props_sampler, "sampler_cr"),
+        formal_params=({"rate": 4, "count_bits": 4, "key_bits": 8},),
         description="CR_r random sampler with a counter (Sastry et al.)",
         build=CountingRandomSampler,
         params=(RATE, COUNT, KEY, SEED),
@@ -90,6 +239,12 @@ TOPS = [
     ),
     Top(
         name="stratified",
+        trace_check=TraceCheck(stratified_model, counts=stratified_counts),
+        # the stream compressors' properties are stated on the latency-1 form (one update
+        # per accepted tuple, in the accept cycle); the pipelined forms are checked
+        # against the golden models by simulation (docs/samplers.md)
+        properties=props_stratified,
+        formal_params=({"rate": 4, "entries": 4, "key_bits": 4, "pc_bits": 2, "latency": 1},),
         description="H[X_r]_n stratified sampler, default H[P_256]_2048, shared hash (Sastry)",
         build=Stratified,
         params=(
@@ -129,6 +284,11 @@ TOPS = [
     ),
     Top(
         name="tagged_compressor",
+        trace_check=TraceCheck(tagged_model, counts=tagged_counts),
+        properties=props_tagged,
+        formal_params=({"entries": 4, "ways": 2, "tag_bits": 2, "hit_bits": 4, "miss_bits": 2,
+                        "evict_hits": 4, "replace_misses": 3, "key_bits": 4, "pc_bits": 2,
+                        "latency": 1},),
         description="tagged compressor: partial tags, hit/miss counters, Fig. 6 FSM",
         build=TaggedCompressor,
         params=(
@@ -152,6 +312,9 @@ TOPS = [
     ),
     Top(
         name="assoc_table",
+        properties=props_assoc,
+        formal_params=({"entries": 3, "key_bits": 4, "in_count_bits": 3, "count_bits": 5,
+                        "latency": 1},),
         description="A_k associative counter table, lossless second level (Sastry et al.)",
         build=AssocTable,
         params=(

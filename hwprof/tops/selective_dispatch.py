@@ -1,7 +1,9 @@
 """Catalog entries of selective instruction dispatch (Vaswani, Srikant & Thazhuthaveetil)."""
 
-from ..catalog import Param, Top
+from ..block import Param, Property, Top
 from ..golden.dispatch import DispatchConfig, golden_filter_params
+from ..golden.isa_profile import CTI_OPS, CUSTOM1, CUSTOM2, PCI_MASK, PI_OPS
+from ..golden.predictor import PredictorConfig
 from ..rtl.dispatch_filter import DispatchFilter
 from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 
@@ -24,17 +26,67 @@ def _predictor_budget(params):
     }
 
 
+def props_dispatch_filter(p: dict) -> list[Property]:
+    cfg = DispatchConfig(lanes=p["lanes"], n_flags=p["n_flags"], stack_depth=p["stack_depth"],
+                         addr_width=p["addr_width"])  # fmt: skip
+    n, depth, cw = cfg.n_flags, cfg.stack_depth, cfg.ckpt_width
+    decode, dispatch, sp = [], [], []
+    for i in range(cfg.lanes):
+        w = f"insn[{32 * i + 31}:{32 * i}]"
+        flags_in = "flags" if i == 0 else f"ckpt[{cw * (i - 1) + n - 1}:{cw * (i - 1)}]"
+        decode.append(
+            f"wire [31:0] f_w{i} = {w};\n"
+            f"wire f_pi{i} = f_w{i}[6:0] == 7'd{CUSTOM2} && "
+            f"!(f_w{i}[14:12] == 3'd0 && f_w{i}[28:25] != 4'd0);\n"
+            f"wire f_pci{i} = (f_w{i} & 32'h{PCI_MASK:08x}) == 32'h{CUSTOM1:08x};\n"
+            f"wire [2:0] f_k{i} = f_w{i}[31:29];\n"
+            f"wire [7:0] f_fl{i} = {flags_in};\n"
+            f"wire f_on{i} = f_k{i} < {n} && f_fl{i}[f_k{i}];\n"
+        )  # fmt: skip
+        if p.get("predecoded"):
+            # the integrator's constraint: the fetch queue's bits are the word's predecode
+            cti = " || ".join(f"f_w{i}[14:12] == 3'd{PI_OPS.index(op)}" for op in CTI_OPS)
+            decode.append(
+                f"wire f_cti{i} = f_pi{i} && ({cti});\n"
+                f"always @* assume (insn_pre[{3 * i + 2}:{3 * i}] == "
+                f"{{f_cti{i}, f_pi{i}, f_pci{i}}});\n"
+            )  # fmt: skip
+        dispatch.append(
+            f"always @* begin\n"
+            f"  assert (!dispatch[{i}] || take[{i}]); assert (!drop[{i}] || take[{i}]);\n"
+            f"  if (take[{i}] && f_pi{i}) assert (dispatch[{i}] == f_on{i});\n"
+            f"  if (take[{i}] && f_pi{i}) assert (drop[{i}] == !f_on{i});\n"
+            f"  if (take[{i}] && !f_pi{i} && !f_pci{i}) assert (dispatch[{i}]);\n"
+            f"  if (f_pci{i}) assert (!drop[{i}] && "
+            f"dispatch[{i}] == (overflow[{i}] || underflow[{i}]));\n"
+            f"end"
+        )  # fmt: skip
+        sp.append(f"always @* assert (ckpt[{cw * i + cw - 1}:{cw * i + n + depth}] <= {depth});")
+    return [
+        Property("pi_dispatch_by_flag",
+                 "a taken PI is dispatched iff its flag (as left by the older lanes) is set, "
+                 "else dropped; every taken non-PI, non-PCI instruction is dispatched; "
+                 "a PCI only to carry its flag-stack overflow/underflow exception to commit",
+                 {"dispatch_filter": "".join(decode) + "\n".join(dispatch)}),
+        Property("flag_sp_in_range",
+                 f"the flag stack pointer stays in 0..{depth} (register and every checkpoint)",
+                 {"dispatch_filter": f"always @* assert (sp <= {depth});\n" + "\n".join(sp)}),
+    ]
+
+
+
 TOPS = [
     Top(
         name="dispatch_filter",
+        properties=props_dispatch_filter,
         description="decode-stage selective dispatch: profile flags, flag stack, PI filter, "
                     "mis-fetch redirect, checkpoints (Vaswani et al.)",
         build=DispatchFilter,
         params=(
             Param("lanes", 4, "int", "decode lanes W, 1..4"),
-            Param("n_flags", 1, "int", "profile flags (profile types), 1..8"),
-            Param("stack_depth", 8, "int", "flag stack entries, 1..64"),
-            Param("addr_width", 32, "int", "instruction address width, 8..64"),
+            Param.golden(DispatchConfig, "n_flags", "profile flags (profile types), 1..8"),
+            Param.golden(DispatchConfig, "stack_depth", "flag stack entries, 1..64"),
+            Param.golden(DispatchConfig, "addr_width", "instruction address width, 8..64"),
             Param("predecoded", True, "bool", "the fetch queue supplies each word's "
                                               "is_pci/is_pi/is_cti bits (insn_pre; timing, "
                                               "docs/fpga.md); false: the filter decodes"),
@@ -50,16 +102,17 @@ TOPS = [
         build=ProfileFlagPredictor,
         params=(
             Param("lanes", 4, "int", "fetch/decode lanes, 1..4"),
-            Param("n_flags", 1, "int", "profile flags (prediction bits), 1..8"),
-            Param("sets", 64, "int", "table sets, power of two"),
-            Param("ways", 2, "int", "table ways, 1..2 (LRU)"),
-            Param("min_block", 4, "int", "smallest block skipped, instructions"),
-            Param("addr_width", 32, "int", "instruction address width, 8..64"),
-            Param("length_check", False, "bool", "sec. IV-A.2 block-length check (pflen)"),
+            Param.golden(PredictorConfig, "n_flags", "profile flags (prediction bits), 1..8"),
+            Param.golden(PredictorConfig, "sets", "table sets, power of two"),
+            Param.golden(PredictorConfig, "ways", "table ways, 1..2 (LRU)"),
+            Param.golden(PredictorConfig, "min_block", "smallest block skipped, instructions"),
+            Param.golden(PredictorConfig, "addr_width", "instruction address width, 8..64"),
+            Param.golden(PredictorConfig, "length_check", "sec. IV-A.2 block-length check (pflen)"),
             Param("update_latency", 3, "int", "cycles from decode to the table write, 0..3 "
                                               "(1..3: pipelined, docs/fpga.md)"),
-            Param("fetch_latency", 0, "int", "cycles from fetch to skip/follow/not_taken, "
-                                             "0..1 (1: registered outputs)"),
+            Param.golden(PredictorConfig, "fetch_latency",
+                         "cycles from fetch to skip/follow/not_taken, 0..1 (1: registered "
+                         "outputs)"),
         ),
         budget=_predictor_budget,
         variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}, {"length_check": True}),

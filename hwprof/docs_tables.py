@@ -1,0 +1,132 @@
+"""Generated tables of docs/: marked regions of the pages, filled from JSON records.
+
+A page marks a region with two HTML comments::
+
+    <!-- table: KIND [BLOCK ..] -->
+    (generated: do not edit)
+    <!-- end table -->
+
+``KIND`` names the records (``DOCS/records/KIND.json``) and the command that
+writes them:
+
+* ``area``: ``hwprof report`` writes ``build/area.json`` (every top and variant);
+* ``fpga``: ``hwprof report --fpga`` writes ``build/fpga.json`` (default parameters);
+* ``mutation``: ``hwprof mutate TOP -n 100 --json`` prints one record per top; a
+  survivor shown equivalent by hand moves to ``equivalent_by_hand`` and
+  ``by_hand_mutants``.
+
+The ``BLOCK`` names select records (all of them without names), in the records'
+order. ``hwprof report --docs`` copies nothing: it fills every region of every
+page from the records in ``DOCS/records/``; :func:`stale_regions` lists the
+regions that differ from what the records give (a test keeps the pages in sync).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .catalog import TOPS
+from .fpga_report import format_fpga_table
+from .report import format_area_table
+from .synth import write_atomically
+
+__all__ = ["KINDS", "fill_page", "fill_docs", "stale_regions", "DocsError"]
+
+_REGION = re.compile(r"(<!-- table: ([a-z]+)([^>]*?) -->\n)(.*?)(<!-- end table -->)", re.S)
+
+#: kind -> (command that makes the records, file it writes)
+KINDS = {
+    "area": ("hwprof report", "build/area.json"),
+    "fpga": ("hwprof report --fpga", "build/fpga.json"),
+    "mutation": ("hwprof mutate TOP -n 100 --json", "one record per top"),
+}
+
+
+class DocsError(ValueError):
+    """A region names an unknown kind or block, or its records are missing."""
+
+
+def _area_table(records: list[dict]) -> list[str]:
+    return format_area_table(records).splitlines()
+
+
+def _fpga_table(records: list[dict]) -> list[str]:
+    return format_fpga_table(records).splitlines()
+
+
+def _mutation_table(records: list[dict]) -> list[str]:
+    lines = ["| block | mutants | bench | killed | equivalent (proved) | equivalent (by hand) "
+             "| survived |", "| --- | ---: | --- | ---: | ---: | --- | ---: |"]  # fmt: skip
+    for r in records:
+        hand = str(r["equivalent_by_hand"])
+        if r.get("by_hand_mutants"):
+            hand += f" ({', '.join(map(str, r['by_hand_mutants']))})"
+        lines.append(f"| {r['block']} | {r['n']} (seed {r['seed']}) | {r['bench']} "
+                     f"| {r['killed']} | {r['equivalent']} | {hand} | {r['survived']} |")
+    return lines
+
+
+_TABLES = {"area": _area_table, "fpga": _fpga_table, "mutation": _mutation_table}
+
+
+def _region_text(kind: str, blocks: list[str], records_dir: Path) -> str:
+    if kind not in KINDS:
+        raise DocsError(f"unknown table kind {kind!r} (known: {', '.join(KINDS)})")
+    for block in blocks:
+        if block not in TOPS:
+            raise DocsError(f"unknown block {block!r} in a {kind} table")
+    path = records_dir / f"{kind}.json"
+    if not path.exists():
+        raise DocsError(f"no records for the {kind} tables: {path} is missing")
+    records = json.loads(path.read_text())
+    chosen = [r for r in records if not blocks or r["block"] in blocks]
+    if not chosen:
+        raise DocsError(f"{path} has no record of {' '.join(blocks)}")
+    command, written = KINDS[kind]
+    source = (f"Records: `{command}` ({written}), kept in `{path.parent.name}/{path.name}`; "
+              "this table: `hwprof report --docs`.")  # fmt: skip
+    return "\n".join([*_TABLES[kind](chosen), "", source]) + "\n"
+
+
+def fill_page(text: str, records_dir: Path) -> str:
+    """``text`` with every marked region filled from the records in ``records_dir``."""
+
+    def fill(match: re.Match) -> str:
+        blocks = match.group(3).split()
+        return match.group(1) + _region_text(match.group(2), blocks, records_dir) + match.group(5)
+
+    return _REGION.sub(fill, text)
+
+
+def _pages(docs: Path) -> list[Path]:
+    return sorted([*Path(docs).glob("*.md"), *(Path(docs).parent / "README.md",)])
+
+
+def fill_docs(docs: Path) -> list[Path]:
+    """Fill every region of ``docs/*.md`` (and README.md beside ``docs``): the pages changed.
+
+    Every page is filled before any is written, so a bad region leaves all of them as
+    they were.
+    """
+    pages = [page for page in _pages(docs) if page.exists()]
+    texts = {page: page.read_text() for page in pages}
+    filled = {page: fill_page(text, Path(docs) / "records") for page, text in texts.items()}
+    changed = [page for page in pages if filled[page] != texts[page]]
+    for page in changed:
+        write_atomically(page, filled[page])
+    return changed
+
+
+def stale_regions(docs: Path) -> list[str]:
+    """``page: kind blocks`` of every region whose text is not what its records give."""
+    stale = []
+    for page in _pages(docs):
+        if not page.exists():
+            continue
+        for match in _REGION.finditer(page.read_text()):
+            expected = _region_text(match.group(2), match.group(3).split(), Path(docs) / "records")
+            if match.group(4) != expected:
+                stale.append(f"{page.name}: {match.group(2)}{match.group(3)}")
+    return stale

@@ -1,0 +1,183 @@
+"""The core: PicoRV32 from the ``pythondata-cpu-picorv32`` package, patched at build time.
+
+The repository holds no copy of ``picorv32.v``. :func:`core_verilog` reads the
+package's file and applies :data:`EDITS`, a list of (anchor, replacement) pairs,
+each of which must match exactly once (else the package changed and the patch is
+refused with a clear error). The patched module is renamed ``hwprof_picorv32`` so
+that it never clashes with an unpatched ``picorv32`` in a user's design; the
+package's bus wrappers (``picorv32_axi``, ``picorv32_wb``), which instantiate the
+unpatched name, are left out.
+
+What the patch adds (docs/system.md, "The core"):
+
+* ``instr_brr``: a word is a brr exactly when ``word & MATCH_MASK == MATCH_VALUE``
+  (:mod:`hwprof.golden.brr_isa`); a brr is no longer an illegal instruction.
+* A brr executes as a branch whose condition is the brr unit's ``taken``; its
+  target is the B-type immediate (the core's own branch-target adder).
+* Ports ``hwprof_brr_valid`` (one cycle per retired brr, in the cycle the core
+  leaves the execute state: the LFSR steps at that clock edge, after ``taken``
+  was used), ``hwprof_brr_freq`` and ``hwprof_brr_taken`` (input).
+* Observation ports for the simulation: ``hwprof_pc`` and ``hwprof_insn`` (the
+  address and word of the instruction being executed, PicoRV32's own debug
+  registers) and ``hwprof_instret`` (its retired-instruction counter).
+
+The interrupt extension (``ENABLE_IRQ``) also decodes custom-0 (``retirq`` is
+``0x0400000b``, which is also a brr): the system builds the core without it, and
+:func:`core_verilog` refuses ``ENABLE_IRQ=1``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from ..golden.brr_isa import MATCH_MASK, MATCH_VALUE
+
+__all__ = ["CORE_PACKAGE", "CORE_VERSION", "CORE_MODULE", "CORE_PARAMETERS", "PatchError",
+           "core_source", "core_verilog"]  # fmt: skip
+
+CORE_PACKAGE = "pythondata-cpu-picorv32"
+#: The package version the patch is written against (pinned in pyproject.toml).
+CORE_VERSION = "1.0.post218"
+#: Name of the patched module.
+CORE_MODULE = "hwprof_picorv32"
+#: PicoRV32 parameters of the system's core (RV32IM, no compressed, no interrupts).
+CORE_PARAMETERS = {
+    "ENABLE_COUNTERS": 1,
+    "ENABLE_COUNTERS64": 1,
+    "ENABLE_REGS_16_31": 1,
+    "ENABLE_REGS_DUALPORT": 1,
+    "BARREL_SHIFTER": 1,
+    "COMPRESSED_ISA": 0,
+    "CATCH_MISALIGN": 1,
+    "CATCH_ILLINSN": 1,
+    "ENABLE_PCPI": 0,
+    "ENABLE_MUL": 0,
+    "ENABLE_FAST_MUL": 1,
+    "ENABLE_DIV": 1,
+    "ENABLE_IRQ": 0,
+    "ENABLE_TRACE": 0,
+    "REGS_INIT_ZERO": 1,
+    "PROGADDR_RESET": 0,
+}
+
+
+class PatchError(RuntimeError):
+    """The installed core package does not match the patch."""
+
+
+_BRANCH_OLD = """\
+				if (is_beq_bne_blt_bge_bltu_bgeu) begin
+					latched_rd <= 0;
+					latched_store <= TWO_CYCLE_COMPARE ? alu_out_0_q : alu_out_0;
+					latched_branch <= TWO_CYCLE_COMPARE ? alu_out_0_q : alu_out_0;
+					if (mem_done)
+						cpu_state <= cpu_state_fetch;
+					if (TWO_CYCLE_COMPARE ? alu_out_0_q : alu_out_0) begin
+"""
+_BRANCH_NEW = """\
+				if (is_beq_bne_blt_bge_bltu_bgeu || instr_brr) begin
+					latched_rd <= 0;
+					latched_store <= hwprof_branch_cond;
+					latched_branch <= hwprof_branch_cond;
+					if (mem_done)
+						cpu_state <= cpu_state_fetch;
+					if (hwprof_branch_cond) begin
+"""
+
+#: (anchor, replacement): each anchor occurs exactly once in the package's picorv32.v.
+EDITS: tuple[tuple[str, str], ...] = (
+    ("module picorv32 #(", f"module {CORE_MODULE} #("),
+    (
+        "\toutput reg        trace_valid,\n\toutput reg [35:0] trace_data\n);\n"
+        "\tlocalparam integer irq_timer = 0;",
+        "\toutput reg        trace_valid,\n\toutput reg [35:0] trace_data,\n\n"
+        "\t// hwprof: brr unit and observation ports\n"
+        "\toutput            hwprof_brr_valid,\n"
+        "\toutput     [ 3:0] hwprof_brr_freq,\n"
+        "\tinput             hwprof_brr_taken,\n"
+        "\toutput     [31:0] hwprof_pc,\n"
+        "\toutput     [31:0] hwprof_insn,\n"
+        "\toutput     [63:0] hwprof_instret\n"
+        ");\n\tlocalparam integer irq_timer = 0;",
+    ),
+    (
+        "\treg instr_getq, instr_setq, instr_retirq, instr_maskirq, instr_waitirq, instr_timer;\n",
+        "\treg instr_getq, instr_setq, instr_retirq, instr_maskirq, instr_waitirq, instr_timer;\n"
+        "\treg instr_brr;  // hwprof: branch-on-random (docs/isa.md)\n",
+    ),
+    (
+        "\t\t\tinstr_getq, instr_setq, instr_retirq, instr_maskirq, instr_waitirq, instr_timer};",
+        "\t\t\tinstr_getq, instr_setq, instr_retirq, instr_maskirq, instr_waitirq, instr_timer,"
+        " instr_brr};",
+    ),
+    (
+        "\t\t\tis_beq_bne_blt_bge_bltu_bgeu <= mem_rdata_latched[6:0] == 7'b1100011;\n",
+        "\t\t\tis_beq_bne_blt_bge_bltu_bgeu <= mem_rdata_latched[6:0] == 7'b1100011;\n"
+        f"\t\t\tinstr_brr <= (mem_rdata_latched & 32'h{MATCH_MASK:08x}) == "
+        f"32'h{MATCH_VALUE:08x};\n",
+    ),
+    (
+        "\t\t\t\tis_beq_bne_blt_bge_bltu_bgeu:\n\t\t\t\t\tdecoded_imm <= $signed({mem_rdata_q[31]",
+        "\t\t\t\tis_beq_bne_blt_bge_bltu_bgeu || instr_brr:\n"
+        "\t\t\t\t\tdecoded_imm <= $signed({mem_rdata_q[31]",
+    ),
+    (
+        "\t\tif (!resetn) begin\n\t\t\tis_beq_bne_blt_bge_bltu_bgeu <= 0;\n",
+        "\t\tif (!resetn) begin\n\t\t\tis_beq_bne_blt_bge_bltu_bgeu <= 0;\n\t\t\tinstr_brr <= 0;\n",
+    ),
+    (
+        "\tassign launch_next_insn = ",
+        "\t// hwprof: a brr is a branch on the brr unit's outcome; it retires (and the\n"
+        "\t// LFSR steps) in the cycle the core leaves the execute state.\n"
+        "\twire hwprof_branch_cond = instr_brr ? hwprof_brr_taken :\n"
+        "\t\t\t(TWO_CYCLE_COMPARE ? alu_out_0_q : alu_out_0);\n"
+        "\tassign hwprof_brr_valid = resetn && cpu_state == cpu_state_exec && instr_brr &&\n"
+        "\t\t\t!((TWO_CYCLE_ALU || TWO_CYCLE_COMPARE) && (alu_wait || alu_wait_2)) && mem_done;\n"
+        "\tassign hwprof_brr_freq = decoded_rs2[3:0];\n"
+        "\tassign hwprof_pc = dbg_insn_addr;\n"
+        "\tassign hwprof_insn = dbg_insn_opcode;\n"
+        "\tassign hwprof_instret = count_instr;\n\n"
+        "\tassign launch_next_insn = ",
+    ),
+    (_BRANCH_OLD, _BRANCH_NEW),
+)
+
+#: Where the package's Wishbone/AXI wrappers start (they instantiate ``picorv32``).
+_CUT = "module picorv32_axi #("
+
+
+def core_source() -> Path:
+    """``picorv32.v`` of the installed package; :class:`PatchError` if missing or other."""
+    try:
+        version = metadata.version(CORE_PACKAGE)
+    except metadata.PackageNotFoundError:
+        raise PatchError(f"the package {CORE_PACKAGE} is not installed "
+                         f"(pip install {CORE_PACKAGE}=={CORE_VERSION})") from None  # fmt: skip
+    if version != CORE_VERSION:
+        raise PatchError(f"{CORE_PACKAGE} {version} is installed; the core patch is written "
+                         f"for {CORE_VERSION}")  # fmt: skip
+    import pythondata_cpu_picorv32
+
+    return Path(pythondata_cpu_picorv32.data_location) / "picorv32.v"
+
+
+@cache
+def core_verilog() -> str:
+    """The patched core's Verilog (module :data:`CORE_MODULE` and its PCPI units)."""
+    if CORE_PARAMETERS["ENABLE_IRQ"]:
+        raise PatchError("the interrupt extension decodes custom-0 like brr; build without it")
+    text = core_source().read_text()
+    text = text[: text.index(_CUT)]
+    text = text[: text.rindex("/****")]  # the wrapper's banner comment
+    for anchor, replacement in EDITS:
+        count = text.count(anchor)
+        if count != 1:
+            raise PatchError(f"core patch: anchor found {count} times, expected once: "
+                             f"{anchor.splitlines()[0].strip()!r}")  # fmt: skip
+        text = text.replace(anchor, replacement)
+    header = (f"// PicoRV32 from the PyPI package {CORE_PACKAGE} {CORE_VERSION} (ISC licence,\n"
+              "// see the package's COPYING), patched by hwprof.system.core: brr decode and\n"
+              "// observation ports. Generated; do not edit.\n")  # fmt: skip
+    return header + text

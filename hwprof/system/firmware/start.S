@@ -1,0 +1,18 @@
+/* hwprof system start file: stack, .bss cleared, main(), its return value to the
+ * console's exit register (the simulation stops). */
+#include "hwprof.h"
+
+    .section .text.start, "ax"
+    .global _start
+_start:
+    la sp, __stack_top
+    la t0, __bss_start
+    la t1, __bss_end
+1:  bgeu t0, t1, 2f
+    sw zero, 0(t0)
+    addi t0, t0, 4
+    j 1b
+2:  call main
+    li t0, HWPROF_CONSOLE_EXIT
+    sw a0, 0(t0)
+3:  j 3b

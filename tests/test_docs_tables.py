@@ -1,0 +1,92 @@
+"""The generated tables of docs/: in sync with docs/records/, and the generator fills,
+detects stale regions and refuses unknown kinds."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hwprof.catalog import TOPS
+from hwprof.cli import main
+from hwprof.docs_tables import DocsError, fill_page, stale_regions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PAGE = """# A block
+
+Some text.
+
+<!-- table: mutation lfsr -->
+old text
+<!-- end table -->
+
+More text.
+"""
+
+
+def _mutation(killed):
+    return {"block": "lfsr", "params": TOPS["lfsr"].resolve({}), "n": 100, "seed": 1,
+            "bench": "cocotb", "killed": killed, "equivalent": 100 - killed - 2,
+            "equivalent_by_hand": 2, "by_hand_mutants": [7, 52], "survived": 0}  # fmt: skip
+
+
+@pytest.fixture
+def docs(tmp_path):
+    (tmp_path / "docs" / "records").mkdir(parents=True)
+    records = [_mutation(95), {**_mutation(90), "block": "brr"}]
+    (tmp_path / "docs" / "records" / "mutation.json").write_text(json.dumps(records))
+    (tmp_path / "docs" / "page.md").write_text(PAGE)
+    return tmp_path / "docs"
+
+
+def test_docs_pages_are_in_sync_with_their_records():
+    assert stale_regions(ROOT / "docs") == []  # else: hwprof report --docs
+
+
+def test_fill_writes_the_records_rows_and_keeps_the_rest(docs):
+    text = fill_page(PAGE, docs / "records")
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 2 (7, 52) | 0 |" in text
+    assert "| brr |" not in text  # only the blocks the region names
+    assert "old text" not in text
+    assert text.startswith("# A block\n\nSome text.\n\n<!-- table: mutation lfsr -->\n")
+    assert text.endswith("<!-- end table -->\n\nMore text.\n")
+    assert "`hwprof mutate TOP -n 100 --json`" in text  # the command that makes the records
+    assert fill_page(text, docs / "records") == text
+
+
+def test_a_changed_record_makes_the_region_stale(docs):
+    assert stale_regions(docs) == ["page.md: mutation lfsr"]
+    assert main(["report", "--docs", str(docs)]) == 0
+    assert stale_regions(docs) == []
+    (docs / "records" / "mutation.json").write_text(json.dumps([_mutation(94)]))
+    assert stale_regions(docs) == ["page.md: mutation lfsr"]
+
+
+def test_bad_regions_are_one_line_errors(docs, capsys):
+    with pytest.raises(DocsError, match="unknown table kind 'speed'"):
+        fill_page("<!-- table: speed lfsr -->\n<!-- end table -->", docs / "records")
+    with pytest.raises(DocsError, match="unknown block 'nosuch'"):
+        fill_page("<!-- table: mutation nosuch -->\n<!-- end table -->", docs / "records")
+    (docs / "page.md").write_text("<!-- table: area lfsr -->\n<!-- end table -->\n")
+    assert main(["report", "--docs", str(docs)]) == 2
+    assert "area.json is missing" in capsys.readouterr().err
+    assert (docs / "page.md").read_text() == "<!-- table: area lfsr -->\n<!-- end table -->\n"
+
+
+def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
+    import hwprof.verify.mutate as mutate
+
+    def fake(top, n, seed, **options):  # the tally of a run, without running one
+        report = mutate.MutationReport(top.name, top.resolve({}), seed, seconds=12.34)
+        statuses = ["killed"] * 95 + ["equivalent"] * 3 + ["survived"] * 2
+        report.mutants = [mutate.Mutant(i + 1, "", "", s) for i, s in enumerate(statuses)]
+        return report
+
+    monkeypatch.setattr(mutate, "mutate_top", fake)
+    argv = ["mutate", "lfsr", "-n", "100", "--json", "--records", str(docs / "run.json")]
+    assert main(argv) == 1  # survivors: status 1
+    record = json.loads(capsys.readouterr().out)
+    assert (record["killed"], record["equivalent"], record["survived"]) == (95, 3, 2)
+    assert record["survivors"] == [99, 100] and record["seconds"] == 12.3
+    (docs / "records" / "mutation.json").write_text(json.dumps([record]))
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 |" in fill_page(PAGE, docs / "records")
