@@ -100,11 +100,11 @@ def cmd_run(args) -> int:
 def _profiler_params(assignments: list[str]) -> tuple[dict | None, str | None]:
     """``-p k=v`` parsed as the profiler's parameters, or the problem in one line."""
     from ..catalog import CatalogError, get_top, parse_params
-    from .profiler import MultiHashPeripheral
+    from .profiler import check_parameters
 
     try:
         params = parse_params(get_top("multihash"), assignments)
-        MultiHashPeripheral(**params)
+        check_parameters(params)
     except CatalogError as exc:
         return None, f"--profiler: {exc}"
     except (TypeError, ValueError) as exc:

@@ -39,7 +39,7 @@ from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads"]
+           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads", "check_parameters"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -537,3 +537,14 @@ class RetiredLoads(wiring.Component):
                          self.addr.eq(self.mem_addr),
                          self.size.eq(Mux(funct3[0:2] == 0, 1, Mux(funct3[0], 2, 4)))]  # fmt: skip
         return m
+
+
+def check_parameters(params: dict) -> None:
+    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would.
+
+    The peripheral built to check is discarded without Amaranth's "created but never
+    used" warning (as :func:`hwprof.rtl._params.checked_config` does for a rejected one).
+    """
+    peripheral = MultiHashPeripheral(**params)
+    for component in (peripheral, peripheral.multihash):
+        component._MustUse__silence = True
