@@ -56,10 +56,13 @@ def parse(output: str):
     return profiles, fields
 
 
-def profile_run(params: dict, work: Path) -> dict:
-    """Run value_profile.c through the command line with the profiler and the load log."""
+def profile_run(params: dict, work: Path, clock: float | None = None) -> dict:
+    """Run value_profile.c through the command line with the profiler and the load log
+    (``clock``: the profiler on its own clock at that ratio to the core's)."""
     log = work / "loads.trace"
     args = ["system", "run", "--json", "--profiler", "--log-loads", log, WORKLOAD]
+    if clock is not None:
+        args[2:2] = ["--profiler-clock", clock]
     for k, v in params.items():
         args[4:4] = ["-p", f"{k}={v}"]
     status, out, err = _cli(args)
@@ -101,6 +104,17 @@ def test_profile_read_back_equals_golden_on_logged_stream(seed1):
 def test_second_hash_seed(tmp_path):
     params = PROFILER | {"hash_seed": 7}
     check_against_golden(profile_run(params, tmp_path), params)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("clock", [1, 0.75, 0.5])
+def test_profiler_clock_ratios_give_the_same_profile(clock, seed1, tmp_path):
+    """The profiler on a clock of its own (one more build): the same profile as on the
+    core's clock, and the golden model's on the logged stream."""
+    params = PROFILER | {"hash_seed": 1}
+    run = profile_run(params, tmp_path, clock=clock)
+    check_against_golden(run, params)
+    assert run["profiles"] == seed1["profiles"]
 
 
 def test_checker_fails_without_conservative_update(seed1):
@@ -155,6 +169,9 @@ def test_log_is_a_trace_for_the_trace_commands(seed1):
     (["--profiler", "-p", "tables"], "name=value"),
     (["--profiler", "--log-loads", "{tmp}/missing/l.trace"], "not a file in an existing"),
     (["--profiler", "--log-loads", "{tmp}"], "not a file in an existing directory"),
+    (["--profiler-clock", "0.5"], "--profiler-clock needs --profiler"),
+    (["--profiler", "--profiler-clock", "0.7"], "--profiler-clock must be a ratio"),
+    (["--profiler", "--profiler-clock", "0"], "--profiler-clock must be a ratio"),
 ])  # fmt: skip
 def test_cli_profiler_bad_input(extra, message, tmp_path, monkeypatch):
     def no_build(*args, **kwargs):

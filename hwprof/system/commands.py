@@ -42,13 +42,21 @@ def cmd_run(args) -> int:
         return _error(f"--seed must be a non-zero {width}-bit LFSR state, 1..{(1 << width) - 1}, "
                       f"not {args.seed}")  # fmt: skip
     profiler = None
-    if args.profiler or args.param or args.log_loads:
+    prof_half = None
+    if args.profiler or args.param or args.log_loads or args.profiler_clock is not None:
         if not args.profiler:
-            option = "-p" if args.param else "--log-loads"
+            option = ("-p" if args.param else "--log-loads" if args.log_loads
+                      else "--profiler-clock")  # fmt: skip
             return _error(f"{option} needs --profiler")
         profiler, problem = _profiler_params(args.param)
         if problem:
             return _error(problem)
+        if args.profiler_clock is not None:
+            prof_half = _half_period(args.profiler_clock)
+            if prof_half is None:
+                return _error(f"--profiler-clock must be a ratio R in (0, 4] with 60 / R a "
+                              f"whole number (1, 0.75, 0.5, ...), not {args.profiler_clock}")
+            profiler["own_clock"] = True
     log = Path(args.log_loads) if args.log_loads else None
     if log is not None and (log.is_dir() or not log.parent.is_dir()):
         return _error(f"--log-loads {log}: not a file in an existing directory")
@@ -66,7 +74,7 @@ def cmd_run(args) -> int:
             print("hwprof: building the system model if needed...", file=sys.stderr, flush=True)
         exe = build_system(profiler=profiler)
         run = run_image(exe, program.image, cycles=args.cycles, seed=args.seed, work=Path(work),
-                        events=False, loads=log is not None)  # fmt: skip
+                        events=False, loads=log is not None, prof_half=prof_half)  # fmt: skip
     if log is not None:
         write_loads(log, run, program=str(source), profiler=profiler, cycles=args.cycles)
     summary = run.summary()
@@ -110,6 +118,14 @@ def _profiler_params(assignments: list[str]) -> tuple[dict | None, str | None]:
     except (TypeError, ValueError) as exc:
         return None, f"--profiler: {exc}"
     return params, None
+
+
+def _half_period(ratio: float) -> int | None:
+    """The profiler's half period for a clock ``ratio`` times the core's (whose is 60)."""
+    if not 0 < ratio <= 4:
+        return None
+    half = 60 / ratio
+    return round(half) if abs(half - round(half)) < 1e-9 else None
 
 
 def write_loads(path: Path, run, *, program: str, profiler: dict, cycles: int) -> Path:
@@ -202,6 +218,9 @@ def add_parser(sub) -> None:
     run.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
                      help="a multihash parameter of the profiler (with --profiler; not "
                           "interval_length or threshold, which software writes)")  # fmt: skip
+    run.add_argument("--profiler-clock", type=float, metavar="R",
+                     help="clock the profiler on its own at R times the core's frequency "
+                          "(1, 0.75, 0.5, ...; a separate build); default: the core's clock")
     run.add_argument("--log-loads", metavar="FILE",
                      help="write the tuples offered to the profiler (its retired loads) "
                           "as a trace file (docs/traces.md)")  # fmt: skip
