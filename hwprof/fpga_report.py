@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from .catalog import TOPS, Top
@@ -73,16 +72,35 @@ def _default_order(tops: list[Top]) -> list[Top]:
     return sorted(tops, key=lambda t: bool(t.slow_variants))
 
 
+def fpga_unit(top: str, device: str, timeout: float | None) -> dict:
+    """One top's default parameters placed and routed, the unit of a run
+    (:mod:`hwprof.run`): its record, or one with ``error`` if the tools fail."""
+    from .catalog import get_top
+
+    entry = get_top(top)
+    params = entry.resolve({})
+    try:
+        return fpga_record(entry, params, entry.construct({}), device=device, timeout=timeout)
+    except FpgaError as exc:
+        return {"block": top, "device": device, "params": params, "error": str(exc)}
+
+
 def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | None = 900,
-                    tops: list[Top] | None = None) -> list[dict]:  # fmt: skip
+                    tops: list[Top] | None = None, run_options=None,
+                    journal: Path | None = None) -> list[dict]:  # fmt: skip
     """Place and route every top's default parameters: build/fpga.{json,md}.
 
-    Written again after every top (atomically), so a long run leaves the figures
-    measured so far. A top whose tool fails or exceeds ``timeout`` seconds gets a
-    record with ``error`` (and a row saying so). ``tops``: only these, replacing
-    their records in an existing ``fpga.json`` of the same device and keeping the
-    others (to measure again a block that changed).
+    One unit per top (``run_options``: where, :class:`hwprof.run.RunOptions`, default
+    in-process; ``journal``: the file recording them, for ``--resume``). Written again
+    after every top (atomically), so a long run leaves the figures measured so far. A
+    top whose tool fails or exceeds ``timeout`` seconds gets a record with ``error``
+    (and a row saying so). ``tops``: only these, replacing their records in an existing
+    ``fpga.json`` of the same device and keeping the others (to measure again a block
+    that changed). A record's ``seconds`` (the unit's wall time) is the one field that
+    depends on where and when it ran.
     """
+    from .run import Journal, RunOptions, Unit, run_units
+
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
     records = []
@@ -91,19 +109,24 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
         kept = load_fpga_records(output / "fpga.json").values()
         records = [r for r in kept if r["block"] not in names and r.get("device") == device]
     tops = _default_order(list(TOPS.values()) if tops is None else tops)
-    for i, top in enumerate(tops, 1):
-        print(f"[{i}/{len(tops)}] {top.name} on {device}", file=sys.stderr, flush=True)
-        params = top.resolve({})
-        start = time.monotonic()
-        try:
-            record = fpga_record(top, params, top.construct({}), device=device,
-                                 timeout=timeout)  # fmt: skip
-        except FpgaError as exc:
-            record = {"block": top.name, "device": device, "params": params, "error": str(exc)}
-        record["seconds"] = round(time.monotonic() - start, 1)
+
+    def done(outcome):
+        record = outcome.value if outcome.ok else {
+            "block": outcome.key, "device": device, "params": TOPS[outcome.key].resolve({}),
+            "error": f"{outcome.error_type}: {outcome.error}"}  # fmt: skip
+        record["seconds"] = round(outcome.timing.get("seconds", 0.0), 1)
         records.append(record)
         records.sort(key=_order)
+        print(f"[{len(records)}/{len(tops)}] {outcome.key} on {device}"
+              + (f": {record['error']}" if "error" in record else ""), file=sys.stderr,
+              flush=True)  # fmt: skip
         _write(output, records, device)
+
+    identity = {"command": "report --fpga", "device": device, "tops": [t.name for t in tops]}
+    run_units([Unit(t.name, fpga_unit, {"top": t.name, "device": device, "timeout": timeout})
+               for t in tops], run_options or RunOptions(jobs=1), on_done=done,
+              name=f"fpga {device}",
+              journal=None if journal is None else Journal(journal, identity))  # fmt: skip
     table = format_fpga_table(records)
     print(table)
     return records

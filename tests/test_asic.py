@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from amaranth.hdl import ClockSignal, Const, Instance, Module, Signal
-from amaranth.lib import memory, wiring
+from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 import hwprof.synth.asic as asic
@@ -264,10 +264,13 @@ def test_macros_replace_memories_and_model_their_ports():
 
 
 class AsyncReadMemory(wiring.Component):
-    """A 16 x 4 memory read in the cycle of its address: ``rdata = mem[addr + 1] + addr``."""
+    """A 16 x 4 memory read in the cycle of its address: ``rdata = mem[addr + 1] + addr``;
+    and ``total = pair[0] + pair[1]`` of an ``ArrayLayout`` port (whose element wires
+    ``pair[0]``, ``pair[1]`` must not clash with the bit names of ``pair``)."""
 
     def __init__(self):
-        super().__init__({"addr": In(4), "wdata": In(4), "we": In(1), "rdata": Out(4)})
+        super().__init__({"addr": In(4), "wdata": In(4), "we": In(1), "rdata": Out(4),
+                          "pair": In(data.ArrayLayout(2, 2)), "total": Out(3)})  # fmt: skip
 
     def elaborate(self, platform):
         m = Module()
@@ -275,7 +278,8 @@ class AsyncReadMemory(wiring.Component):
         read, write = mem.read_port(domain="comb"), mem.write_port()
         m.d.comb += [read.addr.eq(self.addr + 1), write.addr.eq(self.addr),
                      write.data.eq(self.wdata), write.en.eq(self.we),
-                     self.rdata.eq(read.data + self.addr)]  # fmt: skip
+                     self.rdata.eq(read.data + self.addr),
+                     self.total.eq(self.pair[0] + self.pair[1])]  # fmt: skip
         return m
 
 

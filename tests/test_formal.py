@@ -124,7 +124,7 @@ def test_unknown_signal_is_an_error_not_a_pass():
 
 
 def test_cli_prove_brr(capsys):
-    assert main(["prove", "brr", "-p", "lockup_escape=0"]) == 0
+    assert main(["prove", "brr", "--jobs", "1", "-p", "lockup_escape=0"]) == 0
     out = capsys.readouterr().out
     assert "lfsr_zero_only_by_load: proved" in out
 

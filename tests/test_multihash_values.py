@@ -42,7 +42,8 @@ def test_configurations_are_the_papers():
 
 
 def test_quick_run(tmp_path, capsys):
-    assert main(["experiment", "multihash-values", "--quick", "--jobs", "1", "-o", str(tmp_path)]) == 0
+    assert main(["experiment", "multihash-values", "--quick", "--jobs", "1",
+                 "-o", str(tmp_path)]) == 0  # fmt: skip
     for ext in ("md", "json"):
         assert (tmp_path / f"multihash-values-quick.{ext}").stat().st_size > 0
     for png in ("streams", "10k"):

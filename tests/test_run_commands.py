@@ -161,8 +161,10 @@ def test_missing_trace_on_a_worker(cluster, tmp_path, capfd):
     assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
 
 
-def test_resume_after_ctrl_c_runs_no_finished_unit_again(reference, tmp_path):
-    proc = experiment(tmp_path, "out", "--jobs", "1", wait=False)
+def test_resume_after_ctrl_c_runs_no_finished_unit_again(reference, cluster, tmp_path):
+    """On the cluster (its workers warm, each unit a second: the interrupt lands mid-run)."""
+    address, _ = cluster
+    proc = experiment(tmp_path, "out", "--scheduler", address, wait=False)
     deadline = time.monotonic() + LIMIT
     while len(journal(tmp_path) if (tmp_path / JOURNAL).exists() else {}) < 1:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -173,7 +175,7 @@ def test_resume_after_ctrl_c_runs_no_finished_unit_again(reference, tmp_path):
     assert "interrupted" in stderr and "--resume" in stderr and "Traceback" not in stderr
     before = journal(tmp_path)
     assert 1 <= len(before) < 5 and not (tmp_path / "out").exists()
-    experiment(tmp_path, "out", "--jobs", "1", "--resume")
+    experiment(tmp_path, "out", "--scheduler", address, "--resume")
     after = journal(tmp_path)
     assert results(tmp_path / "out") == reference[0]
     assert without_timing(after) == without_timing(reference[1])

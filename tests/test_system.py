@@ -209,3 +209,31 @@ def test_cli_bad_arguments(tmp_path, capsys):
 def test_header_addresses():
     assert address("brr", "STATE") == 0x10000100
     assert address("console", "EXIT") == 0x10000004
+
+
+# --- checks nobody here wrote: PicoRV32's own instruction tests ------------------------
+
+
+def test_picorv32_instruction_tests_pass(system_exe):
+    from hwprof.system.core_tests import run_core_tests, test_sources
+
+    result = run_core_tests(system_exe)
+    names = [s.stem for s in test_sources()]
+    assert len(names) >= 40 and "mul" in names and "beq" in names
+    assert result["failed"] == [] and result["passed"] == names, result["run"].output
+    assert result["run"].status == "exit" and result["run"].exit_code == 0
+
+
+def test_picorv32_test_chain_can_fail(system_exe, tmp_path):
+    """add.S with one wrong expected sum: ERROR, then the ebreak traps."""
+    from hwprof.system.core_tests import run_core_tests, test_sources
+
+    add = next(s for s in test_sources() if s.stem == "add")
+    text = add.read_text()
+    wrong = text.replace("TEST_RR_OP( 3,  add, 0x00000002,", "TEST_RR_OP( 3,  add, 0x00000003,")
+    assert wrong != text
+    (tmp_path / "add.S").write_text(wrong)
+    lui = next(s for s in test_sources() if s.stem == "lui")
+    result = run_core_tests(system_exe, [lui, tmp_path / "add.S"])
+    assert result["passed"] == ["lui"] and result["failed"] == ["add"]
+    assert result["run"].status == "trap" and result["run"].insn == 0x00100073  # ebreak

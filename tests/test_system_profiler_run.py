@@ -58,7 +58,9 @@ def run_profile(exe, values, work):
     return profiles, fields
 
 
-@pytest.mark.parametrize("hash_seed", [1, 7])
+# each hash seed is a system build of its own (about 50 s CPU): the second in the soak
+# tier (tests/test_system_profiler.py runs both seeds on the peripheral)
+@pytest.mark.parametrize("hash_seed", [1, pytest.param(7, marks=pytest.mark.soak)])
 def test_profile_read_back_by_firmware_equals_golden(hash_seed, tmp_path, seed):
     params = PROFILER | {"hash_seed": hash_seed}
     exe = sim.build_system(profiler=params)

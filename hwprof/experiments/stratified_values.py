@@ -684,12 +684,15 @@ def _timing_line(r: dict) -> str:
     spent = (f"{t['unit_seconds']:.0f} s in its units (their wall times added)"
              if "unit_seconds" in t else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)")
     return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
+
+
 def headline(r: dict) -> list[tuple[str, str, str]]:
     """Sec. 3.4, 5.4, 5.6, 5.7's claims beside ours, per program."""
     paper, claims = r["paper"], r["claims"]
 
     def per_program(key, spec=".2f", pick=None):
-        return "; ".join(f"{p} {cell(c[key] if pick is None else c[key][pick], spec)}"
+        # a trace with under 10,000 edges has no edge claim
+        return "; ".join(f"{p} {cell(c.get(key) if pick is None else c[key][pick], spec)}"
                          for p, c in claims.items())  # fmt: skip
 
     reach = "-".join(f"{x:g}" for x in paper["reach_ratio_claim"])

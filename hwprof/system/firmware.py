@@ -31,7 +31,8 @@ FIRMWARE = Path(__file__).resolve().parent / "firmware"
 #: clang target and CPU: RV32IM, no compressed instructions (the core is built without).
 TARGET = ("-target", "riscv32-freestanding-none", "-mcpu=generic_rv32+m")
 #: Compiler flags of every program.
-CFLAGS = ("-O2", "-g0", "-ffreestanding", "-fno-builtin", "-nostdlib", "-Wall", "-Werror=implicit")
+CFLAGS = ("-O2", "-g0", "-ffreestanding", "-fno-builtin", "-nostartfiles", "-Wall",
+          "-Werror=implicit")
 ZIG_CACHE = Path(os.environ.get("HWPROF_ZIG_CACHE") or Path("build") / "zig-cache")
 
 
@@ -115,6 +116,12 @@ SECTIONS {{
     .text : {{ *(.text.start) *(.text .text.*) }} > RAM
     .rodata : {{ *(.rodata .rodata.* .srodata .srodata.*) }} > RAM
     .data : {{ *(.data .data.* .sdata .sdata.*) }} > RAM
+    /* a table that instrumentation may fill (e.g. each brr site's address) */
+    hwprof_sites : {{
+        __start_hwprof_sites = .;
+        KEEP(*(hwprof_sites))
+        __stop_hwprof_sites = .;
+    }} > RAM
     .bss (NOLOAD) : ALIGN(4) {{
         __bss_start = .;
         *(.bss .bss.* .sbss .sbss.* COMMON)

@@ -212,12 +212,13 @@ def run_image(exe: Path, image: bytes, *, cycles: int, seed: int, work: Path,
 
 def run_program(sources, *, cycles: int = 100_000_000, seed: int = 1, exe: Path | None = None,
                 work: Path | None = None, defines: dict | None = None,
-                events: bool = True) -> Run:  # fmt: skip
+                events: bool = True, extra_flags: tuple[str, ...] = ()) -> Run:  # fmt: skip
     """Compile ``sources`` (C files) and run them on the system (built if needed)."""
     exe = exe or build_system()
     if work is None:
         work = Path(tempfile.mkdtemp(prefix="hwprof-system-"))
-    program = compile_program(sources, Path(work) / "fw", defines=defines)
+    program = compile_program(sources, Path(work) / "fw", defines=defines,
+                              extra_flags=extra_flags)  # fmt: skip
     if len(program.image) > DEFAULT_RAM_SIZE:
         raise RuntimeError(f"the program image ({len(program.image)} bytes) does not fit in "
                            f"RAM ({DEFAULT_RAM_SIZE} bytes)")  # fmt: skip

@@ -510,7 +510,7 @@ def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str
     mutants. A unit that fails (raises) is the mutant's result: status ``error``."""
     import hashlib
 
-    from .run import Journal, RunOptions, Unit, run_units
+    from ..run import Journal, RunOptions, Unit, run_units
 
     by_index = {m.index: m for m in pending}
 

@@ -8,7 +8,7 @@ from ..catalog import TOPS, Top
 from ..synth import to_verilog
 from .formal import ProofResult, run_property
 
-__all__ = ["provable", "formal_param_sets", "prove_top", "prove_tops"]
+__all__ = ["provable", "formal_param_sets", "prove_top", "prove_tops", "prove_unit"]
 
 
 def provable() -> list[str]:
@@ -53,18 +53,69 @@ def prove_top(top: Top, overrides: dict | None = None, *, only: str | None = Non
     return params, results
 
 
+def prove_unit(top: str, overrides: dict, index: int, prop: str,
+               workdir: str | None) -> dict:  # fmt: skip
+    """One property of one top at one formal parameter set, the unit of a run
+    (:mod:`hwprof.run`): its result as JSON (no times)."""
+    from ..catalog import get_top
+
+    _, results = prove_top(get_top(top), overrides, only=prop, index=index,
+                           workdir=None if workdir is None else Path(workdir))  # fmt: skip
+    r = results[0]
+    return {"name": r.name, "status": r.status, "steps": r.steps, "ok": r.ok,
+            "summary": r.summary(), "trace": r.trace}  # fmt: skip
+
+
 def prove_tops(tops: list[Top], overrides: dict | None = None, workdir: Path | None = None,
-               out=print) -> bool:  # fmt: skip
-    ok = True
+               out=print, run_options=None, journal: Path | None = None) -> bool:  # fmt: skip
+    """Prove every property of ``tops`` at each formal parameter set, one unit per
+    property (``run_options``: where, :class:`hwprof.run.RunOptions`, default in-process;
+    ``journal``: the file recording them, for ``--resume``). Prints the results in order
+    as they come in; True if none failed. A unit that raises (a yosys error) raises
+    :class:`~hwprof.verify.formal.FormalError` with its message, after the others."""
+    from ..run import Journal, RunOptions, Unit, run_units
+    from .formal import FormalError
+
+    overrides = overrides or {}
+    units, headers = [], {}
     for top in tops:
         sets = formal_param_sets(top, overrides)
-        for index in range(len(sets)):
-            params, results = prove_top(top, overrides, workdir=workdir, index=index)
+        for index, chosen in enumerate(sets):
+            params = top.resolve(chosen)
             changed = {k: v for k, v in params.items() if v != top.resolve({})[k]}
-            out(f"{top.name} ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'defaults'}):")
-            for r in results:
-                out(f"  {r.name}: {r.summary()} [{r.seconds:.1f} s]")
-                if r.status == "failed":
-                    out("    " + r.trace.replace("\n", "\n    "))
-                ok &= r.ok
-    return ok
+            names = [p.name for p in top.properties(params)]
+            if names:
+                what = ", ".join(f"{k}={v}" for k, v in changed.items()) or "defaults"
+                headers[f"{top.name}/{index}/{names[0]}"] = f"{top.name} ({what}):"
+            units += [Unit(f"{top.name}/{index}/{name}", prove_unit,
+                           {"top": top.name, "overrides": overrides, "index": index,
+                            "prop": name, "workdir": None if workdir is None else
+                            str(Path(workdir).absolute())}) for name in names]  # fmt: skip
+    order = [u.key for u in units]
+    got: dict = {}
+    shown = 0
+
+    def done(outcome):
+        nonlocal shown
+        got[outcome.key] = outcome
+        while shown < len(order) and order[shown] in got:
+            key = order[shown]
+            if key in headers:
+                out(headers[key])
+            o = got[key]
+            if o.ok:
+                r = o.value
+                out(f"  {r['name']}: {r['summary']} [{o.timing.get('seconds', 0):.1f} s]")
+                if r["status"] == "failed":
+                    out("    " + r["trace"].replace("\n", "\n    "))
+            else:
+                out(f"  {key.rsplit('/', 1)[1]}: ERROR {o.error}")
+            shown += 1
+
+    identity = {"command": "prove", "tops": [t.name for t in tops], "overrides": overrides}
+    outcomes = run_units(units, run_options or RunOptions(jobs=1), on_done=done, name="prove",
+                         journal=None if journal is None else Journal(journal, identity))
+    failed = [o for o in outcomes.values() if not o.ok]
+    if failed:
+        raise FormalError(failed[0].error)
+    return all(o.value["ok"] for o in outcomes.values())
