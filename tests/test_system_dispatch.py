@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from hwprof.experiments import system_dispatch
 from hwprof.golden.dispatch import DispatchFilter, FlagStackSpill, Lane
 from hwprof.golden.isa_profile import Insn, encode
 from hwprof.system import dispatch, sim
@@ -127,46 +128,26 @@ def test_push_beyond_depth_traps_and_handler_keeps_unbounded_stack(system_exe, t
 # --- the Fig. 3 basic-block counter around a workload ----------------------------------
 
 
-def _golden_counts(n: int):
-    """Block counts of pf_count.c by the paper's semantics: a block's counter PIs
-    execute iff flag 0 is set; pushpf/poppf around work() restore the flag on return;
-    main sets flag 0 at i % 8 == 0 and resets it at i % 8 == 2 (on a quarter of the
-    time). Also the PIs executed and dropped (3 per block execution)."""
-    counts = [0] * 4
-    total = [0]
-    mask = 0xFFFFFFFF
-
-    def work(x, depth, on):
-        blocks = [0, 1 if x & 1 else 2] + ([3] if depth > 0 else [])
-        r = (3 * x + 1) & mask if x & 1 else x >> 1
-        for b in blocks:
-            total[0] += 1
-            counts[b] += on
-        if depth > 0:
-            r = (r + work(r, depth - 1, on)) & mask
-        return r
-
-    on, acc = 0, 0
-    for i in range(n):
-        if i % 8 == 0:
-            on = 1
-        elif i % 8 == 2:
-            on = 0
-        acc = (acc + work((i * 7 + 3) & mask, i % 7, on)) & mask
-    executed = 3 * sum(counts)
-    return counts, acc, executed, 3 * total[0] - executed
+def test_golden_counts_by_hand():
+    """The golden model on 3 calls (profiling on for call 0 only), counted by hand:
+    call 0: work(3, 0) runs blocks 0, 1 (3 is odd); calls 1, 2 are not profiled."""
+    g = system_dispatch.golden_counts(3, 1)
+    assert g["counts"] == [1, 1, 0, 0]
+    # calls 1 and 2 (depths 1, 2) run 5 and 8 blocks, 3 PIs each, all dropped
+    assert (g["dispatched"], g["dropped"]) == (6, 3 * (5 + 8))
+    # work(3, 0) = 10; work(10, 1) = 5 + work(5, 0) = 5 + 16;
+    # work(17, 2) = 52 + work(52, 1) = 52 + 26 + work(26, 0) = 52 + 26 + 13
+    assert g["result"] == 10 + (5 + 16) + (52 + 26 + 13)
 
 
 def test_basic_block_counts_equal_golden(system_exe, tmp_path):  # noqa: F811
-    n = 200
-    run = sim.run_program([PROGRAMS / "pf_count.c"], exe=system_exe, work=tmp_path,
-                          cycles=20_000_000, events=False, defines={"N": n})  # fmt: skip
-    assert run.status == "exit" and run.exit_code == 0, run.summary()
-    counts, acc, executed, dropped = _golden_counts(n)
-    lines = run.output.splitlines()
-    assert lines[0] == " ".join(f"{c:08x}" for c in counts)
-    assert lines[1] == f"{acc:08x} {executed:08x} {dropped:08x}"
-    assert int(lines[2], 16) > 0  # the recursion went beyond the hardware stack
+    n, on = system_dispatch.QUICK_CALLS, 2
+    row = system_dispatch.run_one(system_exe, n, tmp_path, on=on)
+    golden = system_dispatch.golden_counts(n, on)
+    for key in ("counts", "result", "dispatched", "dropped"):
+        assert row[key] == golden[key], key
+    assert row["exceptions"] > 0  # the recursion went beyond the hardware stack
+    assert 0 < row["dispatched"] < row["dropped"]
 
 
 # --- the checks can fail -----------------------------------------------------------------
@@ -186,7 +167,5 @@ def test_checks_fail_on_a_filter_that_dispatches_every_pi(tmp_path):
         _check_pf_regs(run)
     first = [int(w, 16) for w in run.output.splitlines()[0].split()]
     assert first[:12] != _expected_pf_regs(False, first[9])[0]
-    run = sim.run_program([PROGRAMS / "pf_count.c"], exe=exe, work=tmp_path / "count",
-                          cycles=20_000_000, events=False, defines={"N": 40})  # fmt: skip
-    counts = _golden_counts(40)[0]
-    assert run.output.splitlines()[0] != " ".join(f"{c:08x}" for c in counts)
+    row = system_dispatch.run_one(exe, 40, tmp_path / "count", on=2)
+    assert row["counts"] != system_dispatch.golden_counts(40, 2)["counts"]

@@ -1,9 +1,15 @@
 /* The basic-block counter of Vaswani et al., Fig. 3, around a small recursive
- * workload: work() keeps the caller's flag with pushpf/poppf (its recursion goes
- * deeper than the hardware flag stack); main turns profiling on for 2 of every 8
- * calls. Prints the 4 block counts, the result and the PIs executed and dropped,
- * then the flag-stack exceptions taken (tests/test_system_dispatch.py). N: -D. */
+ * workload (hwprof experiment system-dispatch): work() keeps its caller's flag
+ * with pushpf/poppf (the recursion goes deeper than the hardware flag stack) and
+ * counts its 4 blocks with PIs of type 0; main turns profiling on for ON of every
+ * 8 calls (setpf at call 0, resetpf at call ON). Prints the block counts, the
+ * result, the PIs executed and dropped, the flag-stack exceptions and the cycles
+ * of the loop. -D N (calls), ON (0..8), NO_PROFILE (no instrumentation at all). */
 #include "hwprof.h"
+
+#ifndef ON
+#define ON 2
+#endif
 
 #ifdef NO_PROFILE
 #undef hwprof_pushpf
@@ -46,7 +52,7 @@ int main(void) {
     for (int i = 0; i < N; i++) {
         if (i % 8 == 0)
             hwprof_setpf(0);
-        else if (i % 8 == 2)
+        if (i % 8 == ON)
             hwprof_resetpf(0);
         acc += work((uint32_t)i * 7 + 3, i % 7);
     }
