@@ -4,11 +4,15 @@
  * counts its 4 blocks with PIs of type 0; main turns profiling on for ON of every
  * 8 calls (setpf at call 0, resetpf at call ON). Prints the block counts, the
  * result, the PIs executed and dropped, the flag-stack exceptions and the cycles
- * of the loop. -D N (calls), ON (0..8), NO_PROFILE (no instrumentation at all). */
+ * of the loop. -D N (calls), ON (0..8), DEPTHS (call i recurses to depth
+ * i % DEPTHS), NO_PROFILE (no instrumentation at all). */
 #include "hwprof.h"
 
 #ifndef ON
 #define ON 2
+#endif
+#ifndef DEPTHS
+#define DEPTHS 7 /* call i recurses to depth i % DEPTHS */
 #endif
 
 #ifdef NO_PROFILE
@@ -54,7 +58,7 @@ int main(void) {
             hwprof_setpf(0);
         if (i % 8 == ON)
             hwprof_resetpf(0);
-        acc += work((uint32_t)i * 7 + 3, i % 7);
+        acc += work((uint32_t)i * 7 + 3, i % DEPTHS);
     }
     uint32_t t1 = hwprof_cycles();
     for (int b = 0; b < 4; b++) {
