@@ -50,10 +50,10 @@ REGISTERS = (
     ("PFSTATE", 0x00, "rw", CONFIG.ckpt_width, "0",
      f"pfstate: flags | stack << {CONFIG.n_flags} | sp << "
      f"{CONFIG.n_flags + CONFIG.stack_depth}; write: load it (the filter's restore)"),
-    ("MCAUSE", 0x04, "r", 5, "0",
+    ("MCAUSE", 0x04, "rw", 5, "0",
      f"cause of the last flag-stack exception: {OVERFLOW} overflow, {UNDERFLOW} underflow"),
     ("MEPC", 0x08, "rw", 32, "0", "address of the faulting pushpf/poppf; mret jumps here"),
-    ("MTVAL", 0x0C, "r", 32, "0", "word of the faulting pushpf/poppf"),
+    ("MTVAL", 0x0C, "rw", 32, "0", "word of the faulting pushpf/poppf"),
     ("MTVEC", 0x10, "rw", 32, "0", "handler address of the flag-stack exceptions"),
     ("DISPATCHED", 0x14, "rw", 32, "0", "PIs executed (flag on); write: set the count"),
     ("DROPPED", 0x18, "rw", 32, "0", "PIs dropped (flag off); write: set the count"),
@@ -150,8 +150,10 @@ def attach(m: Module, regs: dict, p) -> None:
     with m.If(trap):
         m.d.sync += [cause.eq(Mux(f.overflow[0], OVERFLOW, UNDERFLOW)), mepc.eq(p.pf_pc),
                      mtval.eq(p.pf_word)]  # fmt: skip
-    with m.Elif(r["MEPC"].w_stb):
-        m.d.sync += mepc.eq(r["MEPC"].w_data)
+    with m.Else():
+        for name, reg in (("MCAUSE", cause), ("MEPC", mepc), ("MTVAL", mtval)):
+            with m.If(r[name].w_stb):
+                m.d.sync += reg.eq(r[name].w_data)
     with m.If(r["MTVEC"].w_stb):
         m.d.sync += mtvec.eq(r["MTVEC"].w_data)
     for name, event in (("DISPATCHED", f.take[0] & f.dispatch[0] & is_pi),

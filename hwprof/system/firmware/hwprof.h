@@ -12,9 +12,9 @@
 #define HWPROF_BRR_TAKEN 0x10000108  /* rw: brr retired taken; write: set the count */
 /* dispatch: selective dispatch: flag state, flag-stack exceptions, PI counts (Vaswani et al.; catalog top `dispatch_filter`) */
 #define HWPROF_DISPATCH_PFSTATE 0x10000300  /* rw: pfstate: flags | stack << 2 | sp << 6; write: load it (the filter's restore) */
-#define HWPROF_DISPATCH_MCAUSE 0x10000304  /* r: cause of the last flag-stack exception: 24 overflow, 25 underflow */
+#define HWPROF_DISPATCH_MCAUSE 0x10000304  /* rw: cause of the last flag-stack exception: 24 overflow, 25 underflow */
 #define HWPROF_DISPATCH_MEPC 0x10000308  /* rw: address of the faulting pushpf/poppf; mret jumps here */
-#define HWPROF_DISPATCH_MTVAL 0x1000030c  /* r: word of the faulting pushpf/poppf */
+#define HWPROF_DISPATCH_MTVAL 0x1000030c  /* rw: word of the faulting pushpf/poppf */
 #define HWPROF_DISPATCH_MTVEC 0x10000310  /* rw: handler address of the flag-stack exceptions */
 #define HWPROF_DISPATCH_DISPATCHED 0x10000314  /* rw: PIs executed (flag on); write: set the count */
 #define HWPROF_DISPATCH_DROPPED 0x10000318  /* rw: PIs dropped (flag off); write: set the count */
