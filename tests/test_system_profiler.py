@@ -231,6 +231,20 @@ def test_overflow_counts_every_drop(seed):
     assert out["intervals"] == len(want) and not out["overrun"]
 
 
+def test_top_stalls_lose_nothing(seed):
+    """At threshold 3 the multihash top stalls while a readout is incomplete (its own
+    condition, threshold < candidates + 7): the FIFO holds the tuples, drops (if any)
+    are counted, and the profile is still the golden model's on the accepted tuples."""
+    rng = np.random.default_rng(seed)
+    keys = keys_for(PARAMS, rng, 3 * INTERVAL)
+    out = run(MultiHashPeripheral(fifo_depth=4, **PARAMS), None, rng, gaps=(0, 1),
+              phases=[(INTERVAL, 3, keys)])  # fmt: skip
+    check_accepted(out, keys)
+    assert out["stalls"] > 0, f"seed {seed}"
+    want = run_plain(out["accepted"], interval_length=INTERVAL, threshold=3, **PARAMS)
+    assert out["profiles"] == want, f"seed {seed}"
+
+
 def test_restart_and_slow_software(seed):
     """A start mid-interval profiles afresh with the new configuration; software that
     reads each interval only after the next one ended still gets every one, in order."""
