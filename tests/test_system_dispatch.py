@@ -61,8 +61,12 @@ def _expected_pf_regs(on: bool, label: int):
 def _check_pf_regs(run):
     lines = run.output.splitlines()
     assert run.status == "exit" and run.exit_code == 0, run.summary()
-    assert len(lines) == 4, run.output
-    for line, on in zip(lines, (False, False, True, False), strict=True):
+    assert len(lines) == 8, run.output
+    for line, on in zip(lines[1::2], (False, False, True, False), strict=True):
+        # hwprof.h's macros: x += y; y += -3; z = mem[0]; mem[1] = y; w = -2 << 12
+        want = [12, 4, 0x55, 0xFFFFE000, 4] if on else [5, 7, 0, 0, 0]
+        assert [int(w, 16) for w in line.split()] == want, f"macros, flag on {on}: {line}"
+    for line, on in zip(lines[0::2], (False, False, True, False), strict=True):
         words = [int(w, 16) for w in line.split()]
         regs, buf, counts = words[:12], words[12:16], tuple(words[16:])
         want_regs, want_buf, want_counts = _expected_pf_regs(on, regs[9])

@@ -47,13 +47,32 @@ static void run(void) {
     hwprof_putc('\n');
 }
 
+/* The same through hwprof.h's PI macros on C variables. */
+static void macros(void) {
+    uint32_t x = 5, y = 7, z = 0, w = 0, mem[2] = {0x55, 0};
+    hwprof_pi_add(0, x, y);
+    hwprof_pi_addi(0, y, -3);
+    hwprof_pi_lw(0, z, mem, 0);
+    hwprof_pi_sw(0, y, mem, 4);
+    hwprof_pi_lui(0, w, -2);
+    uint32_t v[5] = {x, y, z, w, mem[1]};
+    for (int i = 0; i < 5; i++) {
+        hwprof_puthex(v[i]);
+        hwprof_putc(i < 4 ? ' ' : '\n');
+    }
+}
+
 int main(void) {
     run();             /* flags at reset: 0 */
+    macros();
     hwprof_setpf(1);   /* another flag on: type-0 PIs stay dropped */
     run();
+    macros();
     hwprof_setpf(0);
     run();
+    macros();
     hwprof_resetpf(0);
     run();
+    macros();
     return 0;
 }
