@@ -20,6 +20,13 @@ What the patch adds (docs/system.md, "The core"):
 * Observation ports for the simulation: ``hwprof_pc`` and ``hwprof_insn`` (the
   address and word of the instruction being executed, PicoRV32's own debug
   registers) and ``hwprof_instret`` (its retired-instruction counter).
+* Selective dispatch (:mod:`hwprof.system.dispatch`): ``hwprof_raw_rdata`` (the
+  fetched word before the system translates a PI into its base operation on
+  ``mem_rdata``) is kept as ``hwprof_word`` in the first decode stage;
+  ``hwprof_launch`` / ``hwprof_launch_pc`` show each launching instruction to the
+  dispatch filter; ``hwprof_pf_nop`` makes it retire without effect,
+  ``hwprof_pf_trap`` jumps to ``hwprof_pf_vector`` (a flag-stack exception), and
+  ``mret`` jumps to ``hwprof_pf_mepc``. None of them writes a register.
 
 The interrupt extension (``ENABLE_IRQ``) also decodes custom-0 (``retirq`` is
 ``0x0400000b``, which is also a brr): the system builds the core without it, and
