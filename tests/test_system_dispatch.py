@@ -81,6 +81,15 @@ def test_pi_flag_off_changes_nothing_flag_on_executes(system_exe, tmp_path):  # 
     _check_pf_regs(run)
 
 
+def test_pfstate_write_is_seen_by_the_next_instruction(system_exe, tmp_path):  # noqa: F811
+    run = sim.run_program([PROGRAMS / "pf_write.c"], exe=system_exe, work=tmp_path,
+                          cycles=1_000_000, events=False)  # fmt: skip
+    assert run.status == "exit" and run.exit_code == 0, run.summary()
+    # resetpf 0 after writing flag 0 on; a dropped addi/b; an executed one; poppf 1 of
+    # the written one-entry stack: flags 0b11, the popped entry left in place, sp 0
+    assert run.output.splitlines() == ["00000000", "00000001", "00000006", "00000007"]
+
+
 # --- the flag stack beyond the hardware depth ------------------------------------------
 
 
