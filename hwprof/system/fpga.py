@@ -70,9 +70,9 @@ class UartTx(wiring.Component):
     tx : Out(1)
         The serial line (idle high).
 
-    Latency: the start bit begins the cycle after a byte is accepted; the line is
-    back to idle (stop bit sent) ``10 * divisor`` cycles later, and the next byte
-    is accepted in that cycle.
+    Latency: the start bit begins the cycle after a byte is accepted; the stop bit
+    ends ``10 * divisor`` cycles after that, and the next byte is accepted in the
+    cycle after the stop bit (one byte per ``10 * divisor + 1`` cycles at most).
     """
 
     def __init__(self, divisor: int):
