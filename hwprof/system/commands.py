@@ -160,7 +160,8 @@ def cmd_bitstream(args) -> int:
 
 def add_parser(sub) -> None:
     """``hwprof system run|generate``."""
-    system = sub.add_parser("system", help="the RISC-V system: run firmware, generate Verilog")
+    system = sub.add_parser("system", help="the RISC-V system: run firmware, generate Verilog, "
+                                                 "build a board bitstream")
     ssub = system.add_subparsers(dest="system_command", required=True)
     run = ssub.add_parser("run", help="compile PROGRAM.c and run it on the system (Verilator)")
     run.add_argument("program", metavar="PROGRAM.c")
