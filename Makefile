@@ -44,8 +44,8 @@ MUTATE_N ?= 100
 MUTATE_EQUIV_TIMEOUT ?= 120
 # every catalog top with a cocotb regression (tops with slow variants last); pick a few
 # with MUTATE_TOPS="..."
-MUTATE_TOPS ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS as T; \
-	print(*sorted((n for n in T if T[n].cocotb_module), key=lambda n: bool(T[n].slow_variants)))')
+MUTATE_TOPS ?= $(shell $(BIN)/python -c 'from hwprof.catalog import TOPS, slow_last; \
+	print(*(t.name for t in slow_last(list(TOPS.values())) if t.cocotb_module))')
 # tops whose mutants run the native bench first (--bench native: a real trace through a
 # C++ Verilator harness; the cocotb regression only for its survivors): the catalog's
 # tops with a native_bench

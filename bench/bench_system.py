@@ -57,9 +57,11 @@ def firmware_builds() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-zig-") as cache:
         env = dict(os.environ, HWPROF_ZIG_CACHE=cache)
         for label in ("fresh zig cache", "zig cache warm"):
+            cpu = children_cpu()
             out = subprocess.run([sys.executable, "-c", code, str(WORKLOAD)], env=env,
                                  capture_output=True, text=True, check=True)  # fmt: skip
-            print(f"firmware build of compress.c, {label}: {out.stdout.strip()} s wall")
+            print(f"firmware build of compress.c, {label}: {out.stdout.strip()} s wall, "
+                  f"{children_cpu() - cpu:.1f} s CPU")  # fmt: skip
 
 
 def speed(repeats: int) -> None:
@@ -81,12 +83,15 @@ def speed(repeats: int) -> None:
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--skip-build", action="store_true", help="only the speed")
+    parser.add_argument("--only", choices=("build", "firmware", "speed"), default=None,
+                        help="one measurement only")  # fmt: skip
     args = parser.parse_args()
-    if not args.skip_build:
+    if args.only in (None, "build"):
         first_build()
+    if args.only in (None, "firmware"):
         firmware_builds()
-    speed(args.repeats)
+    if args.only in (None, "speed"):
+        speed(args.repeats)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
+from collections import Counter
 from pathlib import Path
 
-from .catalog import TOPS, Top
+from .catalog import TOPS, Top, slow_last
 from .fpga_report import load_fpga_records
 from .report import budget_for
 from .synth import cached_synthesize, to_verilog, write_atomically
@@ -94,11 +96,6 @@ def format_asic_table(records: list[dict]) -> str:
     return "\n".join(lines + [f"\n{n}." for n in sorted(notes)])
 
 
-def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; multihash (minutes of synthesis) last."""
-    return sorted(tops, key=lambda t: t.name == "multihash")
-
-
 def asic_unit(top: str, timeout: float | None, sky130: bool, cache: str) -> dict:
     """One top's default parameters through the ASIC flow, the unit of a run
     (:mod:`hwprof.run`): its record (with ``error`` if a tool fails) and generic gates
@@ -139,7 +136,7 @@ def run_asic_report(output: Path, page: Path, tops: list[Top] | None = None,
     if tops is not None:
         names = {t.name for t in tops}
         records = [r for r in _load(output / "asic.json") if r["block"] not in names]
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    tops = slow_last(list(TOPS.values()) if tops is None else tops)
     try:
         check_tools("sky130-area")
         sky130 = True
@@ -183,7 +180,7 @@ def _fpga_beside(page: Path) -> dict:
 
 
 def _order(record: dict) -> tuple:
-    names = [t.name for t in _default_order(list(TOPS.values()))]
+    names = [t.name for t in slow_last(list(TOPS.values()))]
     return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 
@@ -246,7 +243,9 @@ Made by `hwprof report --asic`, which writes the records to `build/asic.json`
 and this page from them (a copy of the records is in `docs/records/asic.json`;
 `hwprof report --asic --page-only -o docs/records` writes the page again from
 it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
-measures TOP again and keeps the other records. Register names in the critical
+measures TOP again and keeps the other records. The report is slow and not part
+of `make`: about 25 minutes of wall time on the shared 2-core machine, 7 of them
+`multihash`. Register names in the critical
 paths are the block's (`block.`...) or, without that prefix, the wrapper's port
 registers (named after the port).
 ECP5 Fmax: the FPGA flow's figure at the same parameters, from
@@ -290,35 +289,45 @@ def _record_by_block(records: list[dict]) -> dict[str, dict]:
 
 def _loops_section(records: list[dict], fpga: dict) -> str:
     by = _record_by_block(records)
-    lines = ["", "## The one-cycle loops", "",
-             "On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
-             "about 68-74 MHz (docs/fpga.md), each held by a loop that its contract puts in "
-             "one cycle (the predictor's fetch lookup and stage C's update of one set; the "
-             "profiler's stage D read-modify-write of one set). In OSU 0.18 um standard "
-             "cells, without wires and with the memories as macros:", ""]  # fmt: skip
+    intro = ("On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
+             "67-74 MHz, each held by work that its contract puts in one cycle "
+             "(docs/fpga.md: the predictor's fetch cycle, its prediction-bit chain through "
+             "the lanes and its table lookup from `fetch_pc` to `follow`; the profiler's "
+             "stage D loop and its path from `pending` through `busy` to the stall), "
+             "75-85 % of each path in routing. In OSU 0.18 um standard cells, without "
+             "wires and with ideal memories:")  # fmt: skip
+    lines = ["", "## The one-cycle loops", "", *textwrap.wrap(intro, 82), ""]
     for name in ("profile_flag_predictor", "multihash"):
         r = by.get(name)
         if r is None or r.get("min_period_ns") is None:
             lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
             continue
-        path = r["critical_path"]
+        path, mhz = r["critical_path"], 1000 / r["min_period_ns"]
         ecp5 = fpga.get(_key(r))
-        against = f"; {ecp5:.1f} MHz on the ECP5" if ecp5 else ""
-        lines.append(
-            f"- `{name}`: {r['min_period_ns']:.2f} ns ({1000 / r['min_period_ns']:.0f} MHz"
-            f"{against}), "
-            f"critical path `{path['from']}` -> `{path['to']}` through "
-            f"{len(path['cells'])} cells ({', '.join(_cell_run(path['cells']))})."
-        )
+        against = f", {mhz / ecp5:.1f} times the ECP5's {ecp5:.1f} MHz" if ecp5 else ""
+        through = "through" if any(c.startswith("hwprof_macro_") for c in path["cells"]) \
+            else "not through"
+        text = (f"- `{name}`: {r['min_period_ns']:.2f} ns ({mhz:.0f} MHz{against}); "
+                f"critical path `{path['from']}` -> `{path['to']}`, {len(path['cells'])} "
+                f"cells ({_cell_kinds(path['cells'])}), {through} a memory macro.")
+        lines += textwrap.wrap(text, 82, subsequent_indent="  ")
     slowest = max((r for r in records if r.get("min_period_ns")),
                   key=lambda r: r["min_period_ns"], default=None)  # fmt: skip
     if slowest is not None:
-        lines += ["", f"The slowest of all tops here is `{slowest['block']}` at "
-                  f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
-                  "MHz). Where a critical path runs through a memory macro (a "
-                  "`hwprof_macro_N` cell in its list), the memory's access time adds to "
-                  "the figure."]
+        text = (f"The slowest of all tops here is `{slowest['block']}` at "
+                f"{slowest['min_period_ns']:.2f} ns ({1000 / slowest['min_period_ns']:.0f} "
+                "MHz). These are the logic's periods alone: wires, the clock tree, the "
+                "slow corner and the memories' access times (on every path through a "
+                "macro) come on top, so each is a lower bound of the period a layout "
+                "of the block would close at.")  # fmt: skip
+        lines += ["", *textwrap.wrap(text, 82)]
     return "\n".join(lines) + "\n"
+
+
+def _cell_kinds(cells: list[str]) -> str:
+    """``"7 NAND3X1, 7 NOR3X1, 2 DFFPOSX1, ..."``: the cells of a path by kind, most first."""
+    counts = Counter(cells)
+    return ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
 
 
 def _cell_run(cells: list[str]) -> list[str]:
@@ -340,6 +349,17 @@ def load_fpga_fmax(path: Path) -> dict[tuple[str, str], float]:
 
 def _key(record: dict) -> tuple[str, str]:
     return record["block"], json.dumps(record["params"], sort_keys=True)
+
+
+def _ports(macro: dict) -> str:
+    """``"2 read ports (1 synchronous), 1 write port"``."""
+    def n(count, what):
+        return f"{count} {what}{'s' if count != 1 else ''}"
+
+    reads, sync = macro["read_ports"], macro["sync_read_ports"]
+    kind = ("synchronous" if sync == reads else "asynchronous" if sync == 0
+            else f"{sync} synchronous")  # fmt: skip
+    return f"{n(reads, 'read port')} ({kind}), {n(macro['write_ports'], 'write port')}"
 
 
 def render_page(records: list[dict], fpga: dict | None = None) -> str:
@@ -376,10 +396,8 @@ def render_page(records: list[dict], fpga: dict | None = None) -> str:
     macros = ["", "Memory macros (not in the cell area):", ""]
     for r in records:
         for m in r.get("macros", []):
-            sync = f", {m['sync_read_ports']} of them synchronous" if m["read_ports"] else ""
             macros.append(f"- `{r['block']}` `{m['name']}`: {m['depth']:,} x {m['width']} "
-                          f"bits, {m['read_ports']} read ports{sync}, "
-                          f"{m['write_ports']} write ports")  # fmt: skip
+                          f"bits, {_ports(m)}")  # fmt: skip
     if len(macros) == 3:
         macros.append("- none")
     return (head + "\n".join(rows) + "\n" + "\n".join(paths) + "\n" + "\n".join(macros)

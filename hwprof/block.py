@@ -16,6 +16,7 @@ The modules of :mod:`hwprof.tops` define the entries (one module per block) and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -54,6 +55,23 @@ class Param:
     default: object
     kind: str
     help: str
+
+    @classmethod
+    def golden(cls, config, name: str, help: str, kind: str | None = None) -> Param:
+        """The parameter ``name`` of the golden model's ``config`` (a dataclass): its
+        default is the field's default there, written once. ``kind`` defaults from the
+        default's type (``bool``, ``int``, ``str``); a field whose default is None needs one.
+        """
+        fields = {f.name: f for f in dataclasses.fields(config)}
+        if name not in fields or fields[name].default is dataclasses.MISSING:
+            raise TypeError(f"{config.__name__} has no field {name!r} with a default")
+        default = fields[name].default
+        if kind is None:
+            kinds = {bool: "bool", int: "int", str: "str"}
+            if type(default) not in kinds:
+                raise TypeError(f"{config.__name__}.{name}: give the kind of a {default!r} default")
+            kind = kinds[type(default)]
+        return cls(name, default, kind, help)
 
     def parse(self, text: str):
         parser = {"int": _parse_int, "bool": _parse_bool, "ints": _parse_int_tuple,

@@ -14,7 +14,7 @@ import pkgutil
 from . import tops as package
 from .block import CatalogError, Param, Top, parse_params
 
-__all__ = ["Param", "Top", "TOPS", "get_top", "parse_params", "CatalogError"]
+__all__ = ["Param", "Top", "TOPS", "get_top", "parse_params", "slow_last", "CatalogError"]
 
 
 def _all_tops() -> dict[str, Top]:
@@ -39,3 +39,9 @@ def get_top(name: str) -> Top:
     except KeyError:
         known = ", ".join(sorted(TOPS))
         raise CatalogError(f"unknown top {name!r} (known: {known})") from None
+
+
+def slow_last(tops: list[Top]) -> list[Top]:
+    """``tops`` in order, those with slow variants (minutes of synthesis, longer to place
+    and route) last."""
+    return sorted(tops, key=lambda t: bool(t.slow_variants))

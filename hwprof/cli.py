@@ -125,6 +125,7 @@ def cmd_report(args) -> int:
             changed = fill_docs(Path(args.docs))
         except DocsError as exc:
             raise UsageError(str(exc)) from None
+        changed += _refresh_asic_page(Path(args.docs))
         print("\n".join(f"updated {page}" for page in changed) or "every table is up to date")
         return 0
     if args.asic:
@@ -161,6 +162,18 @@ def cmd_report(args) -> int:
         print(f"hwprof: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     return 0
+
+
+def _refresh_asic_page(docs: Path) -> list[Path]:
+    """Write DOCS/asic.md again from DOCS/records/asic.json (it also shows fpga.json)."""
+    from .asic_report import rewrite_page
+
+    page = docs / "asic.md"
+    if not (docs / "records" / "asic.json").exists():
+        return []
+    before = page.read_text() if page.exists() else None
+    rewrite_page(docs / "records", page)
+    return [page] if page.read_text() != before else []
 
 
 def _check_device(device: str) -> None:
@@ -330,7 +343,7 @@ def cmd_experiment(args) -> int:
     experiment = experiments[args.name]
     if args.trace and not experiment.takes_traces:
         raise UsageError(f"experiment {args.name!r} does not take --trace")
-    from .traces.lackey import TraceError
+    from .traces.common import TraceError
 
     extra = {"traces": args.trace} if args.trace else {}
     if experiment.units:
@@ -405,7 +418,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip
     rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
                      help="instead: fill the generated tables of DIR/*.md (default docs) "
-                          "from the records in DIR/records/")  # fmt: skip
+                          "and write DIR/asic.md from the records in DIR/records/")  # fmt: skip
     add_run_arguments(rep)
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .catalog import TOPS, Top
+from .catalog import TOPS, Top, slow_last
 from .synth import write_atomically
 from .synth.fpga import DEVICES, FpgaError, place_and_route
 
@@ -66,12 +66,6 @@ def format_fpga_table(records: list[dict]) -> str:
     return "\n".join([*_HEADER, *(format_fpga_row(r) for r in records)])
 
 
-def _default_order(tops: list[Top]) -> list[Top]:
-    """Small tops first; tops with slow variants (minutes of synthesis, longer to route)
-    last."""
-    return sorted(tops, key=lambda t: bool(t.slow_variants))
-
-
 def fpga_unit(top: str, device: str, timeout: float | None) -> dict:
     """One top's default parameters placed and routed, the unit of a run
     (:mod:`hwprof.run`): its record, or one with ``error`` if the tools fail."""
@@ -108,7 +102,7 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
         names = {t.name for t in tops}
         kept = load_fpga_records(output / "fpga.json").values()
         records = [r for r in kept if r["block"] not in names and r.get("device") == device]
-    tops = _default_order(list(TOPS.values()) if tops is None else tops)
+    tops = slow_last(list(TOPS.values()) if tops is None else tops)
 
     def done(outcome):
         record = outcome.value if outcome.ok else {
@@ -133,7 +127,7 @@ def run_fpga_report(output: Path, device: str = "ecp5-85k", timeout: float | Non
 
 
 def _order(record: dict) -> tuple:
-    names = [t.name for t in _default_order(list(TOPS.values()))]
+    names = [t.name for t in slow_last(list(TOPS.values()))]
     return (names.index(record["block"]) if record["block"] in names else len(names),)
 
 

@@ -376,4 +376,20 @@ def test_docs_page_is_in_sync_with_its_records():
     docs = Path(__file__).resolve().parents[1] / "docs"
     records = json.loads((docs / "records" / "asic.json").read_text())
     fpga = load_fpga_fmax(docs / "records" / "fpga.json")
-    assert (docs / "asic.md").read_text() == render_page(records, fpga)
+    assert (docs / "asic.md").read_text() == render_page(records, fpga), \
+        "docs/asic.md is stale: hwprof report --docs (or report --asic --page-only -o docs/records)"
+
+
+def test_report_docs_writes_the_asic_page_from_its_records(tmp_path, capsys):
+    from hwprof.asic_report import render_page
+
+    records = json.loads((Path(__file__).resolve().parents[1] / "docs" / "records"
+                          / "asic.json").read_text())  # fmt: skip
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "asic.json").write_text(json.dumps(records))
+    status, out, err = run_cli(["report", "--docs", str(tmp_path)], capsys)
+    assert status == 0, err
+    assert f"updated {tmp_path / 'asic.md'}" in out
+    assert (tmp_path / "asic.md").read_text() == render_page(records)  # no fpga.json here
+    status, out, _ = run_cli(["report", "--docs", str(tmp_path)], capsys)
+    assert status == 0 and "every table is up to date" in out

@@ -110,3 +110,23 @@ def test_paper_verdict_from_hand_made_summaries():
     assert h["bsh"] == {"10k": 2.0, "1m": 1.0} and h["c1r0_4"] == {"10k": 0.5, "1m": 1.0}
     assert h["verdict"] == ("C1R0 4 tables under 1%: no; best single hash (resetting) worse "
                             "than 4 tables C1R0: no (10k 4.0x, 1m 1.0x); best is C1R0: no.")
+
+
+def test_branch_trace_keys_are_its_control_flow_edges(tmp_path, seed):
+    """A branch trace (no loads, no edge records) gives ``<pc, target>`` of every control
+    transfer but the returns, in order, 32-bit fields; a load trace still its loads."""
+    from hwprof.traces.common import BRANCH_KINDS, COND_TAKEN, LOAD, RETURN
+    from tests.trace_records import random_records, write_records
+
+    rng = np.random.default_rng(seed)
+    records = random_records(rng, 400, kinds=BRANCH_KINDS)
+    path = write_records(tmp_path / "b.trace", records)
+    keep = records["kind"] != RETURN
+    low = np.uint64(0xFFFFFFFF)
+    want = ((records["pc"][keep] & low) << np.uint64(32)) | (records["addr"][keep] & low)
+    assert read_trace(path).tolist() == want.tolist(), seed
+    mixed = random_records(rng, 400, kinds=(LOAD, COND_TAKEN))
+    path = write_records(tmp_path / "m.trace", mixed)
+    load = mixed["kind"] == LOAD
+    want = ((mixed["pc"][load] & low) << np.uint64(32)) | (mixed["value"][load] & low)
+    assert read_trace(path).tolist() == want.tolist(), seed

@@ -82,7 +82,10 @@ def test_a_killed_worker_is_replaced_and_nothing_lost(tmp_path):
     calls = tmp_path / "calls"
     units = [Unit(str(x), ru.kill_worker_once, {"x": x, "victim": 1, "marks": str(calls)})
              for x in range(4)]  # fmt: skip
-    out = run_units(units, RunOptions(jobs=2), log=lambda _: None)
+    said = []
+    out = run_units(units, RunOptions(jobs=2, progress=True), log=said.append, name="kill")
+    # with the progress line (a terminal) the command says where the units run
+    assert said == ["kill: 4 units on a local cluster of 2 worker processes"]
     assert (tmp_path / "calls.killed1").exists()  # the first attempt did kill its worker
     assert all(o.ok for o in out.values()) and marks(calls) == [0, 1, 2, 3]
     assert [o.value for o in out.values()] == [ru.square(x) | {"pair": [x, -x]}

@@ -201,6 +201,7 @@ def test_cli_bad_arguments(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines()[-1].endswith("unrecognized arguments: --bogus")
     for args in (["system", "run", str(tmp_path / "no.c")],
                  ["system", "run", "--seed", "0", str(PROGRAMS / "spin.c")],
+                 ["system", "run", "--seed", str(1 << 20), str(PROGRAMS / "spin.c")],
                  ["system", "run", "--cycles", "0", str(PROGRAMS / "spin.c")]):  # fmt: skip
         status, out, err = _cli(args, capsys)
         assert status == 2 and err.startswith("hwprof: error:") and len(err.splitlines()) == 1

@@ -11,8 +11,13 @@ pytestmark = pytest.mark.cocotb
 
 
 def test_quick_overhead_run(tmp_path):
-    r = run(tmp_path, seed=1, quick=True)
+    loop = run(tmp_path, seed=1, quick=True)
     assert (tmp_path / "system-overhead-quick.md").exists()
+    for r in (loop, loop["empty_loop"]):
+        _check(r)
+
+
+def _check(r):
     assert r["same_checksum"]  # instrumentation never changes what the kernel computes
     for fit in r["brr_fit"].values():
         # an in-order core: extra cycles are exactly sites * a + samples * b

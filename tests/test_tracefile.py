@@ -27,6 +27,7 @@ from hwprof.traces.tracefile import (
     LOAD,
     OFFSET,
     RAW,
+    RETURN,
     Chunk,
     LegacyEdgeReader,
     TraceError,
@@ -306,8 +307,9 @@ def test_experiments_read_trace_takes_the_binary_format(tmp_path, seed):
     pairs = zip(records["pc"][loads], records["value"][loads], strict=True)
     expected = [(int(p) % (1 << 32)) << 32 | int(v) % (1 << 32) for p, v in pairs]
     assert legacy.read_trace(path).tolist() == expected
-    branches = {c: records[c][~loads] for c in COLUMNS}
-    path = write_records(tmp_path / "b.trace", branches, chunk_records=1000)
+    # no loads, no edges and no control transfer but returns: nothing to key
+    returns = {c: records[c][records["kind"] == RETURN] for c in COLUMNS}
+    path = write_records(tmp_path / "r.trace", returns, chunk_records=1000)
     with pytest.raises(TraceError, match="no tuples"):
         legacy.read_trace(path)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.multihash import PRESETS, error_rate, run_fast
-from ..traces.lackey import WORKLOADS, capture, read_trace
+from ..traces.lackey import read_trace
+from ..traces.workloads import WORKLOADS, trace_for
 from . import Experiment, cell
 
 __all__ = ["EXPERIMENTS", "run"]
@@ -27,6 +28,8 @@ VARIANTS = {"C0R0": (False, False), "C0R1": (False, True), "C1R0": (True, False)
             "C1R1": (True, True)}  # fmt: skip
 PARTS = ("false_positive", "false_negative", "neutral_positive", "neutral_negative")
 LIMIT = 3_000_000
+#: branch records captured per workload: LIMIT edges and the returns among them
+CAPTURE_RECORDS = 4_000_000
 
 
 def zipf_stream(seed: int, length: int) -> np.ndarray:
@@ -81,7 +84,8 @@ def _markdown(result: dict) -> str:
     cmd = "hwprof experiment multihash-profiles" + (" --quick" if result["quick"] else "")
     lines = ["# Multi-hash profiler: error on edge-profile traces", "",
              f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}.", "",
-             "Traces (tuple = <source, destination> superblock of valgrind lackey):", "",
+             "Traces (tuple = a control-flow edge <branch pc, target> of a workload's "
+             "branch trace, or the synthetic Zipf stream of --quick):", "",
              "| trace | tuples | unique tuples |", "| --- | ---: | ---: |"]  # fmt: skip
     for t in result["traces"]:
         lines.append(f"| {t['name']} | {t['length']:,} | {t['unique']:,} |")
@@ -150,7 +154,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
         configs = {"10k": PRESETS["10k"]}
     else:
         paths = [Path(p) for p in traces] or [
-            capture(n, seed, Path("build/traces"), LIMIT) for n in WORKLOADS
+            trace_for(n, kinds="branches", limit=CAPTURE_RECORDS, seed=seed) for n in WORKLOADS
         ]
         loaded = [(p.name, read_trace(p)[:LIMIT]) for p in paths]
         configs = {"10k": PRESETS["10k"]} if quick else dict(PRESETS)

@@ -49,12 +49,11 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
+from ..traces.keys import EDGE_KINDS
 from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
     COND_TAKEN,
-    INDIRECT,
-    JUMP,
     LOAD,
     TraceError,
     TraceWriter,
@@ -70,7 +69,6 @@ COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: at 7 misses) is our choice, the headline "tagged"; swept, the others reported beside it.
 EVICT_SWEEP = (32, 128)
 TAGGED_VARIANTS = tuple(f"tagged_e{e}" for e in EVICT_SWEEP)
-EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
 MIN_LOAD_EXECUTIONS = 1000
 INVARIANT_SHARE = 0.10
 LOAD_INVARIANT_SHARE = 0.40

@@ -31,6 +31,8 @@ WORKLOAD = Path(__file__).resolve().parents[1] / "system" / "workloads" / "overh
 #: brr freq values measured (sampling probability 2^-(freq+1), interval 2^(freq+1))
 FREQS = (0, 1, 2, 3, 5, 7, 9, 11, 13, 15)
 QUICK_FREQS = (0, 3, 9)
+#: KERNEL values of overhead.c: the paper's character loop, and an empty loop
+KERNELS = {0: "loop", 1: "empty"}
 LENGTH, QUICK_LENGTH = 8192, 1024
 #: the paper's figures (sec. 5.3, Fig. 14) for the table
 PAPER_BRR_50 = 3.19
@@ -62,23 +64,26 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     freqs = QUICK_FREQS if quick else FREQS
     length = QUICK_LENGTH if quick else LENGTH
     work = Path(output_dir) / ".system-overhead-work"
-    results = {"baseline": None, "full": {}, "brr": {}, "countdown": {}}
+    kernels = {}
+    for kernel in KERNELS:
+        results = {"baseline": None, "full": {}, "brr": {}, "countdown": {}}
 
-    def variant(**defines):
-        return measure({"LENGTH": length, **defines}, exe, work)
+        def variant(**defines):
+            return measure({"LENGTH": length, "KERNEL": kernel, **defines}, exe, work)  # noqa: B023
 
-    results["baseline"] = variant(FRAMEWORK=0)
-    for instrument in (0, 1):
-        results["full"][instrument] = variant(FRAMEWORK=3, INSTRUMENT=instrument)
-        for f in freqs:
-            results["brr"].setdefault(instrument, {})[f] = variant(
-                FRAMEWORK=1, FREQ=f, INSTRUMENT=instrument)  # fmt: skip
-            results["countdown"].setdefault(instrument, {})[f] = variant(
-                FRAMEWORK=2, INTERVAL=2 ** (f + 1), INSTRUMENT=instrument)  # fmt: skip
+        results["baseline"] = variant(FRAMEWORK=0)
+        for instrument in (0, 1):
+            results["full"][instrument] = variant(FRAMEWORK=3, INSTRUMENT=instrument)
+            for f in freqs:
+                results["brr"].setdefault(instrument, {})[f] = variant(
+                    FRAMEWORK=1, FREQ=f, INSTRUMENT=instrument)  # fmt: skip
+                results["countdown"].setdefault(instrument, {})[f] = variant(
+                    FRAMEWORK=2, INTERVAL=2 ** (f + 1), INSTRUMENT=instrument)  # fmt: skip
+        kernels[KERNELS[kernel]] = _record(results, freqs, length, quick)
     import shutil
 
     shutil.rmtree(work, ignore_errors=True)
-    record = _record(results, freqs, length, quick)
+    record = {**kernels["loop"], "empty_loop": kernels["empty"]}
     stem = "system-overhead-quick" if quick else "system-overhead"
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -160,6 +165,26 @@ def markdown(r: dict) -> str:
             f"{row['model_brr']:.2f} | {row['model_counter']:.2f} |")  # fmt: skip
     full = r["full_instrumentation"]
     first, low = r["rows"][0], r["rows"][-1]
+    empty = r["empty_loop"]
+    e_fit, e_low = empty["brr_fit"]["framework"], empty["rows"][-1]
+    if empty:
+        lines += [
+            "",
+            f"The same sites in an empty loop ({empty['length']:,} iterations, one site each; "
+            f"baseline {empty['baseline_cycles']:,} cycles):",
+            "",
+            "| interval | brr framework | brr instrumented | countdown framework | "
+            "countdown instrumented | brr samples |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |",
+            *[f"| 2^{row['freq'] + 1} | {row['brr_framework']:.2f} | {row['brr']:.2f} | "
+              f"{row['countdown_framework']:.2f} | {row['countdown']:.2f} | {row['samples']:,} |"
+              for row in empty["rows"]],
+            "",
+            f"Empty loop: a not-taken brr site {e_fit['not_taken']:.2f} cycles, a taken one "
+            f"{e_fit['taken']:.2f} (largest residual {e_fit['max_residual_cycles']:.1f}); full "
+            f"instrumentation {empty['full_instrumentation']['instrumented']:.2f} cycles per "
+            f"site; same checksum in every variant: {'yes' if empty['same_checksum'] else 'NO'}.",
+        ]
     lines += [
         "",
         f"Full instrumentation (the sample code at every site, no sampling): "
@@ -184,12 +209,14 @@ def markdown(r: dict) -> str:
         f"Paper: {r['paper']['text']}. The model is `brr-accuracy`'s overhead model of the "
         "paper's 4-wide out-of-order machine (docs/results/brr-accuracy.md).",
         "",
-        f"- A not-taken brr site costs {fit_f['not_taken']:.2f} cycles here: the brr is a "
-        "whole multi-cycle instruction on PicoRV32 (fetched over the bus, decoded, its "
-        "registers read, executed) plus what the compiler changes around the site (an "
-        "average over the loop's three paths); the model gives a third of a fetch slot on the "
-        f"paper's 3-wide front end ({low['model_brr']:.2f}) and the paper measured about 0.1, "
-        "the out-of-order core hiding most of it.",
+        f"- A not-taken brr site costs {fit_f['not_taken']:.2f} cycles in the character "
+        f"loop and {e_fit['not_taken']:.2f} in the empty loop: there it is the brr "
+        "instruction alone, a whole multi-cycle instruction on PicoRV32 (fetched over the "
+        "bus, decoded, its registers read, executed); in the character loop the rest is "
+        "what the compiler changes around the sites (an average over the loop's three "
+        "paths). The model gives a third of a fetch slot on the paper's 3-wide front end "
+        f"({low['model_brr']:.2f}) and the paper measured about 0.1, the out-of-order core "
+        "hiding most of it.",
         f"- A taken brr costs {fit_f['taken'] - fit_f['not_taken']:.2f} cycles more than a "
         "not-taken one (the taken branch's refetch and the jump back from the out-of-line "
         "code); PicoRV32 has no pipeline to flush and no prediction, where the paper's machine "
@@ -199,7 +226,9 @@ def markdown(r: dict) -> str:
         f"{r['paper']['brr_50']} and the model's {first['model_brr']:.2f}.",
         f"- The countdown site (load, decrement, store, branch) costs {low['countdown']:.2f} "
         f"cycles at interval 2^{low['freq'] + 1}, {low['countdown'] / low['brr']:.1f}x brr's "
-        f"{low['brr']:.2f}: about the ratio of their instruction counts (4 to 1, the model "
+        f"{low['brr']:.2f} in the character loop and "
+        f"{e_low['countdown'] / e_low['brr']:.1f}x in the empty loop: about the ratio of "
+        "their instruction counts (4 to 1, the model "
         f"says {low['model_counter'] / low['model_brr']:.1f}x), with the load and store "
         "taking several cycles each on this core. The paper's 10-20x includes the branch "
         "mispredictions the countdown causes in a predicted core, which this core, without "

@@ -56,13 +56,17 @@ def parse_output(text: str) -> dict:
     return out
 
 
-def profile_check(run, seed: int, brr_params: dict | None = None) -> dict:
-    """The printed profiles against the golden model and the logged site executions."""
+def profile_check(run, brr_params: dict | None = None) -> dict:
+    """The printed profiles against the golden model and the logged site executions.
+
+    The golden model (``brr_params``, default the catalog's defaults) starts from the
+    logged LFSR load of the run's seed and replays every logged brr.
+    """
     from ..golden.brr import Brr, BrrConfig
 
     parsed = parse_output(run.output)
     ev = run.events
-    golden = Brr(BrrConfig(**{**(brr_params or {}), "seed": seed}))
+    golden = Brr(BrrConfig(**(brr_params or {})))
     brr = ev["kind"] == 1
     taken = np.zeros(len(ev["kind"]), dtype=bool)
     for i in range(len(ev["kind"])):
@@ -133,7 +137,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
             if r.status != "exit" or r.exit_code != 0:
                 raise RuntimeError(f"compress.c at freq {freq}: {r.summary()}")
             rows.append({"freq": freq, "cycles": r.cycles, "instret": r.instret,
-                         **profile_check(r, lfsr_seed)})  # fmt: skip
+                         **profile_check(r)})  # fmt: skip
         never = run_program([WORKLOAD], exe=exe, work=work / "never", events=False,
                             defines={"TEXT": text, "NEVER_TAKEN": 1})  # fmt: skip
         host = host_output({"TEXT": text}, work)

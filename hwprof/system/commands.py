@@ -27,6 +27,7 @@ def _error(text: str) -> int:
 
 def cmd_run(args) -> int:
     """Compile PROGRAM.c, run it on the system, forward the console, summarize."""
+    from ..golden.brr import BrrConfig
     from .firmware import CompileError, compile_program
     from .sim import TRAP_CAUSES, build_system, run_image
     from .soc import DEFAULT_RAM_SIZE
@@ -36,8 +37,10 @@ def cmd_run(args) -> int:
         return _error(f"{source}: no such file")
     if args.cycles < 1:
         return _error(f"--cycles must be positive, not {args.cycles}")
-    if not 1 <= args.seed < 1 << 32:
-        return _error(f"--seed must be between 1 and 2^32-1, not {args.seed}")
+    width = BrrConfig().width
+    if not 1 <= args.seed < 1 << width:
+        return _error(f"--seed must be a non-zero {width}-bit LFSR state, 1..{(1 << width) - 1}, "
+                      f"not {args.seed}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="hwprof-system-") as work:
         try:
             program = compile_program([source], Path(work) / "fw")

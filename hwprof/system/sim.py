@@ -12,6 +12,7 @@ model :class:`hwprof.golden.brr.Brr`.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -100,6 +101,17 @@ def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = Non
         exe = build_root / index.read_text().strip() / "obj" / "system"
         if exe.exists():
             return exe
+    build_root.mkdir(parents=True, exist_ok=True)
+    with open(build_root / ".lock", "w") as lock:  # one build at a time (pytest workers)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if index.exists():  # built by another process while this one waited
+            exe = build_root / index.read_text().strip() / "obj" / "system"
+            if exe.exists():
+                return exe
+        return _build(ram_size, brr_params, profiler, build_root, index)
+
+
+def _build(ram_size, brr_params, profiler, build_root: Path, index: Path) -> Path:
     verilog = system_verilog(ram_size, brr_params, profiler)
     key = json.dumps({"verilog": verilog, "harness": HARNESS.read_text(),
                       "options": [*VERILATOR_OPTIONS, OPT]})  # fmt: skip

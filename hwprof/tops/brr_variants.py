@@ -3,7 +3,8 @@
 from functools import partial
 
 from ..block import Param, Property, Top
-from ..golden.brr_deterministic import count_bits
+from ..golden.brr_deterministic import BrrDeterministicConfig, count_bits
+from ..golden.brr_variants import BrrDecodeConfig, BrrReplicatedConfig, BrrSharedConfig
 from ..rtl.brr_decode import BrrDecode
 from ..rtl.brr_deterministic import BrrDeterministic
 from ..rtl.brr_superscalar import BrrReplicated, BrrShared
@@ -12,19 +13,20 @@ _SINGLE = {"flops": 20, "gates": 100}
 _SINGLE_SOURCE = "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates (single-issue)"
 
 _BRR_PARAMS = (
-    Param("width", 20, "int", "LFSR width, 16..32"),
-    Param("seed", 1, "int", "LFSR reset state, non-zero"),
+    Param.golden(BrrDecodeConfig, "width", "LFSR width, 16..32"),
+    Param.golden(BrrDecodeConfig, "seed", "LFSR reset state, non-zero"),
 )
 # Off by default: the paper computes a brr's target on the core's existing branch-target
 # datapath (Lee & Zilles 2008, sec. 3.3, summary item 2); on adds a 32-bit adder per lane.
 _TARGET = Param("target_adder", False, "bool",
                 "compute pc + offset here (default: the core's branch-target adder)")
 _LAYOUT = (
-    Param("positions", None, "ints", "16 outcome stages (default: derived)"),
-    Param("taps", None, "ints", "LFSR taps, width first (default: XAPP052)"),
+    Param.golden(BrrDecodeConfig, "positions", "16 outcome stages (default: derived)", "ints"),
+    Param.golden(BrrDecodeConfig, "taps", "LFSR taps, width first (default: XAPP052)", "ints"),
 )
-_ESCAPE = Param("lockup_escape", False, "bool", "leave the all-zero state (unreachable here)")
-_LANES = Param("lanes", 4, "int", "decode width, 1..16")
+_ESCAPE = Param.golden(BrrDecodeConfig, "lockup_escape",
+                       "leave the all-zero state (unreachable here)")
+_LANES = Param.golden(BrrReplicatedConfig, "lanes", "decode width, 1..16")
 
 
 def _lane_budget(params: dict) -> dict | None:
@@ -100,7 +102,7 @@ TOPS = [
         properties=partial(props_brr_lanes, "brr_shared"),
         description="superscalar brr, one LFSR shared in program order (split or multi-step)",
         build=BrrShared,
-        params=(_LANES, Param("steps", 1, "int", "brr served per cycle, 1..lanes"),
+        params=(_LANES, Param.golden(BrrSharedConfig, "steps", "brr served per cycle, 1..lanes"),
                 *_BRR_PARAMS, _TARGET, *_LAYOUT),  # fmt: skip
         budget=_lane_budget,
         variants=(
@@ -118,8 +120,10 @@ TOPS = [
         build=BrrDeterministic,
         params=(
             *_BRR_PARAMS,
-            Param("max_inflight", 8, "int", "brr in flight (history bits), 1..64"),
-            Param("rob_walk", False, "bool", "shift back one brr per cycle (ROB walk)"),
+            Param.golden(BrrDeterministicConfig, "max_inflight",
+                         "brr in flight (history bits), 1..64"),
+            Param.golden(BrrDeterministicConfig, "rob_walk",
+                         "shift back one brr per cycle (ROB walk)"),
             *_LAYOUT,
         ),
         budget=_deterministic_budget,

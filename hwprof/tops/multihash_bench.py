@@ -1,6 +1,6 @@
 """The multi-hash profiler's native bench of ``hwprof mutate multihash --bench native``.
 
-The first
+Each mutant (one Verilog for all, :mod:`hwprof.verify.mutate_native`) runs on the first
 :attr:`MultihashBench.tuples` ``<load pc, value>`` tuples of the shipped ``perl`` trace
 (32-bit fields, as ``python -m hwprof.verify.trace_verify``), the output's ready high on
 :attr:`MultihashBench.ready` of the cycles. The design is the top's own (its

@@ -3,6 +3,7 @@
 from ..block import Param, Property, Top
 from ..golden.dispatch import DispatchConfig, golden_filter_params
 from ..golden.isa_profile import CTI_OPS, CUSTOM1, CUSTOM2, PCI_MASK, PI_OPS
+from ..golden.predictor import PredictorConfig
 from ..rtl.dispatch_filter import DispatchFilter
 from ..rtl.profile_flag_predictor import ProfileFlagPredictor
 
@@ -83,9 +84,9 @@ TOPS = [
         build=DispatchFilter,
         params=(
             Param("lanes", 4, "int", "decode lanes W, 1..4"),
-            Param("n_flags", 1, "int", "profile flags (profile types), 1..8"),
-            Param("stack_depth", 8, "int", "flag stack entries, 1..64"),
-            Param("addr_width", 32, "int", "instruction address width, 8..64"),
+            Param.golden(DispatchConfig, "n_flags", "profile flags (profile types), 1..8"),
+            Param.golden(DispatchConfig, "stack_depth", "flag stack entries, 1..64"),
+            Param.golden(DispatchConfig, "addr_width", "instruction address width, 8..64"),
             Param("predecoded", True, "bool", "the fetch queue supplies each word's "
                                               "is_pci/is_pi/is_cti bits (insn_pre; timing, "
                                               "docs/fpga.md); false: the filter decodes"),
@@ -101,16 +102,17 @@ TOPS = [
         build=ProfileFlagPredictor,
         params=(
             Param("lanes", 4, "int", "fetch/decode lanes, 1..4"),
-            Param("n_flags", 1, "int", "profile flags (prediction bits), 1..8"),
-            Param("sets", 64, "int", "table sets, power of two"),
-            Param("ways", 2, "int", "table ways, 1..2 (LRU)"),
-            Param("min_block", 4, "int", "smallest block skipped, instructions"),
-            Param("addr_width", 32, "int", "instruction address width, 8..64"),
-            Param("length_check", False, "bool", "sec. IV-A.2 block-length check (pflen)"),
+            Param.golden(PredictorConfig, "n_flags", "profile flags (prediction bits), 1..8"),
+            Param.golden(PredictorConfig, "sets", "table sets, power of two"),
+            Param.golden(PredictorConfig, "ways", "table ways, 1..2 (LRU)"),
+            Param.golden(PredictorConfig, "min_block", "smallest block skipped, instructions"),
+            Param.golden(PredictorConfig, "addr_width", "instruction address width, 8..64"),
+            Param.golden(PredictorConfig, "length_check", "sec. IV-A.2 block-length check (pflen)"),
             Param("update_latency", 3, "int", "cycles from decode to the table write, 0..3 "
                                               "(1..3: pipelined, docs/fpga.md)"),
-            Param("fetch_latency", 0, "int", "cycles from fetch to skip/follow/not_taken, "
-                                             "0..1 (1: registered outputs)"),
+            Param.golden(PredictorConfig, "fetch_latency",
+                         "cycles from fetch to skip/follow/not_taken, 0..1 (1: registered "
+                         "outputs)"),
         ),
         budget=_predictor_budget,
         variants=({}, {"lanes": 1}, {"ways": 1, "sets": 128}, {"length_check": True}),

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracefile import iter_keys
+from .tracefile import CALL, COND_NOT_TAKEN, COND_TAKEN, INDIRECT, JUMP, iter_keys
 
-__all__ = ["SyntheticValueTrace", "value_keys", "trace_keys", "load_keys"]
+__all__ = ["SyntheticValueTrace", "value_keys", "trace_keys", "load_keys", "EDGE_KINDS"]
+
+#: Control transfers whose ``<pc, target>`` is a control-flow edge (returns are left
+#: out: the call sites give their targets).
+EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 

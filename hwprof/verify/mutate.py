@@ -14,7 +14,7 @@ regression as the test bench:
 3. The regression runs once per mutant (``+mutsel=i``, a fixed seed); a run with
    a failing test, or one that exceeds the time limit, kills the mutant. The
    original (``mutsel=0``) must pass first.
-   With ``bench="native"`` (``hwprof mutate multihash --bench native``) the
+   With ``bench="native"`` (``hwprof mutate TOP --bench native``) the
    mutants run first on the native bench (:mod:`hwprof.verify.mutate_native`: the same
    one Verilog compiled once with the C++ stream harness, a real trace per
    mutant against the golden model); only its survivors run the cocotb

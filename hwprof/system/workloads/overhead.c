@@ -9,6 +9,8 @@
  *                decrement, store, branch at every site; reset to INTERVAL on a sample
  *             3  full instrumentation: the sample code at every site
  * -DINSTRUMENT=0 the sample code is empty (framework only), 1 it counts the edge
+ * -DKERNEL=1     instead of the character loop, an empty loop of LENGTH iterations with
+ *                one site each
  *
  * Prints "cycles C instret I sites S samples T checksum X" for the kernel alone
  * (rdcycle/rdinstret around it), then the edge counts. */
@@ -71,6 +73,19 @@ static void fill(void) {
     }
 }
 
+#ifndef KERNEL
+#define KERNEL 0
+#endif
+
+#if KERNEL == 1
+__attribute__((noinline)) static uint32_t kernel(void) {
+    for (int i = 0; i < LENGTH; i++) {
+        SITE(0);
+        __asm__ volatile("");
+    }
+    return 0;
+}
+#else
 __attribute__((noinline)) static uint32_t kernel(void) {
     uint32_t upper = 0, lower = 0, other = 0;
     for (int i = 0; i < LENGTH; i++) {
@@ -88,6 +103,7 @@ __attribute__((noinline)) static uint32_t kernel(void) {
     }
     return upper ^ lower ^ other;
 }
+#endif
 
 int main(void) {
     fill();
