@@ -162,9 +162,9 @@ def cmd_bitstream(args) -> int:
 
 
 def add_parser(sub) -> None:
-    """``hwprof system run|generate``."""
+    """``hwprof system run|generate|bitstream``."""
     system = sub.add_parser("system", help="the RISC-V system: run firmware, generate Verilog, "
-                                                 "build a board bitstream")
+                                           "build a board bitstream")  # fmt: skip
     ssub = system.add_subparsers(dest="system_command", required=True)
     run = ssub.add_parser("run", help="compile PROGRAM.c and run it on the system (Verilator)")
     run.add_argument("program", metavar="PROGRAM.c")
