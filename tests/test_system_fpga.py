@@ -117,6 +117,8 @@ RECORD = {"luts": 100, "ffs": 50, "bram": 8, "dist_ram": 0, "prof_target_mhz": N
 
 def test_table_rows_deltas_and_dispatch_marker(monkeypatch):
     monkeypatch.setattr(soc, "ATTACH", {k: v for k, v in soc.ATTACH.items() if k != "dispatch"})
+    assert not fpga.dispatch_in_system()
+    assert fpga.measure(["dispatch"]) == [fpga._dispatch_row()]  # not placed and routed
     with_prof = RECORD | {"luts": 130, "ffs": 80, "bram": 10, "prof_target_mhz": 100,
                           "fmax_by_clock": {"clk": 55.5, "prof_clk": 70.25},
                           "doc": "+ profiler"}  # fmt: skip

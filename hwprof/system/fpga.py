@@ -20,6 +20,7 @@ Command line (figures)::
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -41,7 +42,7 @@ from .soc import DEFAULT_RAM_SIZE, System
 
 __all__ = ["UartTx", "MeasuredSystem", "BoardTop", "Board", "BOARDS", "CONFIGS",
            "FPGA_RAM_SIZE", "BOARD_PROGRAM", "PROFILER", "PROF_MHZ", "measure",
-           "markdown_table", "lpf", "bitstream"]  # fmt: skip
+           "markdown_table", "lpf", "bitstream", "dispatch_in_system"]  # fmt: skip
 
 #: RAM of the measured system: 16 KiB (8 DP16KD block RAMs), small enough that place
 #: and route stays quick; the core and the blocks do not depend on it.
@@ -103,7 +104,7 @@ class UartTx(wiring.Component):
 
 
 class _BrrStub(wiring.Component):
-    """Stands for the brr unit in the core-alone configuration: never taken, state 0."""
+    """Stands for a block (brr unit, dispatch filter) left out: every output 0."""
 
     def __init__(self, signature):
         super().__init__(signature)
@@ -125,6 +126,10 @@ class MeasuredSystem(wiring.Component):
     brr : bool
         ``False``: the brr unit replaced by a stub that is never taken and reads 0
         (the core's brr decode and the ``RETIRED``/``TAKEN`` registers stay).
+    dispatch : bool
+        ``False``: when the system has the selective-dispatch filter
+        (:func:`dispatch_in_system`), it is replaced by a stub whose outputs are 0
+        (no PI squashed, no exception); without the filter in the system, no effect.
 
     Attributes
     ----------
@@ -134,8 +139,11 @@ class MeasuredSystem(wiring.Component):
         As :class:`hwprof.system.soc.System`.
     """
 
-    def __init__(self, ram_size=FPGA_RAM_SIZE, profiler=None, brr=True):
-        self.system = System(ram_size, profiler=profiler)
+    def __init__(self, ram_size=FPGA_RAM_SIZE, profiler=None, brr=True, dispatch=True):
+        extra = {}
+        if dispatch_in_system() and not dispatch:
+            extra["dispatch_filter"] = _dispatch_stub
+        self.system = System(ram_size, profiler=profiler, **extra)
         self.own_prof_clock = profiler is not None
         if self.own_prof_clock:
             self.system.peripherals.prof_clock_external = True
@@ -172,11 +180,24 @@ class Config:
     doc: str
     brr: bool = True
     profiler: dict | None = None
+    dispatch: bool = False
 
 
-def _dispatch_in_system() -> bool:
-    """Whether the system wires a selective-dispatch block (its register-map entry)."""
-    return "dispatch" in soc.ATTACH
+def dispatch_in_system() -> bool:
+    """Whether the system builds the selective-dispatch filter.
+
+    True when :class:`hwprof.system.soc.System` takes a ``dispatch_filter`` builder
+    and the register map wires a ``dispatch`` block.
+    """
+    return "dispatch_filter" in inspect.signature(System).parameters and "dispatch" in soc.ATTACH
+
+
+def _dispatch_stub():
+    from .dispatch import build_filter
+
+    real = build_filter()
+    real._MustUse__silence = True  # only its signature is used
+    return _BrrStub(real.signature)
 
 
 #: The measured configurations, in table order.
@@ -186,16 +207,16 @@ CONFIGS = [
     Config("brr", "+ brr unit (the system as built by default)"),
     Config("multihash", "+ brr + multi-hash profiler in its own clock domain "
                         "(async FIFO, CSR block)", profiler=PROFILER),
+    Config("dispatch", "+ brr + multi-hash profiler + selective-dispatch filter",
+           profiler=PROFILER, dispatch=True),
 ]
 
 
 def _dispatch_row() -> dict:
-    if _dispatch_in_system():
-        # The system builds the filter whenever it exists: it is inside the rows above.
-        return {"config": "dispatch", "doc": "+ dispatch filter",
-                "status": "in every row above (the system always builds it)"}
-    return {"config": "dispatch", "doc": "+ dispatch filter",
-            "status": "not in the system yet (hwprof.system.soc.ATTACH has no 'dispatch')"}
+    """The dispatch row while the system has no filter (:func:`dispatch_in_system`)."""
+    return {"config": "dispatch", "doc": "+ selective-dispatch filter",
+            "status": "not in the system yet (hwprof.system.soc.System has no "
+                      "dispatch_filter)"}  # fmt: skip
 
 
 def _lpf_frequencies(config: Config) -> str:
@@ -209,7 +230,8 @@ def measure_one(config: Config, keep_dir=None, timeout=None) -> dict:
     from ..synth.fpga import place_and_route
     from .core import core_verilog
 
-    component = MeasuredSystem(FPGA_RAM_SIZE, profiler=config.profiler, brr=config.brr)
+    component = MeasuredSystem(FPGA_RAM_SIZE, profiler=config.profiler, brr=config.brr,
+                               dispatch=config.dispatch)  # fmt: skip
     lpf_text = _lpf_frequencies(config)
     files = {"clocks.lpf": lpf_text} if lpf_text else {}
     options = ("--lpf", "clocks.lpf") if lpf_text else ()
@@ -234,16 +256,21 @@ def _children_cpu() -> float:
 
 
 def measure(names=None, timeout=None, log=sys.stderr) -> list[dict]:
-    """Records of the configurations ``names`` (default all) and the dispatch row."""
+    """Records of the configurations ``names`` (default all).
+
+    The ``dispatch`` configuration is a row that says so while the system has no
+    dispatch filter (:func:`dispatch_in_system`).
+    """
     records = []
     for config in CONFIGS:
         if names and config.name not in names:
             continue
+        if config.dispatch and not dispatch_in_system():
+            records.append(_dispatch_row())
+            continue
         print(f"placing and routing: {config.name}", file=log, flush=True)
         records.append(measure_one(config, timeout=timeout))
         print(f"  {_summary(records[-1])}", file=log, flush=True)
-    if not names or "dispatch" in names:
-        records.append(_dispatch_row())
     return records
 
 
@@ -468,8 +495,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     m = sub.add_parser("measure", help="place and route the configurations, write records")
     m.add_argument("-o", "--output", required=True, metavar="FILE.json")
-    m.add_argument("--config", action="append", choices=[c.name for c in CONFIGS]
-                   + ["dispatch"], help="only these (default all)")  # fmt: skip
+    m.add_argument("--config", action="append", choices=[c.name for c in CONFIGS],
+                   help="only these (default all)")  # fmt: skip
     m.add_argument("--timeout", type=float, default=None, metavar="S")
     t = sub.add_parser("table", help="fill the table of a page from the records")
     t.add_argument("records", metavar="FILE.json")
