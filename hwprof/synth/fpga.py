@@ -157,6 +157,9 @@ _RUN_TOOL = "import sys, {package}; sys.exit({package}.{entry}(sys.argv[1:]))"
 
 def _last_error(log: str) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in reversed(lines):  # the tool's own error line before its summary
+        if line.startswith("ERROR"):
+            return line
     for line in reversed(lines):
         if "ERROR" in line or "error" in line.lower():
             return line
