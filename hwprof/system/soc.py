@@ -56,6 +56,9 @@ class Ram(wiring.Component):
         Wishbone B4 classic subordinate; ``ack`` one cycle after ``cyc & stb``.
     boot_valid, boot_addr, boot_data : In
         Write ``boot_data`` to word ``boot_addr`` (used while the core is held in reset).
+    init : list of int
+        Contents at power-up, one 32-bit word per entry from address 0 (default empty:
+        all zero); a board's system sets it to the program's image.
 
     Latency: 1 cycle (registered read data and ``ack``).
     """
@@ -64,6 +67,7 @@ class Ram(wiring.Component):
         if not isinstance(size, int) or size < 4 or size & (size - 1):
             raise ValueError(f"ram size must be a power of two of at least 4 bytes, not {size!r}")
         self.size = size
+        self.init = []
         abits = (size // 4 - 1).bit_length()
         super().__init__({
             "bus": In(_wishbone(abits, 8)),
@@ -74,7 +78,7 @@ class Ram(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=32, depth=self.size // 4, init=[])
+        m.submodules.mem = mem = Memory(shape=32, depth=self.size // 4, init=self.init)
         rd = mem.read_port()
         wr = mem.write_port(granularity=8)
         active = self.bus.cyc & self.bus.stb & ~self.bus.ack
@@ -122,9 +126,11 @@ def _attach_brr(m, regs, p):
 
 
 def _attach_multihash(m, regs, p):
-    # the profiler's clock domain: the system clock (a board may give it its own)
-    m.domains.prof = prof = ClockDomain("prof", local=True)
-    m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
+    # the profiler's clock domain: the system clock, unless the design above gives it
+    # its own (``prof_clock_external``)
+    if not p.prof_clock_external:
+        m.domains.prof = prof = ClockDomain("prof", local=True)
+        m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
     m.submodules.profiler = p.profiler
     attach_profiler(m, p.profiler, {r.name: regs["multihash", r.name].f
                                     for r in PROFILER_BLOCK.registers})  # fmt: skip
@@ -186,6 +192,9 @@ class Peripherals(wiring.Component):
         self.dispatch_filter = (dispatch_filter or build_filter)()
         self.brr = get_top("brr").construct(dict(brr_params or {}))
         self.profiler = None if profiler is None else MultiHashPeripheral(**profiler)
+        #: with the profiler: ``False``, its ``prof`` domain is the system clock; ``True``,
+        #: the design that contains the system defines a ``prof`` domain (its own clock)
+        self.prof_clock_external = False
         self.blocks = BLOCKS if profiler is None else [*BLOCKS, PROFILER_BLOCK]
         extra = {} if profiler is None else {
             "load_valid": In(1), "load_pc": In(32), "load_value": In(32),
