@@ -19,11 +19,10 @@ flag stack, so the firmware's spill handler runs) and turns profiling on for
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
-from . import Experiment
+from . import Experiment, write_results
 
 __all__ = ["EXPERIMENTS", "WORKLOAD", "golden_counts", "parse_output", "run"]
 
@@ -107,11 +106,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
         raise RuntimeError("the uninstrumented build computed another result")
     record = {"quick": quick, "calls": n, "uninstrumented": base, "rows": rows,
               "shallow_uninstrumented": shallow_base, "shallow_off": shallow}
-    stem = "system-dispatch-quick" if quick else "system-dispatch"
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
-    (output_dir / f"{stem}.md").write_text(markdown(record))
+    write_results(output_dir, "system-dispatch", quick, record, markdown(record))
     return record
 
 
