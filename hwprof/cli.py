@@ -480,7 +480,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--json", action="store_true",
                      help="print the run's summary as JSON instead of the table")  # fmt: skip
     exp.add_argument("--trace", action="append", default=[], metavar="FILE",
-                     help="trace file (docs/traces.md, or legacy gzip'd text)")  # fmt: skip
+                     help="trace file (docs/traces.md; convert a legacy gzip'd text trace "
+                          "first with 'hwprof trace convert')")  # fmt: skip
     add_run_arguments(exp)
     exp.set_defaults(func=cmd_experiment)
     _trace_parser(sub)

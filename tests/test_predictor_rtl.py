@@ -97,12 +97,13 @@ def test_rtl_matches_golden_on_random_programs(params, seed):
     assert compare(dut, params["lanes"], frontend.predictor_trace) is None, f"seed {seed}"
 
 
-#: suite time: the cocotb tier replays every directed program on the generated Verilog
-#: (hwprof/cocotb_tests/test_profile_flag_predictor.py, default and length-check); here two in
-#: the fast tier, the others in the soak tier
-DIRECTED = ["fig3_off", "off_on_off",
-            *(pytest.param(n, marks=pytest.mark.soak)
-              for n in ("fig4_off_misfetch", "nested_push_pop", "recursion"))]
+#: suite time: soak tier only. The fast cocotb tier replays every directed program and
+#: the stale block on the generated Verilog (hwprof/cocotb_tests/test_profile_flag_predictor.py,
+#: the defaults and the length check); update_latency=0 keeps the random, mixed-type,
+#: misaligned and stale-block (length check) programs here
+DIRECTED = [pytest.param(n, marks=pytest.mark.soak)
+            for n in ("fig3_off", "off_on_off", "fig4_off_misfetch", "nested_push_pop",
+                      "recursion")]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", DIRECTED)
@@ -113,7 +114,10 @@ def test_rtl_matches_golden_on_directed_programs(name, seed):
     assert compare(ProfileFlagPredictor(**params), 4, frontend.predictor_trace) is None
 
 
-@pytest.mark.parametrize("length_check", [False, True])
+#: without the length check a stale block is plain updates (the random programs; the
+#: cocotb tier replays it, and tests/test_predictor_golden.py checks that it skips PIs):
+#: soak tier (suite time)
+@pytest.mark.parametrize("length_check", [pytest.param(False, marks=pytest.mark.soak), True])
 def test_rtl_matches_golden_on_a_stale_block(length_check, seed):
     """Fig. 3 with pflen hints, its second counter recompiled shorter (sec. IV-A.2)."""
     params = {"lanes": 4, "n_flags": 1, "length_check": length_check}
@@ -256,9 +260,11 @@ _LATENCY_GEOMETRIES = [
     {"lanes": 1, "n_flags": 1, "sets": 4, "ways": 1, "min_block": 1},
     {"lanes": 4, "n_flags": 2, "sets": 16, "ways": 2, "min_block": 2, "length_check": True},
 ]
-#: fast tier: latency 3 on the first and the length-check geometry, latencies 1 and 2
-#: on the first; the rest in the soak tier (suite time)
-_LATENCY_FAST = {(0, 3), (3, 3), (0, 2), (0, 1)}
+#: fast tier: latency 3 on the length-check geometry, latencies 1 and 2 on the first;
+#: the rest in the soak tier (suite time). Latency 3 on the first geometry is the catalog's
+#: defaults, which the fast cocotb tier runs on the same random programs (100,000
+#: instructions, tests/test_predictor_cocotb.py)
+_LATENCY_FAST = {(3, 3), (0, 2), (0, 1)}
 
 
 @pytest.mark.parametrize("params, update_latency", [
@@ -296,7 +302,10 @@ def test_update_latency_is_visible_to_the_check(seed):
     pytest.fail(f"seeds {seed}..{seed + 9}: latency 1 never differed from latency 0")
 
 
-@pytest.mark.parametrize("rtl, golden", [(2, 1), (1, 2), (3, 2), (2, 3)])
+#: a write a cycle late and a cycle early around the catalog's latency 3 in the fast
+#: tier; around latency 1 in the soak tier (suite time)
+@pytest.mark.parametrize("rtl, golden", [
+    *(pytest.param(*p, marks=pytest.mark.soak) for p in ((2, 1), (1, 2))), (3, 2), (2, 3)])
 def test_update_latency_2_is_visible_to_the_check(rtl, golden, seed):
     """An RTL of update latency ``rtl`` checked against golden outputs of ``golden``
     mismatches (blocks decoded and their leaders fetched every cycle, so that some

@@ -99,6 +99,8 @@ def test_illegal_encodings_trap(system_exe, tmp_path, word):
                           defines={"WORD": hex(word)}, cycles=100_000)  # fmt: skip
     assert run.status == "trap", run.summary()
     assert run.insn == word and run.cause == 2
+    image = (tmp_path / "fw" / "program.bin").read_bytes()
+    assert run.pc == image.index(word.to_bytes(4, "little"))  # RAM at address 0
     assert run.brr_retired == 0 and "after" not in run.output
 
 
@@ -156,17 +158,24 @@ def test_cli_exit_code_is_the_programs(system_exe, tmp_path, capsys):
     assert status == 7 and out.startswith("x\nhwprof: exit:")
 
 
-def test_cli_compile_error(tmp_path, capsys):
+def test_cli_compile_error(tmp_path, capsys, monkeypatch):
+    """The compiler's message, exit 2; no model is built and no file is left behind."""
+    import tempfile
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a program that does not compile must not build the system")
+
+    monkeypatch.setattr(sim, "build_system", no_build)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     src = tmp_path / "bad.c"
     src.write_text("int main(void) { return undefined_name; }\n")
-    before = sorted(p.name for p in sim.BUILD_ROOT.iterdir()) if sim.BUILD_ROOT.exists() else []
     status, out, err = _cli(["system", "run", str(src)], capsys)
     assert status == 2
     assert "undefined_name" in err and "error" in err
     assert err.splitlines()[-1] == f"hwprof: error: {src} did not compile"
-    after = sorted(p.name for p in sim.BUILD_ROOT.iterdir()) if sim.BUILD_ROOT.exists() else []
-    assert after == before  # nothing written to the build folder
-    assert not list(tmp_path.glob(".build-*"))
+    assert list(scratch.iterdir()) == []  # the work directory is gone
 
 
 def test_cli_trap(system_exe, tmp_path, capsys):

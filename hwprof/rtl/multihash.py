@@ -191,28 +191,43 @@ class MultiHash(wiring.Component):
     def elaborate(self, platform):
         if self.config.ways:
             return elaborate_set_associative(self)
-        c = self.config
-        m = Module()
-        n, z, w, acc, kb = c.tables, c.table_size, c.counter_bits, c.accumulator, c.key_bits
+        cam = _CamDesign(self)
+        cam.stage_s0()
+        cam.stage_s1_counters()
+        cam.stage_s1_accumulator()
+        cam.write_back()
+        cam.readout()
+        return cam.m
 
+
+class _CamDesign:
+    """The fully associative (CAM) design of :class:`MultiHash` (``ways = 0``), stage
+    by stage in one module (the formal properties name its signals there)."""
+
+    def __init__(self, component):
+        self.component = component
+        self.c = c = component.config
+        self.m = m = Module()
         # --- configuration registers ---------------------------------------------------
-        cfg = RuntimeConfig(m, self, w)
-        interval, threshold = cfg.interval, cfg.threshold
-        position = Signal(w)
+        self.cfg = RuntimeConfig(m, component, c.counter_bits)
+        self.position = Signal(c.counter_bits, name="position")
 
-        # --- S0: hash, read address -------------------------------------------------------
-        key_in = Signal(kb)
-        m.d.comb += key_in.eq(self.tuples.payload.as_value())
-        stall = Signal()
-        accept = Signal()
+    def stage_s0(self):
+        """S0: the hash units on the input tuple, the counter memories' read addresses."""
+        m, c, component = self.m, self.c, self.component
+        n, z, w, kb = c.tables, c.table_size, c.counter_bits, c.key_bits
+        key_in = Signal(kb, name="key_in")
+        m.d.comb += key_in.eq(component.tuples.payload.as_value())
+        self.stall = stall = Signal(name="stall")
+        accept = Signal(name="accept")
         m.d.comb += [
-            self.tuples.ready.eq(~stall),
-            accept.eq(self.tuples.valid & ~stall),
+            component.tuples.ready.eq(~stall),
+            accept.eq(component.tuples.valid & ~stall),
         ]
-        s1_valid = Signal()
-        s1_key = Signal(kb)
-        s1_index = [Signal(c.index_bits, name=f"s1_index{i}") for i in range(n)]
-        read_ports, write_ports, flags = [], [], []
+        self.s1_valid = Signal(name="s1_valid")
+        self.s1_key = Signal(kb, name="s1_key")
+        self.s1_index = [Signal(c.index_bits, name=f"s1_index{i}") for i in range(n)]
+        self.read_ports, self.write_ports, self.flags = [], [], []
         for i in range(n):
             m.submodules[f"hash{i}"] = h = Hash(c.index_bits, kb, c.hash_seed + i, c.pc_bits)
             m.submodules[f"table{i}"] = mem = Memory(shape=w, depth=z, init=[])
@@ -220,104 +235,123 @@ class MultiHash(wiring.Component):
             wp = mem.write_port()
             m.d.comb += [h.key.eq(key_in), rp.addr.eq(h.index), rp.en.eq(~stall)]
             with m.If(~stall):
-                m.d.sync += s1_index[i].eq(h.index)
-            read_ports.append(rp)
-            write_ports.append(wp)
-            flags.append(Signal(z, name=f"counter_valid{i}"))
+                m.d.sync += self.s1_index[i].eq(h.index)
+            self.read_ports.append(rp)
+            self.write_ports.append(wp)
+            self.flags.append(Signal(z, name=f"counter_valid{i}"))
         with m.If(~stall):
-            m.d.sync += [s1_valid.eq(self.tuples.valid), s1_key.eq(key_in)]
+            m.d.sync += [self.s1_valid.eq(component.tuples.valid), self.s1_key.eq(key_in)]
 
-        # --- S1: counters with forwarding -----------------------------------------------
-        byp_valid = [Signal(name=f"bypass_valid{i}") for i in range(n)]
-        byp_index = [Signal(c.index_bits, name=f"bypass_index{i}") for i in range(n)]
-        byp_value = [Signal(w, name=f"bypass_value{i}") for i in range(n)]
+    def stage_s1_counters(self):
+        """S1: each counter from the bypass register, its valid bit or the memory word;
+        the minimum and the (conservative) update."""
+        m, c = self.m, self.c
+        n, w = c.tables, c.counter_bits
+        self.byp_valid = [Signal(name=f"bypass_valid{i}") for i in range(n)]
+        self.byp_index = [Signal(c.index_bits, name=f"bypass_index{i}") for i in range(n)]
+        self.byp_value = [Signal(w, name=f"bypass_value{i}") for i in range(n)]
         old = []
         for i in range(n):
             v = Signal(w, name=f"counter{i}")
-            fresh = Mux(_select_bit(flags[i], s1_index[i]), read_ports[i].data, 0)
-            if self.bypass:
-                forward = byp_valid[i] & (byp_index[i] == s1_index[i])
-                m.d.comb += v.eq(Mux(forward, byp_value[i], fresh))
+            fresh = Mux(_select_bit(self.flags[i], self.s1_index[i]),
+                        self.read_ports[i].data, 0)  # fmt: skip
+            if self.component.bypass:
+                forward = self.byp_valid[i] & (self.byp_index[i] == self.s1_index[i])
+                m.d.comb += v.eq(Mux(forward, self.byp_value[i], fresh))
             else:
                 m.d.comb += v.eq(fresh)
             old.append(v)
-        low = Signal(w)
+        low = Signal(w, name="low")
         m.d.comb += low.eq(_minimum(old))
-        estimate = Signal(w)  # min of the updated counters: low + 1 under C0 and C1 alike
+        # min of the updated counters: low + 1 under C0 and C1 alike
+        self.estimate = estimate = Signal(w, name="estimate")
         m.d.comb += estimate.eq(low + 1)
-        new = []
+        self.new = []
         for i in range(n):
             step = (old[i] == low) if c.conservative else Const(1, 1)
-            new.append((old[i] + step)[:w])
+            self.new.append((old[i] + step)[:w])
 
-        # --- S1: accumulator CAM ----------------------------------------------------------
-        valid = Signal(acc)
-        repl = Signal(acc)
-        tags = [Signal(kb, name=f"tag{a}") for a in range(acc)]
-        counts = [Signal(w, name=f"count{a}") for a in range(acc)]
-        pending = Signal(acc)
-        ro_counts = [Signal(w, name=f"readout_count{a}") for a in range(acc)]
-        ro_end = Signal()
+    def stage_s1_accumulator(self):
+        """S1: the accumulator CAM lookup, promotion, allocation, the stall and the
+        interval's boundary."""
+        m, c = self.m, self.c
+        w, acc, kb = c.counter_bits, c.accumulator, c.key_bits
+        threshold, s1_valid = self.cfg.threshold, self.s1_valid
+        self.valid = valid = Signal(acc, name="valid")
+        self.repl = repl = Signal(acc, name="repl")
+        self.tags = tags = [Signal(kb, name=f"tag{a}") for a in range(acc)]
+        self.counts = counts = [Signal(w, name=f"count{a}") for a in range(acc)]
+        self.pending = pending = Signal(acc, name="pending")
+        self.ro_counts = [Signal(w, name=f"readout_count{a}") for a in range(acc)]
+        self.ro_end = Signal(name="ro_end")
 
-        match = Signal(acc)
-        m.d.comb += match.eq(Cat(*[valid[a] & (tags[a] == s1_key) for a in range(acc)]))
-        hit = Signal()
+        self.match = match = Signal(acc, name="match")
+        m.d.comb += match.eq(Cat(*[valid[a] & (tags[a] == self.s1_key) for a in range(acc)]))
+        self.hit = hit = Signal(name="hit")
         m.d.comb += hit.eq(s1_valid & match.any())
-        hit_count = Signal(w)
+        self.hit_count = hit_count = Signal(w, name="hit_count")
         m.d.comb += hit_count.eq(_or_mux(match, counts, w) + 1)
-        requalify = Signal()
-        m.d.comb += requalify.eq((match & repl).any() & (hit_count >= threshold))
+        self.requalify = Signal(name="requalify")
+        m.d.comb += self.requalify.eq((match & repl).any() & (hit_count >= threshold))
 
-        promote = Signal()
-        m.d.comb += promote.eq(s1_valid & ~hit & (estimate >= threshold))
-        target = victim(m, valid, repl)
-        alloc = Signal()
+        promote = Signal(name="promote")
+        m.d.comb += promote.eq(s1_valid & ~hit & (self.estimate >= threshold))
+        self.target = target = victim(m, valid, repl)
+        self.alloc = alloc = Signal(name="alloc")
         m.d.comb += alloc.eq(promote & target.any())
-        last = Signal()
-        m.d.comb += last.eq(position == interval - 1)
-        busy = Signal()
-        m.d.comb += busy.eq(pending.any() | ro_end)
-        m.d.comb += stall.eq(s1_valid & ((alloc & (target & pending).any()) | (last & busy)))
-        commit = Signal()
-        m.d.comb += commit.eq(s1_valid & ~stall)
-        boundary = Signal()
-        m.d.comb += boundary.eq(commit & last)
+        self.last = last = Signal(name="last")
+        m.d.comb += last.eq(self.position == self.cfg.interval - 1)
+        self.busy = busy = Signal(name="busy")
+        m.d.comb += busy.eq(pending.any() | self.ro_end)
+        m.d.comb += self.stall.eq(s1_valid & ((alloc & (target & pending).any())
+                                              | (last & busy)))  # fmt: skip
+        self.commit = commit = Signal(name="commit")
+        m.d.comb += commit.eq(s1_valid & ~self.stall)
+        self.boundary = Signal(name="boundary")
+        m.d.comb += self.boundary.eq(commit & last)
 
-        # counter write-back, valid bits, bypass registers
-        zero_them = alloc if c.reset else Const(0, 1)
+    def write_back(self):
+        """End of S1: the counter write-back, valid bits and bypass registers; the
+        accumulator entries' update and boundary transform; position, configuration."""
+        m, c = self.m, self.c
+        n, z, w = c.tables, c.table_size, c.counter_bits
+        commit, boundary, stall, hit = self.commit, self.boundary, self.stall, self.hit
+        zero_them = self.alloc if c.reset else Const(0, 1)
         for i in range(n):
             value = Signal(w, name=f"counter_new{i}")
-            m.d.comb += value.eq(Mux(zero_them, 0, new[i]))
+            m.d.comb += value.eq(Mux(zero_them, 0, self.new[i]))
             write = commit & ~hit
             m.d.comb += [
-                write_ports[i].addr.eq(s1_index[i]),
-                write_ports[i].data.eq(value),
-                write_ports[i].en.eq(write),
+                self.write_ports[i].addr.eq(self.s1_index[i]),
+                self.write_ports[i].data.eq(value),
+                self.write_ports[i].en.eq(write),
             ]
             with m.If(~stall):
                 m.d.sync += [
-                    byp_valid[i].eq(write & ~boundary),
-                    byp_index[i].eq(s1_index[i]),
-                    byp_value[i].eq(value),
+                    self.byp_valid[i].eq(write & ~boundary),
+                    self.byp_index[i].eq(self.s1_index[i]),
+                    self.byp_value[i].eq(value),
                 ]
             # flush / set as plain logic: a decoder, no 2**index_bits-way case statement
-            decode = Cat(*[s1_index[i] == j for j in range(z)])
-            m.d.sync += flags[i].eq(Mux(boundary, 0, flags[i] | Mux(write, decode, 0)))
+            decode = Cat(*[self.s1_index[i] == j for j in range(z)])
+            flags = self.flags[i]
+            m.d.sync += flags.eq(Mux(boundary, 0, flags | Mux(write, decode, 0)))
 
         # accumulator entries: update, then the boundary transform
-        for a in range(acc):
-            hit_a = commit & match[a]
-            alloc_a = commit & alloc & target[a]
+        valid, repl, counts = self.valid, self.repl, self.counts
+        for a in range(c.accumulator):
+            hit_a = commit & self.match[a]
+            alloc_a = commit & self.alloc & self.target[a]
             nv = Mux(alloc_a, 1, valid[a])
-            nr = Mux(alloc_a, 0, Mux(hit_a & requalify, 0, repl[a]))
-            nc = Mux(alloc_a, estimate, Mux(hit_a, hit_count, counts[a]))
+            nr = Mux(alloc_a, 0, Mux(hit_a & self.requalify, 0, repl[a]))
+            nc = Mux(alloc_a, self.estimate, Mux(hit_a, self.hit_count, counts[a]))
             with m.If(alloc_a):
-                m.d.sync += tags[a].eq(s1_key)
+                m.d.sync += self.tags[a].eq(self.s1_key)
             with m.If(boundary):
                 candidate = nv & ~nr
                 m.d.sync += [
-                    pending[a].eq(candidate),
-                    ro_counts[a].eq(nc),
+                    self.pending[a].eq(candidate),
+                    self.ro_counts[a].eq(nc),
                 ]
                 if c.retain:
                     m.d.sync += [valid[a].eq(candidate), repl[a].eq(1), counts[a].eq(0)]
@@ -328,25 +362,27 @@ class MultiHash(wiring.Component):
 
         # --- position and configuration ---------------------------------------------------
         with m.If(commit):
-            m.d.sync += position.eq(Mux(last, 0, position + 1))
-        cfg.apply(m, boundary)
+            m.d.sync += self.position.eq(Mux(self.last, 0, self.position + 1))
+        self.cfg.apply(m, boundary)
 
-        # --- readout -------------------------------------------------------------------------
-        select = Signal(acc)
+    def readout(self):
+        """The records stream: the pending entries in entry order, then the end marker."""
+        m, c, records = self.m, self.c, self.component.records
+        pending = self.pending
+        select = Signal(c.accumulator, name="select")
         m.d.comb += select.eq(lowest_one(pending))
-        more = Signal()
+        more = Signal(name="more")
         m.d.comb += more.eq(pending.any())
         m.d.comb += [
-            self.records.valid.eq(busy),
-            self.records.payload.key.eq(_or_mux(select, tags, kb)),
-            self.records.payload.count.eq(_or_mux(select, ro_counts, w)),
-            self.records.payload.end.eq(~more),
+            records.valid.eq(self.busy),
+            records.payload.key.eq(_or_mux(select, self.tags, c.key_bits)),
+            records.payload.count.eq(_or_mux(select, self.ro_counts, c.counter_bits)),
+            records.payload.end.eq(~more),
         ]
-        with m.If(self.records.valid & self.records.ready):
+        with m.If(records.valid & records.ready):
             with m.If(more):
                 m.d.sync += pending.eq(pending & ~select)
             with m.Else():
-                m.d.sync += ro_end.eq(0)
-        with m.If(boundary):
-            m.d.sync += ro_end.eq(1)
-        return m
+                m.d.sync += self.ro_end.eq(0)
+        with m.If(self.boundary):
+            m.d.sync += self.ro_end.eq(1)

@@ -96,6 +96,7 @@ def generated_files() -> dict[str, str]:
         "hwprof.h": header(),
         "link.ld": linker_script(),
         "start.S": (FIRMWARE / "start.S").read_text(),
+        "pfspill.c": (FIRMWARE / "pfspill.c").read_text(),
         "regmap.json": json.dumps(regmap, indent=1) + "\n",
         "regmap.md": markdown_table(),
     }
