@@ -23,6 +23,7 @@ import argparse
 import inspect
 import json
 import os
+import re
 import resource
 import shutil
 import sys
@@ -454,7 +455,14 @@ def board_verilog(board: Board, image: bytes) -> str:
     from .core import core_verilog
 
     text = verilog.convert(BoardTop(board, image), name="hwprof_board", emit_src=False)
+    # Amaranth initializes every RAM word, one line each (32,768 for 128 KiB), which
+    # yosys reads for minutes; the zero words are left out: a block RAM word without
+    # initial contents is configured as 0 all the same (DP16KD's INITVAL default).
+    text = _ZERO_WORD.sub("", text)
     return text + "\n" + core_verilog()
+
+
+_ZERO_WORD = re.compile(r"^    mem\[\d+\] = 32'd0;\n", re.M)
 
 
 def bitstream(board_name: str, image: bytes, output: Path, work: Path,
@@ -484,6 +492,9 @@ def bitstream(board_name: str, image: bytes, output: Path, work: Path,
     os.close(fd)
     try:
         shutil.copyfile(work / "board.bit", tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual mode
         os.replace(tmp, output)
     except BaseException:
         os.unlink(tmp)
