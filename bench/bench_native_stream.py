@@ -22,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from hwprof.traces.keys import load_keys
+import numpy as np
+
+from hwprof.traces.keys import trace_keys
 from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import Check, checked_tops
 
@@ -42,7 +44,8 @@ def main():
         keys, source = synthetic_keys(args.tuples, args.seed), "synthetic"
     else:
         trace = args.trace or shipped_trace("xz")
-        keys, source = load_keys(trace, args.tuples), Path(trace).name
+        keys = np.concatenate(list(trace_keys(trace, limit=args.tuples)))
+        source = Path(trace).name
     print(f"{len(keys):,} tuples of {source}; load average {os.getloadavg()}")
     for name in args.tops:
         start = time.perf_counter()

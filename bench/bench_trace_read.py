@@ -12,7 +12,8 @@ warm (run it twice for a cold first read):
 * ``chunks``: every chunk with all five columns decompressed into numpy arrays
   (default threads, :data:`~hwprof.traces.tracefile.READ_THREADS`; and with one);
 * ``value_tuples``: ``(pc, value)`` of the loads (``addr`` and ``size`` skipped);
-* ``keys``: 64-bit ``pack_key`` keys ``pc:value`` (32:32), ready for the profilers.
+* ``keys``: :func:`hwprof.traces.keys.trace_keys`, 64-bit ``pack_key`` keys ``pc:value``
+  (32:32), ready for the profilers.
 
 Prints the median and the range of the repeats, in records per wall second and
 per CPU second of the process (all its threads): on a shared machine the second
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hwprof.traces.keys import trace_keys
 from hwprof.traces.tracefile import LOAD, TraceWriter, open_trace
 
 STATIC_LOADS = 3000
@@ -139,7 +141,7 @@ def main():
     timed("chunks", n, args.repeat, lambda: sum(len(c) for c in reader.chunks()))
     timed("chunks 1 thr", n, args.repeat, lambda: sum(len(c) for c in reader.chunks(threads=1)))
     timed("value_tuples", n, args.repeat, lambda: sum(len(p) for p, _ in reader.value_tuples()))
-    timed("keys 32:32", n, args.repeat, lambda: sum(len(k) for k in reader.keys()))
+    timed("keys 32:32", n, args.repeat, lambda: sum(len(k) for k in trace_keys(reader)))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .golden.trace_stats import IntervalTuples, PcCounts
+from .traces.lackey import open_for_convert
 from .traces.tracefile import (
     BRANCH_KINDS,
     COLUMNS,
@@ -157,7 +158,7 @@ def cmd_dump(args) -> int:
 
 def cmd_convert(args) -> int:
     source, target = Path(args.source), Path(args.target)
-    with open_trace(source) as reader:
+    with open_for_convert(source) as reader:
         names = [KIND_NAMES[k] for k in sorted(KIND_NAMES) if reader.counts.get(KIND_NAMES[k])]
         header = {"program": reader.header.get("program"), "argv": reader.header.get("argv", []),
                   "kinds": reader.header.get("kinds", names),

@@ -5,11 +5,15 @@ import gzip
 import json
 
 import numpy as np
+import pytest
 
 from hwprof.cli import main
 from hwprof.experiments.multihash_profiles import zipf_stream
 from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
-from hwprof.traces.lackey import TraceError, read_trace, write_trace
+from hwprof.traces.keys import trace_keys
+from hwprof.traces.lackey import write_trace
+
+TAKES_TRACES = ("multihash-profiles", "multihash-values", "stratified-values")
 
 
 def test_quick_run_writes_files(tmp_path, seed, capsys):
@@ -33,23 +37,36 @@ def test_quick_run_writes_files(tmp_path, seed, capsys):
     assert "Agreement: " + data["headline"]["verdict"] in md
 
 
-def test_trace_round_trip_and_malformed(tmp_path, seed):
+def test_converted_legacy_trace_keys_and_malformed(tmp_path, seed, capsys):
+    """A legacy edge trace, converted, gives its ``<source, destination>`` keys."""
     rng = np.random.default_rng(seed)
     pcs, values = rng.integers(0, 1 << 32, 50), rng.integers(0, 1 << 32, 50)
-    path = tmp_path / "t.trace.gz"
+    path, new = tmp_path / "t.trace.gz", tmp_path / "t.trace"
     write_trace(path, pcs, values, comment="test")
-    keys = read_trace(path)
+    assert main(["trace", "convert", str(path), str(new)]) == 0
+    keys = np.concatenate(list(trace_keys(new, "auto")))
     expected = [(int(p) << 32) | int(v) for p, v in zip(pcs, values, strict=True)]
     assert keys.tolist() == expected, seed
     bad = tmp_path / "bad.trace.gz"
     with gzip.open(bad, "wt") as out:
         out.write("1a 2b\nzz 3\n")
-    try:
-        read_trace(bad)
-    except TraceError as exc:
-        assert str(exc).startswith(f"{bad}:2:") and "\n" not in str(exc)
-    else:
-        raise AssertionError("malformed trace accepted")
+    capsys.readouterr()
+    assert main(["trace", "convert", str(bad), str(tmp_path / "bad.trace")]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:2:" in err and err.count("\n") == 1
+    assert not (tmp_path / "bad.trace").exists()
+
+
+@pytest.mark.parametrize("name", TAKES_TRACES)
+def test_cli_legacy_trace_says_convert(tmp_path, capsys, name):
+    """An experiment given a legacy gzip'd text trace says, in one line, to convert it."""
+    old = tmp_path / "old.trace.gz"
+    write_trace(old, [1, 2, 3], [4, 5, 6])
+    out = tmp_path / "out"
+    code = main(["experiment", name, "--trace", str(old), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("hwprof: error: ") and err.count("\n") == 1, err
+    assert f"hwprof trace convert {old} NEW.trace" in err and not out.exists(), err
 
 
 def test_cli_malformed_trace_exits_2(tmp_path, capsys):
@@ -124,9 +141,9 @@ def test_branch_trace_keys_are_its_control_flow_edges(tmp_path, seed):
     keep = records["kind"] != RETURN
     low = np.uint64(0xFFFFFFFF)
     want = ((records["pc"][keep] & low) << np.uint64(32)) | (records["addr"][keep] & low)
-    assert read_trace(path).tolist() == want.tolist(), seed
+    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == want.tolist(), seed
     mixed = random_records(rng, 400, kinds=(LOAD, COND_TAKEN))
     path = write_records(tmp_path / "m.trace", mixed)
     load = mixed["kind"] == LOAD
     want = ((mixed["pc"][load] & low) << np.uint64(32)) | (mixed["value"][load] & low)
-    assert read_trace(path).tolist() == want.tolist(), seed
+    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == want.tolist(), seed

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.multihash import PRESETS, error_rate, run_fast
-from ..traces.lackey import read_trace
+from ..traces.keys import trace_keys
+from ..traces.tracefile import TraceError
 from ..traces.workloads import WORKLOADS, trace_for
 from . import Experiment, cell
 
@@ -147,6 +148,14 @@ def paper_verdict(summary: dict) -> dict:
             "c1r0_4": c1r0_4, "c1r0_1": c1r0_1, "bsh": bsh, "verdict": verdict}  # fmt: skip
 
 
+def _edge_keys(path: Path) -> np.ndarray:
+    """The first :data:`LIMIT` keys of a trace (``kinds="auto"``: its edges, or loads)."""
+    keys = np.concatenate(list(trace_keys(path, "auto", limit=LIMIT)))
+    if not len(keys):
+        raise TraceError(f"{path}: no tuples")
+    return keys
+
+
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     """Run the sweep; write .md/.json/.png into ``output_dir``; return the headline."""
     if quick and not traces:
@@ -156,7 +165,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
         paths = [Path(p) for p in traces] or [
             trace_for(n, kinds="branches", limit=CAPTURE_RECORDS, seed=seed) for n in WORKLOADS
         ]
-        loaded = [(p.name, read_trace(p)[:LIMIT]) for p in paths]
+        loaded = [(p.name, _edge_keys(p)) for p in paths]
         configs = {"10k": PRESETS["10k"]} if quick else dict(PRESETS)
     result = {"seed": seed, "quick": quick, "tables": list(TABLES),
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -2,7 +2,7 @@
 
 Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.traces.keys.value_keys`. For each
+files), keyed by :func:`hwprof.traces.keys.trace_keys` (``fold=True``). For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from ..traces.keys import SyntheticValueTrace, trace_keys, value_keys
+from ..traces.keys import SyntheticValueTrace, trace_keys
 from . import Experiment, cell
 from .baselines import baselines_for, budget_bytes
 
@@ -137,7 +137,7 @@ def _key_collisions(trace, n: int = 1_000_000) -> dict:
             break
     pc, value = np.concatenate(pcs)[:n], np.concatenate(values)[:n]
     pairs = len(np.unique(np.stack([pc, value], axis=1), axis=0))
-    keys = len(np.unique(value_keys(pc, value)))
+    keys = len(np.unique(np.concatenate(list(trace_keys(trace, fold=True, limit=n)))))
     return {"tuples": int(len(pc)), "pairs": int(pairs), "keys": int(keys)}
 
 
@@ -187,8 +187,9 @@ def program_seed(source: dict, preset: str, s: int, max_intervals, workers=None)
     seed index ``s``: the stream's statistics and each profiler's error."""
     trace = _open_source(source)
     profilers, labels = seed_profilers(PRESETS[preset], s)
-    result = profile_stream(trace_keys(trace), profilers, PRESETS[preset]["interval_length"],
-                            PRESETS[preset]["threshold"], max_intervals=max_intervals,
+    result = profile_stream(trace_keys(trace, fold=True), profilers,
+                            PRESETS[preset]["interval_length"], PRESETS[preset]["threshold"],
+                            max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
     return {"intervals": result.intervals, "tuples": result.tuples,
             "profilers": len(profilers),
@@ -224,7 +225,7 @@ def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=Non
         more, names = seed_profilers(preset, s)
         profilers += more
         labels += [(s, name) for name in names]
-    result = profile_stream(trace_keys(trace), profilers, preset["interval_length"],
+    result = profile_stream(trace_keys(trace, fold=True), profilers, preset["interval_length"],
                             preset["threshold"], max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
     per_seed = [{"intervals": result.intervals, "tuples": result.tuples,
@@ -252,7 +253,7 @@ def organisation_errors(trace, preset: str, seeds: int = SEEDS, max_intervals=No
             profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
                                   hash_seed=hash_seed(s), ways=ways, **config))  # fmt: skip
             labels.append(organisation_label(ways))
-    result = profile_stream(trace_keys(trace), profilers, config["interval_length"],
+    result = profile_stream(trace_keys(trace, fold=True), profilers, config["interval_length"],
                             config["threshold"], max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
     by_label: dict = {}

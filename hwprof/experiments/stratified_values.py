@@ -2,7 +2,7 @@
 
 ``hwprof experiment stratified-values [--trace FILE ...]``: the ``<load pc, value>``
 stream of each program (hwprof trace files, read through
-:func:`hwprof.traces.tracefile.iter_keys`) goes through the section 5.4 compressors
+:func:`hwprof.traces.keys.trace_keys`) goes through the section 5.4 compressors
 ``R_256``, ``P_256``, ``H[P_256]_2048``, ``H[P_512]_2048`` and the 2-bit tagged
 compressor (8-bit hit counter, 2-way, 2048 entries), run by the golden models'
 bulk paths (:mod:`hwprof.golden.compressors_fast`, equal to the golden models
@@ -49,7 +49,7 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..traces.keys import EDGE_KINDS
+from ..traces.keys import EDGE_KINDS, trace_keys
 from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
@@ -57,7 +57,6 @@ from ..traces.tracefile import (
     LOAD,
     TraceError,
     TraceWriter,
-    iter_keys,
     open_trace,
     recorded_instructions,
 )
@@ -296,8 +295,8 @@ def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
 def read_streams(path: Path, events: int):
     """``(load keys, edge/call keys, instructions per load event, program name)``."""
     reader = open_trace(path)
-    loads = _take(iter_keys(reader, kinds=(LOAD,)), events)
-    edges = _take(iter_keys(reader, field="address", kinds=EDGE_KINDS), events)
+    loads = np.concatenate(list(trace_keys(reader, (LOAD,), limit=events)))
+    edges = np.concatenate(list(trace_keys(reader, EDGE_KINDS, limit=events)))
     footer = getattr(reader, "footer", {}) or {}
     instructions = recorded_instructions(footer)
     loads_total = (footer.get("counts") or {}).get("load")
@@ -307,16 +306,6 @@ def read_streams(path: Path, events: int):
     header = getattr(reader, "header", {}) or {}
     program = header.get("workload") or Path(str(header.get("program") or path)).name
     return loads, edges, per_load, str(program)
-
-
-def _take(chunks, limit):
-    parts, n = [], 0
-    for keys in chunks:
-        parts.append(keys[: limit - n])
-        n += len(parts[-1])
-        if n >= limit:
-            break
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
 
 # --- the experiment ---------------------------------------------------------------------

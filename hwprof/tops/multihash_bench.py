@@ -240,10 +240,10 @@ class MultihashBench:
     def _load(self, trace: Path, tuples: int) -> np.ndarray:
         """The first ``tuples`` load tuples of ``trace``, ``pc:value`` keys of the top's
         widths."""
-        from ..traces.keys import load_keys
+        from ..traces.keys import trace_keys
 
-        keys = load_keys(trace, tuples, pc_bits=self.params["pc_bits"],
-                          value_bits=self.params["value_bits"])  # fmt: skip
+        keys = np.concatenate(list(trace_keys(trace, limit=tuples, pc_bits=self.params["pc_bits"],
+                                              value_bits=self.params["value_bits"])))  # fmt: skip
         if len(keys) < tuples:
             raise ValueError(f"{trace}: {len(keys)} load tuples, the bench needs {tuples}")
         return keys

@@ -1,67 +1,137 @@
-"""``<load PC, value>`` streams for the profiler experiments: real traces and a synthetic one.
+"""Profile keys of a trace: :func:`trace_keys`, the one way from a trace to keys.
 
-A value trace is anything with ``value_tuples()`` yielding ``(pc, value)`` uint64
-array pairs per chunk, the API of ``hwprof.traces.tracefile.TraceReader``.
-:class:`SyntheticValueTrace` has the same API and stands in where no captured
-trace is available (the tests' ``--quick`` runs and the speed benchmark).
+A profiler's key packs a ``<pc, x>`` tuple into one 64-bit word, the layout of
+:func:`hwprof.golden.hashing.pack_key`: ``x`` is the loaded value of a load
+record and the target address of a control transfer (``<pc, target>``: a
+control-flow edge; the ``edge`` records of a converted legacy trace give
+``<source, destination>``). Experiments, the trace verification and the
+benches read keys only through :func:`trace_keys`.
 
-:func:`value_keys` makes the profilers' 64-bit key ``pc:value`` (32 + 32 bits)
-from a 64-bit pc and a 64-bit value: the pc's low 32 bits (a program's load
-pcs differ there) and the value xor-folded to 32 bits (``value ^ value >> 32``,
-so values differing only in their high half, pointers say, stay apart except
-for rare collisions). The experiment counts those collisions.
+:class:`SyntheticValueTrace` is a seeded stand-in for a captured load trace
+(same ``chunks`` and ``value_tuples`` API as
+:class:`hwprof.traces.tracefile.TraceReader`), used where no captured trace is
+available (the tests' ``--quick`` runs and the speed benchmark).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import numpy as np
 
-from .tracefile import CALL, COND_NOT_TAKEN, COND_TAKEN, INDIRECT, JUMP, iter_keys
+from .common import BRANCH_KINDS, COLUMNS, EDGE, LOAD, RETURN, parse_kinds
+from .tracefile import Chunk, open_trace
 
-__all__ = ["SyntheticValueTrace", "value_keys", "trace_keys", "load_keys", "EDGE_KINDS"]
+__all__ = ["trace_keys", "SyntheticValueTrace", "EDGE_KINDS"]
 
 #: Control transfers whose ``<pc, target>`` is a control-flow edge (returns are left
 #: out: the call sites give their targets).
-EDGE_KINDS = (COND_NOT_TAKEN, COND_TAKEN, JUMP, CALL, INDIRECT)
-
-_LOW32 = np.uint64(0xFFFFFFFF)
+EDGE_KINDS = tuple(kind for kind in BRANCH_KINDS if kind != RETURN)
 
 
-def value_keys(pc, value) -> np.ndarray:
-    """The 64-bit key ``pc[31:0] : (value ^ value >> 32)[31:0]`` of each tuple."""
-    pc = np.asarray(pc, dtype=np.uint64)
-    value = np.asarray(value, dtype=np.uint64)
-    folded = (value ^ (value >> np.uint64(32))) & _LOW32
-    return ((pc & _LOW32) << np.uint64(32)) | folded
+def _auto_kinds(reader) -> tuple[int, ...]:
+    """``kinds="auto"``: edges of a converted legacy trace, else loads, else control-flow edges."""
+    counts = reader.footer.get("counts", {})
+    if counts.get("edge"):
+        return (EDGE,)
+    if counts.get("load"):
+        return (LOAD,)
+    return EDGE_KINDS
 
 
-def trace_keys(trace, skip: int = 0):
-    """Keys (:func:`value_keys`) of a value trace, chunk by chunk, the first ``skip`` dropped."""
-    for pc, value in trace.value_tuples():
-        if skip >= len(pc):
-            skip -= len(pc)
-            continue
-        yield value_keys(pc[skip:], value[skip:])
-        skip = 0
+def trace_keys(trace, kinds="loads", *, pc_bits: int = 32, value_bits: int = 32,
+               fold: bool = False, limit: int | None = None) -> Iterator[np.ndarray]:  # fmt: skip
+    """The profile keys of a trace's ``<pc, x>`` tuples, in program order, chunk by chunk.
 
+    ``key = (pc mod 2**pc_bits) << value_bits | f(x)``, a uint64, where ``x`` is
+    the loaded value of a load record and the target address (the ``addr``
+    column) of any other record, and ``f(x) = x mod 2**value_bits`` or, with
+    ``fold``, the xor of the ``value_bits``-wide slices of ``x``
+    (``(x ^ x >> 32) mod 2**32`` for 32 bits: values that differ only in their
+    high half, pointers say, stay apart except for rare collisions).
 
-def load_keys(trace, limit: int | None = None, *, pc_bits: int = 32,
-              value_bits: int = 32) -> np.ndarray:  # fmt: skip
-    """The ``<load pc, value>`` tuples of ``trace`` as 64-bit keys (``pc_bits`` and
-    ``value_bits`` fields, 32 each by default), the first ``limit`` of them (all: None)."""
-    out, n = [], 0
-    for chunk in iter_keys(trace, pc_bits=pc_bits, value_bits=value_bits):
-        if limit is not None and n + len(chunk) >= limit:
-            out.append(chunk[: limit - n])
-            n = limit
-            break
-        out.append(chunk)
-        n += len(chunk)
-    return np.concatenate(out) if out else np.zeros(0, np.uint64)
+    Parameters
+    ----------
+    trace : path or reader
+        A trace file (opened with :func:`~hwprof.traces.tracefile.open_trace`, so a
+        legacy gzip'd text file is refused with a line naming ``hwprof trace
+        convert``), an open :class:`~hwprof.traces.tracefile.TraceReader` or a
+        :class:`SyntheticValueTrace`.
+    kinds : str or iterable of int
+        The records that make tuples: kind codes, names as in
+        :func:`~hwprof.traces.tracefile.parse_kinds` (``"loads"``, the default;
+        ``"branches"``), or ``"auto"``: the ``edge`` records if the trace holds
+        any (a converted legacy trace), else its loads if it holds any, else its
+        control-flow edges (:data:`EDGE_KINDS`: a branch trace).
+    pc_bits, value_bits : int
+        Field widths: ``0 <= pc_bits``, ``1 <= value_bits``, sum at most 64.
+    fold : bool
+        Xor-fold ``x`` into ``value_bits`` bits instead of keeping its low bits.
+    limit : int, optional
+        Stop after this many keys (default: all).
+
+    Yields
+    ------
+    numpy.ndarray
+        uint64 keys, one array a chunk of the trace (at most the reader's chunk
+        size); at least one array, empty when the trace holds no such tuples.
+        ``np.concatenate(list(trace_keys(...)))`` is the whole stream.
+
+    Raises
+    ------
+    TraceError
+        The file is not a readable trace (on opening, or from a chunk as it is read).
+    ValueError
+        Field widths out of range, an unknown kind name or a negative limit.
+    """
+    if not (0 <= pc_bits and 1 <= value_bits and pc_bits + value_bits <= 64):
+        raise ValueError(f"need 0 <= pc_bits, 1 <= value_bits, sum <= 64, not "
+                         f"{pc_bits}, {value_bits}")  # fmt: skip
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+    reader = open_trace(trace) if isinstance(trace, str | os.PathLike) else trace
+    if kinds == "auto":
+        kinds = _auto_kinds(reader)
+    elif isinstance(kinds, str):
+        kinds = parse_kinds(kinds)
+    kinds = tuple(kinds)
+    loads = LOAD in kinds
+    columns = ("kind", "pc", *(("value",) if loads else ()),
+               *(("addr",) if set(kinds) - {LOAD} else ()))  # fmt: skip
+    vmask = np.uint64((1 << value_bits) - 1) if value_bits < 64 else None
+    pmask = np.uint64((1 << pc_bits) - 1) if pc_bits < 64 else None
+    shift = np.uint64(value_bits)
+    left = limit
+    yielded = False
+    for chunk in reader.chunks(kinds=kinds, columns=columns):
+        if left is not None:
+            chunk = Chunk(*(None if c is None else c[:left] for c in chunk.columns()))
+            left -= len(chunk)
+        if not loads:
+            x = chunk.addr
+        elif len(kinds) == 1:
+            x = chunk.value
+        else:
+            x = np.where(chunk.kind == LOAD, chunk.value, chunk.addr)
+        if fold:
+            folded = np.zeros(len(x), np.uint64)
+            for start in range(0, 64, value_bits):
+                folded ^= x >> np.uint64(start)
+            x = folded
+        pc = chunk.pc if pmask is None else chunk.pc & pmask
+        keys = (pc << shift) if pc_bits else np.zeros(len(x), np.uint64)
+        keys |= x if vmask is None else x & vmask
+        yielded = True
+        yield keys
+        if left == 0:
+            return
+    if not yielded:
+        yield np.zeros(0, np.uint64)
 
 
 class SyntheticValueTrace:
-    """A seeded stand-in for a captured value trace (same ``value_tuples`` API).
+    """A seeded stand-in for a captured load trace (the reader's ``chunks`` and ``value_tuples``).
 
     ``pcs`` load instructions with Zipf(1.1) execution frequencies; each loads
     one invariant value (40 %), one of 2..16 values with Zipf weights (30 %), or
@@ -75,7 +145,22 @@ class SyntheticValueTrace:
         self.header = {"program": "synthetic", "argv": [], "seed": seed}
         self.footer = {"records": length, "counts": {"load": length}}
 
-    def value_tuples(self):
+    def chunks(self, kinds=None, columns=COLUMNS, threads=None) -> Iterator[Chunk]:
+        """The load records, chunk by chunk (``kind``, ``pc`` and ``value``; ``threads``
+        is ignored): none if ``kinds`` leaves loads out."""
+        if isinstance(kinds, str):
+            kinds = parse_kinds(kinds)
+        if kinds is not None and LOAD not in tuple(kinds):
+            return
+        for pc, value in self._tuples():
+            yield Chunk(np.full(len(pc), LOAD, np.uint8), None, pc, None, value)
+
+    def value_tuples(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(pc, value)`` arrays of the loads, chunk by chunk."""
+        for chunk in self.chunks():
+            yield chunk.pc, chunk.value
+
+    def _tuples(self):
         rng = np.random.default_rng(self.seed)
         n = self.pcs
         pc_addr = (0x400000 + 4 * rng.choice(1 << 18, n, replace=False)).astype(np.uint64)

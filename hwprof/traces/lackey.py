@@ -1,28 +1,36 @@
-"""The legacy edge traces of valgrind's lackey tool, and the keys of an edge-profile trace.
+"""The retired legacy edge traces of valgrind's lackey tool, read only to convert them.
 
 Legacy file format: gzip'd text, one tuple per line, two hexadecimal numbers
 ``<pc> <value>`` (source and destination superblock address, no ``0x``). Lines
 starting with ``#`` are comments. The binary format of
 :mod:`hwprof.traces.tracefile` replaces it: ``hwprof trace convert`` turns a
-legacy file into one (``edge`` records), and traces are captured with hwprof's own
-tool (:mod:`hwprof.traces.workloads`). :func:`read_trace` returns the keys
-``(pc << 32) | value`` (:func:`hwprof.golden.hashing.pack_key` layout, 32-bit
-fields: both addresses are truncated to their low 32 bits).
+legacy file into one (``edge`` records: ``pc`` the source, ``addr`` the
+destination), which :func:`hwprof.traces.keys.trace_keys` then reads like any
+trace. Every other reader refuses a legacy file
+(:class:`~hwprof.traces.tracefile.LegacyTraceError`).
 """
 
 from __future__ import annotations
 
 import gzip
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from .keys import EDGE_KINDS
-from .tracefile import EDGE, LOAD, TraceError, open_trace
+from .tracefile import (
+    COLUMNS,
+    EDGE,
+    Chunk,
+    LegacyTraceError,
+    TraceError,
+    TraceReader,
+    open_trace,
+    parse_kinds,
+)
 
-__all__ = ["TraceError", "read_trace", "write_trace"]
-
-MASK32 = (1 << 32) - 1
+__all__ = ["TraceError", "LegacyEdgeReader", "open_for_convert", "write_trace"]
 
 
 def write_trace(path: Path, pcs, values, comment: str = "") -> None:
@@ -36,23 +44,91 @@ def write_trace(path: Path, pcs, values, comment: str = "") -> None:
             out.write(f"{int(pc):x} {int(value):x}\n")
 
 
-def read_trace(path: Path) -> np.ndarray:
-    """Keys ``(pc << 32) | value`` of a trace file; :class:`TraceError` if malformed.
+def open_for_convert(path) -> TraceReader | LegacyEdgeReader:
+    """What ``hwprof trace convert`` reads: a trace file, or a legacy gzip'd text edge trace."""
+    try:
+        return open_trace(path)
+    except LegacyTraceError:
+        return LegacyEdgeReader(path)
 
-    A legacy gzip'd text trace gives its edges ``<source, destination>``; a trace
-    of the binary format (:mod:`hwprof.traces.tracefile`) its edges if it holds
-    any, else its loads' ``<pc, value>`` if it holds any, else the ``<pc, target>``
-    of its control transfers (:data:`~hwprof.traces.keys.EDGE_KINDS`: a branch
-    trace). Fields keep their low 32 bits.
+
+class LegacyEdgeReader:
+    """The old gzip'd text edge traces (``<source> <destination>`` hex lines) as EDGE records.
+
+    Same interface as :class:`TraceReader`. The whole file is checked when it
+    is opened (one streaming pass); chunks are parsed again as they are read.
     """
-    with open_trace(path) as trace:
-        if trace.counts.get("edge"):
-            chunks = list(trace.keys(field="address", kinds=[EDGE]))
-        elif trace.counts.get("load"):
-            chunks = list(trace.keys(field="value", kinds=[LOAD]))
-        else:
-            chunks = list(trace.keys(field="address", kinds=EDGE_KINDS))
-    keys = np.concatenate(chunks) if chunks else np.zeros(0, np.uint64)
-    if not len(keys):
-        raise TraceError(f"{path}: no tuples")
-    return keys
+
+    def __init__(self, path, chunk_records: int = 1 << 20):
+        self.path = Path(path)
+        self.chunk_records = chunk_records
+        records = 0
+        comments: list[str] = []
+        for pcs, _ in self._parse(comments):
+            records += len(pcs)
+        if not records:
+            raise TraceError(f"{self.path}: no tuples")
+        self.header = {"format": "legacy gzip'd text edge trace", "format_version": 0,
+                       "kinds": ["edge"], "comment": " ".join(comments)}  # fmt: skip
+        self.footer = {"records": records, "chunks": -(-records // chunk_records),
+                       "counts": {"edge": records}}  # fmt: skip
+
+    def _parse(self, comments=None):
+        pcs: list[int] = []
+        dests: list[int] = []
+        try:
+            with gzip.open(self.path, "rt") as lines:
+                for number, line in enumerate(lines, 1):
+                    if line.startswith("#") or not line.strip():
+                        if comments is not None and line.startswith("#"):
+                            comments.append(line[1:].strip())
+                        continue
+                    fields = line.split()
+                    try:
+                        if len(fields) != 2:
+                            raise ValueError
+                        pc, dest = int(fields[0], 16), int(fields[1], 16)
+                        if not (0 <= pc < 1 << 64 and 0 <= dest < 1 << 64):
+                            raise ValueError
+                    except ValueError:
+                        raise TraceError(
+                            f"{self.path}:{number}: expected two hex numbers '<pc> <value>', "
+                            f"got {line.strip()[:40]!r}"
+                        ) from None
+                    pcs.append(pc)
+                    dests.append(dest)
+                    if len(pcs) == self.chunk_records:
+                        yield pcs, dests
+                        pcs, dests = [], []
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+            raise TraceError(f"{self.path}: not a readable gzip'd text trace ({exc})") from None
+        if pcs:
+            yield pcs, dests
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def close(self) -> None:
+        pass
+
+    @property
+    def records(self) -> int:
+        return int(self.footer["records"])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.footer["counts"])
+
+    def chunks(self, kinds=None, columns=COLUMNS) -> Iterator[Chunk]:
+        if isinstance(kinds, str):
+            kinds = parse_kinds(kinds)
+        if kinds is not None and EDGE not in kinds:
+            return
+        for pcs, dests in self._parse():
+            n = len(pcs)
+            yield Chunk(np.full(n, EDGE, np.uint8), np.zeros(n, np.uint8),
+                        np.array(pcs, np.uint64), np.array(dests, np.uint64),
+                        np.zeros(n, np.uint64))  # fmt: skip

@@ -43,13 +43,14 @@ Writing goes to a temporary name next to the destination, renamed by
 :class:`TraceReader` validates the header, the end marker and every chunk
 header when it opens a file, and each chunk's checksum as it streams; any
 defect raises :class:`TraceError`, one line naming the file and the problem.
-:func:`open_trace` also opens the legacy gzip'd text edge traces.
+A legacy gzip'd text trace is refused (:class:`LegacyTraceError`); ``hwprof trace
+convert`` (:mod:`hwprof.traces.lackey`) turns one into this format. The profile
+keys of a trace come from :func:`hwprof.traces.keys.trace_keys`.
 """
 
 from __future__ import annotations
 
 import datetime
-import gzip
 import json
 import os
 import struct
@@ -63,8 +64,8 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
-from . import chunk_columns
-from .common import (
+from . import chunk_columns, common
+from .common import (  # noqa: F401 (re-exported: __all__)
     BLOCK,
     BRANCH_KINDS,
     CALL,
@@ -75,7 +76,7 @@ from .common import (
     INDIRECT,
     JUMP,
     KIND_CODES,
-    KIND_GROUPS,  # noqa: F401 (re-exported, as before)
+    KIND_GROUPS,
     KIND_NAMES,
     LOAD,
     RETURN,
@@ -83,37 +84,27 @@ from .common import (
     create_temporary,
     discard_temporary,
     parse_kinds,
+    temporary_path,
 )
 
+#: The names of :mod:`hwprof.traces.common` (the record kinds, ``TraceError``,
+#: ``parse_kinds``) are re-exported beside the reader's and the writer's.
 __all__ = [
-    "TraceError",
+    *common.__all__,
     "recorded_instructions",
-    "KIND_NAMES",
-    "KIND_CODES",
-    "LOAD",
-    "COND_NOT_TAKEN",
-    "COND_TAKEN",
-    "JUMP",
-    "CALL",
-    "RETURN",
-    "INDIRECT",
-    "BLOCK",
-    "EDGE",
-    "BRANCH_KINDS",
     "FORMAT_VERSION",
     "Chunk",
     "TraceWriter",
     "TraceReader",
-    "LegacyEdgeReader",
+    "LegacyTraceError",
     "open_trace",
-    "iter_keys",
-    "parse_kinds",
     "kind_mask",
 ]
 
 
-class _LegacyFormat(TraceError):
-    """The file is a legacy gzip'd text trace (:func:`open_trace` reads those)."""
+class LegacyTraceError(TraceError):
+    """The file is a legacy gzip'd text trace: a retired format that only ``hwprof trace
+    convert`` reads (:func:`hwprof.traces.lackey.open_for_convert`)."""
 
 
 #: The version this module writes. Readers read every version up to their own:
@@ -627,8 +618,9 @@ class TraceReader:
         if size == 0:
             raise self._error("empty file, not a trace")
         if head[:2] == b"\x1f\x8b":
-            what = "a gzip'd text trace (legacy format): read it with open_trace, "
-            raise _LegacyFormat(f"{self.path}: {what}or convert it with 'hwprof trace convert'")
+            raise LegacyTraceError(f"{self.path}: a gzip'd text trace (the retired legacy "
+                                   f"format): convert it with 'hwprof trace convert "
+                                   f"{self.path} NEW.trace'")  # fmt: skip
         if not MAGIC.startswith(head[: len(MAGIC)]) or len(head) < len(MAGIC):
             if MAGIC.startswith(head):
                 raise self._error(f"truncated trace ({size} bytes: not even a header)")
@@ -803,132 +795,15 @@ class TraceReader:
         for chunk in self.chunks(kinds=(LOAD,), columns=("kind", "pc", "value")):
             yield chunk.pc, chunk.value
 
-    def keys(self, *, field: str = "value", kinds=(LOAD,), pc_bits: int = 32,
-             value_bits: int = 32) -> Iterator[np.ndarray]:  # fmt: skip
-        """Tuples packed as :func:`hwprof.golden.hashing.pack_key` keys, chunk by chunk.
 
-        ``key = (pc mod 2**pc_bits) << value_bits | (x mod 2**value_bits)`` with
-        ``x`` the ``value`` or the ``addr`` column (``field="address"``); both
-        fields keep their low bits. ``pc_bits + value_bits <= 64``.
-        """
-        return iter_keys(self, field=field, kinds=kinds, pc_bits=pc_bits, value_bits=value_bits)
+def open_trace(path) -> TraceReader:
+    """A reader for the trace file ``path`` (:class:`TraceReader`).
 
-
-def iter_keys(trace, *, field: str = "value", kinds=(LOAD,), pc_bits: int = 32,
-              value_bits: int = 32) -> Iterator[np.ndarray]:  # fmt: skip
-    """``pack_key`` keys (uint64) of ``<pc, value>`` (or ``<pc, addr>``) tuples, chunk by chunk.
-
-    ``trace`` is a path or an open reader. See :meth:`TraceReader.keys`.
+    Raises
+    ------
+    TraceError
+        As :class:`TraceReader`; for a legacy gzip'd text trace
+        (:class:`LegacyTraceError`) one line saying to convert it with
+        ``hwprof trace convert``.
     """
-    if field not in ("value", "address"):
-        raise ValueError(f"field must be 'value' or 'address', not {field!r}")
-    if not (0 <= pc_bits and 1 <= value_bits and pc_bits + value_bits <= 64):
-        raise ValueError(f"need 0 <= pc_bits, 1 <= value_bits, sum <= 64, not "
-                         f"{pc_bits}, {value_bits}")  # fmt: skip
-    column = "value" if field == "value" else "addr"
-    reader = open_trace(trace) if isinstance(trace, str | os.PathLike) else trace
-    vmask = np.uint64((1 << value_bits) - 1)
-    pmask = np.uint64((1 << pc_bits) - 1)
-    shift = np.uint64(value_bits)
-    for chunk in reader.chunks(kinds=kinds, columns=("kind", "pc", column)):
-        x = chunk.value if column == "value" else chunk.addr
-        pc = chunk.pc & pmask if pc_bits < 64 else chunk.pc
-        keys = (pc << shift) if pc_bits else np.zeros(len(x), np.uint64)
-        keys |= x & vmask if value_bits < 64 else x
-        yield keys
-
-
-class LegacyEdgeReader:
-    """The old gzip'd text edge traces (``<source> <destination>`` hex lines) as EDGE records.
-
-    Same interface as :class:`TraceReader`. The whole file is checked when it
-    is opened (one streaming pass); chunks are parsed again as they are read.
-    """
-
-    def __init__(self, path, chunk_records: int = 1 << 20):
-        self.path = Path(path)
-        self.chunk_records = chunk_records
-        records = 0
-        comments: list[str] = []
-        for pcs, _ in self._parse(comments):
-            records += len(pcs)
-        if not records:
-            raise TraceError(f"{self.path}: no tuples")
-        self.header = {"format": "legacy gzip'd text edge trace", "format_version": 0,
-                       "kinds": ["edge"], "comment": " ".join(comments)}  # fmt: skip
-        self.footer = {"records": records, "chunks": -(-records // chunk_records),
-                       "counts": {"edge": records}}  # fmt: skip
-
-    def _parse(self, comments=None):
-        pcs: list[int] = []
-        dests: list[int] = []
-        try:
-            with gzip.open(self.path, "rt") as lines:
-                for number, line in enumerate(lines, 1):
-                    if line.startswith("#") or not line.strip():
-                        if comments is not None and line.startswith("#"):
-                            comments.append(line[1:].strip())
-                        continue
-                    fields = line.split()
-                    try:
-                        if len(fields) != 2:
-                            raise ValueError
-                        pc, dest = int(fields[0], 16), int(fields[1], 16)
-                        if not (0 <= pc < 1 << 64 and 0 <= dest < 1 << 64):
-                            raise ValueError
-                    except ValueError:
-                        raise TraceError(
-                            f"{self.path}:{number}: expected two hex numbers '<pc> <value>', "
-                            f"got {line.strip()[:40]!r}"
-                        ) from None
-                    pcs.append(pc)
-                    dests.append(dest)
-                    if len(pcs) == self.chunk_records:
-                        yield pcs, dests
-                        pcs, dests = [], []
-        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
-            raise TraceError(f"{self.path}: not a readable gzip'd text trace ({exc})") from None
-        if pcs:
-            yield pcs, dests
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def close(self) -> None:
-        pass
-
-    @property
-    def records(self) -> int:
-        return int(self.footer["records"])
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return dict(self.footer["counts"])
-
-    def chunks(self, kinds=None, columns=COLUMNS) -> Iterator[Chunk]:
-        if isinstance(kinds, str):
-            kinds = parse_kinds(kinds)
-        if kinds is not None and EDGE not in kinds:
-            return
-        for pcs, dests in self._parse():
-            n = len(pcs)
-            yield Chunk(np.full(n, EDGE, np.uint8), np.zeros(n, np.uint8),
-                        np.array(pcs, np.uint64), np.array(dests, np.uint64),
-                        np.zeros(n, np.uint64))  # fmt: skip
-
-    def value_tuples(self):
-        return iter(())
-
-    def keys(self, **kwargs):
-        return iter_keys(self, **kwargs)
-
-
-def open_trace(path) -> TraceReader | LegacyEdgeReader:
-    """A reader for ``path``: a trace file, or a legacy gzip'd text edge trace."""
-    try:
-        return TraceReader(path)
-    except _LegacyFormat:
-        return LegacyEdgeReader(path)
+    return TraceReader(path)

@@ -378,12 +378,16 @@ def test_kinds_argument_is_validated(capsys):
     assert "unknown record kind 'stores'" in capsys.readouterr().err
 
 
-def test_info_on_a_legacy_file_directly(tmp_path, capsys):
+def test_info_and_dump_refuse_a_legacy_file(tmp_path, capsys):
+    """The legacy gzip'd text format is read only by ``convert``: other commands say so."""
     old = tmp_path / "old.trace.gz"
     legacy.write_trace(old, [1, 2, 3], [4, 5, 6])
-    assert main(["trace", "info", str(old)]) == 0
-    out = capsys.readouterr().out
-    assert "legacy gzip'd text edge trace, 3 records" in out
+    capsys.readouterr()
+    for command in ("info", "dump"):
+        assert main(["trace", command, str(old)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1 and not captured.out, captured
+        assert f"hwprof trace convert {old} NEW.trace" in captured.err, captured.err
     assert os.path.exists(old)
 
 

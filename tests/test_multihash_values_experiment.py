@@ -4,30 +4,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from hwprof.cli import main
 from hwprof.experiments.multihash_values import configurations, hash_seed
-from hwprof.traces.keys import SyntheticValueTrace, trace_keys, value_keys
-
-
-def test_value_keys_by_hand():
-    pc = [0x7F12_3456_789A, 0x401000]
-    value = [0xAAAA_BBBB_0000_0001, 0x0000_0000_1234_5678]
-    # pc low 32 bits : value low ^ high
-    assert value_keys(pc, value).tolist() == [
-        (0x3456_789A << 32) | (0x0000_0001 ^ 0xAAAA_BBBB),
-        (0x0040_1000 << 32) | 0x1234_5678,
-    ]
-
-
-def test_trace_keys_skip_and_synthetic_is_seeded():
-    a = np.concatenate(list(trace_keys(SyntheticValueTrace(5, 3000, chunk=1000), skip=1500)))
-    b = np.concatenate(list(trace_keys(SyntheticValueTrace(5, 3000, chunk=700))))
-    assert len(a) == 1500 and a.tolist() != b[:1500].tolist()
-    c = np.concatenate(list(trace_keys(SyntheticValueTrace(5, 3000, chunk=1000))))
-    assert a.tolist() == c[1500:].tolist() and b.tolist() == np.concatenate(
-        list(trace_keys(SyntheticValueTrace(5, 3000, chunk=700)))).tolist()
 
 
 def test_configurations_are_the_papers():

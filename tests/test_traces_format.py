@@ -17,6 +17,8 @@ import zstandard
 
 from hwprof.golden.hashing import pack_key
 from hwprof.traces import lackey as legacy
+from hwprof.traces.keys import EDGE_KINDS, trace_keys
+from hwprof.traces.lackey import LegacyEdgeReader, open_for_convert
 from hwprof.traces.tracefile import (
     BRANCH_KINDS,
     COLUMNS,
@@ -29,13 +31,11 @@ from hwprof.traces.tracefile import (
     RAW,
     RETURN,
     Chunk,
-    LegacyEdgeReader,
     TraceError,
     TraceReader,
     TraceWriter,
     _decode_column,
     _encode_column,
-    iter_keys,
     open_trace,
     parse_kinds,
     recorded_instructions,
@@ -103,18 +103,20 @@ def test_value_tuples_and_packed_keys(tmp_path, seed):
         pcs, values = zip(*reader.value_tuples(), strict=True)
         np.testing.assert_array_equal(np.concatenate(pcs), records["pc"][loads])
         np.testing.assert_array_equal(np.concatenate(values), records["value"][loads])
-        keys = np.concatenate(list(reader.keys(pc_bits=20, value_bits=40)))
-        addr_keys = np.concatenate(list(iter_keys(path, field="address")))
+        keys = np.concatenate(list(trace_keys(reader, pc_bits=20, value_bits=40)))
+        edge_keys = np.concatenate(list(trace_keys(path, EDGE_KINDS)))
     expected = [
         pack_key(int(p) % (1 << 20), int(v) % (1 << 40), 40)
         for p, v in zip(records["pc"][loads], records["value"][loads], strict=True)
     ]
     assert keys.tolist() == expected
+    edges = np.isin(records["kind"], EDGE_KINDS)
+    assert edges.any()
     expected = [
         pack_key(int(p) % (1 << 32), int(a) % (1 << 32), 32)
-        for p, a in zip(records["pc"][loads], records["addr"][loads], strict=True)
+        for p, a in zip(records["pc"][edges], records["addr"][edges], strict=True)
     ]
-    assert addr_keys.tolist() == expected
+    assert edge_keys.tolist() == expected
 
 
 def test_write_chunk_keeps_the_order_of_write(tmp_path, seed):
@@ -280,7 +282,9 @@ def test_legacy_gzip_text_reads_as_edges(tmp_path, seed):
     dests = rng.integers(0, 1 << 64, 2500, dtype=np.uint64)
     path = tmp_path / "old.trace.gz"
     legacy.write_trace(path, pcs, dests, comment="gzip: gzip -c input")
-    reader = open_trace(path)
+    with pytest.raises(TraceError, match="hwprof trace convert"):
+        open_trace(path)
+    reader = open_for_convert(path)
     assert isinstance(reader, LegacyEdgeReader)
     reader.chunk_records = 1000
     chunks = list(reader.chunks())
@@ -295,23 +299,20 @@ def test_legacy_gzip_text_reads_as_edges(tmp_path, seed):
     # keys of the edges: (source mod 2^32) << 32 | (destination mod 2^32)
     expected = [(int(p) % (1 << 32)) << 32 | int(d) % (1 << 32)
                 for p, d in zip(pcs, dests, strict=True)]  # fmt: skip
-    keys = np.concatenate(list(reader.keys(field="address", kinds=[EDGE])))
-    assert keys.tolist() == expected
-    assert legacy.read_trace(path).tolist() == expected
+    assert np.concatenate(list(trace_keys(reader, "auto"))).tolist() == expected
 
 
-def test_experiments_read_trace_takes_the_binary_format(tmp_path, seed):
+def test_auto_keys_are_the_loads_else_the_edges(tmp_path, seed):
     records = random_records(np.random.default_rng(seed), 3000, kinds=range(8))
     path = write_records(tmp_path / "t.trace", records, chunk_records=1000)
     loads = records["kind"] == LOAD
     pairs = zip(records["pc"][loads], records["value"][loads], strict=True)
     expected = [(int(p) % (1 << 32)) << 32 | int(v) % (1 << 32) for p, v in pairs]
-    assert legacy.read_trace(path).tolist() == expected
+    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == expected
     # no loads, no edges and no control transfer but returns: nothing to key
     returns = {c: records[c][records["kind"] == RETURN] for c in COLUMNS}
     path = write_records(tmp_path / "r.trace", returns, chunk_records=1000)
-    with pytest.raises(TraceError, match="no tuples"):
-        legacy.read_trace(path)
+    assert [k.tolist() for k in trace_keys(path, "auto")] == [[]]
 
 
 @pytest.mark.parametrize("content, what", [
@@ -322,11 +323,11 @@ def test_bad_legacy_files(tmp_path, content, what):
     path = tmp_path / "old.trace.gz"
     path.write_bytes(gzip.compress(content))
     with pytest.raises(TraceError) as excinfo:
-        open_trace(path)
+        open_for_convert(path)
     assert what in one_line_error(excinfo, path)
     path.write_bytes(gzip.compress(b"1 2\n" * 1000)[:-30])  # truncated gzip
     with pytest.raises(TraceError) as excinfo:
-        open_trace(path)
+        open_for_convert(path)
     assert "not a readable gzip'd text trace" in one_line_error(excinfo, path)
 
 
