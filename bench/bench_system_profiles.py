@@ -188,6 +188,11 @@ def markdown(data: dict) -> str:
                    f"| {r['dropped']:,} | {r['program_cycles']:,} "
                    f"| {r['program_cycles_not_started']:,} "
                    f"| {r['program_cycles_without_profiler']:,} | {r['cycles_added']:,} |")
+    dropped = sum(r["dropped"] for r in data["rows"])
+    added = sorted({r["cycles_added"] for r in data["rows"] if "cycles_added" in r})
+    out += ["", f"Tuples dropped over all runs: {dropped:,}. Cycles added to a program by "
+            f"profiling: {', '.join(f'{a:,}' for a in added)} (the profiler is passive: the "
+            "core never waits for it)."]  # fmt: skip
     return "\n".join(out) + "\n"
 
 
