@@ -99,3 +99,12 @@ class GreaterFault(ProfileFlagPredictor):
         finally:
             module._greater = original
             self.greater_calls = len(calls)
+
+
+class PiAlwaysDispatched(DispatchFilter):
+    """Every PI is dispatched whatever its flag (decode never takes a word for a PI)."""
+
+    def _decode(self, m, i, n):
+        ln = super()._decode(m, i, n)
+        ln["is_pi"] = Const(0)
+        return ln

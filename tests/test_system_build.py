@@ -61,8 +61,8 @@ def test_generate_writes_everything(tmp_path, capsys):
 
     assert main(["system", "generate", "-o", str(tmp_path / "out")]) == 0
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["hwprof.h", "hwprof_system.v", "link.ld", "regmap.json", "regmap.md",
-                     "start.S"]  # fmt: skip
+    assert names == ["hwprof.h", "hwprof_system.v", "link.ld", "pfspill.c", "regmap.json",
+                     "regmap.md", "start.S"]  # fmt: skip
     verilog = (tmp_path / "out" / "hwprof_system.v").read_text()
     assert "module hwprof_system(" in verilog and "module hwprof_picorv32 #(" in verilog
     assert "module \\hwprof_system.peripherals.brr " in verilog  # the catalog's brr unit

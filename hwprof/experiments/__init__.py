@@ -7,11 +7,12 @@ the registry collects them all (no shared list to edit).
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Experiment", "all_experiments", "headline_table", "cell"]
+__all__ = ["Experiment", "all_experiments", "headline_table", "cell", "write_results"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,17 @@ def all_experiments() -> dict[str, Experiment]:
                 raise RuntimeError(f"two experiments named {experiment.name!r}")
             found[experiment.name] = experiment
     return found
+
+
+def write_results(output_dir, name: str, quick: bool, record: dict, markdown: str) -> None:
+    """Write ``<name>[-quick].json`` (``record``) and ``.md`` (``markdown``) into ``output_dir``."""
+    from pathlib import Path
+
+    stem = f"{name}-quick" if quick else name
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
+    (output_dir / f"{stem}.md").write_text(markdown)
 
 
 def cell(value, spec: str = ".2f", unit: str = "") -> str:

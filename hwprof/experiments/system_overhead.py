@@ -17,12 +17,11 @@ from the runs (least squares; the largest residual is reported, 0 when exact).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from . import Experiment
+from . import Experiment, write_results
 from .brr_accuracy import PAPER_OVERHEAD, overhead_per_site
 
 __all__ = ["EXPERIMENTS", "run", "measure"]
@@ -84,11 +83,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
 
     shutil.rmtree(work, ignore_errors=True)
     record = {**kernels["loop"], "empty_loop": kernels["empty"]}
-    stem = "system-overhead-quick" if quick else "system-overhead"
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
-    (output_dir / f"{stem}.md").write_text(markdown(record))
+    write_results(output_dir, "system-overhead", quick, record, markdown(record))
     return record
 
 

@@ -22,7 +22,6 @@ zig's clang for the host machine).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Experiment
+from . import Experiment, write_results
 
 __all__ = ["EXPERIMENTS", "run", "parse_output", "profile_check", "host_output"]
 
@@ -144,11 +143,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     record = {"quick": quick, "text": text, "seed": lfsr_seed, "rows": rows,
               "site_names": SITE_NAMES, "system_output": never.output, "host_output": host,
               "host_equal": never.output == host, "never_taken_cycles": never.cycles}  # fmt: skip
-    stem = "system-workload-quick" if quick else "system-workload"
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
-    (output_dir / f"{stem}.md").write_text(markdown(record))
+    write_results(output_dir, "system-workload", quick, record, markdown(record))
     return record
 
 

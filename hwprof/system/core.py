@@ -20,6 +20,13 @@ What the patch adds (docs/system.md, "The core"):
 * Observation ports for the simulation: ``hwprof_pc`` and ``hwprof_insn`` (the
   address and word of the instruction being executed, PicoRV32's own debug
   registers) and ``hwprof_instret`` (its retired-instruction counter).
+* Selective dispatch (:mod:`hwprof.system.dispatch`): ``hwprof_raw_rdata`` (the
+  fetched word before the system translates a PI into its base operation on
+  ``mem_rdata``) is kept as ``hwprof_word`` in the first decode stage;
+  ``hwprof_launch`` / ``hwprof_launch_pc`` show each launching instruction to the
+  dispatch filter; ``hwprof_pf_nop`` makes it retire without effect,
+  ``hwprof_pf_trap`` jumps to ``hwprof_pf_vector`` (a flag-stack exception), and
+  ``mret`` jumps to ``hwprof_pf_mepc``. None of them writes a register.
 
 The interrupt extension (``ENABLE_IRQ``) also decodes custom-0 (``retirq`` is
 ``0x0400000b``, which is also a brr): the system builds the core without it, and
@@ -142,6 +149,69 @@ EDITS: tuple[tuple[str, str], ...] = (
         "\tassign launch_next_insn = ",
     ),
     (_BRANCH_OLD, _BRANCH_NEW),
+    # selective dispatch (hwprof.system.dispatch): the word each instruction was
+    # fetched as, the launch of each instruction to the dispatch filter, and what the
+    # filter decides (no effect, or a flag-stack exception), and mret
+    (
+        "\toutput     [63:0] hwprof_instret\n);",
+        "\toutput     [63:0] hwprof_instret,\n\n"
+        "\t// hwprof: selective dispatch\n"
+        "\tinput      [31:0] hwprof_raw_rdata,\n"
+        "\toutput            hwprof_launch,\n"
+        "\toutput reg [31:0] hwprof_word,\n"
+        "\toutput     [31:0] hwprof_launch_pc,\n"
+        "\tinput             hwprof_pf_nop,\n"
+        "\tinput             hwprof_pf_trap,\n"
+        "\tinput      [31:0] hwprof_pf_vector,\n"
+        "\tinput      [31:0] hwprof_pf_mepc\n"
+        ");",
+    ),
+    (
+        "\treg [31:0] mem_rdata_q;\n",
+        "\treg [31:0] mem_rdata_q;\n"
+        "\treg [31:0] hwprof_raw_q;  // hwprof: the fetched word before translation\n",
+    ),
+    (
+        "\t\t\tnext_insn_opcode <= COMPRESSED_ISA ? mem_rdata_latched : mem_rdata;\n",
+        "\t\t\tnext_insn_opcode <= COMPRESSED_ISA ? mem_rdata_latched : mem_rdata;\n"
+        "\t\t\thwprof_raw_q <= hwprof_raw_rdata;\n",
+    ),
+    (
+        "\t\tif (mem_do_rinst && mem_done) begin\n"
+        "\t\t\tinstr_lui     <= mem_rdata_latched[6:0] == 7'b0110111;\n",
+        "\t\tif (mem_do_rinst && mem_done) begin\n"
+        "\t\t\thwprof_word <= (mem_xfer || LATCHED_MEM_RDATA) ? hwprof_raw_rdata : hwprof_raw_q;\n"
+        "\t\t\tinstr_lui     <= mem_rdata_latched[6:0] == 7'b0110111;\n",
+    ),
+    (
+        "\tassign hwprof_instret = count_instr;\n",
+        "\tassign hwprof_instret = count_instr;\n"
+        "\t// hwprof: an instruction launches (one cycle each, as count_instr counts) at\n"
+        "\t// the address the fetch state computes for it\n"
+        "\tassign hwprof_launch = launch_next_insn;\n"
+        "\tassign hwprof_launch_pc = latched_branch && latched_store ?\n"
+        "\t\t\t(latched_stalu ? alu_out_q : reg_out) & ~32'd1 : reg_next_pc;\n"
+        "\twire hwprof_mret = hwprof_word == 32'h30200073;\n",
+    ),
+    (
+        "\t\t\t\t\t\tmem_do_prefetch <= !instr_jalr && !instr_retirq;\n"
+        "\t\t\t\t\t\tcpu_state <= cpu_state_ld_rs1;\n\t\t\t\t\tend\n",
+        "\t\t\t\t\t\tmem_do_prefetch <= !instr_jalr && !instr_retirq;\n"
+        "\t\t\t\t\t\tcpu_state <= cpu_state_ld_rs1;\n\t\t\t\t\tend\n"
+        "\t\t\t\t\t// hwprof: a PCI or a dropped PI retires without effect; a flag-stack\n"
+        "\t\t\t\t\t// exception jumps to the handler, mret to the saved address (no\n"
+        "\t\t\t\t\t// register is written: rd 0)\n"
+        "\t\t\t\t\tif (hwprof_pf_nop || hwprof_pf_trap || hwprof_mret) begin\n"
+        "\t\t\t\t\t\tmem_do_rinst <= 1;\n"
+        "\t\t\t\t\t\tmem_do_prefetch <= 0;\n"
+        "\t\t\t\t\t\tcpu_state <= cpu_state_fetch;\n"
+        "\t\t\t\t\t\tlatched_rd <= 0;\n"
+        "\t\t\t\t\t\tif (hwprof_pf_trap || hwprof_mret) begin\n"
+        "\t\t\t\t\t\t\treg_next_pc <= hwprof_pf_trap ? hwprof_pf_vector : hwprof_pf_mepc;\n"
+        "\t\t\t\t\t\t\tlatched_branch <= 1;\n"
+        "\t\t\t\t\t\tend\n"
+        "\t\t\t\t\tend\n",
+    ),
 )
 
 #: Where the package's Wishbone/AXI wrappers start (they instantiate ``picorv32``).

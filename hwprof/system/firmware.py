@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .dispatch import header_section
 from .regmap import RAM_BASE, c_defines
 from .soc import DEFAULT_RAM_SIZE
 
@@ -33,6 +34,10 @@ TARGET = ("-target", "riscv32-freestanding-none", "-mcpu=generic_rv32+m")
 CFLAGS = ("-O2", "-g0", "-ffreestanding", "-fno-builtin", "-nostartfiles", "-Wall",
           "-Werror=implicit")
 ZIG_CACHE = Path(os.environ.get("HWPROF_ZIG_CACHE") or Path("build") / "zig-cache")
+
+
+#: Runtime sources linked with every program: the flag-stack exception handler.
+RUNTIME = (FIRMWARE / "pfspill.c",)
 
 
 class CompileError(RuntimeError):
@@ -97,6 +102,7 @@ def header() -> str:
             " * register map (hwprof/system/regmap.py); do not edit. */\n"
             "#ifndef HWPROF_H\n#define HWPROF_H\n\n"
             + c_defines() + "\n#ifndef __ASSEMBLER__\n#include <stdint.h>\n" + _HEADER_BODY
+            + header_section()
             + "#endif /* __ASSEMBLER__ */\n#endif\n")  # fmt: skip
 
 
@@ -173,7 +179,8 @@ def compile_program(sources, out_dir: Path, *, defines: dict | None = None,
                  *(f"-D{k}={v}" for k, v in (defines or {}).items())]  # fmt: skip
         cmd = [*zig, "cc", *flags, "-T", str(tmp / "link.ld"), "-Wl,--gc-sections",
                "-ffunction-sections", "-fdata-sections",
-               str(FIRMWARE / "start.S"), *map(str, sources), "-o", str(elf)]  # fmt: skip
+               str(FIRMWARE / "start.S"), *map(str, sources), *map(str, RUNTIME),
+               "-o", str(elf)]  # fmt: skip
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise CompileError((proc.stderr or proc.stdout).strip())

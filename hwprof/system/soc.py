@@ -24,6 +24,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
 from .core import CORE_MODULE, CORE_PARAMETERS
+from .dispatch import attach as attach_dispatch
+from .dispatch import base_word, build_filter
 from .profiler import MultiHashPeripheral, RetiredLoads
 from .profiler import attach as attach_profiler
 from .regmap import BLOCKS, CSR_ADDR_WIDTH, CSR_BASE, PROFILER_BLOCK, RAM_BASE, build_registers
@@ -54,6 +56,9 @@ class Ram(wiring.Component):
         Wishbone B4 classic subordinate; ``ack`` one cycle after ``cyc & stb``.
     boot_valid, boot_addr, boot_data : In
         Write ``boot_data`` to word ``boot_addr`` (used while the core is held in reset).
+    init : list of int
+        Contents at power-up, one 32-bit word per entry from address 0 (default empty:
+        all zero); a board's system sets it to the program's image.
 
     Latency: 1 cycle (registered read data and ``ack``).
     """
@@ -62,6 +67,7 @@ class Ram(wiring.Component):
         if not isinstance(size, int) or size < 4 or size & (size - 1):
             raise ValueError(f"ram size must be a power of two of at least 4 bytes, not {size!r}")
         self.size = size
+        self.init = []
         abits = (size // 4 - 1).bit_length()
         super().__init__({
             "bus": In(_wishbone(abits, 8)),
@@ -72,7 +78,7 @@ class Ram(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=32, depth=self.size // 4, init=[])
+        m.submodules.mem = mem = Memory(shape=32, depth=self.size // 4, init=self.init)
         rd = mem.read_port()
         wr = mem.write_port(granularity=8)
         active = self.bus.cyc & self.bus.stb & ~self.bus.ack
@@ -120,9 +126,11 @@ def _attach_brr(m, regs, p):
 
 
 def _attach_multihash(m, regs, p):
-    # the profiler's clock domain: the system clock (a board may give it its own)
-    m.domains.prof = prof = ClockDomain("prof", local=True)
-    m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
+    # the profiler's clock domain: the system clock, unless the design above gives it
+    # its own (``prof_clock_external``)
+    if not p.prof_clock_external:
+        m.domains.prof = prof = ClockDomain("prof", local=True)
+        m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
     m.submodules.profiler = p.profiler
     attach_profiler(m, p.profiler, {r.name: regs["multihash", r.name].f
                                     for r in PROFILER_BLOCK.registers})  # fmt: skip
@@ -133,7 +141,8 @@ def _attach_multihash(m, regs, p):
 
 
 #: How each block of the register map is wired: ``ATTACH[name](m, regs, peripherals)``.
-ATTACH = {"console": _attach_console, "brr": _attach_brr, "multihash": _attach_multihash}
+ATTACH = {"console": _attach_console, "brr": _attach_brr, "multihash": _attach_multihash,
+          "dispatch": attach_dispatch}
 
 
 class Peripherals(wiring.Component):
@@ -146,6 +155,10 @@ class Peripherals(wiring.Component):
     profiler : dict, optional
         Build the multi-hash profiler (:class:`hwprof.system.profiler.MultiHashPeripheral`
         with these parameters, block ``multihash`` of the map); ``None``: without it.
+    dispatch_filter : callable, optional
+        Builds the selective-dispatch filter (default
+        :func:`hwprof.system.dispatch.build_filter`, the catalog's ``dispatch_filter``);
+        tests pass a faulty one to show that their checks fail.
 
     Attributes
     ----------
@@ -166,11 +179,22 @@ class Peripherals(wiring.Component):
         With the profiler: a retired load ``<pc, value>`` this cycle.
     profiler_irq : Out(1)
         With the profiler: its interrupt line (an interval ended).
+    pf_launch, pf_word, pf_pc : In
+        The core launches an instruction fetched as ``pf_word`` at ``pf_pc``.
+    pf_nop, pf_trap : Out(1)
+        Selective dispatch: it retires without effect / takes a flag-stack exception
+        (combinational from ``pf_launch``, :mod:`hwprof.system.dispatch`).
+    pf_vector, pf_mepc : Out(32)
+        The exception handler's address; where ``mret`` returns.
     """
 
-    def __init__(self, brr_params=None, profiler=None):
+    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None):
+        self.dispatch_filter = (dispatch_filter or build_filter)()
         self.brr = get_top("brr").construct(dict(brr_params or {}))
         self.profiler = None if profiler is None else MultiHashPeripheral(**profiler)
+        #: with the profiler: ``False``, its ``prof`` domain is the system clock; ``True``,
+        #: the design that contains the system defines a ``prof`` domain (its own clock)
+        self.prof_clock_external = False
         self.blocks = BLOCKS if profiler is None else [*BLOCKS, PROFILER_BLOCK]
         extra = {} if profiler is None else {
             "load_valid": In(1), "load_pc": In(32), "load_value": In(32),
@@ -189,6 +213,13 @@ class Peripherals(wiring.Component):
             "lfsr_state": Out(32),
             "lfsr_load": Out(1),
             "lfsr_load_data_out": Out(32),
+            "pf_launch": In(1),
+            "pf_word": In(32),
+            "pf_pc": In(32),
+            "pf_nop": Out(1),
+            "pf_trap": Out(1),
+            "pf_vector": Out(32),
+            "pf_mepc": Out(32),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -217,6 +248,8 @@ class System(wiring.Component):
     profiler : dict, optional
         Build the multi-hash profiler with these parameters, fed by the core's retired
         loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`); ``None``: without.
+    dispatch_filter : callable, optional
+        Builds the selective-dispatch filter (:class:`Peripherals`).
 
     Attributes
     ----------
@@ -241,9 +274,10 @@ class System(wiring.Component):
         The LFSR is loaded at this clock edge.
     """
 
-    def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None):
+    def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
+                 dispatch_filter=None):  # fmt: skip
         self.ram = Ram(ram_size)
-        self.peripherals = Peripherals(brr_params, profiler)
+        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter)
         abits = len(self.ram.boot_addr)
         super().__init__({
             "hold": In(1),
@@ -279,18 +313,27 @@ class System(wiring.Component):
         mem_ready, mem_rdata = Signal(), Signal(32)
         brr_valid, brr_freq = Signal(), Signal(4)
         trap = Signal()
-        mem_instr = {} if per.profiler is None else {"o_mem_instr": Signal(name="mem_instr")}
+        mem_instr = Signal(name="mem_instr")
+        # selective dispatch: an instruction word enters the core as the base operation
+        # of a PI (hwprof.system.dispatch.base_word); the core keeps the word as fetched
+        core_rdata = Signal(32)
+        m.d.comb += core_rdata.eq(Mux(mem_instr, base_word(m, mem_rdata), mem_rdata))
         params = {f"p_{k}": Const(v, 32) for k, v in CORE_PARAMETERS.items()}
         m.submodules.core = Instance(
             CORE_MODULE, **params,
             i_clk=ClockSignal(), i_resetn=~(ResetSignal() | self.hold),
             o_trap=trap, o_mem_valid=mem_valid, o_mem_addr=mem_addr, o_mem_wdata=mem_wdata,
-            o_mem_wstrb=mem_wstrb, i_mem_ready=mem_ready, i_mem_rdata=mem_rdata,
+            o_mem_wstrb=mem_wstrb, i_mem_ready=mem_ready, i_mem_rdata=core_rdata,
+            o_mem_instr=mem_instr, i_hwprof_raw_rdata=mem_rdata,
+            o_hwprof_launch=per.pf_launch, o_hwprof_word=per.pf_word,
+            o_hwprof_launch_pc=per.pf_pc, i_hwprof_pf_nop=per.pf_nop,
+            i_hwprof_pf_trap=per.pf_trap, i_hwprof_pf_vector=per.pf_vector,
+            i_hwprof_pf_mepc=per.pf_mepc,
             i_pcpi_wr=0, i_pcpi_rd=0, i_pcpi_wait=0, i_pcpi_ready=0, i_irq=0,
             o_hwprof_brr_valid=brr_valid, o_hwprof_brr_freq=brr_freq,
             i_hwprof_brr_taken=per.brr_taken,
             o_hwprof_pc=self.obs_pc, o_hwprof_insn=self.obs_insn,
-            o_hwprof_instret=self.obs_instret, **mem_instr,
+            o_hwprof_instret=self.obs_instret,
         )  # fmt: skip
 
         # Wishbone B4 classic master from PicoRV32's native interface (valid/ready):
@@ -336,7 +379,7 @@ class System(wiring.Component):
             m.submodules.retired_loads = loads = RetiredLoads()
             m.d.comb += [
                 loads.mem_valid.eq(mem_valid & in_ram), loads.mem_ready.eq(ram.bus.ack),
-                loads.mem_instr.eq(mem_instr["o_mem_instr"]), loads.mem_wstrb.eq(mem_wstrb),
+                loads.mem_instr.eq(mem_instr), loads.mem_wstrb.eq(mem_wstrb),
                 loads.mem_addr.eq(mem_addr), loads.mem_rdata.eq(ram.bus.dat_r),
                 loads.pc.eq(self.obs_pc), loads.insn.eq(self.obs_insn),
                 per.load_valid.eq(loads.loads.valid), per.load_pc.eq(loads.loads.payload.pc),
@@ -345,13 +388,15 @@ class System(wiring.Component):
         return m
 
 
-def system_verilog(ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None) -> str:
+def system_verilog(ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
+                   dispatch_filter=None) -> str:  # fmt: skip
     """The whole system's Verilog: module ``hwprof_system`` and the patched core."""
     from amaranth.back import verilog
 
     from .core import core_verilog
 
-    text = verilog.convert(System(ram_size, brr_params, profiler), name="hwprof_system",
+    text = verilog.convert(System(ram_size, brr_params, profiler, dispatch_filter),
+                           name="hwprof_system",
                            emit_src=False)
     # Amaranth writes the RAM's all-zero initial contents as one assignment per word
     # (tens of thousands of lines that Verilator compiles slowly); RAM contents at

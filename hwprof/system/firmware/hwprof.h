@@ -10,6 +10,14 @@
 #define HWPROF_BRR_STATE 0x10000100  /* rw: LFSR state (width bits); write: load it (save/restore, sec. 3.4) */
 #define HWPROF_BRR_RETIRED 0x10000104  /* rw: brr retired; write: set the count */
 #define HWPROF_BRR_TAKEN 0x10000108  /* rw: brr retired taken; write: set the count */
+/* dispatch: selective dispatch: flag state, flag-stack exceptions, PI counts (Vaswani et al.; catalog top `dispatch_filter`) */
+#define HWPROF_DISPATCH_PFSTATE 0x10000300  /* rw: pfstate: flags | stack << 2 | sp << 6; write: load it (the filter's restore) */
+#define HWPROF_DISPATCH_MCAUSE 0x10000304  /* rw: cause of the last flag-stack exception: 24 overflow, 25 underflow */
+#define HWPROF_DISPATCH_MEPC 0x10000308  /* rw: address of the faulting pushpf/poppf; mret jumps here */
+#define HWPROF_DISPATCH_MTVAL 0x1000030c  /* rw: word of the faulting pushpf/poppf */
+#define HWPROF_DISPATCH_MTVEC 0x10000310  /* rw: handler address of the flag-stack exceptions */
+#define HWPROF_DISPATCH_DISPATCHED 0x10000314  /* rw: PIs executed (flag on); write: set the count */
+#define HWPROF_DISPATCH_DROPPED 0x10000318  /* rw: PIs dropped (flag off); write: set the count */
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -62,5 +70,61 @@ static inline uint32_t hwprof_instret(void) {
     __asm__ volatile("rdinstret %0" : "=r"(v));
     return v;
 }
+
+/* Selective dispatch (docs/isa.md, docs/system.md): 2 profile flags, a 4-entry
+ * hardware flag stack; the runtime's handler keeps the rest in memory. */
+#define HWPROF_PF_FLAGS 2
+#define HWPROF_PF_DEPTH 4
+#define HWPROF_PF_OVERFLOW 24
+#define HWPROF_PF_UNDERFLOW 25
+/* Profile control instructions on flag k (a constant 0..7). */
+#define hwprof_setpf(k) __asm__ volatile(".insn i 0x2b, 0, x0, x%0, 0" : : "i"(k))
+#define hwprof_resetpf(k) __asm__ volatile(".insn i 0x2b, 1, x0, x%0, 0" : : "i"(k))
+#define hwprof_pushpf(k) __asm__ volatile(".insn i 0x2b, 2, x0, x%0, 0" : : "i"(k))
+#define hwprof_poppf(k) __asm__ volatile(".insn i 0x2b, 3, x0, x%0, 0" : : "i"(k))
+/* pflen n: a hint, executes as a nop. */
+#define hwprof_pflen(n) __asm__ volatile(".insn i 0x2b, 4, x0, x0, %0" : : "i"(n))
+/* Profile instructions of type k (a constant 0..7): executed as the base operation
+ * when flag k is set, otherwise retired without effect. Immediates: imm9 -256..255. */
+#define HWPROF_PI_IMM(k, imm) (((((k) << 9) | ((imm) & 0x1ff)) ^ 0x800) - 0x800)
+/* x += y (add/b) */
+#define hwprof_pi_add(k, x, y) \
+    __asm__ volatile(".insn r 0x5b, 0, %2, %0, %0, %1" : "+r"(x) : "r"(y), "i"((k) << 4))
+/* x += imm (addi/b) */
+#define hwprof_pi_addi(k, x, imm) \
+    __asm__ volatile(".insn i 0x5b, 1, %0, %0, %1" : "+r"(x) : "i"(HWPROF_PI_IMM(k, imm)))
+/* x = *(uint32_t *)((char *)p + off) (lw/b) */
+#define hwprof_pi_lw(k, x, p, off) \
+    __asm__ volatile(".insn i 0x5b, 2, %0, %2(%1)" : "+r"(x) : "r"(p), \
+                     "i"(HWPROF_PI_IMM(k, off)) : "memory")
+/* *(uint32_t *)((char *)p + off) = x (sw/b) */
+#define hwprof_pi_sw(k, x, p, off) \
+    __asm__ volatile(".insn s 0x5b, 3, %0, %2(%1)" : : "r"(x), "r"(p), \
+                     "i"(HWPROF_PI_IMM(k, off)) : "memory")
+/* x = imm14 << 12 (lui/b, imm14 -8192..8191) */
+#define hwprof_pi_lui(k, x, imm14) \
+    __asm__ volatile(".insn u 0x5b, %0, %1" : "+r"(x) : \
+                     "i"(((k) << 17) | (((imm14) & 0x3fff) << 3) | 7))
+/* The basic-block counter of Vaswani et al., Fig. 3 (lw/b, addi/b, sw/b): counter
+ * word `index` (0..63) of the array at p is incremented when flag k is set. */
+#define hwprof_pi_count(k, p, index) __extension__({                              \
+        uint32_t hwprof_c_;                                                      \
+        __asm__ volatile(".insn i 0x5b, 2, %0, %2(%1)\n"                          \
+                         ".insn i 0x5b, 1, %0, %0, %3\n"                          \
+                         ".insn s 0x5b, 3, %0, %2(%1)"                           \
+                         : "=&r"(hwprof_c_) : "r"(p), "i"(HWPROF_PI_IMM(k, 4 * (index))), \
+                           "i"(HWPROF_PI_IMM(k, 1)) : "memory");                \
+    })
+/* The flag state (pfstate: flags | stack << HWPROF_PF_FLAGS | sp << (flags + depth)). */
+static inline uint32_t hwprof_pfstate(void) { return HWPROF_REG(HWPROF_DISPATCH_PFSTATE); }
+static inline void hwprof_set_pfstate(uint32_t s) { HWPROF_REG(HWPROF_DISPATCH_PFSTATE) = s; }
+/* PIs executed and dropped since reset (or the last write of the count). */
+static inline uint32_t hwprof_pi_dispatched(void) {
+    return HWPROF_REG(HWPROF_DISPATCH_DISPATCHED);
+}
+static inline uint32_t hwprof_pi_dropped(void) { return HWPROF_REG(HWPROF_DISPATCH_DROPPED); }
+/* Flag-stack exceptions taken by the runtime's handler, and entries spilled now. */
+extern volatile uint32_t hwprof_pf_exceptions;
+extern volatile uint32_t hwprof_pf_spilled;
 #endif /* __ASSEMBLER__ */
 #endif
