@@ -189,16 +189,23 @@ def cmd_fpga(args) -> int:
 
     _check_device(args.device)
     built = _build_all(_selected(args.tops), args.param)
+    return _print_records(built, fpga_record, FpgaError, format_fpga_table, args.json,
+                          device=args.device)  # fmt: skip
+
+
+def _print_records(built, make_record, flow_error, format_table, as_json: bool,
+                   **options) -> int:
+    """One flow record per built top, printed as a table (or JSON); 1 on a flow error."""
     try:
-        records = [fpga_record(top, params, component, device=args.device)
+        records = [make_record(top, params, component, **options)
                    for top, params, component in built]  # fmt: skip
-    except FpgaError as exc:
+    except flow_error as exc:
         print(f"hwprof: {exc}", file=sys.stderr)
         return 1
-    if args.json:
+    if as_json:
         print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
     else:
-        print(format_fpga_table(records))
+        print(format_table(records))
     return 0
 
 
@@ -233,17 +240,8 @@ def cmd_asic(args) -> int:
     period = _period(args.period)
     _check_asic_tools(args.lib)
     built = _build_all(_selected(args.tops), args.param)
-    try:
-        records = [asic_record(top, params, component, library=args.lib, period=period)
-                   for top, params, component in built]  # fmt: skip
-    except AsicError as exc:
-        print(f"hwprof: {exc}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(records[0] if len(records) == 1 else records, indent=2))
-    else:
-        print(format_asic_table(records))
-    return 0
+    return _print_records(built, asic_record, AsicError, format_asic_table, args.json,
+                          library=args.lib, period=period)  # fmt: skip
 
 
 def cmd_regress(args) -> int:

@@ -1,4 +1,4 @@
-"""cocotb tier: the generated dispatch_filter on Verilator against the golden front end."""
+"""cocotb tier: cocotb_tests/test_dispatch_filter.py on Verilator against the golden front end."""
 
 import pytest
 

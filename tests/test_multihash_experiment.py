@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 from hwprof.cli import main
+from hwprof.experiments import all_experiments
 from hwprof.experiments.multihash_profiles import zipf_stream
 from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
 from hwprof.traces.keys import trace_keys
 from hwprof.traces.lackey import write_trace
 
-TAKES_TRACES = ("multihash-profiles", "multihash-values", "stratified-values")
+#: every experiment that takes --trace files
+TAKES_TRACES = sorted(e.name for e in all_experiments().values() if e.takes_traces)
 
 
 def test_quick_run_writes_files(tmp_path, seed, capsys):

@@ -1,4 +1,4 @@
-"""cocotb tier: the generated profile_flag_predictor on Verilator against the golden front end."""
+"""cocotb tier: cocotb_tests/test_profile_flag_predictor.py on Verilator vs the golden front end."""
 
 import pytest
 

@@ -104,7 +104,7 @@ def test_cr_counts_since_last_message():
     assert [out[i][1] for i in picks] == gaps
 
 
-# R_r's probability 1/r and the countdown's gaps: tests/test_sampler_statistics.py
+# R_r's probability 1/r and the countdown's gaps: tests/test_samplers_statistics.py
 
 
 def test_stratified_counts_per_hash_index():

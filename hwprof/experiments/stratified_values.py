@@ -392,6 +392,12 @@ def _aggregate(runs):
     return out
 
 
+def _ratio(numerator, denominator):
+    """``numerator / denominator``, or None where it is undefined (a zero or missing
+    denominator: R_256 with no error at any checkpoint, a compressor with no message)."""
+    return numerator / denominator if numerator is not None and denominator else None
+
+
 def claims(programs) -> dict:
     """The paper's claims, checked per program (True/False/None where undecidable)."""
     out = {}
@@ -409,22 +415,23 @@ def claims(programs) -> dict:
         item = {
             "reach_5pct": {"R_256": reach_r and reach_r["mean"],
                            "H[P_256]_2048": reach_h and reach_h["mean"]},
-            "reach_ratio_R_over_HP": (reach_r["mean"] / reach_h["mean"]
-                                      if reach_r and reach_h else None),
+            "reach_ratio_R_over_HP": _ratio(reach_r and reach_r["mean"],
+                                            reach_h and reach_h["mean"]),
             "stay_below_5pct": {"R_256": stay_r and stay_r["mean"],
                                 "H[P_256]_2048": stay_h and stay_h["mean"]},
-            "stay_ratio_R_over_HP": (stay_r["mean"] / stay_h["mean"]
-                                     if stay_r and stay_h else None),
-            "P_over_R_mean_error": mean_err["P_256"] / mean_err["R_256"],
+            "stay_ratio_R_over_HP": _ratio(stay_r and stay_r["mean"],
+                                           stay_h and stay_h["mean"]),
+            "P_over_R_mean_error": _ratio(mean_err["P_256"], mean_err["R_256"]),
             "final_error": final,
             "tagged_most_accurate": all(final["tagged"] is not None and o is not None
                                         and final["tagged"] <= o for o in final.values()),
-            "tagged_message_ratio_to_HP256": msgs["tagged"] / msgs["H[P_256]_2048"],
-            "tagged_message_ratio_to_R256": msgs["tagged"] / msgs["R_256"],
+            "tagged_message_ratio_to_HP256": _ratio(msgs["tagged"], msgs["H[P_256]_2048"]),
+            "tagged_message_ratio_to_R256": _ratio(msgs["tagged"], msgs["R_256"]),
             "tagged_by_evict_hits": {
-                str(e): {"message_ratio_to_HP256": c[v]["messages"]["mean"]
-                         / msgs["H[P_256]_2048"],
-                         "message_ratio_to_R256": c[v]["messages"]["mean"] / msgs["R_256"],
+                str(e): {"message_ratio_to_HP256": _ratio(c[v]["messages"]["mean"],
+                                                          msgs["H[P_256]_2048"]),
+                         "message_ratio_to_R256": _ratio(c[v]["messages"]["mean"],
+                                                         msgs["R_256"]),
                          "final_error": c[v]["mean"][-1]}
                 for e, v in zip(EVICT_SWEEP, TAGGED_VARIANTS, strict=True)},
             "overhead_pct": over,

@@ -28,7 +28,7 @@ def _error(text: str) -> int:
 def cmd_run(args) -> int:
     """Compile PROGRAM.c, run it on the system, forward the console, summarize."""
     from ..golden.brr import BrrConfig
-    from .firmware import CompileError, compile_program
+    from .firmware import FIRMWARE, CompileError, compile_program
     from .sim import TRAP_CAUSES, build_system, run_image
     from .soc import DEFAULT_RAM_SIZE
 
@@ -41,9 +41,29 @@ def cmd_run(args) -> int:
     if not 1 <= args.seed < 1 << width:
         return _error(f"--seed must be a non-zero {width}-bit LFSR state, 1..{(1 << width) - 1}, "
                       f"not {args.seed}")  # fmt: skip
+    profiler = None
+    prof_half = None
+    if args.profiler or args.param or args.log_loads or args.profiler_clock is not None:
+        if not args.profiler:
+            option = ("-p" if args.param else "--log-loads" if args.log_loads
+                      else "--profiler-clock")  # fmt: skip
+            return _error(f"{option} needs --profiler")
+        profiler, problem = _profiler_params(args.param)
+        if problem:
+            return _error(problem)
+        if args.profiler_clock is not None:
+            prof_half = _half_period(args.profiler_clock)
+            if prof_half is None:
+                return _error(f"--profiler-clock must be a ratio R in (0, 4] with 60 / R a "
+                              f"whole number (1, 0.75, 0.5, ...), not {args.profiler_clock}")
+            profiler["own_clock"] = True
+    log = Path(args.log_loads) if args.log_loads else None
+    if log is not None and (log.is_dir() or not log.parent.is_dir()):
+        return _error(f"--log-loads {log}: not a file in an existing directory")
     with tempfile.TemporaryDirectory(prefix="hwprof-system-") as work:
         try:
-            program = compile_program([source], Path(work) / "fw")
+            program = compile_program([source], Path(work) / "fw",
+                                      extra_flags=(f"-I{FIRMWARE}",) if profiler else ())
         except CompileError as exc:
             print(str(exc), file=sys.stderr)
             return _error(f"{source} did not compile")
@@ -52,10 +72,14 @@ def cmd_run(args) -> int:
                           f"RAM ({DEFAULT_RAM_SIZE} bytes)")  # fmt: skip
         if sys.stderr.isatty():
             print("hwprof: building the system model if needed...", file=sys.stderr, flush=True)
-        exe = build_system()
+        exe = build_system(profiler=profiler)
         run = run_image(exe, program.image, cycles=args.cycles, seed=args.seed, work=Path(work),
-                        events=False)  # fmt: skip
+                        events=False, loads=log is not None, prof_half=prof_half)  # fmt: skip
+    if log is not None:
+        write_loads(log, run, program=str(source), profiler=profiler, cycles=args.cycles)
     summary = run.summary()
+    if profiler is not None:
+        summary.update(offered=run.offered, dropped=run.dropped)
     if args.json:
         print(json.dumps({**summary, "output": run.output}))
     else:
@@ -63,7 +87,9 @@ def cmd_run(args) -> int:
         if run.output and not run.output.endswith("\n"):
             sys.stdout.write("\n")
         print(f"hwprof: {run.status}: cycles {run.cycles}, instructions {run.instret}, "
-              f"brr retired {run.brr_retired}, taken {run.brr_taken}")  # fmt: skip
+              f"brr retired {run.brr_retired}, taken {run.brr_taken}"
+              + (f", profiler offered {run.offered}, dropped {run.dropped}"
+                 if profiler is not None else ""))  # fmt: skip
     if run.status == "exit":
         return run.exit_code & 0xFF
     if run.status == "trap":
@@ -77,6 +103,59 @@ def cmd_run(args) -> int:
     print(f"hwprof: error: the program ran past --cycles {args.cycles} without exiting",
           file=sys.stderr)  # fmt: skip
     return EXIT_TIMEOUT
+
+
+def _profiler_params(assignments: list[str]) -> tuple[dict | None, str | None]:
+    """``-p k=v`` parsed as the profiler's parameters, or the problem in one line."""
+    from ..catalog import CatalogError, get_top, parse_params
+    from .profiler import check_parameters
+
+    try:
+        params = parse_params(get_top("multihash"), assignments)
+        check_parameters(params)
+    except CatalogError as exc:
+        return None, f"--profiler: {exc}"
+    except (TypeError, ValueError) as exc:
+        return None, f"--profiler: {exc}"
+    return params, None
+
+
+def _half_period(ratio: float) -> int | None:
+    """The profiler's half period for a clock ``ratio`` times the core's (whose is 60)."""
+    if not 0 < ratio <= 4:
+        return None
+    half = 60 / ratio
+    return round(half) if abs(half - round(half)) < 1e-9 else None
+
+
+def write_loads(path: Path, run, *, program: str, profiler: dict, cycles: int) -> Path:
+    """Write ``run``'s tuples offered to the profiler as a trace file (``load`` records).
+
+    One record per offered tuple, in order: ``pc`` the load's address, ``value`` the
+    32-bit value it wrote to its register (the profiler's tuple: ``lb``/``lh``
+    sign-extended), ``addr`` the data address, ``size`` the bytes loaded. The footer
+    gives ``offered``, ``dropped`` and the indices of the dropped records
+    (``dropped_records``: the FIFO was full; the profiler never saw them). Written to
+    a temporary file renamed into place.
+    """
+    import numpy as np
+
+    from ..traces.common import LOAD
+    from ..traces.tracefile import TraceWriter
+
+    loads = run.loads
+    header = {"program": program, "argv": [program], "kinds": ["load"],
+              "options": {"source": "hwprof system run --log-loads", "profiler": profiler,
+                          "cycles": cycles, "value": "register value (32 bits)"}}  # fmt: skip
+    dropped = np.flatnonzero(loads["dropped"]).tolist()
+    with TraceWriter(path, header=header, threads=1) as writer:
+        if len(loads["pc"]):
+            writer.write(kind=LOAD, pc=loads["pc"], addr=loads["addr"], value=loads["value"],
+                         size=loads["size"].astype(np.uint8))  # fmt: skip
+        writer.close({"offered": len(loads["pc"]), "dropped": len(dropped),
+                      "dropped_records": dropped, "status": run.status,
+                      "system_cycles": run.cycles})  # fmt: skip
+    return path
 
 
 def generated_files() -> dict[str, str]:
@@ -175,6 +254,18 @@ def add_parser(sub) -> None:
                      help="brr unit's LFSR state at start (default 1)")  # fmt: skip
     run.add_argument("--json", action="store_true",
                      help="one JSON object (summary, exit code, console output)")  # fmt: skip
+    run.add_argument("--profiler", action="store_true",
+                     help="build the system with the multi-hash profiler "
+                          "(docs/system-profiler.md)")  # fmt: skip
+    run.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
+                     help="a multihash parameter of the profiler (with --profiler; not "
+                          "interval_length or threshold, which software writes)")  # fmt: skip
+    run.add_argument("--profiler-clock", type=float, metavar="R",
+                     help="clock the profiler on its own at R times the core's frequency "
+                          "(1, 0.75, 0.5, ...; a separate build); default: the core's clock")
+    run.add_argument("--log-loads", metavar="FILE",
+                     help="write the tuples offered to the profiler (its retired loads) "
+                          "as a trace file (docs/traces.md)")  # fmt: skip
     run.set_defaults(func=cmd_run)
     gen = ssub.add_parser("generate", help="the system's Verilog, header, linker script, "
                                            "register map")  # fmt: skip

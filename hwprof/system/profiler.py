@@ -39,7 +39,7 @@ from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads"]
+           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads", "check_parameters"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -205,6 +205,9 @@ class MultiHashPeripheral(wiring.Component):
     offered, dropped, intervals : Out(32)
         Since the last start: tuples offered while ``running``, of them dropped because
         the FIFO was full, intervals ended; saturating.
+    offer, drop : Out(1)
+        Observation (``sync``, combinational): a tuple is offered this cycle (counted in
+        ``offered``), and it finds the FIFO full (counted in ``dropped``).
 
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
@@ -246,6 +249,8 @@ class MultiHashPeripheral(wiring.Component):
             "offered": Out(COUNTER_WIDTH),
             "dropped": Out(COUNTER_WIDTH),
             "intervals": Out(COUNTER_WIDTH),
+            "offer": Out(1),
+            "drop": Out(1),
         }
         if edges:
             ports["branches"] = In(source)
@@ -321,7 +326,8 @@ class MultiHashPeripheral(wiring.Component):
             m.d.comb += offer.eq(Mux(source, self.branches.valid, self.loads.valid) & self.running)
         else:
             m.d.comb += offer.eq(self.loads.valid & self.running)
-        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload)]
+        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload),
+                     self.offer.eq(offer), self.drop.eq(offer & ~fifo.w_rdy)]  # fmt: skip
         top = (1 << COUNTER_WIDTH) - 1
         with m.If(self.start):
             m.d.sync += [self.offered.eq(0), self.dropped.eq(0)]
@@ -485,6 +491,9 @@ class RetiredLoads(wiring.Component):
         and ``dbg_insn_opcode``).
     loads : Out(stream.Signature(tuple_layout(32, 32)))
         One tuple per retired load; ``ready`` is not used (the profiler always takes).
+    addr : Out(32), size : Out(3)
+        Observation: the data address and the bytes loaded (1, 2 or 4) of the tuple on
+        ``loads``, registered with it.
 
     Latency: 1 cycle (the tuple is registered; ``valid`` for one cycle).
     """
@@ -500,6 +509,8 @@ class RetiredLoads(wiring.Component):
             "pc": In(32),
             "insn": In(32),
             "loads": Out(stream.Signature(tuple_layout(32, 32))),
+            "addr": Out(32),
+            "size": Out(3),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -522,5 +533,18 @@ class RetiredLoads(wiring.Component):
         load = self.mem_valid & self.mem_ready & ~self.mem_instr & ~self.mem_wstrb.any()
         m.d.sync += self.loads.valid.eq(load)
         with m.If(load):
-            m.d.sync += [self.loads.payload.pc.eq(self.pc), self.loads.payload.value.eq(value)]
+            m.d.sync += [self.loads.payload.pc.eq(self.pc), self.loads.payload.value.eq(value),
+                         self.addr.eq(self.mem_addr),
+                         self.size.eq(Mux(funct3[0:2] == 0, 1, Mux(funct3[0], 2, 4)))]  # fmt: skip
         return m
+
+
+def check_parameters(params: dict) -> None:
+    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would.
+
+    The peripheral built to check is discarded without Amaranth's "created but never
+    used" warning (as :func:`hwprof.rtl._params.checked_config` does for a rejected one).
+    """
+    peripheral = MultiHashPeripheral(**params)
+    for component in (peripheral, peripheral.multihash):
+        component._MustUse__silence = True

@@ -29,7 +29,7 @@ from .firmware import compile_program
 from .soc import DEFAULT_RAM_SIZE, system_verilog
 
 __all__ = ["BUILD_ROOT", "build_system", "run_program", "run_image", "Run", "check_brr",
-           "TRAP_CAUSES", "trap_cause"]  # fmt: skip
+           "TRAP_CAUSES", "trap_cause", "read_loads"]  # fmt: skip
 
 HARNESS = Path(__file__).resolve().parent / "harness" / "system.cpp"
 BUILD_ROOT = Path(os.environ.get("HWPROF_SYSTEM_BUILD") or Path("build") / "system")
@@ -115,16 +115,24 @@ def build_system(ram_size: int = DEFAULT_RAM_SIZE, brr_params: dict | None = Non
         return _build(ram_size, brr_params, profiler, build_root, index, dispatch_filter)
 
 
+def _harness_defines(profiler) -> list[str]:
+    """The harness's C++ defines for a system built with ``profiler`` (or without)."""
+    if profiler is None:
+        return []
+    return ["-DHWPROF_PROFILER"] + (["-DHWPROF_PROF_CLOCK"] if profiler.get("own_clock") else [])
+
+
 def _build(ram_size, brr_params, profiler, build_root: Path, index: Path,
            dispatch_filter=None) -> Path:  # fmt: skip
     verilog = system_verilog(ram_size, brr_params, profiler, dispatch_filter)
+    defines = _harness_defines(profiler)
     key = json.dumps({"verilog": verilog, "harness": HARNESS.read_text(),
-                      "options": [*VERILATOR_OPTIONS, OPT]})  # fmt: skip
+                      "options": [*VERILATOR_OPTIONS, OPT, *defines]})  # fmt: skip
     digest = hashlib.sha1(key.encode()).hexdigest()[:12]
     final = build_root / f"model-{digest}"
     exe = final / "obj" / "system"
     if not exe.exists():
-        _verilate(verilog, build_root, final)
+        _verilate(verilog, build_root, final, defines)
     index.parent.mkdir(parents=True, exist_ok=True)
     staging = index.with_name(f".{index.name}.{os.getpid()}")
     staging.write_text(final.name)
@@ -132,7 +140,7 @@ def _build(ram_size, brr_params, profiler, build_root: Path, index: Path,
     return exe
 
 
-def _verilate(verilog: str, build_root: Path, final: Path) -> None:
+def _verilate(verilog: str, build_root: Path, final: Path, defines=()) -> None:
     verilator_environment()
     build_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=build_root, prefix=".model-"))
@@ -143,7 +151,8 @@ def _verilate(verilog: str, build_root: Path, final: Path) -> None:
         env["MAKEFLAGS"] = f"{flags} OPT_FAST={OPT} OPT_SLOW=-O0 OPT_GLOBAL={OPT}".strip()
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module",
                "hwprof_system", *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS),
-               "-Wno-fatal", *VERILATOR_OPTIONS, "--Mdir", str(tmp / "obj"), "-o", "system",
+               "-Wno-fatal", *VERILATOR_OPTIONS, *(a for d in defines for a in ("-CFLAGS", d)),
+               "--Mdir", str(tmp / "obj"), "-o", "system",
                str(tmp / "hwprof_system.v"), str(HARNESS)]  # fmt: skip
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -180,6 +189,11 @@ class Run:
     cpu_seconds: float
     #: events: kind (1 brr, 2 load), freq, taken, pc, value (state read / loaded), cycle
     events: dict = field(default_factory=dict, repr=False)
+    #: with the profiler: tuples offered to it, and of them dropped (FIFO full)
+    offered: int = 0
+    dropped: int = 0
+    #: with ``loads=``: the offered tuples in order, arrays pc, value, addr, size, dropped
+    loads: dict = field(default_factory=dict, repr=False)
 
     @property
     def cause(self) -> int | None:
@@ -203,24 +217,41 @@ def _read_events(path: Path) -> dict:
             "cycle": raw[:, 3]}  # fmt: skip
 
 
+def read_loads(path: Path) -> dict:
+    """The harness's LOADS_OUT records: arrays ``pc``, ``value``, ``addr``, ``size``,
+    ``dropped`` (uint64), one element per tuple offered to the profiler, in order."""
+    raw = np.fromfile(path, dtype="<u4").reshape(-1, 4).astype(np.uint64)
+    return {"pc": raw[:, 0], "value": raw[:, 1], "addr": raw[:, 2], "size": raw[:, 3] & 0xFF,
+            "dropped": raw[:, 3] >> 8 & 1}  # fmt: skip
+
+
 def run_image(exe: Path, image: bytes, *, cycles: int, seed: int, work: Path,
-              events: bool = True) -> Run:  # fmt: skip
-    """Run a program image on the simulator ``exe`` (files written under ``work``)."""
+              events: bool = True, loads: bool = False,
+              prof_half: int | None = None) -> Run:  # fmt: skip
+    """Run a program image on the simulator ``exe`` (files written under ``work``).
+
+    ``loads``: record the tuples offered to the profiler (:attr:`Run.loads`; the model
+    must be built with ``profiler``). ``prof_half``: the profiler's half period where
+    the core's is 60 (a model built with ``profiler={..., "own_clock": True}``).
+    """
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     (work / "program.bin").write_bytes(image)
-    ev, summary = work / "events.bin", work / "summary.json"
-    for f in (ev, summary):
+    ev, summary, lf = work / "events.bin", work / "summary.json", work / "loads.bin"
+    for f in (ev, summary, lf):
         f.unlink(missing_ok=True)
+    extra = [str(lf) if loads else "-"] if loads or prof_half is not None else []
+    if prof_half is not None:
+        extra.append(str(prof_half))
     proc = subprocess.run([str(exe), str(work / "program.bin"), str(cycles), str(seed),
-                           str(ev) if events else "-", str(summary)],
+                           str(ev) if events else "-", str(summary), *extra],
                           capture_output=True)  # fmt: skip
     if proc.returncode != 0 or not summary.exists():
         raise RuntimeError(f"system simulator failed ({proc.returncode}): "
                            f"{proc.stderr.decode(errors='replace').strip()[-2000:]}")  # fmt: skip
     s = json.loads(summary.read_text())
     return Run(output=proc.stdout.decode("latin-1"), events=_read_events(ev) if events else {},
-               **s)  # fmt: skip
+               loads=read_loads(lf) if loads else {}, **s)  # fmt: skip
 
 
 def run_program(sources, *, cycles: int = 100_000_000, seed: int = 1, exe: Path | None = None,

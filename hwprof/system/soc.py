@@ -126,11 +126,12 @@ def _attach_brr(m, regs, p):
 
 
 def _attach_multihash(m, regs, p):
-    # the profiler's clock domain: the system clock, unless the design above gives it
-    # its own (``prof_clock_external``)
+    # the profiler's clock domain: the system clock, the input prof_clk (own_clock), or
+    # one the design above defines (``prof_clock_external``)
     if not p.prof_clock_external:
         m.domains.prof = prof = ClockDomain("prof", local=True)
-        m.d.comb += [prof.clk.eq(ClockSignal()), prof.rst.eq(ResetSignal())]
+        m.d.comb += [prof.clk.eq(p.prof_clk if p.own_clock else ClockSignal()),
+                     prof.rst.eq(ResetSignal())]  # fmt: skip
     m.submodules.profiler = p.profiler
     attach_profiler(m, p.profiler, {r.name: regs["multihash", r.name].f
                                     for r in PROFILER_BLOCK.registers})  # fmt: skip
@@ -155,6 +156,8 @@ class Peripherals(wiring.Component):
     profiler : dict, optional
         Build the multi-hash profiler (:class:`hwprof.system.profiler.MultiHashPeripheral`
         with these parameters, block ``multihash`` of the map); ``None``: without it.
+        The key ``own_clock`` (not a peripheral parameter): ``True`` clocks the
+        profiler's domain from the input ``prof_clk`` instead of the system clock.
     dispatch_filter : callable, optional
         Builds the selective-dispatch filter (default
         :func:`hwprof.system.dispatch.build_filter`, the catalog's ``dispatch_filter``);
@@ -179,6 +182,8 @@ class Peripherals(wiring.Component):
         With the profiler: a retired load ``<pc, value>`` this cycle.
     profiler_irq : Out(1)
         With the profiler: its interrupt line (an interval ended).
+    prof_clk : In(1)
+        With the profiler and ``own_clock``: the profiler's clock (reset with the system).
     pf_launch, pf_word, pf_pc : In
         The core launches an instruction fetched as ``pf_word`` at ``pf_pc``.
     pf_nop, pf_trap : Out(1)
@@ -191,6 +196,8 @@ class Peripherals(wiring.Component):
     def __init__(self, brr_params=None, profiler=None, dispatch_filter=None):
         self.dispatch_filter = (dispatch_filter or build_filter)()
         self.brr = get_top("brr").construct(dict(brr_params or {}))
+        profiler = None if profiler is None else dict(profiler)
+        self.own_clock = bool(profiler and profiler.pop("own_clock", False))
         self.profiler = None if profiler is None else MultiHashPeripheral(**profiler)
         #: with the profiler: ``False``, its ``prof`` domain is the system clock; ``True``,
         #: the design that contains the system defines a ``prof`` domain (its own clock)
@@ -199,6 +206,8 @@ class Peripherals(wiring.Component):
         extra = {} if profiler is None else {
             "load_valid": In(1), "load_pc": In(32), "load_value": In(32),
             "profiler_irq": Out(1)}  # fmt: skip
+        if self.own_clock:
+            extra["prof_clk"] = In(1)
         super().__init__(extra | {
             "bus": In(_wishbone(CSR_ADDR_WIDTH, 32)),
             "brr_valid": In(1),
@@ -272,6 +281,13 @@ class System(wiring.Component):
         A brr retires this cycle with this freq and outcome, from this LFSR state.
     obs_lfsr_load, obs_lfsr_load_data : Out
         The LFSR is loaded at this clock edge.
+    obs_load_valid, obs_load_dropped : Out(1)
+        With the profiler: a retired load is offered to it this cycle (counted in its
+        ``OFFERED``), and it is dropped (the FIFO full, counted in ``DROPPED``).
+    obs_load_pc, obs_load_value, obs_load_addr, obs_load_size : Out
+        With the profiler: that tuple, its data address and bytes loaded (1, 2, 4).
+    prof_clk : In(1)
+        With the profiler's ``own_clock``: the profiler's clock.
     """
 
     def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
@@ -279,7 +295,12 @@ class System(wiring.Component):
         self.ram = Ram(ram_size)
         self.peripherals = Peripherals(brr_params, profiler, dispatch_filter)
         abits = len(self.ram.boot_addr)
-        super().__init__({
+        extra = {} if profiler is None else {
+            "obs_load_valid": Out(1), "obs_load_dropped": Out(1), "obs_load_pc": Out(32),
+            "obs_load_value": Out(32), "obs_load_addr": Out(32), "obs_load_size": Out(3)}
+        if self.peripherals.own_clock:
+            extra["prof_clk"] = In(1)
+        super().__init__(extra | {
             "hold": In(1),
             "boot_valid": In(1),
             "boot_addr": In(abits),
@@ -384,7 +405,14 @@ class System(wiring.Component):
                 loads.pc.eq(self.obs_pc), loads.insn.eq(self.obs_insn),
                 per.load_valid.eq(loads.loads.valid), per.load_pc.eq(loads.loads.payload.pc),
                 per.load_value.eq(loads.loads.payload.value),
+                self.obs_load_valid.eq(per.profiler.offer),
+                self.obs_load_dropped.eq(per.profiler.drop),
+                self.obs_load_pc.eq(loads.loads.payload.pc),
+                self.obs_load_value.eq(loads.loads.payload.value),
+                self.obs_load_addr.eq(loads.addr), self.obs_load_size.eq(loads.size),
             ]  # fmt: skip
+            if per.own_clock:
+                m.d.comb += per.prof_clk.eq(self.prof_clk)
         return m
 
 

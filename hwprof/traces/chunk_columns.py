@@ -9,7 +9,7 @@ reuses from chunk to chunk (the page faults of fresh memory cost more than the
 subtraction). numpy releases the GIL in these reductions and copies, so the
 writer runs them in its worker threads next to zstd.
 
-The results are exactly numpy's: ``tests/test_trace_writer_chunks.py`` compares
+The results are exactly numpy's: ``tests/test_traces_writer_chunks.py`` compares
 the files written through these with the format's plain numpy encoding, byte
 for byte.
 """

@@ -55,7 +55,8 @@ def open_for_convert(path) -> TraceReader | LegacyEdgeReader:
 class LegacyEdgeReader:
     """The old gzip'd text edge traces (``<source> <destination>`` hex lines) as EDGE records.
 
-    Same interface as :class:`TraceReader`. The whole file is checked when it
+    What ``hwprof trace convert`` uses of :class:`TraceReader`: ``header``, ``footer``,
+    ``counts``, ``records`` and :meth:`chunks`. The whole file is checked when it
     is opened (one streaming pass); chunks are parsed again as they are read.
     """
 

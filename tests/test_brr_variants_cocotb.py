@@ -1,4 +1,4 @@
-"""cocotb tier: the brr variants' Verilog on Verilator against their golden models.
+"""cocotb tier: cocotb_tests/test_brr_decode.py, _replicated, _shared, _deterministic vs golden.
 
 One build per top at a representative parameter set (4 lanes), plus one build
 per mutant; each mutant must make the same check report a mismatch.

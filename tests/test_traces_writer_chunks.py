@@ -5,7 +5,7 @@ reused column buffers) or as whole chunks of column arrays
 (:meth:`TraceWriter.write_chunk`: a capture's shared-memory blocks, not copied);
 each chunk's bounds and kind counts come from ``chunk_columns``. The files must
 be exactly those of the format's plain numpy encoding (``_encode_column``
-without bounds or scratch arrays), whose round trips test_tracefile.py checks.
+without bounds or scratch arrays), whose round trips test_traces_format.py checks.
 """
 
 from __future__ import annotations

@@ -212,3 +212,25 @@ def test_claims_verdicts_the_other_way():
     c = sv.claims({"x": program})["x"]
     assert c["tagged_most_accurate"] is False
     assert "edge_final_error" not in c and "edge_under_3pct" not in c
+
+
+def test_claims_with_a_zero_denominator_give_no_ratio():
+    """A program on which R_256 has no error at any checkpoint and H[P_256]_2048 sends no
+    message (a short trace) has no P/R error ratio and no message ratios to them: None,
+    which the summary prints as n/a, not a division by zero."""
+    program = {"compressors": {
+        "R_256": _compressor([None, 0.0], 100),
+        "P_256": _compressor([1.0, 0.0], 100),
+        "H[P_256]_2048": _compressor([0.0], 0),
+        "H[P_512]_2048": _compressor([0.0], 0),
+        "tagged": _compressor([0.0], 50),
+        "tagged_e32": _compressor([0.0], 40),
+        "tagged_e128": _compressor([0.0], 30),
+    }}  # fmt: skip
+    c = sv.claims({"x": program})["x"]
+    assert c["P_over_R_mean_error"] is None
+    assert c["tagged_message_ratio_to_HP256"] is None
+    assert c["tagged_message_ratio_to_R256"] == 0.5
+    assert c["tagged_by_evict_hits"]["32"] == {"message_ratio_to_HP256": None,
+                                               "message_ratio_to_R256": 0.4,
+                                               "final_error": 0.0}  # fmt: skip

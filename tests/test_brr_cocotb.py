@@ -1,4 +1,4 @@
-"""cocotb tier: the generated brr Verilog on Verilator against the golden model."""
+"""cocotb tier: cocotb_tests/test_brr.py, test_lfsr.py, test_lfsr_bank.py on Verilator vs golden."""
 
 import pytest
 
