@@ -247,6 +247,7 @@ def measure_one(config: Config, keep_dir=None, timeout=None) -> dict:
         "config": config.name, "doc": config.doc, "ram_bytes": FPGA_RAM_SIZE,
         "profiler": config.profiler,
         "prof_target_mhz": PROF_MHZ if config.profiler is not None else None,
+        "system_has_dispatch": dispatch_in_system(),
         "wall_s": round(time.monotonic() - start_wall, 1),
         "cpu_s": round(_children_cpu() - start_cpu, 1),
     })  # fmt: skip
@@ -311,6 +312,13 @@ def markdown_table(records: list[dict]) -> str:
         lines.append(f"| {r['doc']} | {cell('luts')} | {cell('ffs')} | {cell('bram')} | "
                      f"{cell('dist_ram')} | {core:.1f} | {prof_text} |")  # fmt: skip
         previous = r
+    measured = [r for r in records if "status" not in r]
+    before = [i + 1 for i, r in enumerate(measured) if not r.get("system_has_dispatch", True)]
+    if before and len(before) < len(measured):
+        rows = ", ".join(map(str, before))
+        lines += ["", f"Rows {rows} were measured on the system before it had the "
+                      "selective-dispatch filter (no dispatch decode in the core); the "
+                      "next row's change includes that decode as well as the filter."]
     return "\n".join(lines) + "\n"
 
 
