@@ -5,7 +5,7 @@ Run: ``.venv/bin/python bench/bench_native_stream.py [TOP..] [--tuples N] [--tra
 [--repeat R]``. Builds each top (default parameters, ``-O2``) with
 ``hwprof/sim/native/stream.cpp`` (cached under build/sim/), streams N tuples (the
 first N ``<load pc, value>`` tuples of ``--trace``, default the shipped
-traces/xz.trace; ``--synthetic``: Zipf pcs and values, tests/test_native_harness.py)
+hwprof/traces/shipped/xz.trace; ``--synthetic``: Zipf pcs and values, tests/test_native_harness.py)
 with the output always ready, R times, and prints the best and median simulated
 cycles per second of the simulation loop: by the process's CPU time (the model's
 own cost) and by wall time (on a shared machine, also the time others had the

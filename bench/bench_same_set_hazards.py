@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
 import numpy as np
 
@@ -40,8 +39,9 @@ from hwprof.experiments.selective_dispatch import run_point
 from hwprof.golden.multihash import MultiHashProfiler
 from hwprof.golden.predictor import ProfileFlagPredictor
 from hwprof.traces.keys import trace_keys
+from hwprof.traces.workloads import SHIPPED_DIR
 
-TRACES = Path(__file__).resolve().parent.parent / "traces"
+TRACES = SHIPPED_DIR
 WORKLOADS = ("xz", "bzip2", "sort", "perl", "python")
 #: the selective-dispatch experiment's sampling period and its headline fraction
 PERIOD, FRACTION = 40_000, 0.25

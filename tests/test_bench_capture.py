@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from hwprof.traces.common import COLUMNS
+from hwprof.traces.workloads import SHIPPED_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
-XZ = ROOT / "traces" / "xz.trace"
+XZ = SHIPPED_DIR / "xz.trace"
 
 
 def _bench():

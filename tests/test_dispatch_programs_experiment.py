@@ -1,7 +1,6 @@
 """``hwprof experiment selective-dispatch-programs`` (quick size, a shipped trace)."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,9 @@ from hwprof.experiments.dispatch_programs import (
 )
 from hwprof.golden.predictor import ProfileFlagPredictor
 from hwprof.traces.tracefile import CALL, RETURN, TraceError, open_trace
+from hwprof.traces.workloads import SHIPPED_DIR
 
-TRACE = Path("traces/bzip2.trace")
-pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="shipped traces not present")
+TRACE = SHIPPED_DIR / "bzip2.trace"
 
 
 @pytest.fixture(scope="module")
