@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..golden.dispatch import DispatchConfig
 from ..golden.isa_profile import CUSTOM1, CUSTOM2, MAX_FLAGS, PCI_MASK, PI_OPS
-from ._params import checked_config
+from ._params import Checked
 
 __all__ = ["PREDECODE", "DispatchFilter", "decode_fields", "predecode"]
 
@@ -47,7 +47,7 @@ def predecode(m: Module, word, name: str):
     return bits
 
 
-class DispatchFilter(wiring.Component):
+class DispatchFilter(Checked, wiring.Component):
     """Profile flag register, flag stack and the selective-dispatch decision of W lanes.
 
     Each cycle the filter sees the ``lanes`` oldest fetch-queue entries (valid as a
@@ -130,15 +130,14 @@ class DispatchFilter(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.dispatch.DispatchConfig`).
     """
 
-    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32, predecoded=False):
-        def config_of():
-            if not isinstance(predecoded, bool):
-                raise TypeError(f"DispatchFilter: predecoded must be a bool, not {predecoded!r}")
-            return DispatchConfig(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
-                                  addr_width=addr_width)  # fmt: skip
+    @classmethod
+    def check_params(cls, predecoded, **params):
+        if not isinstance(predecoded, bool):
+            raise TypeError(f"DispatchFilter: predecoded must be a bool, not {predecoded!r}")
+        return DispatchConfig(**params)
 
-        config = checked_config(self, config_of)
-        self.config = config
+    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32, predecoded=False):
+        config = self.config  # set by Checked before __init__
         self.predecoded = predecoded
         w = config.lanes
         pre = {"insn_pre": In(ArrayLayout(PREDECODE, w))} if predecoded else {}
