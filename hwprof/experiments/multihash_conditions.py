@@ -232,7 +232,7 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
             continue
         errors = programs[name]["errors"]
         config = PRESETS["1m"]
-        chunks = trace_keys(_open_source(source), fold=True)
+        chunks = trace_keys(_open_source(source))  # the keys multihash-values profiles
         props = stream_properties(whole_intervals(chunks, config["interval_length"],
                                                   REAL_INTERVALS), config["threshold"])
         labels = [c[0] for c in CONFIGS]

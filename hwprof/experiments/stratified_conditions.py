@@ -47,13 +47,13 @@ COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "tagged")
 ORDERS = ("iid", "loop", "loop64")
 RESTS = ("fresh", "few")
 #: the full sweep: (loads, order, rest)
-GRID = (*[(n, o, r) for r in RESTS for o in ("iid", "loop64") for n in (100, 1_000)],
-        (100, "loop", "fresh"), (1_000, "loop", "fresh"))
+GRID = ((100, "iid", "few"), (1_000, "iid", "few"), (1_000, "iid", "fresh"),
+        (100, "loop", "few"), (100, "loop64", "few"), (1_000, "loop64", "fresh"))
 SKEW = 1.0
 PATTERN = 8
 SEEDS = 5
-EVENTS = 2_000_000
-CHECKPOINTS = 16
+EVENTS = 1_000_000
+CHECKPOINTS = 14
 QUICK = {"events": 150_000, "grid": ((100, "iid", "few"), (100, "loop64", "fresh")),
          "seeds": 2, "checkpoints": 8}  # fmt: skip
 #: events of each real program's stream whose properties are measured (stratified-values'
@@ -208,14 +208,17 @@ def run_cell(loads: int, order: str, rest: str, seeds: int, events: int, checkpo
 def real_programs(output_dir: Path, log, quick: bool) -> dict:
     """Properties of the real programs' load streams (as stratified-values reads them) and
     that run's outcomes, from ``stratified-values.json`` in ``output_dir`` (none: {})."""
-    from .stratified_values import read_streams
+    from ..traces import workloads
+    from .stratified_values import FULL, read_streams
 
     values = Path(output_dir) / "stratified-values.json"
     if quick or not values.exists():
         return {}
     record = json.loads(values.read_text())
     out = {}
-    for path, (name, claims) in zip(record["traces"], record["claims"].items(), strict=False):
+    for name, claims in record["claims"].items():
+        path = workloads.trace_for(name, kinds="loads,branches", limit=FULL["capture_limit"],
+                                   scale=workloads.LARGE_SCALE[name])  # fmt: skip
         keys = read_streams(Path(path), REAL_EVENTS)[0]
         props = stream_properties(keys)
         log(f"{name}: {props}")
