@@ -199,7 +199,11 @@ class Peripherals(wiring.Component):
         Selective dispatch: it retires without effect / takes a flag-stack exception
         (combinational from ``pf_launch``, :mod:`hwprof.system.dispatch`).
     pf_vector, pf_mepc : Out(32)
-        The exception handler's address; where ``mret`` returns.
+        The exception handler's address (``mtvec``); where ``mret`` returns (``mepc``).
+    csr_valid, csr_addr, csr_op, csr_src, csr_write : In
+        The core executes a CSR instruction (:class:`hwprof.system.dispatch.TrapCsrs`).
+    csr_rdata : Out(32)
+        The value of CSR ``csr_addr`` (combinational).
     """
 
     def __init__(self, brr_params=None, profiler=None, dispatch_filter=None):
@@ -241,6 +245,12 @@ class Peripherals(wiring.Component):
             "pf_trap": Out(1),
             "pf_vector": Out(32),
             "pf_mepc": Out(32),
+            "csr_valid": In(1),
+            "csr_addr": In(12),
+            "csr_op": In(2),
+            "csr_src": In(32),
+            "csr_write": In(1),
+            "csr_rdata": Out(32),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -365,6 +375,9 @@ class System(wiring.Component):
             o_hwprof_launch_pc=per.pf_pc, i_hwprof_pf_nop=per.pf_nop,
             i_hwprof_pf_trap=per.pf_trap, i_hwprof_pf_vector=per.pf_vector,
             i_hwprof_pf_mepc=per.pf_mepc,
+            o_hwprof_csr_valid=per.csr_valid, o_hwprof_csr_addr=per.csr_addr,
+            o_hwprof_csr_op=per.csr_op, o_hwprof_csr_src=per.csr_src,
+            o_hwprof_csr_write=per.csr_write, i_hwprof_csr_rdata=per.csr_rdata,
             i_pcpi_wr=0, i_pcpi_rd=0, i_pcpi_wait=0, i_pcpi_ready=0, i_irq=0,
             o_hwprof_brr_valid=brr_valid, o_hwprof_brr_freq=brr_freq,
             i_hwprof_brr_taken=per.brr_taken,
