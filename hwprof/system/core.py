@@ -17,6 +17,9 @@ What the patch adds (docs/system.md, "The core"):
 * Ports ``hwprof_brr_valid`` (one cycle per retired brr, in the cycle the core
   leaves the execute state: the LFSR steps at that clock edge, after ``taken``
   was used), ``hwprof_brr_freq`` and ``hwprof_brr_taken`` (input).
+* ``hwprof_taken_valid`` (one cycle per conditional branch or brr that retires
+  taken, in the cycle the core leaves the execute state) and ``hwprof_taken_target``
+  (its target): the edges of the multi-hash profiler's edge profiling.
 * Observation ports for the simulation: ``hwprof_pc`` and ``hwprof_insn`` (the
   address and word of the instruction being executed, PicoRV32's own debug
   registers) and ``hwprof_instret`` (its retired-instruction counter).
@@ -165,6 +168,25 @@ EDITS: tuple[tuple[str, str], ...] = (
         "\tassign launch_next_insn = ",
     ),
     (_BRANCH_OLD, _BRANCH_NEW),
+    # taken branches for edge profiling (hwprof.system.profiler): a conditional branch
+    # (or a brr) that retires taken, and its target (the core's own branch adder)
+    (
+        "\t// hwprof: brr unit and observation ports\n",
+        "\t// hwprof: taken branches (edge profiling)\n"
+        "\toutput            hwprof_taken_valid,\n"
+        "\toutput     [31:0] hwprof_taken_target,\n\n"
+        "\t// hwprof: brr unit and observation ports\n",
+    ),
+    (
+        "\tassign launch_next_insn = ",
+        "\t// hwprof: a conditional branch or brr retires taken in the cycle it leaves the\n"
+        "\t// execute state with its condition true; the target is pc + B-type immediate\n"
+        "\tassign hwprof_taken_valid = resetn && cpu_state == cpu_state_exec &&\n"
+        "\t\t\t(is_beq_bne_blt_bge_bltu_bgeu || instr_brr) && hwprof_branch_cond &&\n"
+        "\t\t\t!((TWO_CYCLE_ALU || TWO_CYCLE_COMPARE) && (alu_wait || alu_wait_2)) && mem_done;\n"
+        "\tassign hwprof_taken_target = reg_pc + decoded_imm;\n\n"
+        "\tassign launch_next_insn = ",
+    ),
     # selective dispatch (hwprof.system.dispatch): the word each instruction was
     # fetched as, the launch of each instruction to the dispatch filter, and what the
     # filter decides (no effect, or a flag-stack exception), and mret
