@@ -35,7 +35,7 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, write_results
+from . import Experiment, cell, previous_sweep, write_results
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -278,20 +278,6 @@ def conditions(cells: list[dict]) -> dict:
     return out
 
 
-def _previous_sweep(path: Path, settings: dict, log):
-    """The cells of an earlier run at ``path`` with the same ``settings`` (the generated
-    sweep does not depend on the programs' traces, so a rerun for new real-program
-    keys keeps it), else None."""
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if old.get("settings") != settings:
-        return None
-    log(f"the sweep of {path} has these settings: kept, only the real programs measured")
-    return old["cells"]
-
-
 def run(output_dir: Path, seed: int, quick: bool) -> dict:
     """Run the sweep (and measure the real programs in the full form); write
     ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
@@ -305,7 +291,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     stem = f"{NAME}-quick" if quick else NAME
     settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
                 "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
-    cells = _previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
+    cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
     for distinct, skew, churn in grid(quick) if cells is None else ():
         cells = cells or []
         cells.append(run_cell(preset, distinct, skew, churn, seeds, intervals, seed))
