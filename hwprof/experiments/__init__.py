@@ -64,6 +64,16 @@ def write_results(output_dir, name: str, quick: bool, record: dict, markdown: st
     (output_dir / f"{stem}.md").write_text(markdown)
 
 
+def label_axes(ax, xlabel: str, ylabel: str, title: str, **legend) -> None:
+    """A figure panel's labels, title, legend (small type; ``legend``: its options) and
+    light grid, alike in every experiment's figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, **legend)
+    ax.grid(alpha=0.3)
+
+
 def cell(value, spec: str = ".2f", unit: str = "") -> str:
     """``value`` formatted with ``spec`` (and ``unit``); "-" for None, yes/no for a bool."""
     if value is None:

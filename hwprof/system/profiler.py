@@ -39,7 +39,8 @@ from ..rtl._params import checked_config
 from ..rtl.multihash import tuple_layout
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads", "check_parameters"]
+           "FIFO_DEPTH_MAX", "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads",
+           "check_parameters", "parse_profile_output"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -47,6 +48,9 @@ __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTER
 #: software wrote; that interval's (empty) readout is not published.
 START_INTERVAL = 2
 START_THRESHOLD = 2
+
+#: Largest ``fifo_depth`` (entries of the asynchronous FIFO; a power of two from 2).
+FIFO_DEPTH_MAX = 1024
 
 #: Width of the ``offered``, ``dropped`` and ``intervals`` counters (they saturate).
 COUNTER_WIDTH = 32
@@ -118,9 +122,10 @@ def _multihash(fifo_depth, edges, domain, params):
     for name in ("interval_length", "threshold"):
         if name in params:
             raise ValueError(f"{name} is written by software, not a parameter")
-    if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 2
-            or fifo_depth & (fifo_depth - 1)):  # fmt: skip
-        raise ValueError(f"fifo_depth must be a power of two, at least 2, not {fifo_depth!r}")
+    if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool)
+            or not 2 <= fifo_depth <= FIFO_DEPTH_MAX or fifo_depth & (fifo_depth - 1)):  # fmt: skip
+        raise ValueError(f"fifo_depth must be a power of two from 2 to {FIFO_DEPTH_MAX}, "
+                         f"not {fifo_depth!r}")
     if not isinstance(edges, bool):
         raise TypeError(f"edges must be a bool, not {edges!r}")
     if not isinstance(domain, str) or not domain or domain == "sync":
@@ -145,7 +150,7 @@ class MultiHashPeripheral(wiring.Component):
     Parameters
     ----------
     fifo_depth : int
-        Entries of the asynchronous FIFO (a power of two, at least 2).
+        Entries of the asynchronous FIFO (a power of two, 2 to :data:`FIFO_DEPTH_MAX`).
     edges : bool
         Add the ``branches`` input (taken branches ``<pc, target>``, edge profiling);
         ``source`` chooses which stream is profiled.
@@ -208,6 +213,11 @@ class MultiHashPeripheral(wiring.Component):
     offer, drop : Out(1)
         Observation (``sync``, combinational): a tuple is offered this cycle (counted in
         ``offered``), and it finds the FIFO full (counted in ``dropped``).
+    offer_data : Out(pc_bits + value_bits)
+        Observation: the tuple offered (``value`` in the low bits, then ``pc``).
+    offer_edge : Out(1)
+        Observation: the tuples offered are taken branches (the ``source`` taken at the
+        last start; 0 without ``edges``).
 
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
@@ -251,6 +261,8 @@ class MultiHashPeripheral(wiring.Component):
             "intervals": Out(COUNTER_WIDTH),
             "offer": Out(1),
             "drop": Out(1),
+            "offer_data": Out(c.key_bits),
+            "offer_edge": Out(1),
         }
         if edges:
             ports["branches"] = In(source)
@@ -326,8 +338,9 @@ class MultiHashPeripheral(wiring.Component):
             m.d.comb += offer.eq(Mux(source, self.branches.valid, self.loads.valid) & self.running)
         else:
             m.d.comb += offer.eq(self.loads.valid & self.running)
-        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload),
-                     self.offer.eq(offer), self.drop.eq(offer & ~fifo.w_rdy)]  # fmt: skip
+        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload), self.offer_data.eq(payload),
+                     self.offer.eq(offer), self.drop.eq(offer & ~fifo.w_rdy),
+                     self.offer_edge.eq(source)]  # fmt: skip
         top = (1 << COUNTER_WIDTH) - 1
         with m.If(self.start):
             m.d.sync += [self.offered.eq(0), self.dropped.eq(0)]
@@ -548,3 +561,59 @@ def check_parameters(params: dict) -> None:
     peripheral = MultiHashPeripheral(**params)
     for component in (peripheral, peripheral.multihash):
         component._MustUse__silence = True
+
+
+def parse_profile_output(output: str) -> tuple[list[list[tuple[int, int]]], dict[str, list[int]]]:
+    """The profile a program printed with ``hwprof_mh_print`` (``hwprof_mh.h``).
+
+    Each line is a one-letter tag and hexadecimal numbers. ``I <n>`` starts an
+    interval; each ``C <pc> <value> <count>`` after it is one of its candidates;
+    any other tag is a field (``O`` offered, ``D`` dropped, ``S`` status, ...).
+
+    Parameters
+    ----------
+    output : str
+        The console output (blank lines are ignored).
+
+    Returns
+    -------
+    profiles : list of list of (int, int)
+        One list per interval, in order, of ``(key, count)`` with ``key = pc << 32 |
+        value``: the form of :func:`hwprof.golden.multihash.run_plain`'s intervals.
+    fields : dict of str to list of int
+        The numbers of each other tag's line (the last line of a tag wins).
+
+    Raises
+    ------
+    ValueError
+        On a line that is not a tag and hexadecimal numbers, a ``C`` line before any
+        ``I`` or without three numbers, or an interval whose ``C`` lines are not as
+        many as its ``I`` says.
+    """
+    profiles: list[list[tuple[int, int]]] = []
+    expected: list[int] = []
+    fields: dict[str, list[int]] = {}
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        tag, *hexes = line.split()
+        try:
+            if len(tag) != 1 or not tag.isalpha():
+                raise ValueError
+            numbers = [int(h, 16) for h in hexes]
+        except ValueError:
+            raise ValueError(f"not a profile line: {line!r}") from None
+        if tag == "I":
+            profiles.append([])
+            expected.append(numbers[0] if numbers else -1)
+        elif tag == "C":
+            if not profiles or len(numbers) != 3:
+                raise ValueError(f"a candidate line outside an interval or without pc, "
+                                 f"value and count: {line!r}")  # fmt: skip
+            profiles[-1].append(((numbers[0] << 32) | numbers[1], numbers[2]))
+        else:
+            fields[tag] = numbers
+    for i, (profile, n) in enumerate(zip(profiles, expected, strict=True)):
+        if len(profile) != n:
+            raise ValueError(f"interval {i}: {len(profile)} candidate lines, its I line says {n}")
+    return profiles, fields
