@@ -218,7 +218,6 @@ def grid(quick: bool) -> list[tuple[int, float, float]]:
 def real_programs(output_dir: Path, log, quick: bool) -> dict:
     """The properties of the real programs' 1M streams and their best configuration as
     measured by the multihash-values run whose JSON is in ``output_dir`` (none: {})."""
-    from ..traces.keys import trace_keys
     from .multihash_values import _open_source, _sources
 
     values = Path(output_dir) / "multihash-values.json"
@@ -232,7 +231,7 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
             continue
         errors = programs[name]["errors"]
         config = PRESETS["1m"]
-        chunks = trace_keys(_open_source(source))  # the keys multihash-values profiles
+        chunks = _program_keys(_open_source(source))
         props = stream_properties(whole_intervals(chunks, config["interval_length"],
                                                   REAL_INTERVALS), config["threshold"])
         labels = [c[0] for c in CONFIGS]
@@ -242,6 +241,17 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
                      "best_c1r0_tables": _best_tables(errors)}
         log(f"{name}: {props}")
     return out
+
+
+def _program_keys(trace):
+    """The keys multihash-values profiles: the xor fold of the value while the trace layer
+    offers it (``fold=True``), else the trace layer's one key function."""
+    from ..traces.keys import trace_keys
+
+    try:
+        return trace_keys(trace, fold=True)
+    except TypeError:  # no fold option: one key function for every experiment
+        return trace_keys(trace)
 
 
 def conditions(cells: list[dict]) -> dict:
