@@ -58,9 +58,9 @@ GRID = ((10_000, 1.0, 0.0), (100_000, 1.0, 0.0), (10_000, 1.0, 1.0), (100_000, 1
 #: by 1/100, two cells, two seeds
 QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (1.0,),
          "seeds": 2, "intervals": 4}  # fmt: skip
-#: intervals of each real program whose properties are measured (the first 30 of the 100
+#: intervals of each real program whose properties are measured (the first 15 of the 100
 #: that multihash-values profiles at 1M)
-REAL_INTERVALS = 30
+REAL_INTERVALS = 15
 #: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
 SWEEP_VERSION = 1
 
