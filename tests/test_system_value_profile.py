@@ -21,7 +21,7 @@ import pytest
 
 from hwprof.golden.multihash import run_plain
 from hwprof.system import sim
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.tracefile import TraceReader
 
 WORKLOAD = Path(__file__).resolve().parent.parent / "hwprof" / "system" / "workloads" / \
@@ -71,7 +71,7 @@ def profile_run(params: dict, work: Path, clock: float | None = None) -> dict:
     record = json.loads(out)
     profiles, fields = parse(record["output"])
     with TraceReader(log) as trace:
-        keys = [int(k) for chunk in trace_keys(trace) for k in chunk]
+        keys = [int(k) for chunk in trace_keys(trace, value_map=PORT_VALUE_MAP) for k in chunk]
         footer, header = trace.footer, trace.header
     return {"record": record, "profiles": profiles, "fields": fields, "keys": keys,
             "footer": footer, "header": header, "log": log}  # fmt: skip
