@@ -2,7 +2,8 @@
 
 Key formula (the function's docstring): ``(pc mod 2**pc_bits) << value_bits | f(x)``,
 ``x`` the loaded value of a load and the target address of any other record, ``f(x)``
-the top ``value_bits`` bits of splitmix64's output function of ``x`` (the default), or
+``(x ^ m(x >> value_bits)) mod 2**value_bits`` with ``m`` splitmix64's output function
+(``"mix-fold"``, the default), or the top ``value_bits`` bits of ``m(x)`` (``"mix"``), or
 ``x mod 2**value_bits`` (``"low"``), or the xor of ``x``'s ``value_bits``-wide slices
 (``"xor-fold"``). The low and folded keys are written out in hex; the mixed ones come
 from :func:`splitmix64_output`, the published definition written out in Python ints
@@ -97,9 +98,13 @@ def test_mix64_checker_fails_on_a_wrong_constant():
     assert [wrong(s, shift=28) for s in states] != KNOWN[0]
 
 
-def mixed(pc: int, x: int, pc_bits: int = 32, value_bits: int = 32) -> int:
-    """The default key, from the definition: pc's low bits, then the mix's top bits."""
-    field = splitmix64_output(x) >> (64 - value_bits)
+def mixed(pc: int, x: int, pc_bits: int = 32, value_bits: int = 32, fold: bool = True) -> int:
+    """A key from the definitions: pc's low bits, then the mix-fold (x's low bits xor
+    the mix of its high bits) or the mix's top bits."""
+    if fold:
+        field = (x ^ splitmix64_output(x >> value_bits)) % (1 << value_bits)
+    else:
+        field = splitmix64_output(x) >> (64 - value_bits)
     return ((pc % (1 << pc_bits)) << value_bits | field) if pc_bits else field
 
 
@@ -111,10 +116,14 @@ def test_mixed_load_keys(trace):
     assert keys(trace) == [mixed(pc, v) for pc, v in LOADS]
     assert keys(trace, "loads") == keys(trace, (LOAD,)) == keys(trace, "auto") == keys(trace)
     assert keys(trace, pc_bits=8, value_bits=16) == [mixed(pc, v, 8, 16) for pc, v in LOADS]
-    # all 64 bits of the mix: a bijection, the values themselves come back through it
-    full = keys(trace, pc_bits=0, value_bits=64)
-    assert full == [splitmix64_output(v) for _, v in LOADS]
     assert keys(trace, EDGE_KINDS) == [mixed(pc, t) for pc, t in EDGES]
+    # a value that fits the field keys as itself (the mix of 0 is 0): 0x1234_5678
+    assert keys(trace)[1] == 0x0040_1008_1234_5678
+    # 64-bit field: the value itself (mix-fold), the bijection mix64 (mix)
+    assert keys(trace, pc_bits=0, value_bits=64) == [v for _, v in LOADS]
+    assert keys(trace, pc_bits=0, value_bits=64, value_map="mix") == [
+        splitmix64_output(v) for _, v in LOADS]  # fmt: skip
+    assert keys(trace, value_map="mix") == [mixed(pc, v, fold=False) for pc, v in LOADS]
 
 
 def test_low_keys_by_hand(trace):
@@ -165,7 +174,7 @@ def test_no_tuples_gives_one_empty_array(trace):
     ({"pc_bits": -1}, "0 <= pc_bits"),
     ({"limit": -1}, "limit must be >= 0"),
     ({"kinds": "stores"}, "unknown record kind 'stores'"),
-    ({"value_map": "fold"}, "value_map must be one of mix, low, xor-fold"),
+    ({"value_map": "fold"}, "value_map must be one of mix-fold, mix, low, xor-fold"),
 ])  # fmt: skip
 def test_bad_arguments(trace, kwargs, what):
     with pytest.raises(ValueError, match=what):

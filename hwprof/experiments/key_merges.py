@@ -5,12 +5,14 @@ tuples; :func:`hwprof.traces.keys.trace_keys` packs a tuple into 64 bits, ``pc[3
 and a 32-bit field made of the 64-bit ``x`` (the loaded value, or a branch's target),
 so two different tuples can share a key before any profiler sees them. For each
 trace and each way of making the field (:data:`hwprof.traces.keys.VALUE_MAPS`:
-``mix``, splitmix64's output function, the key of every experiment; ``xor-fold``,
+``mix-fold``, ``(x ^ mix64(x >> 32)) mod 2**32`` with ``mix64`` splitmix64's output
+function, the key of the value experiments; ``mix``, the top 32 bits of ``mix64(x)``;
+``xor-fold``,
 ``(x ^ x >> 32) mod 2**32``, the earlier key of ``multihash-values``; ``low``,
 ``x mod 2**32``, the earlier key of ``stratified-values``, ``multihash-profiles`` and
 the benches), it counts exactly the distinct full tuples (64-bit pc and x) and the
 distinct keys they give: *merged* = tuples - keys, in % of the distinct tuples.
-Beside ``mix``: the merges a random 32-bit field would give by chance, the sum
+Beside them: the merges a random 32-bit field would give by chance, the sum
 over pcs of ``n (n - 1) / 2 / 2**32`` for a pc's ``n`` distinct values.
 
 Tuples: the loads' ``<pc, value>`` (and the control-flow edges ``<pc, target>``
@@ -41,7 +43,7 @@ BOUND = 0.01
 INTERVAL = 1_000_000
 #: Distinct pairs held before :func:`distinct_tuples` merges its chunks' pairs again.
 COMPACT = 1 << 22
-#: What each experiment keyed its tuples with before ``mix``.
+#: What each experiment keyed its tuples with before ``mix-fold``.
 EARLIER = {"multihash-values": "xor-fold", "stratified-values": "low",
            "multihash-profiles": "low"}  # fmt: skip
 
@@ -119,11 +121,10 @@ def _sources(quick: bool, traces, log) -> list[tuple[str, Path]]:
     out = [(f"{n} (shipped)", workloads.shipped_trace(n)) for n in workloads.WORKLOADS]
     if quick:
         return out
-    for name in workloads.WORKLOADS:
-        scale = workloads.LARGE_SCALE[name]
-        for kinds, limit, what in (("loads", LIMIT, "multihash-values"),
-                                   ("loads,branches", FULL["capture_limit"],
-                                    "stratified-values")):  # fmt: skip
+    for kinds, limit, what in (("loads,branches", FULL["capture_limit"], "stratified-values"),
+                               ("loads", LIMIT, "multihash-values")):  # smaller ones first
+        for name in workloads.WORKLOADS:
+            scale = workloads.LARGE_SCALE[name]
             try:
                 path = workloads.trace_for(name, kinds=kinds, limit=limit, scale=scale,
                                            progress=True)  # fmt: skip
@@ -138,12 +139,14 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     """Measure every trace; write ``key-merges[-quick].json`` and ``.md``; return the record."""
     sources = _sources(quick, traces, print)
     record = {"quick": quick, "bound_pct": BOUND, "value_maps": list(VALUE_MAPS),
-              "earlier": EARLIER, "interval": INTERVAL, "traces": []}  # fmt: skip
-    for name, path in sources:
+              "earlier": EARLIER, "interval": INTERVAL, "traces": [], "complete": False,
+              "planned": [name for name, _ in sources]}  # fmt: skip
+    for name, path in sources:  # written after each trace: a run cut short keeps those done
         print(f"key-merges: {name}", flush=True)
         record["traces"].append(measure(path, name))
-    record["within_bound"] = within_bound(record)
-    write_results(output_dir, "key-merges", quick, record, markdown(record))
+        record["complete"] = len(record["traces"]) == len(sources)
+        record["within_bound"] = within_bound(record)
+        write_results(output_dir, "key-merges", quick, record, markdown(record))
     return record
 
 
@@ -161,7 +164,7 @@ def within_bound(record: dict) -> dict:
 def _table(record: dict, label: str, first: bool = False) -> list[str]:
     maps = record["value_maps"]
     head = ("| trace | tuples | distinct | pcs | "
-            + " | ".join(f"merged `{m}`" for m in maps) + " | `mix` by chance |")
+            + " | ".join(f"merged `{m}`" for m in maps) + " | random field, by chance |")
     lines = [head, "|" + " --- |" * 1 + " ---: |" * (4 + len(maps))]
     for t in record["traces"]:
         e = t["tuples"].get(label)
@@ -181,13 +184,19 @@ def markdown(record: dict) -> str:
     lines = ["# Merged profile keys (`hwprof experiment key-merges`)", "",
              "Distinct full `<pc, x>` tuples (64-bit pc and x) that share a 64-bit key "
              "`pc[31:0] : f(x)` with another, in % of the distinct tuples (count in "
-             "brackets), for each `f` of `hwprof.traces.keys.VALUE_MAPS`: `mix` (the top "
-             "32 bits of splitmix64's output function: the key of every experiment), "
+             "brackets), for each `f` of `hwprof.traces.keys.VALUE_MAPS`: `mix-fold` "
+             "(`(x ^ mix64(x >> 32)) mod 2^32`, `mix64` splitmix64's output function: the "
+             "key of the value experiments; a value below 2^32 keys as itself), `mix` (the "
+             "top 32 bits of `mix64(x)`), "
              "`xor-fold` (`(x ^ x >> 32) mod 2^32`) and `low` (`x mod 2^32`). "
              "\"By chance\": the merges a random 32-bit field would give, "
              "sum over pcs of n(n-1)/2 / 2^32. Bound: "
              f"{bound} % on every trace. Earlier keys: "
              + ", ".join(f"`{e}` {m}" for e, m in record["earlier"].items()) + ".", ""]
+    if not record.get("complete", True):
+        done = {t["name"] for t in record["traces"]}
+        lines += ["**Partial: the run was cut short; not measured: "
+                  + ", ".join(n for n in record["planned"] if n not in done) + ".**", ""]
     for m, v in record["within_bound"].items():
         verdict = "within the bound on every trace" if v["all"] else (
             f"over the bound on {len(v['over'])}: " + ", ".join(v["over"]))

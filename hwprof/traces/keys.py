@@ -7,11 +7,13 @@ control-flow edge; the ``edge`` records of a converted legacy trace give
 ``<source, destination>``). Experiments, the trace verification and the
 benches read keys only through :func:`trace_keys`.
 
-``x`` (64 bits) goes into the key's ``value_bits`` through :func:`mix64`,
-splitmix64's output function, so that two different tuples share a key only by
-chance (about ``n**2 / 2**(value_bits + 1)`` of a pc's ``n`` distinct values);
-keeping ``x``'s low bits or xor-folding its halves merges structured values
-(text, pointers) far more often (``hwprof experiment key-merges`` measures it).
+``x`` (64 bits) goes into the key's ``value_bits`` by the ``mix-fold``: its low
+``value_bits`` bits xor those of :func:`mix64` (splitmix64's output function) of its
+high bits. A value that fits the field keys as itself (``mix64(0) == 0``), values
+that share their high bits never merge, and other values merge only by chance;
+keeping ``x``'s low bits merges values that differ only above them (pointers,
+8-byte text), xor-folding its halves merges text whose halves xor alike
+(``hwprof experiment key-merges`` counts them).
 
 :class:`SyntheticValueTrace` is a seeded stand-in for a captured load trace
 (same ``chunks`` and ``value_tuples`` API as
@@ -38,13 +40,15 @@ __all__ = ["trace_keys", "trace_tuples", "tuple_keys", "value_field", "mix64", "
 EDGE_KINDS = tuple(kind for kind in BRANCH_KINDS if kind != RETURN)
 
 
-#: How ``x`` becomes the key's value field (:func:`value_field`): ``"mix"`` (the
-#: default), ``"low"`` and ``"xor-fold"`` (earlier keys, kept to measure them against it).
-VALUE_MAPS = ("mix", "low", "xor-fold")
+#: How ``x`` becomes the key's value field (:func:`value_field`): ``"mix-fold"`` (the
+#: default), ``"mix"``, ``"low"`` and ``"xor-fold"`` (kept to measure them against it).
+VALUE_MAPS = ("mix-fold", "mix", "low", "xor-fold")
 #: The value map of :func:`trace_keys` (the one the experiments record as ``value_map``).
-DEFAULT_VALUE_MAP = "mix"
+DEFAULT_VALUE_MAP = "mix-fold"
 #: The 32:32 key of each value map, in words (for results pages).
-KEY_TEXT = {"mix": "pc[31:0] : the top 32 bits of splitmix64's mix of the 64-bit value",
+KEY_TEXT = {"mix-fold": "pc[31:0] : value[31:0] ^ mix64(value >> 32)[31:0] (mix64: "
+                        "splitmix64's output function)",
+            "mix": "pc[31:0] : mix64(value)[63:32] (mix64: splitmix64's output function)",
             "low": "pc[31:0] : value[31:0]",
             "xor-fold": "pc[31:0] : (value ^ value >> 32)[31:0]"}  # fmt: skip
 #: The value map of keys fed to a hardware block (trace verification, the RTL benches,
@@ -82,27 +86,31 @@ def mix64(x) -> np.ndarray:
     return (z ^ (z >> np.uint64(31))).reshape(np.shape(x))
 
 
-def value_field(x: np.ndarray, value_bits: int, value_map: str = "mix") -> np.ndarray:
+def value_field(x: np.ndarray, value_bits: int,
+                value_map: str = DEFAULT_VALUE_MAP) -> np.ndarray:  # fmt: skip
     """The key's ``value_bits``-bit field of the 64-bit words ``x`` (uint64).
 
-    ``"mix"``: the top ``value_bits`` bits of :func:`mix64` (all of it for 64: no
-    merges); ``"low"``: ``x mod 2**value_bits``; ``"xor-fold"``: the xor of the
-    ``value_bits``-wide slices of ``x`` (``(x ^ x >> 32) mod 2**32`` for 32 bits).
+    ``"mix-fold"``: ``(x ^ mix64(x >> value_bits)) mod 2**value_bits`` (``x`` itself
+    for 64 bits); ``"mix"``: the top ``value_bits`` bits of :func:`mix64`; ``"low"``:
+    ``x mod 2**value_bits``; ``"xor-fold"``: the xor of the ``value_bits``-wide slices
+    of ``x`` (``(x ^ x >> 32) mod 2**32`` for 32 bits).
     """
+    if value_map not in VALUE_MAPS:
+        raise ValueError(f"value_map must be one of {', '.join(VALUE_MAPS)}, not {value_map!r}")
     if value_map == "mix":
         return mix64(x) >> np.uint64(64 - value_bits)
-    if value_map == "xor-fold":
+    if value_map == "mix-fold" and value_bits < 64:
+        x = x ^ mix64(x >> np.uint64(value_bits))
+    elif value_map == "xor-fold":
         folded = np.zeros(len(x), np.uint64)
         for start in range(0, 64, value_bits):
             folded ^= x >> np.uint64(start)
         x = folded
-    elif value_map != "low":
-        raise ValueError(f"value_map must be one of {', '.join(VALUE_MAPS)}, not {value_map!r}")
     return x.copy() if value_bits == 64 else x & np.uint64((1 << value_bits) - 1)
 
 
 def tuple_keys(pc: np.ndarray, x: np.ndarray, *, pc_bits: int = 32, value_bits: int = 32,
-               value_map: str = "mix") -> np.ndarray:  # fmt: skip
+               value_map: str = DEFAULT_VALUE_MAP) -> np.ndarray:  # fmt: skip
     """The keys ``(pc mod 2**pc_bits) << value_bits | f(x)`` of uint64 arrays (as
     :func:`trace_keys` packs them)."""
     keys = value_field(x, value_bits, value_map)
@@ -129,10 +137,11 @@ def trace_keys(trace, kinds="loads", *, pc_bits: int = 32, value_bits: int = 32,
 
     ``key = (pc mod 2**pc_bits) << value_bits | f(x)``, a uint64, where ``x`` is
     the loaded value of a load record and the target address (the ``addr``
-    column) of any other record, and ``f(x)`` the top ``value_bits`` bits of
-    :func:`mix64` of ``x`` (``value_map="mix"``, the default: tuples merge only by
-    chance) or, to compare, ``x mod 2**value_bits`` (``"low"``) or the xor of
-    ``x``'s ``value_bits``-wide slices (``"xor-fold"``): :func:`value_field`.
+    column) of any other record, and ``f(x)`` by default
+    ``(x ^ mix64(x >> value_bits)) mod 2**value_bits`` (``value_map="mix-fold"``:
+    ``x`` if it fits, and tuples merge only by chance) or, to compare, the top bits of
+    ``mix64(x)`` (``"mix"``), ``x mod 2**value_bits`` (``"low"``) or the xor of ``x``'s
+    ``value_bits``-wide slices (``"xor-fold"``): :func:`value_field`.
 
     Parameters
     ----------
@@ -150,7 +159,8 @@ def trace_keys(trace, kinds="loads", *, pc_bits: int = 32, value_bits: int = 32,
     pc_bits, value_bits : int
         Field widths: ``0 <= pc_bits``, ``1 <= value_bits``, sum at most 64.
     value_map : str
-        ``"mix"``, ``"low"`` or ``"xor-fold"`` (:data:`VALUE_MAPS`).
+        ``"mix-fold"`` (default), ``"mix"``, ``"low"`` or ``"xor-fold"``
+        (:data:`VALUE_MAPS`).
     limit : int, optional
         Stop after this many keys (default: all).
 
