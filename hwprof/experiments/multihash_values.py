@@ -2,7 +2,7 @@
 
 Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.traces.keys.trace_keys` (``fold=True``). For each
+files), keyed by :func:`hwprof.traces.keys.trace_keys` (its default key, the mix-fold). For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for

@@ -60,8 +60,12 @@ from ..traces.tracefile import (
     open_trace,
     recorded_instructions,
 )
+<<<<<<< HEAD
 from . import Experiment, cell
 from .moved import before_key_change, moved_lines
+=======
+from . import Experiment, cell, label_axes
+>>>>>>> main
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
@@ -537,11 +541,8 @@ def _plot(path, programs):
             ax.text(x, TARGET * 1.05, f"paper gcc: {name} stays < 5%", rotation=90, fontsize=6)
         ax.axhline(TARGET, color="grey", linewidth=0.8)
         ax.set_xscale("log")
-        ax.set_xlabel("profiling events (loads)")
-        ax.set_ylabel("invariance error (%) (sec. 5.3.1)")
-        ax.set_title(f"{prog}: error (mean, min-max over seeds)")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
+        label_axes(ax, "profiling events (loads)", "invariance error (%) (sec. 5.3.1)",
+                   f"{prog}: error (mean, min-max over seeds)")  # fmt: skip
         names = list(COMPRESSORS)
         msgs = [r["compressors"][x]["messages"]["mean"] for x in names]
         over = [(r["compressors"][x].get("overhead_pct") or {}).get("mean") for x in names]
