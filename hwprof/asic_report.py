@@ -283,31 +283,32 @@ _LEAVES_OUT = """
 """
 
 
-def _record_by_block(records: list[dict]) -> dict[str, dict]:
-    return {r["block"]: r for r in records}
+#: Below this ECP5 Fmax a top is listed among the one-cycle loops (docs/fpga.md).
+SLOW_FPGA_MHZ = 100
 
 
 def _loops_section(records: list[dict], fpga: dict) -> str:
-    by = _record_by_block(records)
-    intro = ("On the ECP5 the profile-flag predictor and the multi-hash profiler stop at "
-             "67-74 MHz, each held by work that its contract puts in one cycle "
-             "(docs/fpga.md: the predictor's fetch cycle, its prediction-bit chain through "
-             "the lanes and its table lookup from `fetch_pc` to `follow`; the profiler's "
-             "stage D loop and its path from `pending` through `busy` to the stall), "
-             "75-85 % of each path in routing. In OSU 0.18 um standard cells, without "
-             "wires and with ideal memories:")  # fmt: skip
-    lines = ["", "## The one-cycle loops", "", *textwrap.wrap(intro, 82), ""]
-    for name in ("profile_flag_predictor", "multihash"):
-        r = by.get(name)
-        if r is None or r.get("min_period_ns") is None:
-            lines.append(f"- `{name}`: not measured ({r['error'] if r else 'no record'}).")
+    slow = [r for r in records if fpga.get(_key(r), SLOW_FPGA_MHZ) < SLOW_FPGA_MHZ]
+    lines = ["", "## The one-cycle loops", ""]
+    if slow:
+        mhz = sorted(fpga[_key(r)] for r in slow)
+        names = " and ".join(f"`{r['block']}`" for r in slow)
+        intro = (f"On the ECP5 {names} stop at {mhz[0]:.1f}-{mhz[-1]:.1f} MHz, each held by "
+                 "work that its contract puts in one cycle (docs/fpga.md, \"Below 100 MHz\", "
+                 "says what limits each). In OSU 0.18 um standard cells, without wires and "
+                 "with ideal memories:")  # fmt: skip
+        lines += [*textwrap.wrap(intro, 82), ""]
+    for r in slow:
+        name = r["block"]
+        if r.get("min_period_ns") is None:
+            lines.append(f"- `{name}`: not measured ({r.get('error', 'no period')}).")
             continue
         path, mhz = r["critical_path"], 1000 / r["min_period_ns"]
-        ecp5 = fpga.get(_key(r))
-        against = f", {mhz / ecp5:.1f} times the ECP5's {ecp5:.1f} MHz" if ecp5 else ""
+        ecp5 = fpga[_key(r)]
         through = "through" if any(c.startswith("hwprof_macro_") for c in path["cells"]) \
             else "not through"
-        text = (f"- `{name}`: {r['min_period_ns']:.2f} ns ({mhz:.0f} MHz{against}); "
+        text = (f"- `{name}`: {r['min_period_ns']:.2f} ns ({mhz:.0f} MHz, {mhz / ecp5:.1f} "
+                f"times the ECP5's {ecp5:.1f} MHz); "
                 f"critical path `{path['from']}` -> `{path['to']}`, {len(path['cells'])} "
                 f"cells ({_cell_kinds(path['cells'])}), {through} a memory macro.")
         lines += textwrap.wrap(text, 82, subsequent_indent="  ")

@@ -20,7 +20,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Param", "Top", "Property", "TraceCheck", "parse_params", "CatalogError"]
+__all__ = ["Param", "golden_params", "Top", "Property", "TraceCheck", "parse_params",
+           "CatalogError"]  # fmt: skip
 
 
 class CatalogError(ValueError):
@@ -80,6 +81,15 @@ class Param:
             return parser(text)
         except ValueError as exc:
             raise CatalogError(f"parameter {self.name}: {exc}") from None
+
+
+def golden_params(config, **helps) -> tuple[Param, ...]:
+    """:meth:`Param.golden` for several fields of one golden config, in the order given.
+
+    ``name="help"``, or ``name=("help", kind)`` for a field whose default is None.
+    """
+    return tuple(Param.golden(config, name, *((h,) if isinstance(h, str) else h))
+                 for name, h in helps.items())  # fmt: skip
 
 
 @dataclass(frozen=True)

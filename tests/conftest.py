@@ -1,4 +1,9 @@
-"""pytest configuration: the soak marker, shared seeds."""
+"""pytest configuration: the soak marker, shared seeds.
+
+The parallel workers of ``make test`` (pytest-xdist) share one Verilator build root
+(``build/sim``, or ``$HWPROF_SIM_BUILD``): a design that two workers need is built
+once, the second waiting on the build directory's lock (``hwprof.sim.runner``).
+"""
 
 from __future__ import annotations
 
@@ -13,18 +18,6 @@ def pytest_addoption(parser):
                      help="run the long soak tests (marker: soak)")  # fmt: skip
     parser.addoption("--seed", type=int, default=None,
                      help="seed for randomized tests (default: fresh, printed on failure)")
-
-
-def pytest_configure(config):
-    """Parallel workers (pytest-xdist, ``make test``): each builds in its own directory.
-
-    Verilator builds are cached per top and parameter set (``hwprof.sim.runner``); two
-    workers building one design at once in one directory would corrupt it.
-    """
-    worker = getattr(config, "workerinput", {}).get("workerid")
-    if worker is not None:
-        base = os.environ.get("HWPROF_SIM_BUILD") or os.path.join("build", "sim")
-        os.environ["HWPROF_SIM_BUILD"] = f"{base}-{worker}"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,11 +1,12 @@
-"""The Verilator environment that hwprof.sim.runner sets up (no build here)."""
+"""The Verilator environment and build sharing of hwprof.sim.runner."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from hwprof.catalog import TOPS
-from hwprof.sim.runner import verilator_environment
+from hwprof.sim.runner import build_lock, verilator_environment
 from hwprof.verify.regress import run_top_regression
 
 
@@ -44,9 +45,9 @@ def test_runtime_library_is_compiled_once_and_reused(tmp_path, seed):
 
 
 @pytest.mark.parametrize("value, expected",
-                         [("", "build/sim"), ("/tmp/x/sim-gw1", "/tmp/x/sim-gw1")])
+                         [("", "build/sim"), ("/tmp/x/sim-shared", "/tmp/x/sim-shared")])
 def test_build_root_follows_hwprof_sim_build(value, expected):
-    """Parallel test workers build apart: ``HWPROF_SIM_BUILD`` selects the build root."""
+    """``HWPROF_SIM_BUILD`` selects the build root."""
     import subprocess
     import sys
 
@@ -57,11 +58,39 @@ def test_build_root_follows_hwprof_sim_build(value, expected):
     assert out == expected
 
 
-def test_each_parallel_worker_has_its_own_build_root():
-    """Under ``make test`` (pytest-xdist) this worker's root ends in its worker id."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker is None:
+#: a second process: waits for the build lock of argv[1], then appends "second" to argv[2]
+SECOND_BUILDER = """
+import sys
+from pathlib import Path
+from hwprof.sim.runner import build_lock
+with build_lock(Path(sys.argv[1])):
+    with open(sys.argv[2], "a") as f:
+        f.write("second\\n")
+"""
+
+
+def test_a_second_process_waits_for_the_build_lock(tmp_path):
+    """Parallel test workers share one build root: a build directory's lock keeps a second
+    process out until the first is done (it would otherwise build in the same place)."""
+    import subprocess
+    import sys
+    import time
+
+    order = tmp_path / "order"
+    with build_lock(tmp_path):
+        proc = subprocess.Popen([sys.executable, "-c", SECOND_BUILDER, str(tmp_path), str(order)])
+        time.sleep(2.0)  # the second process has started and is waiting
+        assert proc.poll() is None and not order.exists()
+        order.write_text("first\n")
+    assert proc.wait(timeout=60) == 0
+    assert order.read_text() == "first\nsecond\n"
+
+
+def test_parallel_workers_share_the_build_root():
+    """Under ``make test`` (pytest-xdist) every worker builds in the same root."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
         pytest.skip("not run by a pytest-xdist worker")
     from hwprof.sim.runner import DEFAULT_BUILD_ROOT
 
-    assert DEFAULT_BUILD_ROOT.name.endswith(f"-{worker}")
+    expected = os.environ.get("HWPROF_SIM_BUILD") or os.path.join("build", "sim")
+    assert DEFAULT_BUILD_ROOT == Path(expected)

@@ -18,7 +18,8 @@ def test_core_patch_applies_and_decodes_brr_by_the_isa_constants():
     assert "module hwprof_picorv32 #(" in text and "module picorv32 #(" not in text
     assert "module picorv32_wb" not in text and "module picorv32_axi" not in text
     assert f"(mem_rdata_latched & 32'h{MATCH_MASK:08x}) == 32'h{MATCH_VALUE:08x}" in text
-    assert "instr_timer, instr_brr};" in text  # a brr is not an illegal instruction
+    # a brr and a CSR instruction of the system's CSRs are not illegal instructions
+    assert "instr_timer, instr_brr, instr_hwprof_csr};" in text
 
 
 def test_core_patch_refuses_another_picorv32(tmp_path, monkeypatch):

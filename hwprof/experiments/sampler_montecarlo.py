@@ -30,7 +30,7 @@ import numpy as np
 
 from ..golden.hotlist import Hotlist, overhead_cycles
 from ..golden.samplers import FIGURE4_SAMPLERS, figure4_estimates
-from . import Experiment
+from . import Experiment, label_axes
 
 RATE = 10
 SHARE = 0.3
@@ -117,11 +117,8 @@ def _plot(path, lengths, flat, by_n, crossings_by_n):
     for n, curves in by_n.items():
         ax.plot(lengths, curves["H[P]"], "--", label=f"H[P], n = {n}")
     ax.axhline(TARGET, color="grey", linewidth=0.8)
-    ax.set_xlabel("stream length N (tuples)")
-    ax.set_ylabel("mean error in estimating t (%)")
-    ax.set_title(f"Figure 4 reproduction: r = {RATE}, t = 0.3 N")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    label_axes(ax, "stream length N (tuples)", "mean error in estimating t (%)",
+               f"Figure 4 reproduction: r = {RATE}, t = 0.3 N")  # fmt: skip
     ns = list(by_n)
     for name in HASHED:
         xs = [crossings_by_n[n][name] for n in ns]
@@ -132,11 +129,8 @@ def _plot(path, lengths, flat, by_n, crossings_by_n):
             bx.axhline(x, color=color, linestyle=":", label=f"{name} (no hash)")
     bx.axhline(PAPER_CROSSING["H[P]"], color="black", linewidth=0.8, label="paper H[P] (4,600)")
     bx.set_xscale("log", base=2)
-    bx.set_xlabel("substreams n")
-    bx.set_ylabel("N at 4% mean error")
-    bx.set_title("4% crossing against the substream count (swept)")
-    bx.legend(fontsize=7)
-    bx.grid(alpha=0.3)
+    label_axes(bx, "substreams n", "N at 4% mean error",
+               "4% crossing against the substream count (swept)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..golden.frontend import BRANCH, FrontEnd, Program
 from ..golden.isa_profile import NOP, Insn, decode, encode
-from . import Experiment, cell
+from . import Experiment, cell, label_axes
 
 __all__ = ["instrumented_program", "toggle_patches", "profile_accuracy", "run", "EXPERIMENTS"]
 
@@ -161,11 +161,9 @@ def _plot(path: Path, rows):
         for key, color in (("pi_fetched", "C0"), ("pi_decoded", "C1"), ("pi_dispatched", "C2")):
             ax.plot(xs, [r[key] for r in sel], style, color=color, marker="o",
                     label=f"{key.split('_')[1]} ({tag})")  # fmt: skip
-    ax.set_xlabel("profiling on (% of the time)")
-    ax.set_ylabel("profile instructions / PIs on the correct path")
-    ax.set_title("Basic-block profiling: selective dispatch and profile-flag prediction")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    label_axes(ax, "profiling on (% of the time)",
+               "profile instructions / PIs on the correct path",
+               "Basic-block profiling: selective dispatch and profile-flag prediction", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

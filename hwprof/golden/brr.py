@@ -70,6 +70,7 @@ __all__ = [
     "LAYOUTS",
     "NoLayoutError",
     "BrrConfig",
+    "adopt_layout",
     "BrrOutputs",
     "Brr",
     "target_freqs",
@@ -494,6 +495,13 @@ class BrrConfig:
     def outcome_masks(self) -> tuple[int, ...]:
         """``outcome_masks[f]``: the stages that must all be 1 for a taken brr."""
         return _outcome_masks(self.positions)
+
+
+def adopt_layout(config, brr: BrrConfig) -> None:
+    """Set the frozen variant ``config``'s ``positions`` and ``taps`` to those ``brr``
+    resolved (the defaults are derived once, by :class:`BrrConfig`)."""
+    object.__setattr__(config, "positions", brr.positions)
+    object.__setattr__(config, "taps", brr.taps)
 
 
 def _check_freq(freq) -> int:

@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .brr import Brr, BrrConfig
-from .lfsr import Lfsr
+from .brr import Brr, BrrConfig, adopt_layout
+from .lfsr import Lfsr, check_int
 
 __all__ = [
     "MAX_INFLIGHT", "BrrDeterministicConfig", "BrrDeterministic", "ProtocolError", "count_bits",
@@ -86,16 +86,10 @@ class BrrDeterministicConfig:
     taps: tuple[int, ...] | None = None
 
     def __post_init__(self):
-        value = self.max_inflight
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"max_inflight must be an integer, not {value!r}")
-        if not 1 <= value <= MAX_INFLIGHT:
-            raise ValueError(f"max_inflight must be between 1 and {MAX_INFLIGHT}, not {value!r}")
+        check_int("max_inflight", self.max_inflight, 1, MAX_INFLIGHT)
         if not isinstance(self.rob_walk, bool):
             raise TypeError(f"rob_walk must be a bool, not {self.rob_walk!r}")
-        brr = self.brr_config
-        object.__setattr__(self, "positions", brr.positions)
-        object.__setattr__(self, "taps", brr.taps)
+        adopt_layout(self, self.brr_config)
 
     @property
     def brr_config(self) -> BrrConfig:

@@ -41,10 +41,10 @@ from functools import cache
 
 import numpy as np
 
-from .brr import Brr, BrrConfig, _compose, outcome_positions
+from .brr import Brr, BrrConfig, _compose, adopt_layout, outcome_positions
 from .brr_isa import b_immediate, decode_brr
 from .gf2 import gf2_apply, gf2_rank
-from .lfsr import TAPS, LfsrConfig
+from .lfsr import TAPS, LfsrConfig, check_int
 
 __all__ = [
     "XLEN",
@@ -146,10 +146,7 @@ def _check_bool(name, value) -> None:
 
 
 def _check_lanes(lanes) -> None:
-    if isinstance(lanes, bool) or not isinstance(lanes, int):
-        raise TypeError(f"lanes must be an integer, not {lanes!r}")
-    if not 1 <= lanes <= MAX_LANES:
-        raise ValueError(f"lanes must be between 1 and {MAX_LANES}, not {lanes!r}")
+    check_int("lanes", lanes, 1, MAX_LANES)
 
 
 @dataclass(frozen=True)
@@ -175,9 +172,7 @@ class BrrDecodeConfig:
 
     def __post_init__(self):
         _check_bool("target_adder", self.target_adder)
-        brr = self.brr_config(self.seed)
-        object.__setattr__(self, "positions", brr.positions)
-        object.__setattr__(self, "taps", brr.taps)
+        adopt_layout(self, self.brr_config(self.seed))
 
     def brr_config(self, seed: int) -> BrrConfig:
         return BrrConfig(width=self.width, seed=seed, lockup_escape=self.lockup_escape,
@@ -306,9 +301,7 @@ class BrrSharedConfig:
         if not 1 <= self.steps <= self.lanes:
             raise ValueError(f"steps must be between 1 and lanes={self.lanes}, not {self.steps!r}")
         _check_bool("target_adder", self.target_adder)
-        brr = self.brr_config
-        object.__setattr__(self, "positions", brr.positions)
-        object.__setattr__(self, "taps", brr.taps)
+        adopt_layout(self, self.brr_config)
 
     @property
     def brr_config(self) -> BrrConfig:

@@ -39,6 +39,7 @@ from .gf2 import is_primitive
 
 __all__ = [
     "TAPS",
+    "check_int",
     "MIN_WIDTH",
     "MAX_WIDTH",
     "FORMS",
@@ -102,7 +103,10 @@ def galois_step(state: int, width: int, taps: tuple[int, ...]) -> int:
 _STEP = {"fibonacci": fibonacci_step, "galois": galois_step}
 
 
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
+def check_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` if it is an integer in ``low..high`` (no upper bound if None), else a
+    ``TypeError``/``ValueError`` with the project's text ("width must be between 3
+    and 64, not 2")."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, not {value!r}")
     if value < low or (high is not None and value > high):
@@ -145,9 +149,9 @@ class LfsrConfig:
     lockup_escape: bool = True
 
     def __post_init__(self):
-        _check_int("width", self.width, MIN_WIDTH, MAX_WIDTH)
-        _check_int("steps", self.steps, 1)
-        _check_int("seed", self.seed, 0, (1 << self.width) - 1)
+        check_int("width", self.width, MIN_WIDTH, MAX_WIDTH)
+        check_int("steps", self.steps, 1)
+        check_int("seed", self.seed, 0, (1 << self.width) - 1)
         if self.seed == 0:
             raise ValueError(
                 "seed must be non-zero: the all-zero state is the LFSR's lock-up state"

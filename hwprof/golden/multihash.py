@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hashing import HashFunction
+from .lfsr import check_int
 
 __all__ = [
     "MultiHashConfig",
@@ -93,14 +94,6 @@ PRESETS = {
 }
 
 
-def _check_int(name, value, lo, hi=None):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < lo or (hi is not None and value > hi):
-        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise ValueError(f"{name} must be {bound}, not {value}")
-
-
 @dataclass(frozen=True)
 class MultiHashConfig:
     """Parameters of the profiler (RTL constructor and catalog use the same names).
@@ -132,8 +125,8 @@ class MultiHashConfig:
     ways: int = 0
 
     def __post_init__(self):
-        _check_int("tables", self.tables, 1, 16)
-        _check_int("counters", self.counters, 2, 1 << 20)
+        check_int("tables", self.tables, 1, 16)
+        check_int("counters", self.counters, 2, 1 << 20)
         if self.counters % self.tables or (self.counters // self.tables) & (
             self.counters // self.tables - 1
         ):
@@ -143,16 +136,16 @@ class MultiHashConfig:
         if self.counters // self.tables < 2:
             raise ValueError(f"each table needs at least 2 counters, not {self.counters} / "
                              f"{self.tables}")  # fmt: skip
-        _check_int("counter_bits", self.counter_bits, 8, 32)
-        _check_int("accumulator", self.accumulator, 1, 4096)
-        _check_int("pc_bits", self.pc_bits, 0, 64)
-        _check_int("value_bits", self.value_bits, 1, 64)
+        check_int("counter_bits", self.counter_bits, 8, 32)
+        check_int("accumulator", self.accumulator, 1, 4096)
+        check_int("pc_bits", self.pc_bits, 0, 64)
+        check_int("value_bits", self.value_bits, 1, 64)
         if self.pc_bits + self.value_bits > 64:
             raise ValueError(
                 f"pc_bits + value_bits must be at most 64, not {self.pc_bits + self.value_bits}"
             )
-        _check_int("hash_seed", self.hash_seed, 0)
-        _check_int("ways", self.ways, 0, self.accumulator)
+        check_int("hash_seed", self.hash_seed, 0)
+        check_int("ways", self.ways, 0, self.accumulator)
         if self.ways and self.accumulator % self.ways:
             raise ValueError(f"accumulator must be a multiple of ways, not {self.accumulator} / "
                              f"{self.ways}")  # fmt: skip
@@ -162,8 +155,8 @@ class MultiHashConfig:
         self.check_registers(self.interval_length, self.threshold)
 
     def check_registers(self, interval_length, threshold):
-        _check_int("interval_length", interval_length, 1, (1 << self.counter_bits) - 1)
-        _check_int("threshold", threshold, 1, interval_length)
+        check_int("interval_length", interval_length, 1, (1 << self.counter_bits) - 1)
+        check_int("threshold", threshold, 1, interval_length)
 
     @property
     def table_size(self) -> int:

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hashing import HashFunction
-from .lfsr import Lfsr, _check_int
+from .lfsr import Lfsr, check_int
 
 __all__ = [
     "RAND_BITS",
@@ -106,11 +106,6 @@ __all__ = [
 RAND_BITS = 16
 LFSR_WIDTH = 32
 MAX_KEY_BITS = 128
-
-
-#: Integer validation with the project's message text ("rate must be between 2 and
-#: 65536, not 1"), shared with the LFSR's configuration.
-check_int = _check_int
 
 
 def check_power_of_two(name: str, value, low: int, high: int) -> int:

@@ -7,7 +7,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.brr import FREQS, BrrConfig
-from ._params import checked_config
+from ._params import Checked
 from .lfsr import Lfsr
 
 __all__ = ["Brr", "and_chain", "mux_tree"]
@@ -29,7 +29,7 @@ def mux_tree(terms, select):
     return level[0]
 
 
-class Brr(wiring.Component):
+class Brr(Checked, wiring.Component):
     """Decode-stage branch-on-random unit.
 
     A brr is taken with probability ``2^-(freq+1)``: the AND of ``freq + 1`` LFSR
@@ -84,11 +84,10 @@ class Brr(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.brr.BrrConfig`).
     """
 
+    config_class = BrrConfig
+
     def __init__(self, width=20, seed=1, pipelined=False, lockup_escape=True, positions=None,
                  taps=None, lfsr_steps=None):  # fmt: skip
-        self.config = checked_config(self, lambda: BrrConfig(
-            width=width, seed=seed, pipelined=pipelined, lockup_escape=lockup_escape,
-            positions=positions, taps=taps, lfsr_steps=lfsr_steps))  # fmt: skip
         super().__init__({
             "decode_valid": In(1),
             "freq": In(4),

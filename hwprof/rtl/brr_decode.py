@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..golden.brr_isa import MATCH_MASK, MATCH_VALUE
 from ..golden.brr_variants import XLEN, BrrDecodeConfig
-from ._params import checked_config
+from ._params import Checked
 from .brr import Brr
 
 __all__ = ["brr_word", "BrrLane", "BrrDecode"]
@@ -68,7 +68,7 @@ class BrrLane(wiring.Component):
         return m
 
 
-class BrrDecode(wiring.Component):
+class BrrDecode(Checked, wiring.Component):
     """Decode-stage branch-on-random for one decoder lane (catalog ``brr_decode``).
 
     Recognises the brr word, steps the LFSR of its brr unit
@@ -117,11 +117,10 @@ class BrrDecode(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.brr_variants.BrrDecodeConfig`).
     """
 
+    config_class = BrrDecodeConfig
+
     def __init__(self, width=20, seed=1, lockup_escape=False, target_adder=True, positions=None,
                  taps=None):  # fmt: skip
-        self.config = checked_config(self, lambda: BrrDecodeConfig(
-            width=width, seed=seed, lockup_escape=lockup_escape, target_adder=target_adder,
-            positions=positions, taps=taps))  # fmt: skip
         members = {"insn": In(XLEN), "valid": In(1), "is_brr": Out(1), "request": Out(1),
                    "redirect_valid": Out(1), "btb_inhibit": Out(1), "state": Out(width)}
         if target_adder:

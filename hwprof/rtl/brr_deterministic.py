@@ -7,7 +7,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.brr_deterministic import BrrDeterministicConfig, count_bits
-from ._params import checked_config
+from ._params import Checked
 from .brr import and_chain, mux_tree
 from .brr_superscalar import advanced_by
 from .lfsr import step_masks
@@ -23,7 +23,7 @@ def shift_back(chain, count):
     return (chain << count)[:len(chain)]
 
 
-class BrrDeterministic(wiring.Component):
+class BrrDeterministic(Checked, wiring.Component):
     """Branch-on-random whose committed outcomes do not depend on squashes.
 
     The Fibonacci LFSR shifts toward stage 0; the stage that falls off the end
@@ -94,11 +94,10 @@ class BrrDeterministic(wiring.Component):
         (:class:`hwprof.golden.brr_deterministic.BrrDeterministicConfig`).
     """
 
+    config_class = BrrDeterministicConfig
+
     def __init__(self, width=20, seed=1, max_inflight=8, rob_walk=False, positions=None,
                  taps=None):  # fmt: skip
-        self.config = checked_config(self, lambda: BrrDeterministicConfig(
-            width=width, seed=seed, max_inflight=max_inflight, rob_walk=rob_walk,
-            positions=positions, taps=taps))  # fmt: skip
         count = range(max_inflight + 1)
         super().__init__({
             "decode_valid": In(1), "freq": In(4), "commit": In(count),

@@ -10,7 +10,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.brr_variants import XLEN, BrrReplicatedConfig, BrrSharedConfig
-from ._params import checked_config
+from ._params import Checked
 from .brr import Brr, and_chain, mux_tree
 from .brr_decode import BrrLane
 from .lfsr import step_masks
@@ -66,7 +66,7 @@ def _lanes(m, component, lanes: int, target_adder: bool) -> list[BrrLane]:
     return result
 
 
-class BrrReplicated(wiring.Component):
+class BrrReplicated(Checked, wiring.Component):
     __doc__ = """Superscalar brr with one decoupled LFSR per decode lane (``brr_replicated``).
 
     Paper: "replicate the hardware at each instruction decoder ... multiple,
@@ -95,11 +95,10 @@ class BrrReplicated(wiring.Component):
         On parameters out of range (:class:`hwprof.golden.brr_variants.BrrReplicatedConfig`).
     """
 
+    config_class = BrrReplicatedConfig
+
     def __init__(self, lanes=4, width=20, seed=1, lockup_escape=False, target_adder=True,
                  positions=None, taps=None):  # fmt: skip
-        self.config = checked_config(self, lambda: BrrReplicatedConfig(
-            lanes=lanes, width=width, seed=seed, lockup_escape=lockup_escape,
-            target_adder=target_adder, positions=positions, taps=taps))  # fmt: skip
         members = _lane_members(lanes, target_adder)
         members["state"] = Out(width * lanes)
         super().__init__(members)
@@ -132,7 +131,7 @@ def advanced_by(register, masks):
     ))  # fmt: skip
 
 
-class BrrShared(wiring.Component):
+class BrrShared(Checked, wiring.Component):
     __doc__ = """Superscalar brr with one LFSR shared by every lane (``brr_shared``).
 
     Paper, footnote 3: the decoders arbitrate for a single LFSR with a priority
@@ -173,11 +172,10 @@ class BrrShared(wiring.Component):
         On parameters out of range (:class:`hwprof.golden.brr_variants.BrrSharedConfig`).
     """
 
+    config_class = BrrSharedConfig
+
     def __init__(self, lanes=4, steps=1, width=20, seed=1, target_adder=True, positions=None,
                  taps=None):  # fmt: skip
-        self.config = checked_config(self, lambda: BrrSharedConfig(
-            lanes=lanes, steps=steps, width=width, seed=seed, target_adder=target_adder,
-            positions=positions, taps=taps))  # fmt: skip
         members = _lane_members(lanes, target_adder)
         members.update(split=Out(1), split_at=Out(range(max(lanes, 2))), state=Out(width))
         super().__init__(members)

@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..golden.dispatch import DispatchConfig
 from ..golden.isa_profile import CUSTOM1, CUSTOM2, MAX_FLAGS, PCI_MASK, PI_OPS
-from ._params import checked_config
+from ._params import Checked
 
 __all__ = ["PREDECODE", "DispatchFilter", "decode_fields", "predecode"]
 
@@ -47,7 +47,7 @@ def predecode(m: Module, word, name: str):
     return bits
 
 
-class DispatchFilter(wiring.Component):
+class DispatchFilter(Checked, wiring.Component):
     """Profile flag register, flag stack and the selective-dispatch decision of W lanes.
 
     Each cycle the filter sees the ``lanes`` oldest fetch-queue entries (valid as a
@@ -130,15 +130,14 @@ class DispatchFilter(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.dispatch.DispatchConfig`).
     """
 
-    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32, predecoded=False):
-        def config_of():
-            if not isinstance(predecoded, bool):
-                raise TypeError(f"DispatchFilter: predecoded must be a bool, not {predecoded!r}")
-            return DispatchConfig(lanes=lanes, n_flags=n_flags, stack_depth=stack_depth,
-                                  addr_width=addr_width)  # fmt: skip
+    @classmethod
+    def check_params(cls, predecoded, **params):
+        if not isinstance(predecoded, bool):
+            raise TypeError(f"DispatchFilter: predecoded must be a bool, not {predecoded!r}")
+        return DispatchConfig(**params)
 
-        config = checked_config(self, config_of)
-        self.config = config
+    def __init__(self, *, lanes=1, n_flags=1, stack_depth=8, addr_width=32, predecoded=False):
+        config = self.config  # set by Checked before __init__
         self.predecoded = predecoded
         w = config.lanes
         pre = {"insn_pre": In(ArrayLayout(PREDECODE, w))} if predecoded else {}
@@ -172,11 +171,11 @@ class DispatchFilter(wiring.Component):
 
     def elaborate(self, platform):
         c = self.config
-        n, depth, w, spw = c.n_flags, c.stack_depth, c.lanes, c.sp_width
+        n, depth, w = c.n_flags, c.stack_depth, c.lanes
         m = Module()
         flags = Signal(n)
         stack = Signal(depth)
-        sp = Signal(spw)
+        sp = Signal(c.sp_width)
         halted = Signal()
         m.d.comb += [self.flags.eq(flags), self.halted.eq(halted)]
 
@@ -188,14 +187,33 @@ class DispatchFilter(wiring.Component):
         # those states at the end. No lane waits for the previous lane's result, and
         # a squash (which stops every lane) is a last mux before the registers.
         lanes = [self._decode(m, i, n) for i in range(w)]
+        rels = self._lane_views(m, lanes, flags, sp)
+        specs = self._speculative_states(m, lanes, rels, flags, stack, sp)
+        run, conts, effs = self._decisions(m, lanes, halted)
+        self._checkpoints(m, run, conts, effs, specs)
+        last = self.ckpt[w - 1]
+        m.d.sync += [flags.eq(last[:n]), stack.eq(last[n:n + depth]),
+                     sp.eq(last[n + depth:])]  # fmt: skip
+        with m.If(self.squash):
+            m.d.sync += halted.eq(0)
+        with m.Elif(self.overflow.any() | self.underflow.any()):
+            m.d.sync += halted.eq(1)
+        return m
 
-        # What lane i sees when lanes 0..i-1 all acted:
-        # * pops_of(x): a poppf of lanes 0..i-1 names flag x (a reader of x stalls);
-        # * seen[b]: flag b as the setpf/resetpf of lanes 0..i-1 left it (a poppf of b
-        #   before a reader of b is the stall above, so a reader never needs it);
-        # * rel[d]: the stack pointer is the register plus d (their pushpf less their
-        #   poppf; flags that exist: the others change nothing), one-hot in d, no adder;
-        #   full/empty compare the register with the depth less each d in parallel.
+    def _lane_views(self, m, lanes, flags, sp):
+        """What lane i sees when lanes 0..i-1 all acted; ``rels[i]`` (below).
+
+        * pops_of(x): a poppf of lanes 0..i-1 names flag x (a reader of x stalls);
+        * seen[b]: flag b as the setpf/resetpf of lanes 0..i-1 left it (a poppf of b
+          before a reader of b is the stall above, so a reader never needs it);
+        * rel[d]: the stack pointer is the register plus d (their pushpf less their
+          poppf; flags that exist: the others change nothing), one-hot in d, no adder;
+          full/empty compare the register with the depth less each d in parallel.
+
+        Sets each lane's ``hazard``, ``fbit_pi``, ``fbit_pci``, ``full``, ``empty``;
+        returns ``rels`` (``rels[i]``: ``rel`` before lane i, ``i`` = 0..W).
+        """
+        n, depth, spw = self.config.n_flags, self.config.stack_depth, self.config.sp_width
         seen = [flags[b] for b in range(n)]
         rels = [{0: Const(1)}]
         for i, ln in enumerate(lanes):
@@ -235,14 +253,21 @@ class DispatchFilter(wiring.Component):
                                            + ([keep & rel[d]] if d in rel else [])))
                 nxt[d] = sig
             rels.append(nxt)
+        return rels
 
-        # The flag state after lanes 0..j-1 when all of them act (index j = 0..W):
-        # the stack pointer is the register plus the offset; a pushpf writes its flag
-        # at its pointer; a poppf of k reads the entry below its pointer: the value of
-        # the last pushpf before it in the cycle at that position, else the register's
-        # entry; each flag bit is the value of its last writer (setpf, resetpf, poppf).
-        # Only the states of lanes that did act are selected below, so the pointers
-        # used are in range. sp + d and stack[sp + d - 1] come from the registers alone.
+    def _speculative_states(self, m, lanes, rels, flags, stack, sp):
+        """The flag state after lanes 0..j-1 when all of them act (index j = 0..W).
+
+        The stack pointer is the register plus the offset; a pushpf writes its flag
+        at its pointer; a poppf of k reads the entry below its pointer: the value of
+        the last pushpf before it in the cycle at that position, else the register's
+        entry; each flag bit is the value of its last writer (setpf, resetpf, poppf).
+        Only the states of lanes that did act are selected later, so the pointers
+        used are in range. sp + d and stack[sp + d - 1] come from the registers alone.
+        Returns each state as ``Cat(flags, stack, sp)``.
+        """
+        n, depth, w, spw = (self.config.n_flags, self.config.stack_depth, self.config.lanes,
+                            self.config.sp_width)  # fmt: skip
         sp_at, stack_below = {}, {}
         for d in range(-w, w + 1):
             tag = f"{'m' if d < 0 else 'p'}{abs(d)}"
@@ -282,11 +307,18 @@ class DispatchFilter(wiring.Component):
             s_flags.append(fl)
             s_stack.append(st)
             s_sp.append(nsp)
+        return [Cat(f, s, p) for f, s, p in zip(s_flags, s_stack, s_sp, strict=True)]
 
-        # The decisions. Lane i is reached when no lane before it stopped decode: each
-        # output of lane i is an early term (its own decode and what it sees, with no
-        # squash and no pending exception) ANDed with the late "continues" of lanes
-        # 0..i-1, which are computed in parallel.
+    def _decisions(self, m, lanes, halted):
+        """The outputs of the lanes that act; ``(run, conts, effs)``.
+
+        Lane i is reached when no lane before it stopped decode: each output of lane
+        i is an early term (its own decode and what it sees, with no squash and no
+        pending exception) ANDed with the late "continues" of lanes 0..i-1, which are
+        computed in parallel. ``run``: decode may act; ``conts[i]``: decode goes on
+        after lane i; ``effs[i]``: lane i's flag state change is made.
+        """
+        c = self.config
         run = Signal(name="run")  # decode may act: no squash, no pending stack exception
         m.d.comb += run.eq(~self.squash & ~halted)
         conts, effs, rdata = [], [], []
@@ -327,33 +359,31 @@ class DispatchFilter(wiring.Component):
             rdata.append(data)
         # redirect_pc: the fall-through of the first lane that stopped decode if it
         # redirects (its data is 0 otherwise); lane W-1 when none before it stopped.
-        m.d.comb += self.redirect_pc.eq(_first_stop(conts[:w - 1], rdata))
+        m.d.comb += self.redirect_pc.eq(_first_stop(conts[:c.lanes - 1], rdata))
+        return run, conts, effs
 
-        # The checkpoint after lane i: the state after lanes 0..a-1, where lane a is the
-        # first of lanes 0..i whose state change is not made (a = i + 1 when all are);
-        # with no decode (squash, pending exception) a = 0, and on a squash the restored
-        # checkpoint (an out-of-range restored pointer is clamped).
+    def _checkpoints(self, m, run, conts, effs, specs):
+        """The checkpoint after each lane (``ckpt``).
+
+        After lane i: the state after lanes 0..a-1, where lane a is the first of lanes
+        0..i whose state change is not made (a = i + 1 when all are); with no decode
+        (squash, pending exception) a = 0, and on a squash the restored checkpoint (an
+        out-of-range restored pointer is clamped).
+        """
+        c = self.config
+        n, depth = c.n_flags, c.stack_depth
         r_sp = self.restore[n + depth:]
-        if (1 << spw) - 1 > depth:
+        if (1 << c.sp_width) - 1 > depth:
             r_sp = Mux(r_sp > depth, depth, r_sp)
         restored = Cat(self.restore[:n + depth], r_sp)
-        specs = [Cat(f, s, p) for f, s, p in zip(s_flags, s_stack, s_sp, strict=True)]
         start = Signal(c.ckpt_width, name="state_start")
         m.d.comb += start.eq(Mux(self.squash, restored, specs[0]))
-        for i in range(w):
+        for i in range(c.lanes):
             goes = [*conts[:i], effs[i]]
             first = Signal(name=f"lane{i}_first_goes")
             m.d.comb += first.eq(run & goes[0])
             m.d.comb += self.ckpt[i].eq(_first_stop([first, *goes[1:]],
                                                     [start, *specs[1:i + 2]]))
-        last = self.ckpt[w - 1]
-        m.d.sync += [flags.eq(last[:n]), stack.eq(last[n:n + depth]),
-                     sp.eq(last[n + depth:])]  # fmt: skip
-        with m.If(self.squash):
-            m.d.sync += halted.eq(0)
-        with m.Elif(self.overflow.any() | self.underflow.any()):
-            m.d.sync += halted.eq(1)
-        return m
 
     def _decode(self, m, i, n):
         """Lane ``i``'s decode; the flag operands without the PCI/PI select (timing)."""

@@ -23,7 +23,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.hashing import HashConfig, make_tables
-from ._params import checked_config
+from ._params import Checked
 
 __all__ = ["Hash", "rom_lookup", "rom_split", "rom_switch", "ROM_STYLES"]
 
@@ -147,7 +147,7 @@ def rom_switch(m, table, address, name, width=8, step=2):
 ROM_STYLES = {"tree": rom_lookup, "split": rom_split, "switch": rom_switch}
 
 
-class Hash(wiring.Component):
+class Hash(Checked, wiring.Component):
     """One hash function of the profiler family, as combinational logic.
 
     Parameters
@@ -184,14 +184,14 @@ class Hash(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.hashing.HashConfig`).
     """
 
+    @classmethod
+    def check_params(cls, index_bits, key_bits, table_seed, pc_bits, tables, rom):
+        if rom not in ROM_STYLES:
+            raise ValueError(f"rom must be one of {sorted(ROM_STYLES)}, not {rom!r}")
+        return HashConfig(index_bits, key_bits, table_seed, pc_bits)
+
     def __init__(self, index_bits, key_bits, table_seed, pc_bits=0, *, tables=None,
                  rom="tree"):  # fmt: skip
-        def config():
-            if rom not in ROM_STYLES:
-                raise ValueError(f"rom must be one of {sorted(ROM_STYLES)}, not {rom!r}")
-            return HashConfig(index_bits, key_bits, table_seed, pc_bits)
-
-        self.config = checked_config(self, config)
         self.rom = rom
         c = self.config
         self.tables = (

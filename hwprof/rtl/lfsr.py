@@ -10,7 +10,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.lfsr import LfsrConfig
-from ._params import checked_config
+from ._params import Checked
 
 __all__ = ["Lfsr", "step_masks"]
 
@@ -36,7 +36,7 @@ def step_masks(width: int, taps: tuple[int, ...], form: str, steps: int) -> list
     return rows
 
 
-class Lfsr(wiring.Component):
+class Lfsr(Checked, wiring.Component):
     """Linear feedback shift register with software load and optional lock-up escape.
 
     Parameters
@@ -79,11 +79,10 @@ class Lfsr(wiring.Component):
         On a parameter outside the ranges above (see :class:`LfsrConfig`).
     """
 
+    config_class = LfsrConfig
+
     def __init__(self, width=20, seed=1, steps=1, form="fibonacci", taps=None,
                  lockup_escape=True):  # fmt: skip
-        self.config = checked_config(self, lambda: LfsrConfig(
-            width=width, seed=seed, steps=steps, form=form, taps=taps,
-            lockup_escape=lockup_escape))  # fmt: skip
         super().__init__({
             "enable": In(1),
             "load": In(1),

@@ -10,13 +10,13 @@ from amaranth.lib.wiring import In, Out
 
 from ..golden.isa_profile import PFLEN_MASK, PFLEN_MATCH
 from ..golden.predictor import PredictorConfig
-from ._params import checked_config
+from ._params import Checked
 from .dispatch_filter import decode_fields
 
 __all__ = ["ProfileFlagPredictor"]
 
 
-class ProfileFlagPredictor(wiring.Component):
+class ProfileFlagPredictor(Checked, wiring.Component):
     """Block descriptor table, prediction bits and leader address register.
 
     Behaviour is that of :mod:`hwprof.golden.predictor`: fetch lanes are looked
@@ -112,13 +112,11 @@ class ProfileFlagPredictor(wiring.Component):
         On parameters out of range (see :class:`hwprof.golden.predictor.PredictorConfig`).
     """
 
+    config_class = PredictorConfig
+
     def __init__(self, *, lanes=4, n_flags=1, sets=64, ways=2, min_block=4, addr_width=32,
                  length_check=False, update_latency=0, fetch_latency=0):
-        config = checked_config(self, lambda: PredictorConfig(
-            lanes=lanes, n_flags=n_flags, sets=sets, ways=ways, min_block=min_block,
-            addr_width=addr_width, length_check=length_check,
-            update_latency=update_latency, fetch_latency=fetch_latency))
-        self.config = config
+        config = self.config  # set by Checked before __init__
         w, a = config.lanes, config.addr_width
         super().__init__({
             "fetch_valid": In(w),

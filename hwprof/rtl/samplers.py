@@ -41,7 +41,7 @@ from ..golden.samplers import (
     random_threshold,
 )
 from ..golden.tagged import AssocConfig
-from ._params import checked_config
+from ._params import Checked
 from .hashing import Hash
 from .lfsr import Lfsr, step_masks
 from .select import lowest_one
@@ -89,7 +89,7 @@ def output_register(m, sink, source, emit, key, count):
     return accept
 
 
-class _Sampler(wiring.Component):
+class _Sampler(Checked, wiring.Component):
     """Common ports: ``tuples`` (In stream of keys), ``messages`` (Out stream)."""
 
     def __init__(self, key_bits, count_bits, in_layout=None, extra=None):
@@ -134,8 +134,9 @@ class RandomSampler(_Sampler):
         + _STREAM_DOC
     )
 
+    config_class = SamplerConfig
+
     def __init__(self, rate=256, key_bits=64, seed=1):
-        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits, seed))
         super().__init__(key_bits, self.config.rate_bits)
 
     def elaborate(self, platform):
@@ -187,8 +188,9 @@ class CountdownSampler(_Sampler):
         + _STREAM_DOC
     )
 
+    config_class = SamplerConfig
+
     def __init__(self, rate=256, key_bits=64, seed=1):
-        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits, seed))
         super().__init__(key_bits, self.config.rate_bits)
 
     def reset_values(self) -> tuple[int, int]:
@@ -235,8 +237,9 @@ class PeriodicSampler(_Sampler):
         + _STREAM_DOC
     )
 
+    config_class = SamplerConfig
+
     def __init__(self, rate=256, key_bits=64):
-        self.config = checked_config(self, lambda: SamplerConfig(rate, key_bits))
         super().__init__(key_bits, self.config.rate_bits)
 
     def elaborate(self, platform):
@@ -265,10 +268,9 @@ class Counter(_Sampler):
         + _STREAM_DOC
     )
 
+    config_class = SamplerConfig
+
     def __init__(self, count_bits=16, key_bits=64):
-        self.config = checked_config(
-            self, lambda: SamplerConfig(key_bits=key_bits, count_bits=count_bits)
-        )
         super().__init__(key_bits, count_bits)
 
     def elaborate(self, platform):
@@ -298,14 +300,14 @@ class CountingRandomSampler(_Sampler):
         + _STREAM_DOC
     )
 
-    def __init__(self, rate=256, count_bits=16, key_bits=64, seed=1):
-        def make():
-            config = SamplerConfig(rate, key_bits, seed, count_bits)
-            if (1 << count_bits) - 1 < rate:
-                raise ValueError(f"count_bits must hold the rate {rate}, not {count_bits}")
-            return config
+    @classmethod
+    def check_params(cls, rate, count_bits, key_bits, seed):
+        config = SamplerConfig(rate, key_bits, seed, count_bits)
+        if (1 << count_bits) - 1 < rate:
+            raise ValueError(f"count_bits must hold the rate {rate}, not {count_bits}")
+        return config
 
-        self.config = checked_config(self, make)
+    def __init__(self, rate=256, count_bits=16, key_bits=64, seed=1):
         super().__init__(key_bits, count_bits)
 
     def elaborate(self, platform):
@@ -381,12 +383,17 @@ class Stratified(_Sampler):
         See :class:`hwprof.golden.samplers.StratifiedConfig`.
     """
 
+    @classmethod
+    def check_params(cls, rate, entries, key_bits, pc_bits, hash_seed, sampler, seed,
+                     count_bits, latency, **options):  # fmt: skip
+        check_latency(latency, (1, 3))
+        return StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed, sampler, seed,
+                                count_bits)  # fmt: skip
+
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
                  sampler="periodic", seed=1, count_bits=16, latency=3, skid=False, *,
                  wrap_at=None, bypass=True):  # fmt: skip
-        self.latency = checked_config(self, lambda: check_latency(latency, (1, 3)))
-        self.config = checked_config(self, lambda: StratifiedConfig(
-            rate, entries, key_bits, pc_bits, hash_seed, sampler, seed, count_bits))  # fmt: skip
+        self.latency = latency
         self.skid = bool(skid)
         self.wrap_at = rate if wrap_at is None else wrap_at
         self.bypass = bypass
@@ -488,12 +495,14 @@ class AssocTable(_Sampler):
         See :class:`hwprof.golden.tagged.AssocConfig`.
     """
 
+    @classmethod
+    def check_params(cls, entries, key_bits, in_count_bits, count_bits, latency, **options):
+        check_latency(latency, (1, 2))
+        return AssocConfig(entries, key_bits, in_count_bits, count_bits)
+
     def __init__(self, entries=16, key_bits=64, in_count_bits=9, count_bits=16, latency=2,
                  skid=False, *, forward=True):  # fmt: skip
-        self.latency = checked_config(self, lambda: check_latency(latency, (1, 2)))
-        self.config = checked_config(
-            self, lambda: AssocConfig(entries, key_bits, in_count_bits, count_bits)
-        )
+        self.latency = latency
         self.skid = bool(skid)
         self.forward = forward
         super().__init__(key_bits, count_bits,
@@ -574,7 +583,7 @@ class AssocTable(_Sampler):
         return m
 
 
-class MessageBuffer(wiring.Component):
+class MessageBuffer(Checked, wiring.Component):
     """Interrupt message buffer (sec. 2.2): a FIFO of ``depth`` messages.
 
     Parameters
@@ -607,8 +616,12 @@ class MessageBuffer(wiring.Component):
         check_int("count_bits", count_bits, 1, 32)
         return depth
 
+    @classmethod
+    def check_params(cls, depth, key_bits, count_bits):
+        return cls.check(depth, key_bits, count_bits)
+
     def __init__(self, depth=100, key_bits=64, count_bits=16):
-        self.depth = checked_config(self, lambda: self.check(depth, key_bits, count_bits))
+        self.depth = depth
         layout = message_layout(key_bits, count_bits)
         super().__init__({
             "tuples": In(stream.Signature(layout)),
@@ -636,7 +649,7 @@ class MessageBuffer(wiring.Component):
 SKID_DEFAULT = False
 
 
-class StratifiedPipeline(wiring.Component):
+class StratifiedPipeline(Checked, wiring.Component):
     """``H[P_r]_n A_k`` followed by the message buffer: three chained components.
 
     Parameters
@@ -669,12 +682,15 @@ class StratifiedPipeline(wiring.Component):
     (interrupt pending) and the registers behind it have filled.
     """
 
+    @classmethod
+    def check_params(cls, rate, entries, key_bits, pc_bits, hash_seed, assoc_entries,
+                     count_bits, depth, skid):  # fmt: skip
+        return (StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed),
+                AssocConfig(assoc_entries, key_bits, rate.bit_length(), count_bits),
+                MessageBuffer.check(depth, key_bits, count_bits))  # fmt: skip
+
     def __init__(self, rate=256, entries=2048, key_bits=64, pc_bits=32, hash_seed=1,
                  assoc_entries=16, count_bits=16, depth=100, skid=SKID_DEFAULT):  # fmt: skip
-        checked_config(self, lambda: (
-            StratifiedConfig(rate, entries, key_bits, pc_bits, hash_seed),
-            AssocConfig(assoc_entries, key_bits, rate.bit_length(), count_bits),
-            MessageBuffer.check(depth, key_bits, count_bits)))  # fmt: skip
         self.stratified = Stratified(rate, entries, key_bits, pc_bits, hash_seed, skid=skid)
         self.assoc = AssocTable(assoc_entries, key_bits, rate.bit_length(), count_bits,
                                 skid=skid)  # fmt: skip

