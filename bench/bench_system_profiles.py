@@ -75,21 +75,6 @@ def _run(exe, sources, work, defines, *, loads=False, prof_half=None):
     return run
 
 
-def parse(output: str):
-    """value_profile.c's lines: profiles (lists of (key, count)) and the tail fields."""
-    profiles, fields = [], {}
-    for line in output.splitlines():
-        tag, *hexes = line.split()
-        numbers = [int(h, 16) for h in hexes]
-        if tag == "I":
-            profiles.append([])
-        elif tag == "C":
-            profiles[-1].append(((numbers[0] << 32) | numbers[1], numbers[2]))
-        elif tag in "ODNSR":
-            fields[tag] = numbers[0]
-    return profiles, fields
-
-
 def _workload_cycles(output: str) -> int:
     return int(next(line for line in output.splitlines() if line.startswith("W "))[2:], 16)
 
@@ -99,6 +84,7 @@ def measure() -> dict:
 
     from hwprof.golden.multihash import run_plain
     from hwprof.system import sim
+    from hwprof.system.profiler import parse_profile_output
 
     own = sim.build_system(profiler=PROFILER | {"own_clock": True})
     plain = sim.build_system()
@@ -110,7 +96,8 @@ def measure() -> dict:
             work = tmp / f"vp-{half}"
             run = _run(own, [WORKLOADS / "value_profile.c"], work, {}, loads=True,
                        prof_half=half)  # fmt: skip
-            profiles, fields = parse(run.output)
+            profiles, fields = parse_profile_output(run.output)
+            fields = {tag: numbers[0] for tag, numbers in fields.items()}
             accepted = run.loads["dropped"] == 0
             keys = ((run.loads["pc"][accepted] << np.uint64(32)) | run.loads["value"][accepted])
             golden = run_plain([int(k) for k in keys], interval_length=INTERVAL,

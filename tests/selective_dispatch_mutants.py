@@ -1,6 +1,7 @@
 """Mutants of the selective-dispatch RTL that the pysim and cocotb checks must catch."""
 
-from amaranth.hdl import Cat, Const
+from amaranth.hdl import Cat, Const, Module
+from amaranth.lib import wiring
 
 from hwprof.rtl.dispatch_filter import DispatchFilter
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
@@ -108,3 +109,24 @@ class PiAlwaysDispatched(DispatchFilter):
         ln = super()._decode(m, i, n)
         ln["is_pi"] = Const(0)
         return ln
+
+
+class ExceptionsSwapped(wiring.Component):
+    """``PiAlwaysDispatched`` whose ``overflow`` and ``underflow`` outputs are swapped:
+    in the system, a flag-stack overflow gets ``mcause`` 25 and an underflow 24."""
+
+    def __init__(self, **params):
+        self.inner = PiAlwaysDispatched(**params)
+        super().__init__(self.inner.signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = self.inner
+        swap = {"overflow": "underflow", "underflow": "overflow"}
+        ours = {path: value for path, _, value in self.signature.flatten(self)}
+        for path, member, value in inner.signature.flatten(inner):
+            if member.flow == wiring.In:
+                m.d.comb += value.eq(ours[path])
+            else:
+                m.d.comb += ours[(swap.get(path[0], path[0]), *path[1:])].eq(value)
+        return m

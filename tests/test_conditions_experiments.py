@@ -90,3 +90,22 @@ def test_quick_run(tmp_path, capsys, name):
     md = (tmp_path / f"{name}-quick.md").read_text()
     assert "## The paper's claim" in md and "## Verdict" in md
     assert "| quantity | paper | ours |" in capsys.readouterr().out
+
+
+def test_multihash_conditions_separates_only_disjoint_ranges():
+    def cell_with(best, churn, rho4, r1=1.0, r0=0.5):
+        return {"distinct_setting": 10, "skew": 1.0, "churn_setting": churn, "best": best,
+                "best_c1r0_tables": [4], "paper_best_seeds": 5, "per_seed_best": [best] * 5,
+                "errors": {"C1R1 2": {"total": r1}, "C1R0 4": {"total": r0}},
+                "properties": {"distinct": 10.0, "candidates": 2.0, "candidate_share": 0.5,
+                               "churn": churn, "rho": {"4": rho4}}}  # fmt: skip
+
+    cells = [cell_with(["C1R0 4"], 0.0, 0.2), cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
+             cell_with(["C1R0 8"], 0.1, 0.1)]
+    got = mc.conditions(cells)
+    assert got["paper_best_cells"] == 1
+    assert got["overlap"]["rho4"] is True  # 0.2 lies inside the others' 0.1-0.9
+    assert got["overlap"]["distinct"] is True
+    assert got["reset2_beats_paper_best"] == ["D=10 s=1.0 churn=0.5"]
+    cells[2]["properties"]["rho"]["4"] = 0.95
+    assert mc.conditions(cells)["overlap"]["rho4"] is False

@@ -203,3 +203,53 @@ def test_a_trace_without_branches_is_one_error(tmp_path):
                      value=np.arange(3, dtype=np.uint64))  # fmt: skip
     with pytest.raises(TraceError, match="no control-transfer records"):
         load_program(path)
+
+
+def _one_long_call():
+    """outer -> f (6 blocks), outer -> g (2 blocks), outer -> f (1 block); 10 insns each."""
+    J = 3  # an ordinary transfer (jump)
+    kind = [CALL, J, J, J, J, J, RETURN, CALL, J, RETURN, CALL, RETURN, J]
+    addr = [0x100, 0, 0, 0, 0, 0, 0, 0x200, 0, 0, 0x100, 0, 0]
+    n = len(kind)
+    return program_from_blocks(np.arange(n) * 64, np.full(n, 10), np.array(kind),
+                               np.array(addr))  # fmt: skip
+
+
+def test_long_call_figures_of_a_constructed_program():
+    prog = _one_long_call()
+    lc = dp.long_call(prog, {20: [0, 5]})
+    # 9 hot executions (blocks 1-6 in the first call of f, 8-9 in g, 11 in f again)
+    assert lc["share"] == pytest.approx(6 / 9) and lc["calls"] == 3
+    assert lc["entered"] == 10 and lc["last"] == 60  # instructions before blocks 1 and 6
+    # distances from the call's entry: 0..50 in steps of 10, 0, 10, 0 -> median 10
+    assert lc["median_from_entry"] == 10
+    # the first call of f is entered at 10: on at 50% of 20 with phase 5 ((10+5)%20 < 10
+    # is false: off), phase 0 (10 % 20 = 10: off) -> never on
+    assert [e["on"] for e in lc["on"] if e["profiling"] == 0.5] == [0]
+
+
+def test_flag_at_entry_against_the_flag_per_block():
+    prog = _one_long_call()
+    # period 20, 50%, phase 0: on iff the count is 0-9 mod 20. At entry: f's first call
+    # (entered at 10) off, g (80) on for its 2 blocks, f's second call (110) off -> 2 on.
+    # Per block: blocks at 20, 40, 60 (f) and 80 (g) on -> 4 on.
+    entry = simulate(prog, "basic_block", 0.5, 20, 0, False)
+    block = simulate(prog, "basic_block", 0.5, 20, 0, False, flag_at="block")
+    assert entry["pi_dispatched"] == 2 * dp.COUNTER_PIS
+    assert block["pi_dispatched"] == 4 * dp.COUNTER_PIS
+    with pytest.raises(ValueError):
+        simulate(prog, "basic_block", 0.5, 20, 0, False, flag_at="exit")
+
+
+def test_the_reading_is_generated_from_the_result(tmp_path, seed):
+    all_experiments()["selective-dispatch-programs"].run(tmp_path, seed, quick=True,
+                                                        traces=[TRACE])  # fmt: skip
+    result = json.loads((tmp_path / "selective-dispatch-programs-quick.json").read_text())
+    lc = result["programs"][0]["long_call"]
+    assert {"share", "entered", "last", "median_from_entry", "on", "per_block"} <= set(lc)
+    text = (tmp_path / "selective-dispatch-programs-quick.md").read_text()
+    assert f"{100 * lc['share']:.1f}%" in text  # the table reads the JSON's figure
+    # the reading is a function of the JSON alone: a changed figure changes the prose
+    assert dp._reading(result) == result["reading"]
+    result["programs"][0]["long_call"]["median_from_entry"] = 123_456_789
+    assert "123,456,789" in dp._reading(result) or "123.5 M" in dp._reading(result)

@@ -7,7 +7,10 @@ executes as its base operation (RISC-V semantics, written here by hand); pushes 
 beyond the hardware flag stack trap and the firmware's handler keeps the unbounded
 stack (against the golden filter with the golden handler, and against the paper's
 unbounded stack); the basic-block counts of an instrumented workload equal those of
-the paper's semantics. A system whose filter dispatches every PI fails the checks.
+the paper's semantics; the CSR instructions on ``pfstate``, ``mtvec``, ``mepc``,
+``mcause`` and ``mtval`` behave as the RISC-V privileged specification and docs/isa.md
+say, other CSR numbers are illegal. A system whose filter dispatches every PI and
+swaps overflow and underflow fails the checks.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from hwprof.experiments import system_dispatch
 from hwprof.golden.dispatch import DispatchFilter, FlagStackSpill, Lane
 from hwprof.golden.isa_profile import Insn, encode
 from hwprof.system import dispatch, sim
+from hwprof.system.dispatch import OVERFLOW, UNDERFLOW
 
-from .selective_dispatch_mutants import PiAlwaysDispatched
+from .selective_dispatch_mutants import ExceptionsSwapped
 from .test_system import system_exe  # noqa: F401 (the session's system build)
 
 PROGRAMS = Path(__file__).resolve().parent / "system_programs"
@@ -138,6 +142,78 @@ def test_push_beyond_depth_traps_and_handler_keeps_unbounded_stack(system_exe, t
         assert exceptions == 2 if pushes <= DEPTH else exceptions > 2, f"seed {seed}"
 
 
+# --- the CSR instructions and the flag-stack exceptions ---------------------------------
+
+#: Bits of pfstate and the position of sp in it (docs/isa.md: flags | stack | sp).
+_STATE_BITS, _SP_AT = N_FLAGS + DEPTH + (DEPTH).bit_length(), N_FLAGS + DEPTH
+
+
+def _pfstate(flags: int, stack: int, sp: int) -> int:
+    return flags | stack << N_FLAGS | sp << _SP_AT
+
+
+def _expected_csr_lines(v1, v2, v3, i1, i2, i3, at_push, at_pop):
+    """What pf_csr.c prints, from the Zicsr semantics (RISC-V privileged spec) and
+    docs/isa.md: each CSR instruction reads the old value; csrrw writes the source,
+    csrrs sets its bits, csrrc clears them; mtvec (direct mode) and mepc (32-bit
+    instructions) read bits 1:0 as 0; a write of pfstate loads the filter's state
+    (an sp beyond the depth is the depth); an exception writes mcause, mepc, mtval."""
+    lines, mtval = [], 0  # mtval after reset: no exception yet
+    for op, src in (("w", v1), ("s", v2), ("c", v3), ("w", i1), ("s", i2), ("c", i3),
+                    ("s", 0)):  # fmt: skip
+        lines.append(mtval)
+        mtval = {"w": src, "s": mtval | src, "c": mtval & ~src}[op]
+    lines.append(mtval)
+    state = v1 & ((1 << _STATE_BITS) - 1)
+    lines += [0, state & ((1 << _SP_AT) - 1) | min(state >> _SP_AT, DEPTH) << _SP_AT]
+    lines += [1, v2 & ~3, v3 & ~3, v1]
+    full = _pfstate(0b10, (1 << DEPTH) - 1, DEPTH)  # flag 1 set and pushed DEPTH times
+    lines += [full, at_push, OVERFLOW, at_push, encode(Insn("pci", "pushpf", k=0)), full, full]
+    lines += [at_pop, UNDERFLOW, at_pop, encode(Insn("pci", "poppf", k=1)), 0b11, 0b11]
+    return [f"{x & 0xFFFFFFFF:08x}" for x in lines] + [f"{10 + 1:08x}"]  # rdinstret
+
+
+def _run_csr_program(exe, work, seed):
+    rng = random.Random(seed)
+    values = [rng.getrandbits(32) for _ in range(3)] + [rng.randrange(32) for _ in range(3)]
+    defines = dict(zip(("V1", "V2", "V3", "I1", "I2", "I3"), map(hex, values), strict=True))
+    run = sim.run_program([PROGRAMS / "pf_csr.c"], exe=exe, work=work, cycles=1_000_000,
+                          events=False, defines=defines)  # fmt: skip
+    assert run.status == "exit" and run.exit_code == 0, run.summary()
+    return run, values
+
+
+def _check_csr_lines(run, values, image):
+    lines = run.output.splitlines()
+    at_push, at_pop = int(lines[15], 16), int(lines[21], 16)
+    # the faulting instructions are where the program says, and are pushpf 0 / poppf 1
+    assert image[at_push:at_push + 4] == encode(Insn("pci", "pushpf", k=0)).to_bytes(4, "little")
+    assert image[at_pop:at_pop + 4] == encode(Insn("pci", "poppf", k=1)).to_bytes(4, "little")
+    assert lines == _expected_csr_lines(*values, at_push, at_pop), f"values {values}"
+
+
+def test_csr_instructions_and_flag_stack_exceptions(system_exe, tmp_path, seed):  # noqa: F811
+    """Every Zicsr form on mtval, pfstate/mtvec/mepc/mcause written and read back, and
+    a pushpf on the full stack / poppf on the empty one: mcause 24 / 25, mepc the
+    instruction, mtval its word, pfstate unchanged (precise), the handler's mret
+    returns to mepc + 4; rdinstret still counts."""
+    run, values = _run_csr_program(system_exe, tmp_path, seed)
+    _check_csr_lines(run, values, (tmp_path / "fw" / "program.bin").read_bytes())
+
+
+@pytest.mark.parametrize("word", [
+    0x300022F3,  # csrrs t0, mstatus, x0: a standard CSR the core does not implement
+    0x34029073,  # csrrw x0, mscratch, t0
+    0x8C1022F3,  # csrrs t0, 0x8c1, x0: next to pfstate
+    0x8C0042F3,  # funct3 4 (reserved) on pfstate's number
+])  # fmt: skip
+def test_other_csrs_are_illegal(system_exe, tmp_path, word):  # noqa: F811
+    run = sim.run_program([PROGRAMS / "word.c"], exe=system_exe, work=tmp_path,
+                          defines={"WORD": hex(word)}, cycles=100_000)  # fmt: skip
+    assert run.status == "trap" and run.insn == word and run.cause == 2, run.summary()
+    assert "after" not in run.output
+
+
 # --- the Fig. 3 basic-block counter around a workload ----------------------------------
 
 
@@ -167,13 +243,23 @@ def test_basic_block_counts_equal_golden(system_exe, tmp_path):  # noqa: F811
 
 
 def _faulty_filter():
-    return PiAlwaysDispatched(**dispatch.FILTER_PARAMS)
+    return ExceptionsSwapped(**dispatch.FILTER_PARAMS)
 
 
-def test_checks_fail_on_a_filter_that_dispatches_every_pi(tmp_path):
-    """A system whose filter ignores the flags of PIs (dispatches them all): the
-    flag-off run changes registers and memory, and the block counts are wrong."""
+def test_checks_fail_on_a_faulty_filter(tmp_path, seed):
+    """One faulty build with two faults whose effects the programs keep apart: the
+    filter ignores the flags of PIs (dispatches them all) and swaps overflow and
+    underflow (a wrong mcause). pf_regs.c (PIs, no flag-stack exception): the flag-off
+    run changes registers and memory; pf_csr.c (exceptions, no PI): mcause is wrong;
+    the block counts are wrong."""
     exe = sim.build_system(dispatch_filter=_faulty_filter)
+    run, values = _run_csr_program(exe, tmp_path / "csr", seed)
+    with pytest.raises(AssertionError):
+        _check_csr_lines(run, values, (tmp_path / "csr" / "fw" / "program.bin").read_bytes())
+    lines = run.output.splitlines()
+    want = _expected_csr_lines(*values, int(lines[15], 16), int(lines[21], 16))
+    assert [i for i, (a, b) in enumerate(zip(lines, want, strict=True)) if a != b] == [16, 22]
+    assert [int(lines[i], 16) for i in (16, 22)] == [UNDERFLOW, OVERFLOW]
     run = sim.run_program([PROGRAMS / "pf_regs.c"], exe=exe, work=tmp_path / "regs",
                           cycles=1_000_000, events=False)  # fmt: skip
     with pytest.raises(AssertionError):

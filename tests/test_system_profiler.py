@@ -22,7 +22,13 @@ from amaranth.sim import Simulator
 
 from hwprof.cocotb_tests.multihash_streams import collision_stream, zipf_keys
 from hwprof.golden.multihash import MultiHashConfig, run_plain
-from hwprof.system.profiler import BLOCK_OFFSET, REGISTERS, MultiHashPeripheral, register_table
+from hwprof.system.profiler import (
+    BLOCK_OFFSET,
+    REGISTERS,
+    MultiHashPeripheral,
+    parse_profile_output,
+    register_table,
+)
 
 #: small multihash (set-associative accumulator in block RAM, as in the catalog default)
 PARAMS = {"tables": 4, "counters": 64, "accumulator": 8, "pc_bits": 8, "value_bits": 8,
@@ -280,7 +286,8 @@ def test_checker_catches_no_conservative_update(seed):
 
 @pytest.mark.parametrize(("kwargs", "error", "text"), [
     ({"interval_length": 100}, ValueError, "interval_length is written by software"),
-    ({"fifo_depth": 12}, ValueError, "fifo_depth must be a power of two, at least 2, not 12"),
+    ({"fifo_depth": 12}, ValueError, "fifo_depth must be a power of two from 2 to 1024, not 12"),
+    ({"fifo_depth": 2048}, ValueError, "fifo_depth must be a power of two from 2 to 1024"),
     ({"edges": 1}, TypeError, "edges must be a bool, not 1"),
     ({"domain": "sync"}, ValueError, "domain must be a name other than 'sync'"),
     ({"tables": 3}, ValueError, "counters / tables must be a power of two"),
@@ -320,3 +327,17 @@ def test_docs_register_table_is_generated():
     """docs/system-profiler.md holds register_table()'s output as it is now."""
     docs = Path(__file__).parent.parent / "docs" / "system-profiler.md"
     assert register_table() in docs.read_text()
+
+
+def test_parse_profile_output():
+    """hwprof_mh_print's lines (as value_profile.c and mh_profile.c print them) back into
+    intervals of (pc << 32 | value, count) and fields; malformed output is refused."""
+    text = ("I 00000002\nC 00000010 0000002a 00000005\nC 00000014 ffffffff 00000003\n"
+            "I 00000000\nO 00000064\nD 00000000\nP 00000010 00000abc\n")  # fmt: skip
+    profiles, fields = parse_profile_output(text)
+    assert profiles == [[(0x10_0000002A, 5), (0x14_FFFFFFFF, 3)], []]
+    assert fields == {"O": [100], "D": [0], "P": [0x10, 0xABC]}
+    for bad in ("C 1 2 3\n", "I 1\nC 1 2\n", "I 2\nC 1 2 3\n", "I 1\nC 1 2 x\n",
+                "hello world\n"):  # fmt: skip
+        with pytest.raises(ValueError):
+            parse_profile_output(bad)

@@ -5,6 +5,10 @@ tests/system_programs/mh_profile.c loads MH_VALUES[] one by one with a single lo
 instruction, so the tuple stream is known: ``<pc of that lw, MH_VALUES[i]>``. The
 profile it prints must be the golden model's on that stream, and the profiler must
 have been offered exactly those loads (none dropped: its clock is the core's).
+
+Two builds, shared with tests/test_system_value_profile.py: hash seed 1 with the FIFO of
+16 entries, and hash seed 7 with a FIFO of 2 (the simulation clocks the profiler on its
+own, at the core's frequency here).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pytest
 from hwprof.golden.multihash import run_plain
 from hwprof.system import sim
 from hwprof.system.firmware import compile_program
+from hwprof.system.profiler import parse_profile_output
 
 PROGRAMS = Path(__file__).resolve().parent / "system_programs"
 FIRMWARE = Path(__file__).resolve().parent.parent / "hwprof" / "system" / "firmware"
@@ -44,26 +49,14 @@ def run_profile(exe, values, work):
                               extra_flags=(f"-I{FIRMWARE}", f"-I{work}"))  # fmt: skip
     run = sim.run_image(exe, program.image, cycles=2_000_000, seed=1, work=work, events=False)
     assert run.status == "exit" and run.exit_code == 0, run.output
-    profiles, lines = [], run.output.splitlines()
-    fields = {}
-    for line in lines:
-        tag, *hexes = line.split()
-        numbers = [int(h, 16) for h in hexes]
-        if tag == "I":
-            profiles.append([])
-        elif tag == "C":
-            profiles[-1].append(((numbers[0] << 32) | numbers[1], numbers[2]))
-        else:
-            fields[tag] = numbers
-    return profiles, fields
+    return parse_profile_output(run.output)
 
 
-# each hash seed is a system build of its own (about 50 s CPU): the second in the soak
-# tier (tests/test_system_profiler.py runs both seeds on the peripheral)
-@pytest.mark.parametrize("hash_seed", [1, pytest.param(7, marks=pytest.mark.soak)])
-def test_profile_read_back_by_firmware_equals_golden(hash_seed, tmp_path, seed):
-    params = PROFILER | {"hash_seed": hash_seed}
-    exe = sim.build_system(profiler=params)
+@pytest.mark.parametrize("build", [{"hash_seed": 1}, {"hash_seed": 7, "fifo_depth": 2}],
+                         ids=["seed1", "seed7-fifo2"])  # fmt: skip
+def test_profile_read_back_by_firmware_equals_golden(build, tmp_path, seed):
+    params = PROFILER | build
+    exe = sim.build_system(profiler=params | {"own_clock": True})
     rng = np.random.default_rng(seed)
     values = stream(rng, 2 * INTERVAL)
     profiles, fields = run_profile(exe, values, tmp_path)
@@ -72,6 +65,7 @@ def test_profile_read_back_by_firmware_equals_golden(hash_seed, tmp_path, seed):
     assert fields["O"] == [len(values)] and fields["D"] == [0], f"seed {seed}"
     assert fields["S"][0] & 0x8 == 0  # no overrun
     keys = [(pc << 32) | v for v in values]
-    want = run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD, **params)
+    want = run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD,
+                     **{k: v for k, v in params.items() if k != "fifo_depth"})  # fmt: skip
     assert sum(map(len, want)) > 0
     assert profiles == want, f"seed {seed}"

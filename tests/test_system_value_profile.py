@@ -1,17 +1,26 @@
 """Value profiling in the running system: hwprof/system/workloads/value_profile.c prints
 the profile it read back from the multi-hash profiler; ``hwprof system run --profiler
---log-loads FILE`` logs the tuples offered to the profiler as a trace file. The printed
-profile must be the golden multi-hash model's on that logged stream, read back through
-hwprof.traces.
+--log-tuples FILE`` logs the tuples offered to the profiler as a trace file. The printed
+profile must be the golden multi-hash model's on the tuples of that log the profiler
+accepted (those the FIFO did not drop), read back through hwprof.traces.
 
-One system build per hash seed (cached under build/system/; the parameters are those of
-tests/test_system_profiler_run.py, so the seed-1 build is shared with it); the second
-seed and the build without conservative update are in the soak tier.
+Two system builds (cached under build/system/; the simulation clocks the profiler on its
+own, so a clock ratio is a run-time choice, not a build):
+
+* ``PROFILER`` at hash seed 1, FIFO of 16 (shared with tests/test_system_profiler_run.py):
+  the profile at profiler/core clock ratios 1, 0.5 (slower) and 2 (faster), and edge
+  profiling (taken branches, ``SOURCE`` = 1);
+* hash seed 7 with a FIFO of 2 entries (shared with the seed-7 test there): the profile
+  at ratio 1, and a profiler at a twentieth of the core's clock that drops about
+  a third of them (none at a tenth).
+
+The build without conservative update is in the soak tier.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 from pathlib import Path
@@ -21,15 +30,21 @@ import pytest
 
 from hwprof.golden.multihash import run_plain
 from hwprof.system import sim
-from hwprof.traces.keys import trace_keys
+from hwprof.system.firmware import FIRMWARE, compile_program
+from hwprof.system.profiler import parse_profile_output
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.tracefile import TraceReader
 
 WORKLOAD = Path(__file__).resolve().parent.parent / "hwprof" / "system" / "workloads" / \
     "value_profile.c"
 #: a small profiler (a quick Verilator build), as tests/test_system_profiler_run.py
 PROFILER = {"tables": 4, "counters": 256, "counter_bits": 16, "accumulator": 16, "ways": 4}
+#: the second build: another hash seed and a FIFO small enough to overflow
+SEED7_FIFO2 = {"hash_seed": 7, "fifo_depth": 2}
 #: value_profile.c's defaults
 INTERVAL, THRESHOLD, INTERVALS = 1000, 25, 3
+#: a profiler clock slow enough that the FIFO of 2 overflows on value_profile.c's loads
+SLOW = 0.05
 pytestmark = pytest.mark.cocotb  # Verilator tier
 
 
@@ -42,39 +57,28 @@ def _cli(args):
     return status, out.getvalue(), err.getvalue()
 
 
-def parse(output: str):
-    """value_profile.c's lines: profiles (lists of (key, count)) and the tail fields."""
-    profiles, fields = [], {}
-    for line in output.splitlines():
-        tag, *hexes = line.split()
-        numbers = [int(h, 16) for h in hexes]
-        if tag == "I":
-            profiles.append([])
-        elif tag == "C":
-            profiles[-1].append(((numbers[0] << 32) | numbers[1], numbers[2]))
-        else:
-            fields[tag] = numbers[0]
-    return profiles, fields
-
-
-def profile_run(params: dict, work: Path, clock: float | None = None) -> dict:
-    """Run value_profile.c through the command line with the profiler and the load log
-    (``clock``: the profiler on its own clock at that ratio to the core's)."""
-    log = work / "loads.trace"
-    args = ["system", "run", "--json", "--profiler", "--log-loads", log, WORKLOAD]
+def profile_run(params: dict, work: Path, clock: float | None = None,
+                defines: tuple[str, ...] = (), kinds: str = "loads") -> dict:  # fmt: skip
+    """Run value_profile.c through the command line with the profiler and the tuple log
+    (``clock``: the profiler's clock as a ratio to the core's; ``defines``: ``-D``)."""
+    log = work / "tuples.trace"
+    args = ["system", "run", "--json", "--profiler", "--log-tuples", log]
+    args += [a for k, v in params.items() for a in ("-p", f"{k}={v}")]
+    args += [a for d in defines for a in ("-D", d)]
     if clock is not None:
-        args[2:2] = ["--profiler-clock", clock]
-    for k, v in params.items():
-        args[4:4] = ["-p", f"{k}={v}"]
-    status, out, err = _cli(args)
+        args += ["--profiler-clock", clock]
+    status, out, err = _cli([*args, WORKLOAD])
     assert status == 0, err
     record = json.loads(out)
-    profiles, fields = parse(record["output"])
+    profiles, fields = parse_profile_output(record["output"])
     with TraceReader(log) as trace:
-        keys = [int(k) for chunk in trace_keys(trace) for k in chunk]
+        keys = [int(k) for chunk in trace_keys(trace, kinds, value_map=PORT_VALUE_MAP)
+                for k in chunk]  # fmt: skip
         footer, header = trace.footer, trace.header
-    return {"record": record, "profiles": profiles, "fields": fields, "keys": keys,
-            "footer": footer, "header": header, "log": log}  # fmt: skip
+        records = list(trace.chunks())
+    return {"record": record, "profiles": profiles,
+            "fields": {tag: numbers[0] for tag, numbers in fields.items()}, "keys": keys,
+            "footer": footer, "header": header, "log": log, "records": records}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +86,34 @@ def seed1(tmp_path_factory):
     return profile_run(PROFILER | {"hash_seed": 1}, tmp_path_factory.mktemp("vp1"))
 
 
+@pytest.fixture(scope="module")
+def overflow(tmp_path_factory):
+    """The FIFO of 2 with the profiler at a twentieth of the core's clock: tuples dropped."""
+    return profile_run(PROFILER | SEED7_FIFO2, tmp_path_factory.mktemp("vp7s"), clock=SLOW)
+
+
+def golden(keys, params) -> list:
+    """The golden model's profiles of ``keys`` for the profiler built with ``params``
+    (``fifo_depth`` is the peripheral's, not the model's)."""
+    model = {k: v for k, v in params.items() if k != "fifo_depth"}
+    return run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD, **model)
+
+
+def accepted_keys(run) -> list[int]:
+    """The logged tuples the FIFO accepted: all but the footer's ``dropped_records``."""
+    dropped = set(run["footer"]["dropped_records"])
+    return [k for i, k in enumerate(run["keys"]) if i not in dropped]
+
+
 def check_against_golden(run, params):
-    """The printed profile is the golden model's on the logged stream; the counts agree."""
-    keys, fields = run["keys"], run["fields"]
-    assert fields["O"] == len(keys) == run["record"]["offered"] == run["footer"]["offered"]
-    assert fields["D"] == 0 == run["record"]["dropped"] and run["footer"]["dropped_records"] == []
+    """The printed profile is the golden model's on the accepted tuples of the log; the
+    offered and dropped counts of the firmware, the summary and the log agree."""
+    keys, fields, footer = run["keys"], run["fields"], run["footer"]
+    assert fields["O"] == len(keys) == run["record"]["offered"] == footer["offered"]
+    assert fields["D"] == run["record"]["dropped"] == footer["dropped"] \
+        == len(footer["dropped_records"])
     assert fields["S"] & 0x8 == 0  # no overrun
-    want = run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD, **params)
+    want = golden(accepted_keys(run), params)
     assert len(want) == fields["N"] >= INTERVALS
     assert all(want[:INTERVALS]), "every interval has candidates"
     assert run["profiles"] == want[:INTERVALS]
@@ -96,46 +121,83 @@ def check_against_golden(run, params):
 
 def test_profile_read_back_equals_golden_on_logged_stream(seed1):
     check_against_golden(seed1, PROFILER | {"hash_seed": 1})
+    assert seed1["fields"]["D"] == 0  # the FIFO of 16 at the core's clock: nothing dropped
     # the stream is the program's: its pcs are in RAM, values of every load width
     assert len(seed1["keys"]) >= INTERVALS * INTERVAL
     assert seed1["header"]["kinds"] == ["load"]
 
 
-@pytest.mark.soak
 def test_second_hash_seed(tmp_path):
-    params = PROFILER | {"hash_seed": 7}
-    check_against_golden(profile_run(params, tmp_path), params)
+    params = PROFILER | SEED7_FIFO2
+    run = profile_run(params, tmp_path)
+    check_against_golden(run, params)
+    assert run["fields"]["D"] == 0  # the core's loads never fill 2 entries at ratio 1
 
 
-@pytest.mark.soak
-@pytest.mark.parametrize("clock", [1, 0.75, 0.5])
+def test_overflow_drops_are_counted_and_the_rest_profiled(overflow):
+    """A FIFO that overflows: the firmware's DROPPED, the summary and the log's dropped
+    records agree exactly, and the profile is the golden model's on the others."""
+    check_against_golden(overflow, PROFILER | SEED7_FIFO2)
+    assert overflow["fields"]["D"] > 0.1 * overflow["fields"]["O"]
+
+
+def test_checker_fails_on_a_wrong_dropped_count(overflow):
+    """The check fails when the dropped count is off by one anywhere: in the firmware's
+    line, or in the log (one dropped tuple taken for accepted, counts kept consistent)."""
+    run = copy.deepcopy(overflow)
+    run["fields"]["D"] += 1
+    with pytest.raises(AssertionError):
+        check_against_golden(run, PROFILER | SEED7_FIFO2)
+    # a dropped tuple of a hot key counted as accepted: only the profile can tell
+    run = copy.deepcopy(overflow)
+    hot = {k for profile in run["profiles"] for k, _ in profile}
+    index = next(i for i in run["footer"]["dropped_records"] if run["keys"][i] in hot)
+    run["footer"]["dropped_records"].remove(index)
+    run["footer"]["dropped"] -= 1
+    run["fields"]["D"] -= 1
+    run["record"]["dropped"] -= 1
+    with pytest.raises(AssertionError):
+        check_against_golden(run, PROFILER | SEED7_FIFO2)
+    # and the drops matter: the golden model on every offered tuple is another profile
+    every = golden(overflow["keys"], PROFILER | SEED7_FIFO2)
+    assert overflow["profiles"] != every[:INTERVALS]
+
+
+@pytest.mark.parametrize("clock", [0.5, 2])
 def test_profiler_clock_ratios_give_the_same_profile(clock, seed1, tmp_path):
-    """The profiler on a clock of its own (one more build): the same profile as on the
-    core's clock, and the golden model's on the logged stream."""
+    """The profiler slower and faster than the core (the same build, another clock):
+    the same profile as at ratio 1, and the golden model's on the logged stream."""
     params = PROFILER | {"hash_seed": 1}
     run = profile_run(params, tmp_path, clock=clock)
     check_against_golden(run, params)
+    assert run["fields"]["D"] == 0
     assert run["profiles"] == seed1["profiles"]
 
 
-def test_checker_fails_without_conservative_update(seed1):
-    """The comparison can fail: the golden model without conservative update (C0) on
-    the same logged stream gives another profile than the one read back."""
-    keys = seed1["keys"]
-    c0 = run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD, conservative=False,
-                   hash_seed=1, **PROFILER)  # fmt: skip
-    assert seed1["profiles"] != c0[:INTERVALS]
+def _imm_b(word: int) -> int:
+    """The B-type immediate of a RISC-V word (the RISC-V specification's layout)."""
+    imm = ((word >> 31) & 1) << 12 | ((word >> 7) & 1) << 11 | ((word >> 25) & 0x3F) << 5 \
+        | ((word >> 8) & 0xF) << 1
+    return imm - (1 << 13) if imm & (1 << 12) else imm
 
 
-def test_checker_fails_on_a_changed_tuple(seed1):
-    """One logged tuple changed (a hot one, the first that changes a count): mismatch."""
-    keys = list(seed1["keys"])
+def test_edge_profile_equals_golden_on_logged_branches(tmp_path):
+    """Edge profiling: software selects taken branches (SOURCE = 1); the profile read
+    back is the golden model's on the logged <pc, target> stream, and each logged
+    tuple is a conditional branch of the program and its B-type target."""
     params = PROFILER | {"hash_seed": 1}
-    hot = {k for k, _ in seed1["profiles"][0]}
-    i = next(i for i, k in enumerate(keys) if k in hot)
-    keys[i] ^= 1
-    want = run_plain(keys, interval_length=INTERVAL, threshold=THRESHOLD, **params)
-    assert seed1["profiles"] != want[:INTERVALS]
+    run = profile_run(params, tmp_path, defines=("VP_SOURCE=1",), kinds="branches")
+    check_against_golden(run, params)
+    assert run["header"]["kinds"] == ["cond_taken"]
+    # the program's image, compiled as the command line does
+    image = compile_program([WORKLOAD], tmp_path / "fw", defines={"VP_SOURCE": "1"},
+                            extra_flags=(f"-I{FIRMWARE}",)).image  # fmt: skip
+    edges = {(int(k) >> 32, int(k) & 0xFFFF_FFFF) for k in run["keys"]}
+    assert len(edges) > 5
+    for pc, target in edges:
+        word = int.from_bytes(image[pc:pc + 4], "little")
+        assert word & 0x7F in (0x63, 0x0B), hex(word)  # a branch or a brr
+        assert target == (pc + _imm_b(word)) & 0xFFFF_FFFF
 
 
 @pytest.mark.soak
@@ -144,10 +206,27 @@ def test_profiler_without_conservative_update_fails_the_check(tmp_path):
     golden model's and not the C1 one's (the same rule as the block-level test)."""
     params = PROFILER | {"hash_seed": 1, "conservative": False}
     run = profile_run(params, tmp_path)
-    c1 = run_plain(run["keys"], interval_length=INTERVAL, threshold=THRESHOLD,
-                   **(params | {"conservative": True}))  # fmt: skip
+    c1 = golden(run["keys"], params | {"conservative": True})
     assert run["profiles"] != c1[:INTERVALS]
     check_against_golden(run, params)
+
+
+def test_checker_fails_without_conservative_update(seed1):
+    """The comparison can fail: the golden model without conservative update (C0) on
+    the same logged stream gives another profile than the one read back."""
+    keys = seed1["keys"]
+    c0 = golden(keys, PROFILER | {"hash_seed": 1, "conservative": False})
+    assert seed1["profiles"] != c0[:INTERVALS]
+
+
+def test_checker_fails_on_a_changed_tuple(seed1):
+    """One logged tuple changed (a hot one, the first that changes a count): mismatch."""
+    run = copy.deepcopy(seed1)
+    hot = {k for k, _ in seed1["profiles"][0]}
+    i = next(i for i, k in enumerate(run["keys"]) if k in hot)
+    run["keys"][i] ^= 1
+    with pytest.raises(AssertionError):
+        check_against_golden(run, PROFILER | {"hash_seed": 1})
 
 
 def test_log_is_a_trace_for_the_trace_commands(seed1):
@@ -163,7 +242,13 @@ def test_log_is_a_trace_for_the_trace_commands(seed1):
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["-p", "tables=4"], "-p needs --profiler"),
-    (["--log-loads", "{tmp}/l.trace"], "--log-loads needs --profiler"),
+    (["--log-loads", "{tmp}/l.trace"], "--log-tuples needs --profiler"),
+    (["--profiler", "-p", "fifo_depth=3"], "fifo_depth must be a power of two from 2 to 1024"),
+    (["--profiler", "-p", "fifo_depth=2048"], "fifo_depth must be a power of two from 2 to"),
+    (["--profiler", "-p", "fifo_depth=1"], "fifo_depth must be a power of two from 2 to"),
+    (["--profiler", "-p", "fifo_depth=many"], "fifo_depth must be an integer"),
+    (["--profiler", "-D", "1X=2"], "-D must be NAME or NAME=VALUE"),
+    (["-D", "VP SOURCE"], "-D must be NAME or NAME=VALUE"),
     (["--profiler", "-p", "tables=3"], "--profiler: multihash: counters / tables must be"),
     (["--profiler", "-p", "nosuch=1"], "--profiler: "),
     (["--profiler", "-p", "interval_length=100"], "interval_length is written by software"),
@@ -173,6 +258,7 @@ def test_log_is_a_trace_for_the_trace_commands(seed1):
     (["--profiler-clock", "0.5"], "--profiler-clock needs --profiler"),
     (["--profiler", "--profiler-clock", "0.7"], "--profiler-clock must be a ratio"),
     (["--profiler", "--profiler-clock", "0"], "--profiler-clock must be a ratio"),
+    (["--profiler", "--profiler-clock", "8"], "--profiler-clock must be a ratio"),
 ])  # fmt: skip
 def test_cli_profiler_bad_input(extra, message, tmp_path, monkeypatch):
     def no_build(*args, **kwargs):

@@ -41,7 +41,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def expected_data() -> set[str]:
     """The data files the commands read: one cocotb module per top that has one, its
-    helpers, the harness sources, the valgrind tool and one shipped trace per workload."""
+    helpers, the harness sources, the valgrind tool, the workloads' C programs and every
+    shipped trace."""
     names = {f"hwprof/cocotb_tests/{t.cocotb_module}.py" for t in TOPS.values()
              if t.cocotb_module}  # fmt: skip
     names |= {f"hwprof/cocotb_tests/{p.name}" for p in (ROOT / "hwprof/cocotb_tests").glob("*.py")}
@@ -49,6 +50,9 @@ def expected_data() -> set[str]:
               if p.suffix in (".cpp", ".h")}  # fmt: skip
     names.add("hwprof/traces/valgrind/hwprof_trace.c")
     names |= {f"hwprof/traces/shipped/{name}.trace" for name in WORKLOADS}
+    names |= {f"hwprof/traces/{p.relative_to(ROOT / 'hwprof/traces')}"
+              for p in (*(ROOT / "hwprof/traces/programs").glob("*.c"),
+                        *(ROOT / "hwprof/traces/shipped").glob("*.trace"))}  # fmt: skip
     return names
 
 

@@ -54,15 +54,6 @@ class Strobes:
                 self.load.append(int(dut.lfsr_load_data_out.value))
 
 
-def _pfstate_clamped(state):
-    """``state`` with its stack pointer clamped to the flag stack's depth (the dispatch
-    filter's ``restore``, :class:`hwprof.rtl.dispatch_filter.DispatchFilter`)."""
-    from hwprof.system.dispatch import CONFIG
-
-    low = CONFIG.n_flags + CONFIG.stack_depth
-    return state & ((1 << low) - 1) | min(state >> low, CONFIG.stack_depth) << low
-
-
 def registers():
     return {r["name"]: r for r in param("registers")}
 
@@ -93,8 +84,6 @@ async def reset_values_and_access(dut):
             assert got == 0, f"{name} is write-only but reads {got:#x}"
         else:
             want = value & mask & ((1 << config.width) - 1 if name == "BRR_STATE" else mask)
-            if name == "DISPATCH_PFSTATE":  # the filter clamps a restored sp to the depth
-                want = _pfstate_clamped(want)
             assert got == want, f"{name}: wrote {value:#x}, read {got:#x}, expected {want:#x}"
     # the window's unused addresses: read 0, writes change no register
     used = {reg["word"] for reg in regs.values()}

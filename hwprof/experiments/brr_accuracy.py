@@ -116,16 +116,22 @@ def program(name: str, events: int, rng: np.random.Generator) -> np.ndarray:
 
 def taken_sites(path, events: int) -> np.ndarray:
     """Site ids (dense, by pc) of the first ``events`` taken control transfers of a trace."""
-    pcs, total = [], 0
+    return trace_sites(path, events, TAKEN_KINDS, "pc", "taken control transfers")
+
+
+def trace_sites(path, events: int, kinds, column: str, what: str) -> np.ndarray:
+    """Site ids (dense, by the record column ``column``) of the first ``events`` records
+    of ``kinds`` in a trace; ``what`` names them in the error when there are none."""
+    values, total = [], 0
     with open_trace(path) as trace:
-        for chunk in trace.chunks(kinds=TAKEN_KINDS, columns=("kind", "pc")):
-            pcs.append(chunk.pc[: events - total])
-            total += len(pcs[-1])
+        for chunk in trace.chunks(kinds=kinds, columns=("kind", column)):
+            values.append(getattr(chunk, column)[: events - total])
+            total += len(values[-1])
             if total >= events:
                 break
     if total == 0:
-        raise TraceError(f"{path}: no taken control transfers (a branch trace is needed)")
-    return np.unique(np.concatenate(pcs), return_inverse=True)[1].astype(np.int64)
+        raise TraceError(f"{path}: no {what} (a branch trace is needed)")
+    return np.unique(np.concatenate(values), return_inverse=True)[1].astype(np.int64)
 
 
 def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:

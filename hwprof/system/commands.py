@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
     """Compile PROGRAM.c, run it on the system, forward the console, summarize."""
     from ..golden.brr import BrrConfig
     from .firmware import FIRMWARE, CompileError, compile_program
-    from .sim import TRAP_CAUSES, build_system, run_image
+    from .sim import CORE_HALF_PERIOD, TRAP_CAUSES, build_system, run_image
     from .soc import DEFAULT_RAM_SIZE
 
     source = Path(args.program)
@@ -41,28 +41,33 @@ def cmd_run(args) -> int:
     if not 1 <= args.seed < 1 << width:
         return _error(f"--seed must be a non-zero {width}-bit LFSR state, 1..{(1 << width) - 1}, "
                       f"not {args.seed}")  # fmt: skip
+    defines, problem = _defines(args.define)
+    if problem:
+        return _error(problem)
     profiler = None
     prof_half = None
     if args.profiler or args.param or args.log_loads or args.profiler_clock is not None:
         if not args.profiler:
-            option = ("-p" if args.param else "--log-loads" if args.log_loads
+            option = ("-p" if args.param else "--log-tuples" if args.log_loads
                       else "--profiler-clock")  # fmt: skip
             return _error(f"{option} needs --profiler")
         profiler, problem = _profiler_params(args.param)
         if problem:
             return _error(problem)
+        # the simulation clocks the profiler on its own (the ratio is chosen at run time)
+        profiler["own_clock"] = True
+        prof_half = CORE_HALF_PERIOD
         if args.profiler_clock is not None:
             prof_half = _half_period(args.profiler_clock)
             if prof_half is None:
                 return _error(f"--profiler-clock must be a ratio R in (0, 4] with 60 / R a "
                               f"whole number (1, 0.75, 0.5, ...), not {args.profiler_clock}")
-            profiler["own_clock"] = True
     log = Path(args.log_loads) if args.log_loads else None
     if log is not None and (log.is_dir() or not log.parent.is_dir()):
-        return _error(f"--log-loads {log}: not a file in an existing directory")
+        return _error(f"--log-tuples {log}: not a file in an existing directory")
     with tempfile.TemporaryDirectory(prefix="hwprof-system-") as work:
         try:
-            program = compile_program([source], Path(work) / "fw",
+            program = compile_program([source], Path(work) / "fw", defines=defines,
                                       extra_flags=(f"-I{FIRMWARE}",) if profiler else ())
         except CompileError as exc:
             print(str(exc), file=sys.stderr)
@@ -105,13 +110,33 @@ def cmd_run(args) -> int:
     return EXIT_TIMEOUT
 
 
+def _defines(assignments: list[str]) -> tuple[dict | None, str | None]:
+    """``-D NAME[=VALUE]`` parsed as the program's macros, or the problem in one line."""
+    defines = {}
+    for item in assignments:
+        name, sep, value = item.partition("=")
+        if not name.isidentifier() or not name.isascii() or "\n" in value:
+            return None, f"-D must be NAME or NAME=VALUE with NAME a C identifier, not {item!r}"
+        defines[name] = value if sep else "1"
+    return defines, None
+
+
 def _profiler_params(assignments: list[str]) -> tuple[dict | None, str | None]:
-    """``-p k=v`` parsed as the profiler's parameters, or the problem in one line."""
+    """``-p k=v`` parsed as the profiler's parameters, or the problem in one line.
+
+    The multihash top's parameters, and ``fifo_depth`` (the peripheral's FIFO)."""
     from ..catalog import CatalogError, get_top, parse_params
     from .profiler import check_parameters
 
     try:
-        params = parse_params(get_top("multihash"), assignments)
+        fifo = [a for a in assignments if a.partition("=")[0] == "fifo_depth"]
+        params = parse_params(get_top("multihash"), [a for a in assignments if a not in fifo])
+        for item in fifo:
+            value = item.partition("=")[2]
+            try:
+                params["fifo_depth"] = int(value, 0)
+            except ValueError:
+                return None, f"--profiler: fifo_depth must be an integer, not {value!r}"
         check_parameters(params)
     except CatalogError as exc:
         return None, f"--profiler: {exc}"
@@ -122,35 +147,44 @@ def _profiler_params(assignments: list[str]) -> tuple[dict | None, str | None]:
 
 def _half_period(ratio: float) -> int | None:
     """The profiler's half period for a clock ``ratio`` times the core's (whose is 60)."""
+    from .sim import CORE_HALF_PERIOD
+
     if not 0 < ratio <= 4:
         return None
-    half = 60 / ratio
+    half = CORE_HALF_PERIOD / ratio
     return round(half) if abs(half - round(half)) < 1e-9 else None
 
 
 def write_loads(path: Path, run, *, program: str, profiler: dict, cycles: int) -> Path:
-    """Write ``run``'s tuples offered to the profiler as a trace file (``load`` records).
+    """Write ``run``'s tuples offered to the profiler as a trace file.
 
-    One record per offered tuple, in order: ``pc`` the load's address, ``value`` the
-    32-bit value it wrote to its register (the profiler's tuple: ``lb``/``lh``
-    sign-extended), ``addr`` the data address, ``size`` the bytes loaded. The footer
-    gives ``offered``, ``dropped`` and the indices of the dropped records
-    (``dropped_records``: the FIFO was full; the profiler never saw them). Written to
-    a temporary file renamed into place.
+    One record per offered tuple, in order. A retired load (``SOURCE`` 0) is a ``load``
+    record: ``pc`` the load's address, ``value`` the 32-bit value it wrote to its
+    register (the profiler's tuple: ``lb``/``lh`` sign-extended), ``addr`` the data
+    address, ``size`` the bytes loaded. A taken branch (``SOURCE`` 1) is a
+    ``cond_taken`` record: ``pc`` the branch, ``addr`` its target (the tuple
+    ``<pc, target>``), ``value`` 0, ``size`` 0. The footer gives ``offered``,
+    ``dropped`` and the indices of the dropped records (``dropped_records``: the FIFO
+    was full; the profiler never saw them). Written to a temporary file renamed into
+    place.
     """
     import numpy as np
 
-    from ..traces.common import LOAD
+    from ..traces.common import COND_TAKEN, LOAD
     from ..traces.tracefile import TraceWriter
 
     loads = run.loads
-    header = {"program": program, "argv": [program], "kinds": ["load"],
-              "options": {"source": "hwprof system run --log-loads", "profiler": profiler,
+    edge = loads["size"] == 0
+    kinds = [name for name, present in (("load", (~edge).any()), ("cond_taken", edge.any()))
+             if present] or ["load"]  # fmt: skip
+    header = {"program": program, "argv": [program], "kinds": kinds,
+              "options": {"source": "hwprof system run --log-tuples", "profiler": profiler,
                           "cycles": cycles, "value": "register value (32 bits)"}}  # fmt: skip
     dropped = np.flatnonzero(loads["dropped"]).tolist()
     with TraceWriter(path, header=header, threads=1) as writer:
         if len(loads["pc"]):
-            writer.write(kind=LOAD, pc=loads["pc"], addr=loads["addr"], value=loads["value"],
+            writer.write(kind=np.where(edge, COND_TAKEN, LOAD).astype(np.uint8), pc=loads["pc"],
+                         addr=loads["addr"], value=np.where(edge, 0, loads["value"]),
                          size=loads["size"].astype(np.uint8))  # fmt: skip
         writer.close({"offered": len(loads["pc"]), "dropped": len(dropped),
                       "dropped_records": dropped, "status": run.status,
@@ -258,14 +292,18 @@ def add_parser(sub) -> None:
                      help="build the system with the multi-hash profiler "
                           "(docs/system-profiler.md)")  # fmt: skip
     run.add_argument("-p", "--param", action="append", default=[], metavar="K=V",
-                     help="a multihash parameter of the profiler (with --profiler; not "
-                          "interval_length or threshold, which software writes)")  # fmt: skip
+                     help="a multihash parameter of the profiler, or fifo_depth (entries of "
+                          "its FIFO, a power of two 2..1024, default 16); with --profiler; not "
+                          "interval_length or threshold, which software writes")  # fmt: skip
     run.add_argument("--profiler-clock", type=float, metavar="R",
-                     help="clock the profiler on its own at R times the core's frequency "
-                          "(1, 0.75, 0.5, ...; a separate build); default: the core's clock")
-    run.add_argument("--log-loads", metavar="FILE",
-                     help="write the tuples offered to the profiler (its retired loads) "
-                          "as a trace file (docs/traces.md)")  # fmt: skip
+                     help="clock the profiler at R times the core's frequency (1, 0.75, "
+                          "0.5, 2, ...; 60 / R a whole number); default 1")
+    run.add_argument("--log-tuples", "--log-loads", dest="log_loads", metavar="FILE",
+                     help="write the tuples offered to the profiler (retired loads, or taken "
+                          "branches when software profiles edges) as a trace file "
+                          "(docs/traces.md)")  # fmt: skip
+    run.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                     help="a macro for PROGRAM.c (as the compiler's -D)")  # fmt: skip
     run.set_defaults(func=cmd_run)
     gen = ssub.add_parser("generate", help="the system's Verilog, header, linker script, "
                                            "register map")  # fmt: skip

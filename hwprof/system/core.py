@@ -17,6 +17,9 @@ What the patch adds (docs/system.md, "The core"):
 * Ports ``hwprof_brr_valid`` (one cycle per retired brr, in the cycle the core
   leaves the execute state: the LFSR steps at that clock edge, after ``taken``
   was used), ``hwprof_brr_freq`` and ``hwprof_brr_taken`` (input).
+* ``hwprof_taken_valid`` (one cycle per conditional branch or brr that retires
+  taken, in the cycle the core leaves the execute state) and ``hwprof_taken_target``
+  (its target): the edges of the multi-hash profiler's edge profiling.
 * Observation ports for the simulation: ``hwprof_pc`` and ``hwprof_insn`` (the
   address and word of the instruction being executed, PicoRV32's own debug
   registers) and ``hwprof_instret`` (its retired-instruction counter).
@@ -25,8 +28,19 @@ What the patch adds (docs/system.md, "The core"):
   ``mem_rdata``) is kept as ``hwprof_word`` in the first decode stage;
   ``hwprof_launch`` / ``hwprof_launch_pc`` show each launching instruction to the
   dispatch filter; ``hwprof_pf_nop`` makes it retire without effect,
-  ``hwprof_pf_trap`` jumps to ``hwprof_pf_vector`` (a flag-stack exception), and
-  ``mret`` jumps to ``hwprof_pf_mepc``. None of them writes a register.
+  ``hwprof_pf_trap`` jumps to ``hwprof_pf_vector`` (``mtvec``: a flag-stack
+  exception), and ``mret`` jumps to ``hwprof_pf_mepc`` (``mepc``). None of them
+  writes a register.
+* CSRs: ``csrrw``, ``csrrs``, ``csrrc`` and their immediate forms on the numbers of
+  :data:`hwprof.system.dispatch.CSRS` (``pfstate``, ``mtvec``, ``mepc``,
+  ``mcause``, ``mtval``) are decoded; any other CSR number stays illegal. The
+  system holds the CSRs (:class:`hwprof.system.dispatch.TrapCsrs`): in the cycle
+  the core leaves its ``ld_rs1`` state, ``hwprof_csr_valid`` shows the number
+  (``hwprof_csr_addr``), ``funct3[1:0]`` (``hwprof_csr_op``), the source
+  (``hwprof_csr_src``: ``rs1``'s value or the 5-bit immediate) and whether it
+  writes (``hwprof_csr_write``); ``rd`` gets ``hwprof_csr_rdata``, the old value.
+  PicoRV32's own counters (``rdcycle``, ``rdinstret`` and their high halves) are
+  unchanged.
 
 The interrupt extension (``ENABLE_IRQ``) also decodes custom-0 (``retirq`` is
 ``0x0400000b``, which is also a brr): the system builds the core without it, and
@@ -40,6 +54,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..golden.brr_isa import MATCH_MASK, MATCH_VALUE
+from .dispatch import CSRS
 
 __all__ = ["CORE_PACKAGE", "CORE_VERSION", "CORE_MODULE", "CORE_PARAMETERS", "PatchError",
            "core_source", "core_verilog"]  # fmt: skip
@@ -93,7 +108,11 @@ _BRANCH_NEW = """\
 					if (hwprof_branch_cond) begin
 """
 
-#: (anchor, replacement): each anchor occurs exactly once in the package's picorv32.v.
+#: The CSR numbers the core decodes (any other CSR instruction stays illegal).
+_CSR_MATCH = " ||\n\t\t\t\t\t".join(f"mem_rdata_q[31:20] == 12'h{n:03x}" for n in CSRS.values())
+
+#: (anchor, replacement): each anchor occurs exactly once in the package's picorv32.v
+#: (an edit may anchor on what an earlier one wrote).
 EDITS: tuple[tuple[str, str], ...] = (
     ("module picorv32 #(", f"module {CORE_MODULE} #("),
     (
@@ -149,6 +168,25 @@ EDITS: tuple[tuple[str, str], ...] = (
         "\tassign launch_next_insn = ",
     ),
     (_BRANCH_OLD, _BRANCH_NEW),
+    # taken branches for edge profiling (hwprof.system.profiler): a conditional branch
+    # (or a brr) that retires taken, and its target (the core's own branch adder)
+    (
+        "\t// hwprof: brr unit and observation ports\n",
+        "\t// hwprof: taken branches (edge profiling)\n"
+        "\toutput            hwprof_taken_valid,\n"
+        "\toutput     [31:0] hwprof_taken_target,\n\n"
+        "\t// hwprof: brr unit and observation ports\n",
+    ),
+    (
+        "\tassign launch_next_insn = ",
+        "\t// hwprof: a conditional branch or brr retires taken in the cycle it leaves the\n"
+        "\t// execute state with its condition true; the target is pc + B-type immediate\n"
+        "\tassign hwprof_taken_valid = resetn && cpu_state == cpu_state_exec &&\n"
+        "\t\t\t(is_beq_bne_blt_bge_bltu_bgeu || instr_brr) && hwprof_branch_cond &&\n"
+        "\t\t\t!((TWO_CYCLE_ALU || TWO_CYCLE_COMPARE) && (alu_wait || alu_wait_2)) && mem_done;\n"
+        "\tassign hwprof_taken_target = reg_pc + decoded_imm;\n\n"
+        "\tassign launch_next_insn = ",
+    ),
     # selective dispatch (hwprof.system.dispatch): the word each instruction was
     # fetched as, the launch of each instruction to the dispatch filter, and what the
     # filter decides (no effect, or a flag-stack exception), and mret
@@ -211,6 +249,57 @@ EDITS: tuple[tuple[str, str], ...] = (
         "\t\t\t\t\t\t\tlatched_branch <= 1;\n"
         "\t\t\t\t\t\tend\n"
         "\t\t\t\t\tend\n",
+    ),
+    # CSRs (Zicsr) of hwprof.system.dispatch.CSRS: decoded here, held by the system's
+    # TrapCsrs; rd gets the old value, the write takes effect as the core leaves ld_rs1
+    (
+        "\t// hwprof: selective dispatch\n",
+        "\t// hwprof: csrrw/csrrs/csrrc(i) of the CSRs the system implements\n"
+        "\toutput            hwprof_csr_valid,\n"
+        "\toutput     [11:0] hwprof_csr_addr,\n"
+        "\toutput     [ 1:0] hwprof_csr_op,\n"
+        "\toutput     [31:0] hwprof_csr_src,\n"
+        "\toutput            hwprof_csr_write,\n"
+        "\tinput      [31:0] hwprof_csr_rdata,\n\n"
+        "\t// hwprof: selective dispatch\n",
+    ),
+    (
+        "\treg instr_brr;  // hwprof: branch-on-random (docs/isa.md)\n",
+        "\treg instr_brr;  // hwprof: branch-on-random (docs/isa.md)\n"
+        "\treg instr_hwprof_csr;  // hwprof: a CSR instruction on a CSR of the system\n"
+        "\treg [11:0] hwprof_csr_num;\n"
+        "\treg [2:0] hwprof_csr_f3;\n",
+    ),
+    (" instr_brr};", " instr_brr, instr_hwprof_csr};"),
+    (
+        "\t\t\tinstr_fence <= (mem_rdata_q[6:0] == 7'b0001111 && !mem_rdata_q[14:12]);\n",
+        "\t\t\tinstr_fence <= (mem_rdata_q[6:0] == 7'b0001111 && !mem_rdata_q[14:12]);\n"
+        "\t\t\tinstr_hwprof_csr <= mem_rdata_q[6:0] == 7'b1110011 && mem_rdata_q[13:12] != 0 && (\n"
+        "\t\t\t\t\t" + _CSR_MATCH + ");\n"
+        "\t\t\thwprof_csr_num <= mem_rdata_q[31:20];\n"
+        "\t\t\thwprof_csr_f3 <= mem_rdata_q[14:12];\n",
+    ),
+    ("\t\t\tinstr_fence <= 0;\n", "\t\t\tinstr_fence <= 0;\n\t\t\tinstr_hwprof_csr <= 0;\n"),
+    (
+        "\t\t\t\t\tis_lui_auipc_jal: begin\n",
+        "\t\t\t\t\tinstr_hwprof_csr: begin  // hwprof: rd gets the CSR's old value\n"
+        "\t\t\t\t\t\treg_out <= hwprof_csr_rdata;\n"
+        "\t\t\t\t\t\tlatched_store <= 1;\n"
+        "\t\t\t\t\t\tcpu_state <= cpu_state_fetch;\n"
+        "\t\t\t\t\tend\n"
+        "\t\t\t\t\tis_lui_auipc_jal: begin\n",
+    ),
+    (
+        "\twire hwprof_mret = hwprof_word == 32'h30200073;\n",
+        "\twire hwprof_mret = hwprof_word == 32'h30200073;\n"
+        "\t// hwprof: a CSR instruction writes its CSR as the core leaves ld_rs1; the\n"
+        "\t// immediate forms (funct3[2]) take the rs1 field as the value, csrrs/csrrc with\n"
+        "\t// the field 0 do not write\n"
+        "\tassign hwprof_csr_valid = resetn && cpu_state == cpu_state_ld_rs1 && instr_hwprof_csr;\n"
+        "\tassign hwprof_csr_addr = hwprof_csr_num;\n"
+        "\tassign hwprof_csr_op = hwprof_csr_f3[1:0];\n"
+        "\tassign hwprof_csr_src = hwprof_csr_f3[2] ? decoded_rs1 : cpuregs_rs1;\n"
+        "\tassign hwprof_csr_write = hwprof_csr_f3[1:0] == 2'b01 || decoded_rs1 != 0;\n",
     ),
 )
 

@@ -12,28 +12,31 @@ counts it), it shows the word the instruction was fetched as to the catalog's
   standard RV32I word :func:`base_word` gives (``add``, ``addi``, ``lw``, ``sw``,
   ``jalr``, ``beq``, ``bne``, ``lui`` with the PI's operands);
 * a ``pushpf`` on a full hardware stack or a ``poppf`` on an empty one is a precise
-  exception: the instruction changes nothing, :data:`REGISTERS` ``MCAUSE`` gets 24
-  (overflow) or 25 (underflow), ``MEPC`` its address, ``MTVAL`` its word, and the
-  core jumps to ``MTVEC``. The firmware runtime's handler
-  (``firmware/pfspill.c``) spills or fills through ``PFSTATE``, adds 4 to ``MEPC``
-  and returns with ``mret``.
+  exception: the instruction changes nothing, ``mcause`` gets 24 (overflow) or 25
+  (underflow), ``mepc`` its address, ``mtval`` its word, and the core jumps to
+  ``mtvec``. The firmware runtime's handler (``firmware/pfspill.c``) spills or
+  fills through ``pfstate``, adds 4 to ``mepc`` and returns with ``mret``.
 
-``pflen`` (a hint) executes as ``addi x0, x0, 0``. PicoRV32 has no CSR file: the
-``pfstate``, ``mcause``, ``mepc``, ``mtval`` and ``mtvec`` of docs/isa.md are
-registers of the CSR window (block ``dispatch``), and ``mret`` (the only
-privileged instruction the patch decodes) jumps to ``MEPC``.
+``pflen`` (a hint) executes as ``addi x0, x0, 0``. The CSRs of docs/isa.md
+(:data:`CSRS`: ``pfstate`` and the machine-mode ``mtvec``, ``mepc``, ``mcause``,
+``mtval``) are :class:`TrapCsrs`; the patched core decodes the Zicsr instructions on
+exactly these numbers and gives them to it (:mod:`hwprof.system.core`). The PI counts
+are registers of the CSR window (block ``dispatch``, :data:`REGISTERS`).
 """
 
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 
 from ..golden.dispatch import DispatchConfig
 from ..golden.isa_profile import NOP, PFLEN_MASK, PFLEN_MATCH, PI_OPS
 from ..rtl.dispatch_filter import decode_fields
 
 __all__ = ["FILTER_PARAMS", "CONFIG", "BLOCK_OFFSET", "REGISTERS", "OVERFLOW", "UNDERFLOW",
-           "base_word", "build_filter", "attach", "header_section"]  # fmt: skip
+           "CSRS", "TrapCsrs", "base_word", "build_filter", "attach", "csr_defines",
+           "header_section"]  # fmt: skip
 
 #: Parameters of the catalog top ``dispatch_filter`` in the system: one decode lane
 #: (PicoRV32 launches one instruction at a time), two profile flags, a 4-entry
@@ -45,18 +48,13 @@ CONFIG = DispatchConfig(**{k: v for k, v in FILTER_PARAMS.items() if k != "prede
 OVERFLOW, UNDERFLOW = 24, 25
 #: Offset of the block in the CSR window.
 BLOCK_OFFSET = 0x300
-#: The block's registers: (name, offset, access, bits, reset, meaning).
+#: The CSRs the core implements (numbers: docs/isa.md for ``pfstate``, the RISC-V
+#: privileged specification for the others); any other CSR number is illegal.
+CSRS = {"pfstate": 0x8C0, "mtvec": 0x305, "mepc": 0x341, "mcause": 0x342, "mtval": 0x343}
+#: The block's registers in the CSR window: (name, offset, access, bits, reset, meaning).
 REGISTERS = (
-    ("PFSTATE", 0x00, "rw", CONFIG.ckpt_width, "0",
-     f"pfstate: flags | stack << {CONFIG.n_flags} | sp << "
-     f"{CONFIG.n_flags + CONFIG.stack_depth}; write: load it (the filter's restore)"),
-    ("MCAUSE", 0x04, "rw", 5, "0",
-     f"cause of the last flag-stack exception: {OVERFLOW} overflow, {UNDERFLOW} underflow"),
-    ("MEPC", 0x08, "rw", 32, "0", "address of the faulting pushpf/poppf; mret jumps here"),
-    ("MTVAL", 0x0C, "rw", 32, "0", "word of the faulting pushpf/poppf"),
-    ("MTVEC", 0x10, "rw", 32, "0", "handler address of the flag-stack exceptions"),
-    ("DISPATCHED", 0x14, "rw", 32, "0", "PIs executed (flag on); write: set the count"),
-    ("DROPPED", 0x18, "rw", 32, "0", "PIs dropped (flag off); write: set the count"),
+    ("DISPATCHED", 0x00, "rw", 32, "0", "PIs executed (flag on); write: set the count"),
+    ("DROPPED", 0x04, "rw", 32, "0", "PIs dropped (flag off); write: set the count"),
 )  # fmt: skip
 
 _OPCODES = {"add": 0b0110011, "addi": 0b0010011, "lw": 0b0000011, "sw": 0b0100011,
@@ -114,48 +112,144 @@ def build_filter():
     return get_top("dispatch_filter").construct(dict(FILTER_PARAMS))
 
 
-def attach(m: Module, regs: dict, p) -> None:
-    """Wire the filter ``p.dispatch_filter`` to the core's launch ports and the registers.
+class TrapCsrs(wiring.Component):
+    """The core's CSRs (:data:`CSRS`): ``pfstate`` and the flag-stack exceptions' CSRs.
 
-    ``p`` has ``pf_launch``, ``pf_word``, ``pf_pc`` (in) and ``pf_nop``, ``pf_trap``,
-    ``pf_vector``, ``pf_mepc`` (out; :class:`hwprof.system.soc.Peripherals`).
-    A write of ``PFSTATE`` loads the filter's state through its ``squash``/``restore``
+    A CSR instruction (``csrrw``, ``csrrs``, ``csrrc`` and their immediate forms)
+    reads the CSR's old value (``csr_rdata``, which the core writes to ``rd``) and,
+    when ``csr_write``, writes ``csr_src`` (``csrrw``), ``old | csr_src`` (``csrrs``)
+    or ``old & ~csr_src`` (``csrrc``), as the RISC-V privileged specification says.
+
+    * ``pfstate`` reads the filter's state (``state``, its ``ckpt`` layout); a write
+      loads it through the filter's ``restore`` (``restore_valid`` for one cycle).
+    * ``mtvec``: the handler's address; direct mode only, bits 1:0 read 0.
+    * ``mepc``: bits 1:0 read 0 (32-bit instructions only); ``mret`` returns to it.
+    * ``mcause``, ``mtval``: 32 bits.
+    * A flag-stack exception (``trap``) writes ``mcause`` (:data:`causes`: 24 when
+      ``overflow``, else 25), ``mepc`` (``trap_pc``) and ``mtval`` (``trap_word``).
+
+    Parameters
+    ----------
+    state_width : int
+        Bits of ``pfstate`` (the filter's ``ckpt_width``).
+
+    Attributes
+    ----------
+    csr_valid : In(1)
+        The core executes a CSR instruction on ``csr_addr`` (its write takes effect at
+        this clock edge).
+    csr_addr : In(12)
+        The CSR number (one of :data:`CSRS`: the core decodes no other).
+    csr_op : In(2)
+        ``funct3[1:0]``: 1 ``csrrw``, 2 ``csrrs``, 3 ``csrrc``.
+    csr_src : In(32)
+        ``rs1``'s value, or the zero-extended 5-bit immediate.
+    csr_write : In(1)
+        The instruction writes (``csrrw``; ``csrrs``/``csrrc`` with a source field
+        other than 0).
+    csr_rdata : Out(32)
+        The value of CSR ``csr_addr`` (combinational).
+    state : In(state_width)
+        The filter's flag state.
+    restore_valid : Out(1), restore : Out(state_width)
+        Load the filter's state (a write of ``pfstate``).
+    trap, overflow : In(1)
+        A flag-stack exception this cycle; it is an overflow (else an underflow).
+    trap_pc, trap_word : In(32)
+        The faulting instruction's address and word.
+    mtvec, mepc : Out(32)
+        Where the core jumps on an exception, and on ``mret``.
+
+    Latency: reads are combinational; writes and exceptions take effect at the clock
+    edge.
+    """
+
+    #: ``mcause`` of a flag-stack overflow and underflow.
+    causes = (OVERFLOW, UNDERFLOW)
+
+    def __init__(self, state_width: int = CONFIG.ckpt_width):
+        self.state_width = state_width
+        super().__init__({
+            "csr_valid": In(1), "csr_addr": In(12), "csr_op": In(2), "csr_src": In(32),
+            "csr_write": In(1), "csr_rdata": Out(32),
+            "state": In(state_width), "restore_valid": Out(1), "restore": Out(state_width),
+            "trap": In(1), "overflow": In(1), "trap_pc": In(32), "trap_word": In(32),
+            "mtvec": Out(32), "mepc": Out(32),
+        })  # fmt: skip
+
+    def elaborate(self, platform):
+        m = Module()
+        mcause, mtval = Signal(32), Signal(32)
+        mtvec, mepc = Signal(30), Signal(30)  # bits 31:2
+        values = {"pfstate": self.state, "mtvec": Cat(Const(0, 2), mtvec),
+                  "mepc": Cat(Const(0, 2), mepc), "mcause": mcause, "mtval": mtval}
+        m.d.comb += [self.mtvec.eq(values["mtvec"]), self.mepc.eq(values["mepc"])]
+        with m.Switch(self.csr_addr):
+            for name, number in CSRS.items():
+                with m.Case(number):
+                    m.d.comb += self.csr_rdata.eq(values[name])
+        old, src, new = self.csr_rdata, self.csr_src, Signal(32)
+        with m.Switch(self.csr_op):
+            with m.Case(1):
+                m.d.comb += new.eq(src)
+            with m.Case(2):
+                m.d.comb += new.eq(old | src)
+            with m.Case(3):
+                m.d.comb += new.eq(old & ~src)
+        write = {name: Signal(name=f"write_{name}") for name in CSRS}
+        for name, number in CSRS.items():
+            m.d.comb += write[name].eq(self.csr_valid & self.csr_write
+                                       & (self.csr_addr == number))  # fmt: skip
+        m.d.comb += [self.restore_valid.eq(write["pfstate"]),
+                     self.restore.eq(new[:self.state_width])]  # fmt: skip
+        with m.If(write["mtvec"]):
+            m.d.sync += mtvec.eq(new[2:])
+        with m.If(self.trap):
+            m.d.sync += [mcause.eq(Mux(self.overflow, *self.causes)),
+                         mepc.eq(self.trap_pc[2:]), mtval.eq(self.trap_word)]  # fmt: skip
+        with m.Else():
+            for name, reg, bits in (("mepc", mepc, new[2:]), ("mcause", mcause, new),
+                                    ("mtval", mtval, new)):  # fmt: skip
+                with m.If(write[name]):
+                    m.d.sync += reg.eq(bits)
+        return m
+
+
+def attach(m: Module, regs: dict, p) -> None:
+    """Wire the filter ``p.dispatch_filter`` and the CSRs ``p.trap_csrs`` (a
+    :class:`TrapCsrs`) to the core's ports.
+
+    ``p`` has ``pf_launch``, ``pf_word``, ``pf_pc`` and the ``csr_*`` inputs, and
+    ``pf_nop``, ``pf_trap``, ``pf_vector``, ``pf_mepc`` and ``csr_rdata`` outputs
+    (:class:`hwprof.system.soc.Peripherals`); ``regs`` the CSR window's registers. A
+    write of ``pfstate`` loads the filter's state through its ``squash``/``restore``
     port; the cycle after an exception squashes with the unchanged state (ends the
     filter's ``halted``: PicoRV32 takes the trap at once, there is nothing to drain).
     """
     f = p.dispatch_filter
     m.submodules.dispatch_filter = f
+    m.submodules.trap_csrs = csrs = p.trap_csrs
     r = {name: regs["dispatch", name].f for name, *_ in REGISTERS}
-    width = CONFIG.ckpt_width
-    state = Signal(width)  # the filter's state (its flag, stack and sp registers)
+    state = Signal(CONFIG.ckpt_width)  # the filter's state (its flag, stack and sp registers)
     exc_q = Signal()
     trap = Signal()
     _is_pci, _op, is_pi, _cti, _k = decode_fields(m, p.pf_word, "pf_count")
     m.d.comb += [
         f.valid.eq(p.pf_launch), f.insn[0].eq(p.pf_word), f.pc[0].eq(p.pf_pc),
         f.pred_taken.eq(0), f.skipped.eq(0),
-        f.squash.eq(r["PFSTATE"].w_stb | exc_q),
-        f.restore.eq(Mux(r["PFSTATE"].w_stb, r["PFSTATE"].w_data[:width], state)),
+        f.squash.eq(csrs.restore_valid | exc_q),
+        f.restore.eq(Mux(csrs.restore_valid, csrs.restore, state)),
         trap.eq(f.overflow[0] | f.underflow[0]),
         p.pf_nop.eq(f.take[0] & ~f.dispatch[0]),
         p.pf_trap.eq(trap),
-        r["PFSTATE"].r_data.eq(state),
+        csrs.csr_valid.eq(p.csr_valid), csrs.csr_addr.eq(p.csr_addr),
+        csrs.csr_op.eq(p.csr_op), csrs.csr_src.eq(p.csr_src), csrs.csr_write.eq(p.csr_write),
+        p.csr_rdata.eq(csrs.csr_rdata),
+        csrs.state.eq(state), csrs.trap.eq(trap), csrs.overflow.eq(f.overflow[0]),
+        csrs.trap_pc.eq(p.pf_pc), csrs.trap_word.eq(p.pf_word),
+        p.pf_vector.eq(csrs.mtvec), p.pf_mepc.eq(csrs.mepc),
     ]  # fmt: skip
     m.d.sync += [state.eq(f.ckpt[0]), exc_q.eq(trap)]
-
-    cause, mepc, mtval, mtvec = Signal(5), Signal(32), Signal(32), Signal(32)
-    m.d.comb += [r["MCAUSE"].r_data.eq(cause), r["MEPC"].r_data.eq(mepc),
-                 r["MTVAL"].r_data.eq(mtval), r["MTVEC"].r_data.eq(mtvec),
-                 p.pf_vector.eq(mtvec), p.pf_mepc.eq(mepc)]  # fmt: skip
-    with m.If(trap):
-        m.d.sync += [cause.eq(Mux(f.overflow[0], OVERFLOW, UNDERFLOW)), mepc.eq(p.pf_pc),
-                     mtval.eq(p.pf_word)]  # fmt: skip
-    with m.Else():
-        for name, reg in (("MCAUSE", cause), ("MEPC", mepc), ("MTVAL", mtval)):
-            with m.If(r[name].w_stb):
-                m.d.sync += reg.eq(r[name].w_data)
-    with m.If(r["MTVEC"].w_stb):
-        m.d.sync += mtvec.eq(r["MTVEC"].w_data)
     for name, event in (("DISPATCHED", f.take[0] & f.dispatch[0] & is_pi),
                         ("DROPPED", f.drop[0])):  # fmt: skip
         count = Signal(32, name=f"pf_{name.lower()}")
@@ -164,6 +258,13 @@ def attach(m: Module, regs: dict, p) -> None:
             m.d.sync += count.eq(r[name].w_data)
         with m.Elif(event):
             m.d.sync += count.eq(count + 1)
+
+
+def csr_defines() -> str:
+    """``#define HWPROF_CSR_<NAME> <number>`` for every CSR of :data:`CSRS`."""
+    lines = ["/* CSRs (csrr/csrw): the flag state and the flag-stack exceptions */"]
+    lines += [f"#define HWPROF_CSR_{name.upper()} 0x{number:03x}" for name, number in CSRS.items()]
+    return "\n".join(lines) + "\n"
 
 
 def header_section() -> str:
@@ -176,6 +277,14 @@ def header_section() -> str:
 #define HWPROF_PF_DEPTH {depth}
 #define HWPROF_PF_OVERFLOW {OVERFLOW}
 #define HWPROF_PF_UNDERFLOW {UNDERFLOW}
+/* Read / write CSR csr (a constant, HWPROF_CSR_*): csrr / csrw. */
+#define hwprof_csr_read(csr) __extension__({{                                      \\
+        uint32_t hwprof_v_;                                                      \\
+        __asm__ volatile("csrr %0, %1" : "=r"(hwprof_v_) : "i"(csr));            \\
+        hwprof_v_;                                                               \\
+    }})
+#define hwprof_csr_write(csr, v) \\
+    __asm__ volatile("csrw %0, %1" : : "i"(csr), "r"((uint32_t)(v)))
 /* Profile control instructions on flag k (a constant 0..7). */
 #define hwprof_setpf(k) __asm__ volatile(".insn i 0x2b, 0, x0, x%0, 0" : : "i"(k))
 #define hwprof_resetpf(k) __asm__ volatile(".insn i 0x2b, 1, x0, x%0, 0" : : "i"(k))
@@ -215,8 +324,8 @@ def header_section() -> str:
                            "i"(HWPROF_PI_IMM(k, 1)) : "memory");                \\
     }})
 /* The flag state (pfstate: flags | stack << HWPROF_PF_FLAGS | sp << (flags + depth)). */
-static inline uint32_t hwprof_pfstate(void) {{ return HWPROF_REG(HWPROF_DISPATCH_PFSTATE); }}
-static inline void hwprof_set_pfstate(uint32_t s) {{ HWPROF_REG(HWPROF_DISPATCH_PFSTATE) = s; }}
+static inline uint32_t hwprof_pfstate(void) {{ return hwprof_csr_read(HWPROF_CSR_PFSTATE); }}
+static inline void hwprof_set_pfstate(uint32_t s) {{ hwprof_csr_write(HWPROF_CSR_PFSTATE, s); }}
 /* PIs executed and dropped since reset (or the last write of the count). */
 static inline uint32_t hwprof_pi_dispatched(void) {{
     return HWPROF_REG(HWPROF_DISPATCH_DISPATCHED);

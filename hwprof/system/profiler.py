@@ -33,13 +33,15 @@ from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..catalog import get_top
+from ..catalog import CatalogError, get_top
 from ..golden.multihash import PRESETS
-from ..rtl._params import checked_config
+from ..rtl._params import Checked
 from ..rtl.multihash import tuple_layout
+from ..rtl.multihash_config import multihash_config
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
-           "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads", "check_parameters"]
+           "FIFO_DEPTH_MAX", "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads",
+           "check_parameters", "parse_profile_output"]
 
 #: Reset values of the multi-hash top's configuration registers inside the peripheral.
 #: Each start resets the top and runs one interval of two tuples at this threshold
@@ -47,6 +49,9 @@ __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTER
 #: software wrote; that interval's (empty) readout is not published.
 START_INTERVAL = 2
 START_THRESHOLD = 2
+
+#: Largest ``fifo_depth`` (entries of the asynchronous FIFO; a power of two from 2).
+FIFO_DEPTH_MAX = 1024
 
 #: Width of the ``offered``, ``dropped`` and ``intervals`` counters (they saturate).
 COUNTER_WIDTH = 32
@@ -113,20 +118,32 @@ def attach(m, peripheral, fields):
         m.d.comb += field.r_data.eq(p.status if name == "STATUS" else getattr(p, port))
 
 
-def _multihash(fifo_depth, edges, domain, params):
-    """The catalog's multihash top for the peripheral; checks the peripheral's parameters."""
+def _multihash_params(params):
+    """The catalog multihash top's parameters in the peripheral (the start registers'
+    values are the peripheral's own)."""
+    return params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD}
+
+
+def _check_parameters(fifo_depth, edges, domain, params):
+    """The multihash configuration of the peripheral's parameters; raises on a bad one."""
     for name in ("interval_length", "threshold"):
         if name in params:
             raise ValueError(f"{name} is written by software, not a parameter")
-    if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool) or fifo_depth < 2
-            or fifo_depth & (fifo_depth - 1)):  # fmt: skip
-        raise ValueError(f"fifo_depth must be a power of two, at least 2, not {fifo_depth!r}")
+    if (not isinstance(fifo_depth, int) or isinstance(fifo_depth, bool)
+            or not 2 <= fifo_depth <= FIFO_DEPTH_MAX or fifo_depth & (fifo_depth - 1)):  # fmt: skip
+        raise ValueError(f"fifo_depth must be a power of two from 2 to {FIFO_DEPTH_MAX}, "
+                         f"not {fifo_depth!r}")
     if not isinstance(edges, bool):
         raise TypeError(f"edges must be a bool, not {edges!r}")
     if not isinstance(domain, str) or not domain or domain == "sync":
         raise ValueError(f"domain must be a name other than 'sync', not {domain!r}")
-    return get_top("multihash").construct(
-        params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD})
+    top = get_top("multihash")
+    try:  # the catalog's check of the top's parameters (Top.construct's message)
+        return multihash_config(**top.resolve(_multihash_params(params)))
+    except CatalogError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CatalogError(f"{top.name}: {exc}") from None
 
 
 def _start_keys(config):
@@ -139,13 +156,13 @@ def _start_keys(config):
     return 0, key
 
 
-class MultiHashPeripheral(wiring.Component):
+class MultiHashPeripheral(Checked, wiring.Component):
     """Multi-hash profiler fed by the core, in its own clock domain.
 
     Parameters
     ----------
     fifo_depth : int
-        Entries of the asynchronous FIFO (a power of two, at least 2).
+        Entries of the asynchronous FIFO (a power of two, 2 to :data:`FIFO_DEPTH_MAX`).
     edges : bool
         Add the ``branches`` input (taken branches ``<pc, target>``, edge profiling);
         ``source`` chooses which stream is profiled.
@@ -208,6 +225,11 @@ class MultiHashPeripheral(wiring.Component):
     offer, drop : Out(1)
         Observation (``sync``, combinational): a tuple is offered this cycle (counted in
         ``offered``), and it finds the FIFO full (counted in ``dropped``).
+    offer_data : Out(pc_bits + value_bits)
+        Observation: the tuple offered (``value`` in the low bits, then ``pc``).
+    offer_edge : Out(1)
+        Observation: the tuples offered are taken branches (the ``source`` taken at the
+        last start; 0 without ``edges``).
 
     Latency: a tuple offered in ``sync`` cycle ``t`` is readable in ``prof`` two or
     three ``prof`` cycles later (the FIFO's Gray-code pointer synchronizer) and is
@@ -221,11 +243,15 @@ class MultiHashPeripheral(wiring.Component):
         On a bad parameter (the catalog's message for the multihash parameters).
     """
 
+    @classmethod
+    def check_params(cls, fifo_depth, edges, domain, params):
+        """The multihash configuration (``config``); raises before the peripheral exists."""
+        return _check_parameters(fifo_depth, edges, domain, params)
+
     def __init__(self, *, fifo_depth=16, edges=False, domain="prof", **params):
         self.fifo_depth, self.edges, self.domain = fifo_depth, edges, domain
-        self.multihash = checked_config(self, lambda: _multihash(fifo_depth, edges, domain,
-                                                                 params))
-        c = self.config = self.multihash.config
+        self.multihash = get_top("multihash").construct(_multihash_params(params))
+        c = self.config  # set by Checked from check_params
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
         source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits))
@@ -251,6 +277,8 @@ class MultiHashPeripheral(wiring.Component):
             "intervals": Out(COUNTER_WIDTH),
             "offer": Out(1),
             "drop": Out(1),
+            "offer_data": Out(c.key_bits),
+            "offer_edge": Out(1),
         }
         if edges:
             ports["branches"] = In(source)
@@ -326,8 +354,9 @@ class MultiHashPeripheral(wiring.Component):
             m.d.comb += offer.eq(Mux(source, self.branches.valid, self.loads.valid) & self.running)
         else:
             m.d.comb += offer.eq(self.loads.valid & self.running)
-        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload),
-                     self.offer.eq(offer), self.drop.eq(offer & ~fifo.w_rdy)]  # fmt: skip
+        m.d.comb += [fifo.w_en.eq(offer), fifo.w_data.eq(payload), self.offer_data.eq(payload),
+                     self.offer.eq(offer), self.drop.eq(offer & ~fifo.w_rdy),
+                     self.offer_edge.eq(source)]  # fmt: skip
         top = (1 << COUNTER_WIDTH) - 1
         with m.If(self.start):
             m.d.sync += [self.offered.eq(0), self.dropped.eq(0)]
@@ -540,11 +569,62 @@ class RetiredLoads(wiring.Component):
 
 
 def check_parameters(params: dict) -> None:
-    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would.
+    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would
+    (nothing is built)."""
+    MultiHashPeripheral.check(**params)
 
-    The peripheral built to check is discarded without Amaranth's "created but never
-    used" warning (as :func:`hwprof.rtl._params.checked_config` does for a rejected one).
+
+def parse_profile_output(output: str) -> tuple[list[list[tuple[int, int]]], dict[str, list[int]]]:
+    """The profile a program printed with ``hwprof_mh_print`` (``hwprof_mh.h``).
+
+    Each line is a one-letter tag and hexadecimal numbers. ``I <n>`` starts an
+    interval; each ``C <pc> <value> <count>`` after it is one of its candidates;
+    any other tag is a field (``O`` offered, ``D`` dropped, ``S`` status, ...).
+
+    Parameters
+    ----------
+    output : str
+        The console output (blank lines are ignored).
+
+    Returns
+    -------
+    profiles : list of list of (int, int)
+        One list per interval, in order, of ``(key, count)`` with ``key = pc << 32 |
+        value``: the form of :func:`hwprof.golden.multihash.run_plain`'s intervals.
+    fields : dict of str to list of int
+        The numbers of each other tag's line (the last line of a tag wins).
+
+    Raises
+    ------
+    ValueError
+        On a line that is not a tag and hexadecimal numbers, a ``C`` line before any
+        ``I`` or without three numbers, or an interval whose ``C`` lines are not as
+        many as its ``I`` says.
     """
-    peripheral = MultiHashPeripheral(**params)
-    for component in (peripheral, peripheral.multihash):
-        component._MustUse__silence = True
+    profiles: list[list[tuple[int, int]]] = []
+    expected: list[int] = []
+    fields: dict[str, list[int]] = {}
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        tag, *hexes = line.split()
+        try:
+            if len(tag) != 1 or not tag.isalpha():
+                raise ValueError
+            numbers = [int(h, 16) for h in hexes]
+        except ValueError:
+            raise ValueError(f"not a profile line: {line!r}") from None
+        if tag == "I":
+            profiles.append([])
+            expected.append(numbers[0] if numbers else -1)
+        elif tag == "C":
+            if not profiles or len(numbers) != 3:
+                raise ValueError(f"a candidate line outside an interval or without pc, "
+                                 f"value and count: {line!r}")  # fmt: skip
+            profiles[-1].append(((numbers[0] << 32) | numbers[1], numbers[2]))
+        else:
+            fields[tag] = numbers
+    for i, (profile, n) in enumerate(zip(profiles, expected, strict=True)):
+        if len(profile) != n:
+            raise ValueError(f"interval {i}: {len(profile)} candidate lines, its I line says {n}")
+    return profiles, fields

@@ -85,8 +85,8 @@ BLOCKS: list[Block] = [
         Reg("RETIRED", 0x4, "rw", 32, "0", "brr retired; write: set the count"),
         Reg("TAKEN", 0x8, "rw", 32, "0", "brr retired taken; write: set the count"),
     )),
-    Block("dispatch", DISPATCH_OFFSET, "selective dispatch: flag state, flag-stack exceptions, "
-          "PI counts (Vaswani et al.; catalog top `dispatch_filter`)",
+    Block("dispatch", DISPATCH_OFFSET, "selective dispatch: PI counts (Vaswani et al.; "
+          "catalog top `dispatch_filter`; its flag state and exceptions are CSRs)",
           tuple(Reg(*row) for row in DISPATCH_REGISTERS)),
 ]  # fmt: skip
 

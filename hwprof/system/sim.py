@@ -28,13 +28,17 @@ from ..sim.runner import VERILATOR_WAIVED_WARNINGS, verilator_environment
 from .firmware import compile_program
 from .soc import DEFAULT_RAM_SIZE, system_verilog
 
-__all__ = ["BUILD_ROOT", "build_system", "run_program", "run_image", "Run", "check_brr",
-           "TRAP_CAUSES", "trap_cause", "read_loads"]  # fmt: skip
+__all__ = ["BUILD_ROOT", "CORE_HALF_PERIOD", "build_system", "run_program", "run_image", "Run",
+           "check_brr", "TRAP_CAUSES", "trap_cause", "read_loads"]  # fmt: skip
 
 HARNESS = Path(__file__).resolve().parent / "harness" / "system.cpp"
 BUILD_ROOT = Path(os.environ.get("HWPROF_SYSTEM_BUILD") or Path("build") / "system")
 VERILATOR_OPTIONS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert")
 OPT = "-O2"
+#: The core's half clock period in the harness's time units; a model built with the
+#: profiler's ``own_clock`` takes the profiler's at run time (``run_image``'s
+#: ``prof_half``: ``CORE_HALF_PERIOD / R`` for R times the core's frequency).
+CORE_HALF_PERIOD = 60
 #: RISC-V exception codes of the traps PicoRV32 takes (without its interrupt extension).
 TRAP_CAUSES = {0: "instruction address misaligned", 2: "illegal instruction",
                3: "breakpoint", 4: "load address misaligned", 6: "store address misaligned",

@@ -24,8 +24,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
 from .core import CORE_MODULE, CORE_PARAMETERS
+from .dispatch import TrapCsrs, base_word, build_filter
 from .dispatch import attach as attach_dispatch
-from .dispatch import base_word, build_filter
 from .profiler import MultiHashPeripheral, RetiredLoads
 from .profiler import attach as attach_profiler
 from .regmap import BLOCKS, CSR_ADDR_WIDTH, CSR_BASE, PROFILER_BLOCK, RAM_BASE, build_registers
@@ -34,6 +34,11 @@ __all__ = ["Ram", "Peripherals", "System", "ATTACH", "DEFAULT_RAM_SIZE"]
 
 #: RAM bytes of the default system.
 DEFAULT_RAM_SIZE = 128 * 1024
+#: The console's strobes: outputs of the CSR window and of the system, the same.
+_CONSOLE_PORTS = {"console_valid": Out(1), "console_data": Out(8), "exit_valid": Out(1),
+                  "exit_code": Out(32)}  # fmt: skip
+#: Ports of both the system and its CSR window: the LFSR load (the run's seed), the console.
+_PASSED_PORTS = {"lfsr_load_valid": In(1), "lfsr_load_data": In(32), **_CONSOLE_PORTS}
 
 
 def _wishbone(addr_width, granularity):
@@ -139,6 +144,10 @@ def _attach_multihash(m, regs, p):
     m.d.comb += [loads.valid.eq(p.load_valid), loads.payload.pc.eq(p.load_pc),
                  loads.payload.value.eq(p.load_value),
                  p.profiler_irq.eq(p.profiler.irq)]  # fmt: skip
+    if p.profiler.edges:
+        branches = p.profiler.branches
+        m.d.comb += [branches.valid.eq(p.branch_valid), branches.payload.pc.eq(p.branch_pc),
+                     branches.payload.value.eq(p.branch_target)]  # fmt: skip
 
 
 #: How each block of the register map is wired: ``ATTACH[name](m, regs, peripherals)``.
@@ -158,10 +167,14 @@ class Peripherals(wiring.Component):
         with these parameters, block ``multihash`` of the map); ``None``: without it.
         The key ``own_clock`` (not a peripheral parameter): ``True`` clocks the
         profiler's domain from the input ``prof_clk`` instead of the system clock.
+        ``edges`` defaults to ``True`` here (the core offers its taken branches too;
+        software chooses with ``SOURCE``).
     dispatch_filter : callable, optional
         Builds the selective-dispatch filter (default
         :func:`hwprof.system.dispatch.build_filter`, the catalog's ``dispatch_filter``);
         tests pass a faulty one to show that their checks fail.
+    trap_csrs : callable, optional
+        Builds the core's CSRs (default :class:`hwprof.system.dispatch.TrapCsrs`).
 
     Attributes
     ----------
@@ -180,6 +193,9 @@ class Peripherals(wiring.Component):
         Observation: the LFSR state and loads (by software or ``lfsr_load_valid``).
     load_valid, load_pc, load_value : In
         With the profiler: a retired load ``<pc, value>`` this cycle.
+    branch_valid, branch_pc, branch_target : In
+        With the profiler (built with ``edges``, the default here): a taken branch
+        ``<pc, target>`` this cycle.
     profiler_irq : Out(1)
         With the profiler: its interrupt line (an interval ended).
     prof_clk : In(1)
@@ -190,15 +206,21 @@ class Peripherals(wiring.Component):
         Selective dispatch: it retires without effect / takes a flag-stack exception
         (combinational from ``pf_launch``, :mod:`hwprof.system.dispatch`).
     pf_vector, pf_mepc : Out(32)
-        The exception handler's address; where ``mret`` returns.
+        The exception handler's address (``mtvec``); where ``mret`` returns (``mepc``).
+    csr_valid, csr_addr, csr_op, csr_src, csr_write : In
+        The core executes a CSR instruction (:class:`hwprof.system.dispatch.TrapCsrs`).
+    csr_rdata : Out(32)
+        The value of CSR ``csr_addr`` (combinational).
     """
 
-    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None):
+    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None, trap_csrs=None):
         self.dispatch_filter = (dispatch_filter or build_filter)()
+        self.trap_csrs = (trap_csrs or TrapCsrs)()
         self.brr = get_top("brr").construct(dict(brr_params or {}))
         profiler = None if profiler is None else dict(profiler)
         self.own_clock = bool(profiler and profiler.pop("own_clock", False))
-        self.profiler = None if profiler is None else MultiHashPeripheral(**profiler)
+        self.profiler = None if profiler is None else MultiHashPeripheral(
+            **({"edges": True} | profiler))
         #: with the profiler: ``False``, its ``prof`` domain is the system clock; ``True``,
         #: the design that contains the system defines a ``prof`` domain (its own clock)
         self.prof_clock_external = False
@@ -206,6 +228,8 @@ class Peripherals(wiring.Component):
         extra = {} if profiler is None else {
             "load_valid": In(1), "load_pc": In(32), "load_value": In(32),
             "profiler_irq": Out(1)}  # fmt: skip
+        if self.profiler is not None and self.profiler.edges:
+            extra |= {"branch_valid": In(1), "branch_pc": In(32), "branch_target": In(32)}
         if self.own_clock:
             extra["prof_clk"] = In(1)
         super().__init__(extra | {
@@ -213,12 +237,7 @@ class Peripherals(wiring.Component):
             "brr_valid": In(1),
             "brr_freq": In(4),
             "brr_taken": Out(1),
-            "lfsr_load_valid": In(1),
-            "lfsr_load_data": In(32),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
+            **_PASSED_PORTS,
             "lfsr_state": Out(32),
             "lfsr_load": Out(1),
             "lfsr_load_data_out": Out(32),
@@ -229,6 +248,12 @@ class Peripherals(wiring.Component):
             "pf_trap": Out(1),
             "pf_vector": Out(32),
             "pf_mepc": Out(32),
+            "csr_valid": In(1),
+            "csr_addr": In(12),
+            "csr_op": In(2),
+            "csr_src": In(32),
+            "csr_write": In(1),
+            "csr_rdata": Out(32),
         })  # fmt: skip
 
     def elaborate(self, platform):
@@ -256,9 +281,10 @@ class System(wiring.Component):
         Parameters of the catalog top ``brr``.
     profiler : dict, optional
         Build the multi-hash profiler with these parameters, fed by the core's retired
-        loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`); ``None``: without.
-    dispatch_filter : callable, optional
-        Builds the selective-dispatch filter (:class:`Peripherals`).
+        loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`) or, as software
+        chooses, its taken branches (``edges``, default ``True``); ``None``: without.
+    dispatch_filter, trap_csrs : callable, optional
+        Build the selective-dispatch filter and the core's CSRs (:class:`Peripherals`).
 
     Attributes
     ----------
@@ -285,15 +311,16 @@ class System(wiring.Component):
         With the profiler: a retired load is offered to it this cycle (counted in its
         ``OFFERED``), and it is dropped (the FIFO full, counted in ``DROPPED``).
     obs_load_pc, obs_load_value, obs_load_addr, obs_load_size : Out
-        With the profiler: that tuple, its data address and bytes loaded (1, 2, 4).
+        With the profiler: that tuple, its data address and bytes loaded (1, 2, 4); for
+        a taken branch (``SOURCE`` = 1) ``<pc, target>``, the target as address, size 0.
     prof_clk : In(1)
         With the profiler's ``own_clock``: the profiler's clock.
     """
 
     def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
-                 dispatch_filter=None):  # fmt: skip
+                 dispatch_filter=None, trap_csrs=None):  # fmt: skip
         self.ram = Ram(ram_size)
-        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter)
+        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter, trap_csrs)
         abits = len(self.ram.boot_addr)
         extra = {} if profiler is None else {
             "obs_load_valid": Out(1), "obs_load_dropped": Out(1), "obs_load_pc": Out(32),
@@ -305,12 +332,7 @@ class System(wiring.Component):
             "boot_valid": In(1),
             "boot_addr": In(abits),
             "boot_data": In(32),
-            "lfsr_load_valid": In(1),
-            "lfsr_load_data": In(32),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
+            **_PASSED_PORTS,
             "trap": Out(1),
             "bus_error": Out(1),
             "bus_error_addr": Out(32),
@@ -334,6 +356,7 @@ class System(wiring.Component):
         mem_ready, mem_rdata = Signal(), Signal(32)
         brr_valid, brr_freq = Signal(), Signal(4)
         trap = Signal()
+        taken_valid, taken_target = Signal(), Signal(32)
         mem_instr = Signal(name="mem_instr")
         # selective dispatch: an instruction word enters the core as the base operation
         # of a PI (hwprof.system.dispatch.base_word); the core keeps the word as fetched
@@ -350,11 +373,15 @@ class System(wiring.Component):
             o_hwprof_launch_pc=per.pf_pc, i_hwprof_pf_nop=per.pf_nop,
             i_hwprof_pf_trap=per.pf_trap, i_hwprof_pf_vector=per.pf_vector,
             i_hwprof_pf_mepc=per.pf_mepc,
+            o_hwprof_csr_valid=per.csr_valid, o_hwprof_csr_addr=per.csr_addr,
+            o_hwprof_csr_op=per.csr_op, o_hwprof_csr_src=per.csr_src,
+            o_hwprof_csr_write=per.csr_write, i_hwprof_csr_rdata=per.csr_rdata,
             i_pcpi_wr=0, i_pcpi_rd=0, i_pcpi_wait=0, i_pcpi_ready=0, i_irq=0,
             o_hwprof_brr_valid=brr_valid, o_hwprof_brr_freq=brr_freq,
             i_hwprof_brr_taken=per.brr_taken,
             o_hwprof_pc=self.obs_pc, o_hwprof_insn=self.obs_insn,
             o_hwprof_instret=self.obs_instret,
+            o_hwprof_taken_valid=taken_valid, o_hwprof_taken_target=taken_target,
         )  # fmt: skip
 
         # Wishbone B4 classic master from PicoRV32's native interface (valid/ready):
@@ -388,8 +415,7 @@ class System(wiring.Component):
             per.brr_valid.eq(brr_valid), per.brr_freq.eq(brr_freq),
             per.lfsr_load_valid.eq(self.lfsr_load_valid & self.hold),
             per.lfsr_load_data.eq(self.lfsr_load_data),
-            self.console_valid.eq(per.console_valid), self.console_data.eq(per.console_data),
-            self.exit_valid.eq(per.exit_valid), self.exit_code.eq(per.exit_code),
+            *(getattr(self, name).eq(getattr(per, name)) for name in _CONSOLE_PORTS),
             self.trap.eq(trap),
             self.obs_brr_valid.eq(brr_valid), self.obs_brr_freq.eq(brr_freq),
             self.obs_brr_taken.eq(per.brr_taken), self.obs_lfsr_state.eq(per.lfsr_state),
@@ -397,23 +423,39 @@ class System(wiring.Component):
             self.obs_lfsr_load_data.eq(per.lfsr_load_data_out),
         ]  # fmt: skip
         if per.profiler is not None:
-            m.submodules.retired_loads = loads = RetiredLoads()
-            m.d.comb += [
-                loads.mem_valid.eq(mem_valid & in_ram), loads.mem_ready.eq(ram.bus.ack),
-                loads.mem_instr.eq(mem_instr), loads.mem_wstrb.eq(mem_wstrb),
-                loads.mem_addr.eq(mem_addr), loads.mem_rdata.eq(ram.bus.dat_r),
-                loads.pc.eq(self.obs_pc), loads.insn.eq(self.obs_insn),
-                per.load_valid.eq(loads.loads.valid), per.load_pc.eq(loads.loads.payload.pc),
-                per.load_value.eq(loads.loads.payload.value),
-                self.obs_load_valid.eq(per.profiler.offer),
-                self.obs_load_dropped.eq(per.profiler.drop),
-                self.obs_load_pc.eq(loads.loads.payload.pc),
-                self.obs_load_value.eq(loads.loads.payload.value),
-                self.obs_load_addr.eq(loads.addr), self.obs_load_size.eq(loads.size),
-            ]  # fmt: skip
-            if per.own_clock:
-                m.d.comb += per.prof_clk.eq(self.prof_clk)
+            self._attach_sources(m, per, mem_valid & in_ram, ram.bus, mem_instr, mem_wstrb,
+                                 mem_addr, taken_valid, taken_target)
         return m
+
+    def _attach_sources(self, m, per, mem_valid, ram_bus, mem_instr, mem_wstrb, mem_addr,
+                        taken_valid, taken_target):
+        """The profiler's tuple sources (retired loads from RAM, taken branches) and the
+        observation of the tuple offered to it."""
+        prof = per.profiler
+        m.submodules.retired_loads = loads = RetiredLoads()
+        if prof.edges:
+            # a taken branch <pc, target>, registered like a retired load
+            m.d.sync += [per.branch_valid.eq(taken_valid), per.branch_pc.eq(self.obs_pc),
+                         per.branch_target.eq(taken_target)]  # fmt: skip
+        offered = prof.offer_data
+        edge = prof.offer_edge
+        m.d.comb += [
+            self.obs_load_valid.eq(prof.offer), self.obs_load_dropped.eq(prof.drop),
+            self.obs_load_pc.eq(offered[prof.config.value_bits:]),
+            self.obs_load_value.eq(offered[:prof.config.value_bits]),
+            self.obs_load_addr.eq(Mux(edge, offered[:prof.config.value_bits], loads.addr)),
+            self.obs_load_size.eq(Mux(edge, 0, loads.size)),
+        ]  # fmt: skip
+        m.d.comb += [
+            loads.mem_valid.eq(mem_valid), loads.mem_ready.eq(ram_bus.ack),
+            loads.mem_instr.eq(mem_instr), loads.mem_wstrb.eq(mem_wstrb),
+            loads.mem_addr.eq(mem_addr), loads.mem_rdata.eq(ram_bus.dat_r),
+            loads.pc.eq(self.obs_pc), loads.insn.eq(self.obs_insn),
+            per.load_valid.eq(loads.loads.valid), per.load_pc.eq(loads.loads.payload.pc),
+            per.load_value.eq(loads.loads.payload.value),
+        ]  # fmt: skip
+        if per.own_clock:
+            m.d.comb += per.prof_clk.eq(self.prof_clk)
 
 
 def system_verilog(ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,

@@ -1,4 +1,4 @@
-/* A PFSTATE write followed at once by a PCI or a PI: the next instruction sees the
+/* A pfstate write (csrw) followed at once by a PCI or a PI: the next instruction sees the
  * written state (the write is serializing; tests/test_system_dispatch.py). */
 #include "hwprof.h"
 

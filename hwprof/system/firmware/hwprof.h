@@ -10,14 +10,15 @@
 #define HWPROF_BRR_STATE 0x10000100  /* rw: LFSR state (width bits); write: load it (save/restore, sec. 3.4) */
 #define HWPROF_BRR_RETIRED 0x10000104  /* rw: brr retired; write: set the count */
 #define HWPROF_BRR_TAKEN 0x10000108  /* rw: brr retired taken; write: set the count */
-/* dispatch: selective dispatch: flag state, flag-stack exceptions, PI counts (Vaswani et al.; catalog top `dispatch_filter`) */
-#define HWPROF_DISPATCH_PFSTATE 0x10000300  /* rw: pfstate: flags | stack << 2 | sp << 6; write: load it (the filter's restore) */
-#define HWPROF_DISPATCH_MCAUSE 0x10000304  /* rw: cause of the last flag-stack exception: 24 overflow, 25 underflow */
-#define HWPROF_DISPATCH_MEPC 0x10000308  /* rw: address of the faulting pushpf/poppf; mret jumps here */
-#define HWPROF_DISPATCH_MTVAL 0x1000030c  /* rw: word of the faulting pushpf/poppf */
-#define HWPROF_DISPATCH_MTVEC 0x10000310  /* rw: handler address of the flag-stack exceptions */
-#define HWPROF_DISPATCH_DISPATCHED 0x10000314  /* rw: PIs executed (flag on); write: set the count */
-#define HWPROF_DISPATCH_DROPPED 0x10000318  /* rw: PIs dropped (flag off); write: set the count */
+/* dispatch: selective dispatch: PI counts (Vaswani et al.; catalog top `dispatch_filter`; its flag state and exceptions are CSRs) */
+#define HWPROF_DISPATCH_DISPATCHED 0x10000300  /* rw: PIs executed (flag on); write: set the count */
+#define HWPROF_DISPATCH_DROPPED 0x10000304  /* rw: PIs dropped (flag off); write: set the count */
+/* CSRs (csrr/csrw): the flag state and the flag-stack exceptions */
+#define HWPROF_CSR_PFSTATE 0x8c0
+#define HWPROF_CSR_MTVEC 0x305
+#define HWPROF_CSR_MEPC 0x341
+#define HWPROF_CSR_MCAUSE 0x342
+#define HWPROF_CSR_MTVAL 0x343
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -77,6 +78,14 @@ static inline uint32_t hwprof_instret(void) {
 #define HWPROF_PF_DEPTH 4
 #define HWPROF_PF_OVERFLOW 24
 #define HWPROF_PF_UNDERFLOW 25
+/* Read / write CSR csr (a constant, HWPROF_CSR_*): csrr / csrw. */
+#define hwprof_csr_read(csr) __extension__({                                      \
+        uint32_t hwprof_v_;                                                      \
+        __asm__ volatile("csrr %0, %1" : "=r"(hwprof_v_) : "i"(csr));            \
+        hwprof_v_;                                                               \
+    })
+#define hwprof_csr_write(csr, v) \
+    __asm__ volatile("csrw %0, %1" : : "i"(csr), "r"((uint32_t)(v)))
 /* Profile control instructions on flag k (a constant 0..7). */
 #define hwprof_setpf(k) __asm__ volatile(".insn i 0x2b, 0, x0, x%0, 0" : : "i"(k))
 #define hwprof_resetpf(k) __asm__ volatile(".insn i 0x2b, 1, x0, x%0, 0" : : "i"(k))
@@ -116,8 +125,8 @@ static inline uint32_t hwprof_instret(void) {
                            "i"(HWPROF_PI_IMM(k, 1)) : "memory");                \
     })
 /* The flag state (pfstate: flags | stack << HWPROF_PF_FLAGS | sp << (flags + depth)). */
-static inline uint32_t hwprof_pfstate(void) { return HWPROF_REG(HWPROF_DISPATCH_PFSTATE); }
-static inline void hwprof_set_pfstate(uint32_t s) { HWPROF_REG(HWPROF_DISPATCH_PFSTATE) = s; }
+static inline uint32_t hwprof_pfstate(void) { return hwprof_csr_read(HWPROF_CSR_PFSTATE); }
+static inline void hwprof_set_pfstate(uint32_t s) { hwprof_csr_write(HWPROF_CSR_PFSTATE, s); }
 /* PIs executed and dropped since reset (or the last write of the count). */
 static inline uint32_t hwprof_pi_dispatched(void) {
     return HWPROF_REG(HWPROF_DISPATCH_DISPATCHED);

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "hwprof.h"
+
 #ifndef HWPROF_MULTIHASH_INTERVAL
 #define HWPROF_MULTIHASH_INTERVAL 0x10000200   /* rw: interval length in tuples */
 #define HWPROF_MULTIHASH_THRESHOLD 0x10000204  /* rw: candidate threshold as a count */
@@ -93,6 +95,18 @@ static inline uint32_t hwprof_mh_offered(void) { return HWPROF_REG(HWPROF_MULTIH
 /* 1 if an interval ended while two were waiting to be read (sticky until config). */
 static inline int hwprof_mh_overrun(void) {
     return (HWPROF_REG(HWPROF_MULTIHASH_STATUS) & HWPROF_MH_OVERRUN) != 0;
+}
+
+/* Print one line "TAG v[0] ... v[n-1]" (8 hex digits each): the format
+ * hwprof.system.profiler.parse_profile_output reads. "I n" starts an interval of n
+ * candidates, each a line "C pc value count"; other tags are fields. */
+static inline void hwprof_mh_print(char tag, const uint32_t *v, int n) {
+    hwprof_putc(tag);
+    for (int i = 0; i < n; i++) {
+        hwprof_putc(' ');
+        hwprof_puthex(v[i]);
+    }
+    hwprof_putc('\n');
 }
 
 #endif /* HWPROF_MH_H */

@@ -2,7 +2,7 @@
  *
  * The core keeps the top HWPROF_PF_DEPTH entries of the profile-flag stack; a
  * pushpf on a full stack (mcause 24) or a poppf on an empty one (25) jumps to
- * hwprof_pf_trap_entry (MTVEC, set by start.S) without changing anything. The
+ * hwprof_pf_trap_entry (mtvec, set by start.S) without changing anything. The
  * handler keeps the rest of the stack in memory, as docs/isa.md says (golden
  * model hwprof.golden.dispatch.FlagStackSpill), with chunk = half the hardware
  * stack (at least 1):
@@ -11,7 +11,7 @@
  *   underflow: the top min(chunk, spilled) spilled entries come back to the
  *              bottom of the hardware stack and the top is popped into flag k;
  *              with nothing spilled, flag k is reset.
- * It writes PFSTATE, sets MEPC to the next instruction and returns with mret.
+ * It writes pfstate, sets mepc to the next instruction and returns with mret.
  * Every register the C code may change is saved on the interrupted stack. */
 #include "hwprof.h"
 
@@ -24,9 +24,9 @@ volatile uint32_t hwprof_pf_spilled;
 static uint8_t pf_spill[PF_SPILL_MAX];
 
 void hwprof_pf_spill(void) {
-    uint32_t state = HWPROF_REG(HWPROF_DISPATCH_PFSTATE);
-    uint32_t cause = HWPROF_REG(HWPROF_DISPATCH_MCAUSE);
-    uint32_t k = HWPROF_REG(HWPROF_DISPATCH_MTVAL) >> 15 & 7;
+    uint32_t state = hwprof_csr_read(HWPROF_CSR_PFSTATE);
+    uint32_t cause = hwprof_csr_read(HWPROF_CSR_MCAUSE);
+    uint32_t k = hwprof_csr_read(HWPROF_CSR_MTVAL) >> 15 & 7;
     uint32_t flags = state & PF_MASK(HWPROF_PF_FLAGS);
     uint32_t stack = state >> HWPROF_PF_FLAGS & PF_MASK(HWPROF_PF_DEPTH);
     uint32_t sp = state >> (HWPROF_PF_FLAGS + HWPROF_PF_DEPTH);
@@ -56,13 +56,13 @@ void hwprof_pf_spill(void) {
         flags = (flags & ~(1u << k)) | bit << k;
     }
     hwprof_pf_spilled = n;
-    HWPROF_REG(HWPROF_DISPATCH_PFSTATE) =
-        flags | stack << HWPROF_PF_FLAGS | sp << (HWPROF_PF_FLAGS + HWPROF_PF_DEPTH);
-    HWPROF_REG(HWPROF_DISPATCH_MEPC) = HWPROF_REG(HWPROF_DISPATCH_MEPC) + 4;
+    hwprof_csr_write(HWPROF_CSR_PFSTATE,
+                     flags | stack << HWPROF_PF_FLAGS | sp << (HWPROF_PF_FLAGS + HWPROF_PF_DEPTH));
+    hwprof_csr_write(HWPROF_CSR_MEPC, hwprof_csr_read(HWPROF_CSR_MEPC) + 4);
 }
 
 /* Saves the caller-saved registers (the C code keeps the others), calls the
- * handler, restores them and returns to MEPC. */
+ * handler, restores them and returns to mepc. */
 __asm__(
     "    .section .text.hwprof_pf_trap_entry, \"ax\"\n"
     "    .global hwprof_pf_trap_entry\n"

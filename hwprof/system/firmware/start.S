@@ -13,8 +13,7 @@ _start:
     addi t0, t0, 4
     j 1b
 2:  la t0, hwprof_pf_trap_entry    /* the flag-stack exception handler (pfspill.c) */
-    li t1, HWPROF_DISPATCH_MTVEC
-    sw t0, 0(t1)
+    csrw mtvec, t0
     call main
     li t0, HWPROF_CONSOLE_EXIT
     sw a0, 0(t0)

@@ -10,12 +10,15 @@
  *   I <candidates>                 one line per interval, then
  *   C <pc> <value> <count>         one line per candidate (hex), in the profiler's order
  * then "O <offered>", "D <dropped>", "N <intervals ended>", "S <status>",
- * "R <interpreter result>". Every retired load from RAM between hwprof_mh_config and
+ * "R <interpreter result>" (hwprof_mh_print; read by
+ * hwprof.system.profiler.parse_profile_output). Every retired load from RAM between hwprof_mh_config and
  * hwprof_mh_stop is profiled, the polling code's included: `hwprof system run
  * --profiler --log-loads FILE` records exactly that stream.
  *
  * -DVP_INTERVAL, -DVP_THRESHOLD  interval length in tuples and candidate threshold
- * -DVP_INTERVALS                 intervals read back (at most 8) */
+ * -DVP_INTERVALS                 intervals read back (at most 8)
+ * -DVP_SOURCE=1                  profile the program's taken branches <pc, target>
+ *                                (edge profiling) instead of its loads */
 #include "hwprof.h"
 #include "hwprof_mh.h"
 
@@ -27,6 +30,9 @@
 #endif
 #ifndef VP_INTERVALS
 #define VP_INTERVALS 3
+#endif
+#ifndef VP_SOURCE
+#define VP_SOURCE 0
 #endif
 #define VP_MAX_CANDIDATES 128
 
@@ -78,18 +84,10 @@ static int32_t interpret(void) {
 static uint32_t counts[VP_INTERVALS];
 static uint32_t cand[VP_INTERVALS][VP_MAX_CANDIDATES][3];
 
-static void put_line(char tag, const uint32_t *v, int n) {
-    hwprof_putc(tag);
-    for (int i = 0; i < n; i++) {
-        hwprof_putc(' ');
-        hwprof_puthex(v[i]);
-    }
-    hwprof_putc('\n');
-}
-
 int main(void) {
     int32_t result = 0;
     int got = 0;
+    hwprof_mh_source(VP_SOURCE);
     hwprof_mh_config(VP_INTERVAL, VP_THRESHOLD);
     while (got < VP_INTERVALS) {
         result += interpret();
@@ -105,16 +103,17 @@ int main(void) {
     }
     hwprof_mh_stop();
     for (int k = 0; k < VP_INTERVALS; k++) {
-        put_line('I', &counts[k], 1);
-        for (uint32_t i = 0; i < counts[k] && i < VP_MAX_CANDIDATES; i++) put_line('C', cand[k][i], 3);
+        hwprof_mh_print('I', &counts[k], 1);
+        for (uint32_t i = 0; i < counts[k] && i < VP_MAX_CANDIDATES; i++)
+            hwprof_mh_print('C', cand[k][i], 3);
     }
     uint32_t tail[5] = {hwprof_mh_offered(), hwprof_mh_dropped(),
                         HWPROF_REG(HWPROF_MULTIHASH_INTERVALS),
                         HWPROF_REG(HWPROF_MULTIHASH_STATUS), (uint32_t)result};
-    put_line('O', &tail[0], 1);
-    put_line('D', &tail[1], 1);
-    put_line('N', &tail[2], 1);
-    put_line('S', &tail[3], 1);
-    put_line('R', &tail[4], 1);
+    hwprof_mh_print('O', &tail[0], 1);
+    hwprof_mh_print('D', &tail[1], 1);
+    hwprof_mh_print('N', &tail[2], 1);
+    hwprof_mh_print('S', &tail[3], 1);
+    hwprof_mh_print('R', &tail[4], 1);
     return 0;
 }
