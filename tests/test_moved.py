@@ -44,3 +44,10 @@ def test_before_and_after_a_key_change(tmp_path):
     path.write_text(json.dumps(new))
     assert before_key_change(path, "mix", "low", headline, PATTERNS) == base
     assert moved_lines(record(1.0, 0.5), headline, PATTERNS) == []
+
+
+def test_change_reads_the_numbers_not_the_digits_of_names():
+    from hwprof.experiments.moved import _change
+
+    assert _change("xz 1.54; bzip2 0.72", "xz 1.60; bzip2 0.70") == "+0.06; -0.02"
+    assert _change("yes", "no") == "-" and _change("yes", "yes") == "0"

@@ -52,8 +52,8 @@ def _set_inputs(ctx, dut, st, lanes):
 #: Instructions of a random program: the fast tier runs 1,500 (400-800 cycles), the soak
 #: tier 3,000 too (suite time). At 1,500, 40 seeds of each fast geometry skipped at least
 #: 5 times and squashed at least 8 times, and the lock-ignoring mutant (LockIgnored)
-#: mismatched by cycle 130 in each of 5 seeds; for the update latencies, the mutant
-#: without the forwarding into C (NoForwarding) by cycle 128.
+#: mismatched by cycle 130 in each of 5 seeds (also at update latencies 1 and 2); at
+#: update latency 2 the mutant without the forwarding into C (NoForwarding) by cycle 238.
 FAST, LONG = 1500, 3000
 LENGTHS = [FAST, pytest.param(LONG, marks=pytest.mark.soak)]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["flatten", "before_key_change", "moved_lines"]
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 
 
 def flatten(record: dict, patterns) -> dict[str, float]:

@@ -60,12 +60,8 @@ from ..traces.tracefile import (
     open_trace,
     recorded_instructions,
 )
-<<<<<<< HEAD
-from . import Experiment, cell
-from .moved import before_key_change, moved_lines
-=======
 from . import Experiment, cell, label_axes
->>>>>>> main
+from .moved import before_key_change, moved_lines
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
