@@ -473,9 +473,13 @@ def _verdict(r: dict) -> str:
                "over them overlaps its range over the others (the table above)."
                if not separating else
                f"Separating them from the others: {', '.join(separating)} (the table above)."))
-    counts = {n: sum(n in b for b in k["best_c1r0_tables"]) for n in (1, 2, 4, 8, 16)}
-    text.append(" Best C1-R0 table count over the cells: "
-                + ", ".join(f"{n} tables in {c}" for n, c in counts.items() if c) + ".")
+    nu = {}
+    for c in r["cells"]:
+        for n in c["best_c1r0_tables"]:
+            nu.setdefault(n, []).append(noise_load(c["properties"], 4, r["preset"]))
+    text.append(" Best C1-R0 table count over the cells: " + ", ".join(
+        f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
+        for n, v in sorted(nu.items())) + ".")
     r2 = k["reset2_beats_paper_best"]
     text.append(f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
                 f"{k['cells']} cells"
@@ -509,6 +513,7 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     n = len(groups) + 1
     fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
     for ax, (title, cells) in zip(axes[0], groups.items(), strict=False):
+        cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
         for label in ("C1R0 2", "C1R0 4", "C1R0 8", "C1R1 2"):
             e = [c["errors"][label] for c in cells]
