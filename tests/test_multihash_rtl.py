@@ -235,12 +235,11 @@ def test_readout_pick_by_sets():
     """The readout's pick by a prefix OR up to PREFIX_PICK_SETS sets (the defaults' 25:
     their Verilog unchanged), from the address register above (the 1M configuration's
     250 sets)."""
-    from hwprof.rtl.multihash_bram import PREFIX_PICK_SETS
+    from hwprof.rtl.multihash_config import PREFIX_PICK_SETS, multihash_config, readout_pick_for
 
-    def pick(**kwargs):
-        dut = MultiHash(**kwargs)
-        dut._MustUse__silence = True  # built, not elaborated: no UnusedElaboratable warning
-        return dut.readout_pick
+    def pick(readout_pick=None, **kwargs):
+        # the factory's choice, from the checked parameters (no component built)
+        return readout_pick_for(multihash_config(**kwargs), readout_pick)
 
     assert pick() == "prefix"
     assert pick(accumulator=4 * PREFIX_PICK_SETS) == "prefix"

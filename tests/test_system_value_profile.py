@@ -32,7 +32,7 @@ from hwprof.golden.multihash import run_plain
 from hwprof.system import sim
 from hwprof.system.firmware import FIRMWARE, compile_program
 from hwprof.system.profiler import parse_profile_output
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.tracefile import TraceReader
 
 WORKLOAD = Path(__file__).resolve().parent.parent / "hwprof" / "system" / "workloads" / \
@@ -72,7 +72,8 @@ def profile_run(params: dict, work: Path, clock: float | None = None,
     record = json.loads(out)
     profiles, fields = parse_profile_output(record["output"])
     with TraceReader(log) as trace:
-        keys = [int(k) for chunk in trace_keys(trace, kinds) for k in chunk]
+        keys = [int(k) for chunk in trace_keys(trace, kinds, value_map=PORT_VALUE_MAP)
+                for k in chunk]  # fmt: skip
         footer, header = trace.footer, trace.header
         records = list(trace.chunks())
     return {"record": record, "profiles": profiles,

@@ -11,8 +11,10 @@ import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["Experiment", "all_experiments", "headline_table", "cell", "write_results"]
+__all__ = ["Experiment", "all_experiments", "headline_table", "cell", "write_results",
+           "label_axes", "previous_sweep"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,13 +57,31 @@ def all_experiments() -> dict[str, Experiment]:
 
 def write_results(output_dir, name: str, quick: bool, record: dict, markdown: str) -> None:
     """Write ``<name>[-quick].json`` (``record``) and ``.md`` (``markdown``) into ``output_dir``."""
-    from pathlib import Path
-
     stem = f"{name}-quick" if quick else name
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
     (output_dir / f"{stem}.md").write_text(markdown)
+
+
+def previous_sweep(path, settings: dict, log, ignore=()):
+    """The ``cells`` of an earlier run's record at ``path`` made with the same
+    ``settings`` (but for the keys in ``ignore``), else None: a sweep of generated
+    streams, which does not depend on the programs' traces, is kept when only the real
+    programs are measured again (with ``ignore=("grid",)`` the caller keeps the cells
+    its grid still has and runs the others)."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+    def kept(record):
+        return {k: v for k, v in record.items() if k not in ignore}
+
+    if kept(old.get("settings", {})) != kept(settings):
+        return None
+    log(f"the sweep of {path} has these settings: kept")
+    return old["cells"]
 
 
 def label_axes(ax, xlabel: str, ylabel: str, title: str, **legend) -> None:

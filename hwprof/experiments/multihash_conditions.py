@@ -37,7 +37,7 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, write_results
+from . import Experiment, cell, previous_sweep, write_results
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -303,21 +303,6 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     return out
 
 
-def _previous_sweep(path: Path, settings: dict, log) -> dict:
-    """The cells of an earlier run at ``path`` made with the same settings but the grid,
-    by ``(distinct, skew, churn)`` (the generated sweep does not depend on the programs'
-    traces, so a rerun for new real-program keys or more settings keeps them)."""
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    same = {k: v for k, v in settings.items() if k != "grid"}
-    if {k: v for k, v in old.get("settings", {}).items() if k != "grid"} != same:
-        return {}
-    log(f"kept {len(old['cells'])} settings of {path}")
-    return {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in old["cells"]}
-
-
 def run(output_dir: Path, seed: int, quick: bool) -> dict:
     """Run the sweep (and measure the real programs in the full form); write
     ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
@@ -331,7 +316,9 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     stem = f"{NAME}-quick" if quick else NAME
     settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
                 "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
-    kept = _previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
+    kept = {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in
+            previous_sweep(Path(output_dir) / f"{stem}.json", settings, log,
+                           ignore=("grid",)) or ()}  # fmt: skip
     cells = []
     for distinct, skew, churn in grid(quick):
         if (distinct, skew, churn) in kept:

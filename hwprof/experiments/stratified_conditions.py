@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Experiment, cell, write_results
+from . import Experiment, cell, previous_sweep, write_results
 from .stratified_values import (
     IdealProfile,
     assoc_compression,
@@ -240,19 +240,6 @@ def grid(quick: bool) -> list[tuple[int, str, str]]:
     return list(QUICK["grid"] if quick else GRID)
 
 
-def _previous_sweep(path: Path, settings: dict, log):
-    """The cells of an earlier run at ``path`` with the same ``settings`` (the generated
-    sweep does not depend on the programs' traces), else None."""
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if old.get("settings") != settings:
-        return None
-    log(f"the sweep of {path} has these settings: kept, only the real programs measured")
-    return old["cells"]
-
-
 def run(output_dir: Path, seed: int, quick: bool) -> dict:
     """Run the sweep (and measure the real programs in the full form); write
     ``stratified-conditions[-quick].{json,md,png}`` into ``output_dir``."""
@@ -266,7 +253,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     stem = f"{NAME}-quick" if quick else NAME
     settings = {"version": SWEEP_VERSION, "seed": seed, "seeds": seeds, "events": events,
                 "checkpoints": checkpoints, "grid": [list(g) for g in grid(quick)]}
-    cells = _previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
+    cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
     for loads, order, rest in grid(quick) if cells is None else ():
         cells = cells or []
         cells.append(run_cell(loads, order, rest, seeds, events, checkpoints, seed))

@@ -27,11 +27,18 @@ class Checked:
         """The component's configuration; raises on a bad parameter."""
         return cls.config_class(**params)
 
-    def __new__(cls, *args, **kwargs):
+    @classmethod
+    def check(cls, *args, **kwargs):
+        """What ``cls(*args, **kwargs)`` would get as ``config``, without creating it:
+        :meth:`check_params` on the constructor's arguments (by name, defaults
+        applied); a bad parameter raises its ``TypeError``/``ValueError``."""
         bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
         bound.apply_defaults()
         params = dict(list(bound.arguments.items())[1:])  # without self
-        config = cls.check_params(**params)
+        return cls.check_params(**params)
+
+    def __new__(cls, *args, **kwargs):
+        config = cls.check(*args, **kwargs)
         self = super().__new__(cls, *args, src_loc_at=1, **kwargs)
         self.config = config
         return self
@@ -41,7 +48,7 @@ def checked_config(component, make_config):
     """Return ``make_config()``; on a bad parameter, re-raise its error.
 
     The older form of :class:`Checked`, kept for the components not moved to it
-    yet (the multi-hash profiler, hwprof.system): the component already exists
+    yet (hwprof.system): the component already exists
     when its ``__init__`` validates, so a rejected one is silenced through
     Amaranth's private flag. New components use :class:`Checked`.
     """

@@ -1,10 +1,87 @@
-"""The multi-hash profiler's run-time configuration registers, shared by both designs."""
+"""Pieces shared by the multi-hash profiler's two designs (the CAM accumulator of
+:mod:`hwprof.rtl.multihash_cam` and the block RAM one of
+:mod:`hwprof.rtl.multihash_bram`): the parameter check, the stream layouts, the
+component signature, the run-time configuration registers and a pipeline stage."""
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.lib import data, stream
+from amaranth.lib.wiring import In, Out
 
-__all__ = ["RuntimeConfig"]
+from ..golden.multihash import MultiHashConfig
+
+__all__ = ["RuntimeConfig", "Stage", "multihash_config", "multihash_signature",
+           "record_layout", "tuple_layout", "PREFIX_PICK_SETS", "readout_pick_for"]
+
+#: the block RAM design's readout picks by a prefix OR over the sets up to this many sets
+#: (the defaults' 25), from the set address register above (``readout_pick``)
+PREFIX_PICK_SETS = 32
+
+
+def multihash_config(tables=4, counters=2048, counter_bits=24, accumulator=100,
+                     interval_length=10_000, threshold=100, pc_bits=32, value_bits=32,
+                     retain=True, reset=False, conservative=True, hash_seed=1,
+                     ways=4) -> MultiHashConfig:  # fmt: skip
+    """The checked parameters of :func:`hwprof.rtl.multihash.MultiHash` (its defaults).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On parameters out of range (see :class:`hwprof.golden.multihash.MultiHashConfig`).
+    """
+    return MultiHashConfig(
+        tables=tables, counters=counters, counter_bits=counter_bits,
+        accumulator=accumulator, interval_length=interval_length, threshold=threshold,
+        pc_bits=pc_bits, value_bits=value_bits, retain=retain, reset=reset,
+        conservative=conservative, hash_seed=hash_seed, ways=ways)  # fmt: skip
+
+
+def readout_pick_for(config: MultiHashConfig, readout_pick=None) -> str:
+    """The block RAM readout's pick: ``readout_pick`` checked, or by the number of sets
+    (``"prefix"`` up to :data:`PREFIX_PICK_SETS` sets, else ``"address"``)."""
+    if readout_pick not in (None, "prefix", "address"):
+        raise ValueError(f"readout_pick must be None, 'prefix' or 'address', "
+                         f"not {readout_pick!r}")
+    if readout_pick is None:
+        return "prefix" if config.sets <= PREFIX_PICK_SETS else "address"
+    return readout_pick
+
+
+def tuple_layout(pc_bits, value_bits):
+    """Input payload: ``value`` in the low bits, ``pc`` above (= the golden key)."""
+    fields = {"value": value_bits}
+    if pc_bits:
+        fields["pc"] = pc_bits
+    return data.StructLayout(fields)
+
+
+def record_layout(key_bits, counter_bits):
+    """Output payload: one profile record, or the end-of-interval marker (``end = 1``)."""
+    return data.StructLayout({"key": key_bits, "count": counter_bits, "end": 1})
+
+
+def multihash_signature(c: MultiHashConfig) -> dict:
+    """The ports of both designs (see :func:`hwprof.rtl.multihash.MultiHash`)."""
+    return {
+        "tuples": In(stream.Signature(tuple_layout(c.pc_bits, c.value_bits))),
+        "records": Out(stream.Signature(record_layout(c.key_bits, c.counter_bits))),
+        "cfg_we": In(1),
+        "cfg_interval": In(c.counter_bits),
+        "cfg_threshold": In(c.counter_bits),
+    }
+
+
+class Stage(Elaboratable):
+    """One pipeline stage of a design: a submodule whose logic the design writes into
+    :attr:`m` when it builds its stages in order (a later stage reads the signals an
+    earlier one made; a stage may drive a signal an earlier one reads)."""
+
+    def __init__(self):
+        self.m = Module()
+
+    def elaborate(self, platform):
+        return self.m
 
 
 class RuntimeConfig:
@@ -14,7 +91,7 @@ class RuntimeConfig:
     boundary (:meth:`apply`), so an interval never changes length or threshold
     half-way. Reset values: the configuration's ``interval_length`` and
     ``threshold``. Signal names (``interval``, ``threshold``, ``pend``) are those
-    the formal properties read.
+    the formal properties read (in the submodule ``config``).
     """
 
     def __init__(self, m: Module, component, width: int):

@@ -216,7 +216,8 @@ class TrapCsrs(wiring.Component):
 
 
 def attach(m: Module, regs: dict, p) -> None:
-    """Wire the filter ``p.dispatch_filter`` and :class:`TrapCsrs` to the core's ports.
+    """Wire the filter ``p.dispatch_filter`` and the CSRs ``p.trap_csrs`` (a
+    :class:`TrapCsrs`) to the core's ports.
 
     ``p`` has ``pf_launch``, ``pf_word``, ``pf_pc`` and the ``csr_*`` inputs, and
     ``pf_nop``, ``pf_trap``, ``pf_vector``, ``pf_mepc`` and ``csr_rdata`` outputs
@@ -227,7 +228,7 @@ def attach(m: Module, regs: dict, p) -> None:
     """
     f = p.dispatch_filter
     m.submodules.dispatch_filter = f
-    m.submodules.trap_csrs = csrs = TrapCsrs(CONFIG.ckpt_width)
+    m.submodules.trap_csrs = csrs = p.trap_csrs
     r = {name: regs["dispatch", name].f for name, *_ in REGISTERS}
     state = Signal(CONFIG.ckpt_width)  # the filter's state (its flag, stack and sp registers)
     exc_q = Signal()

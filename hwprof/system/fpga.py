@@ -37,8 +37,10 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from ..rtl._params import checked_config
+from ..rtl._params import Checked
+from ..rtl.dispatch_filter import DispatchFilter
 from . import soc
+from .dispatch import FILTER_PARAMS, TrapCsrs
 from .soc import DEFAULT_RAM_SIZE, System
 
 __all__ = ["UartTx", "MeasuredSystem", "BoardTop", "Board", "BOARDS", "CONFIGS",
@@ -57,7 +59,7 @@ PROFILER = {"tables": 4, "counters": 256, "counter_bits": 16, "accumulator": 16,
 PROF_MHZ = 100
 
 
-class UartTx(wiring.Component):
+class UartTx(Checked, wiring.Component):
     """UART transmitter, 8 data bits, no parity, 1 stop bit, least significant bit first.
 
     Parameters
@@ -77,12 +79,12 @@ class UartTx(wiring.Component):
     cycle after the stop bit (one byte per ``10 * divisor + 1`` cycles at most).
     """
 
-    def __init__(self, divisor: int):
-        def check():
-            if not isinstance(divisor, int) or divisor < 2:
-                raise ValueError(f"divisor must be an integer of at least 2, not {divisor!r}")
+    @classmethod
+    def check_params(cls, divisor):
+        if not isinstance(divisor, int) or divisor < 2:
+            raise ValueError(f"divisor must be an integer of at least 2, not {divisor!r}")
 
-        checked_config(self, check)
+    def __init__(self, divisor: int):
         self.divisor = divisor
         super().__init__({"data": In(stream.Signature(8)), "tx": Out(1, init=1)})
 
@@ -129,8 +131,9 @@ class MeasuredSystem(wiring.Component):
         (the core's brr decode and the ``RETIRED``/``TAKEN`` registers stay).
     dispatch : bool
         ``False``: when the system has the selective-dispatch filter
-        (:func:`dispatch_in_system`), it is replaced by a stub whose outputs are 0
-        (no PI squashed, no exception); without the filter in the system, no effect.
+        (:func:`dispatch_in_system`), it and the core's CSRs are replaced by stubs
+        whose outputs are 0 (no PI squashed, no exception, every CSR reads 0; the
+        core's decode and the PI counters stay); without the filter, no effect.
 
     Attributes
     ----------
@@ -143,7 +146,7 @@ class MeasuredSystem(wiring.Component):
     def __init__(self, ram_size=FPGA_RAM_SIZE, profiler=None, brr=True, dispatch=True):
         extra = {}
         if dispatch_in_system() and not dispatch:
-            extra["dispatch_filter"] = _dispatch_stub
+            extra |= {"dispatch_filter": _dispatch_stub, "trap_csrs": _TrapCsrsStub}
         self.system = System(ram_size, profiler=profiler, **extra)
         self.own_prof_clock = profiler is not None
         if self.own_prof_clock:
@@ -194,12 +197,22 @@ def dispatch_in_system() -> bool:
     return "dispatch_filter" in inspect.signature(System).parameters and "dispatch" in soc.ATTACH
 
 
-def _dispatch_stub():
-    from .dispatch import build_filter
+class _FilterStub(DispatchFilter):
+    """The selective-dispatch filter left out: its ports, no logic (every output 0)."""
 
-    real = build_filter()
-    real._MustUse__silence = True  # only its signature is used
-    return _BrrStub(real.signature)
+    def elaborate(self, platform):
+        return Module()
+
+
+class _TrapCsrsStub(TrapCsrs):
+    """The core's CSRs left out: their ports, no logic (every CSR reads 0)."""
+
+    def elaborate(self, platform):
+        return Module()
+
+
+def _dispatch_stub():
+    return _FilterStub(**FILTER_PARAMS)
 
 
 #: The measured configurations, in table order.
@@ -209,7 +222,7 @@ CONFIGS = [
     Config("brr", "+ brr unit (the system as built by default)"),
     Config("multihash", "+ brr + multi-hash profiler in its own clock domain "
                         "(async FIFO, CSR block)", profiler=PROFILER),
-    Config("dispatch", "+ brr + multi-hash profiler + selective-dispatch filter",
+    Config("dispatch", "+ brr + multi-hash profiler + selective-dispatch filter and CSRs",
            profiler=PROFILER, dispatch=True),
 ]
 
@@ -370,7 +383,7 @@ BOARD_PROGRAM = Path(__file__).parent / "workloads" / "board_hello.c"
 CONSOLE_FIFO = 256
 
 
-class BoardTop(wiring.Component):
+class BoardTop(Checked, wiring.Component):
     """The system on a board: clock, power-on reset, console on the UART, LEDs.
 
     Parameters
@@ -395,13 +408,13 @@ class BoardTop(wiring.Component):
     program exits.
     """
 
-    def __init__(self, board: Board, image: bytes, ram_size=DEFAULT_RAM_SIZE):
-        def check():
-            if len(image) > ram_size:
-                raise ValueError(f"the program ({len(image)} bytes) does not fit in RAM "
-                                 f"({ram_size} bytes)")  # fmt: skip
+    @classmethod
+    def check_params(cls, board, image, ram_size):
+        if len(image) > ram_size:
+            raise ValueError(f"the program ({len(image)} bytes) does not fit in RAM "
+                             f"({ram_size} bytes)")  # fmt: skip
 
-        checked_config(self, check)
+    def __init__(self, board: Board, image: bytes, ram_size=DEFAULT_RAM_SIZE):
         self.board, self.ram_size = board, ram_size
         padded = image + bytes(-len(image) % 4)
         self.words = [int.from_bytes(padded[i:i + 4], "little")

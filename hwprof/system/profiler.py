@@ -33,10 +33,11 @@ from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..catalog import get_top
+from ..catalog import CatalogError, get_top
 from ..golden.multihash import PRESETS
-from ..rtl._params import checked_config
+from ..rtl._params import Checked
 from ..rtl.multihash import tuple_layout
+from ..rtl.multihash_config import multihash_config
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
            "FIFO_DEPTH_MAX", "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads",
@@ -117,8 +118,14 @@ def attach(m, peripheral, fields):
         m.d.comb += field.r_data.eq(p.status if name == "STATUS" else getattr(p, port))
 
 
-def _multihash(fifo_depth, edges, domain, params):
-    """The catalog's multihash top for the peripheral; checks the peripheral's parameters."""
+def _multihash_params(params):
+    """The catalog multihash top's parameters in the peripheral (the start registers'
+    values are the peripheral's own)."""
+    return params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD}
+
+
+def _check_parameters(fifo_depth, edges, domain, params):
+    """The multihash configuration of the peripheral's parameters; raises on a bad one."""
     for name in ("interval_length", "threshold"):
         if name in params:
             raise ValueError(f"{name} is written by software, not a parameter")
@@ -130,8 +137,13 @@ def _multihash(fifo_depth, edges, domain, params):
         raise TypeError(f"edges must be a bool, not {edges!r}")
     if not isinstance(domain, str) or not domain or domain == "sync":
         raise ValueError(f"domain must be a name other than 'sync', not {domain!r}")
-    return get_top("multihash").construct(
-        params | {"interval_length": START_INTERVAL, "threshold": START_THRESHOLD})
+    top = get_top("multihash")
+    try:  # the catalog's check of the top's parameters (Top.construct's message)
+        return multihash_config(**top.resolve(_multihash_params(params)))
+    except CatalogError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CatalogError(f"{top.name}: {exc}") from None
 
 
 def _start_keys(config):
@@ -144,7 +156,7 @@ def _start_keys(config):
     return 0, key
 
 
-class MultiHashPeripheral(wiring.Component):
+class MultiHashPeripheral(Checked, wiring.Component):
     """Multi-hash profiler fed by the core, in its own clock domain.
 
     Parameters
@@ -231,11 +243,15 @@ class MultiHashPeripheral(wiring.Component):
         On a bad parameter (the catalog's message for the multihash parameters).
     """
 
+    @classmethod
+    def check_params(cls, fifo_depth, edges, domain, params):
+        """The multihash configuration (``config``); raises before the peripheral exists."""
+        return _check_parameters(fifo_depth, edges, domain, params)
+
     def __init__(self, *, fifo_depth=16, edges=False, domain="prof", **params):
         self.fifo_depth, self.edges, self.domain = fifo_depth, edges, domain
-        self.multihash = checked_config(self, lambda: _multihash(fifo_depth, edges, domain,
-                                                                 params))
-        c = self.config = self.multihash.config
+        self.multihash = get_top("multihash").construct(_multihash_params(params))
+        c = self.config  # set by Checked from check_params
         #: the two tuples of the start interval (keys, in order)
         self.start_keys = _start_keys(c)
         source = stream.Signature(tuple_layout(c.pc_bits, c.value_bits))
@@ -553,14 +569,9 @@ class RetiredLoads(wiring.Component):
 
 
 def check_parameters(params: dict) -> None:
-    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would.
-
-    The peripheral built to check is discarded without Amaranth's "created but never
-    used" warning (as :func:`hwprof.rtl._params.checked_config` does for a rejected one).
-    """
-    peripheral = MultiHashPeripheral(**params)
-    for component in (peripheral, peripheral.multihash):
-        component._MustUse__silence = True
+    """Raise ``TypeError``/``ValueError`` if ``MultiHashPeripheral(**params)`` would
+    (nothing is built)."""
+    MultiHashPeripheral.check(**params)
 
 
 def parse_profile_output(output: str) -> tuple[list[list[tuple[int, int]]], dict[str, list[int]]]:

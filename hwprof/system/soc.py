@@ -24,8 +24,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
 from .core import CORE_MODULE, CORE_PARAMETERS
+from .dispatch import TrapCsrs, base_word, build_filter
 from .dispatch import attach as attach_dispatch
-from .dispatch import base_word, build_filter
 from .profiler import MultiHashPeripheral, RetiredLoads
 from .profiler import attach as attach_profiler
 from .regmap import BLOCKS, CSR_ADDR_WIDTH, CSR_BASE, PROFILER_BLOCK, RAM_BASE, build_registers
@@ -34,6 +34,11 @@ __all__ = ["Ram", "Peripherals", "System", "ATTACH", "DEFAULT_RAM_SIZE"]
 
 #: RAM bytes of the default system.
 DEFAULT_RAM_SIZE = 128 * 1024
+#: The console's strobes: outputs of the CSR window and of the system, the same.
+_CONSOLE_PORTS = {"console_valid": Out(1), "console_data": Out(8), "exit_valid": Out(1),
+                  "exit_code": Out(32)}  # fmt: skip
+#: Ports of both the system and its CSR window: the LFSR load (the run's seed), the console.
+_PASSED_PORTS = {"lfsr_load_valid": In(1), "lfsr_load_data": In(32), **_CONSOLE_PORTS}
 
 
 def _wishbone(addr_width, granularity):
@@ -168,6 +173,8 @@ class Peripherals(wiring.Component):
         Builds the selective-dispatch filter (default
         :func:`hwprof.system.dispatch.build_filter`, the catalog's ``dispatch_filter``);
         tests pass a faulty one to show that their checks fail.
+    trap_csrs : callable, optional
+        Builds the core's CSRs (default :class:`hwprof.system.dispatch.TrapCsrs`).
 
     Attributes
     ----------
@@ -206,8 +213,9 @@ class Peripherals(wiring.Component):
         The value of CSR ``csr_addr`` (combinational).
     """
 
-    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None):
+    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None, trap_csrs=None):
         self.dispatch_filter = (dispatch_filter or build_filter)()
+        self.trap_csrs = (trap_csrs or TrapCsrs)()
         self.brr = get_top("brr").construct(dict(brr_params or {}))
         profiler = None if profiler is None else dict(profiler)
         self.own_clock = bool(profiler and profiler.pop("own_clock", False))
@@ -229,12 +237,7 @@ class Peripherals(wiring.Component):
             "brr_valid": In(1),
             "brr_freq": In(4),
             "brr_taken": Out(1),
-            "lfsr_load_valid": In(1),
-            "lfsr_load_data": In(32),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
+            **_PASSED_PORTS,
             "lfsr_state": Out(32),
             "lfsr_load": Out(1),
             "lfsr_load_data_out": Out(32),
@@ -280,8 +283,8 @@ class System(wiring.Component):
         Build the multi-hash profiler with these parameters, fed by the core's retired
         loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`) or, as software
         chooses, its taken branches (``edges``, default ``True``); ``None``: without.
-    dispatch_filter : callable, optional
-        Builds the selective-dispatch filter (:class:`Peripherals`).
+    dispatch_filter, trap_csrs : callable, optional
+        Build the selective-dispatch filter and the core's CSRs (:class:`Peripherals`).
 
     Attributes
     ----------
@@ -315,9 +318,9 @@ class System(wiring.Component):
     """
 
     def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
-                 dispatch_filter=None):  # fmt: skip
+                 dispatch_filter=None, trap_csrs=None):  # fmt: skip
         self.ram = Ram(ram_size)
-        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter)
+        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter, trap_csrs)
         abits = len(self.ram.boot_addr)
         extra = {} if profiler is None else {
             "obs_load_valid": Out(1), "obs_load_dropped": Out(1), "obs_load_pc": Out(32),
@@ -329,12 +332,7 @@ class System(wiring.Component):
             "boot_valid": In(1),
             "boot_addr": In(abits),
             "boot_data": In(32),
-            "lfsr_load_valid": In(1),
-            "lfsr_load_data": In(32),
-            "console_valid": Out(1),
-            "console_data": Out(8),
-            "exit_valid": Out(1),
-            "exit_code": Out(32),
+            **_PASSED_PORTS,
             "trap": Out(1),
             "bus_error": Out(1),
             "bus_error_addr": Out(32),
@@ -417,8 +415,7 @@ class System(wiring.Component):
             per.brr_valid.eq(brr_valid), per.brr_freq.eq(brr_freq),
             per.lfsr_load_valid.eq(self.lfsr_load_valid & self.hold),
             per.lfsr_load_data.eq(self.lfsr_load_data),
-            self.console_valid.eq(per.console_valid), self.console_data.eq(per.console_data),
-            self.exit_valid.eq(per.exit_valid), self.exit_code.eq(per.exit_code),
+            *(getattr(self, name).eq(getattr(per, name)) for name in _CONSOLE_PORTS),
             self.trap.eq(trap),
             self.obs_brr_valid.eq(brr_valid), self.obs_brr_freq.eq(brr_freq),
             self.obs_brr_taken.eq(per.brr_taken), self.obs_lfsr_state.eq(per.lfsr_state),

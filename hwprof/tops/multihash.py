@@ -46,28 +46,34 @@ def props_multihash_cam(p: dict) -> list[Property]:
     cfg = MultiHashConfig(**p)
     n, acc, w, kb, z = cfg.tables, cfg.accumulator, cfg.counter_bits, cfg.key_bits, cfg.table_size
     assume = ("always @* assume (!cfg_we);\n"  # so these registers keep their reset values:
-              f"always @* assert (!pend && interval == {cfg.interval_length} && "
-              f"threshold == {cfg.threshold});\n")
+              f"always @* assert (!config.pend && config.interval == {cfg.interval_length} && "
+              f"config.threshold == {cfg.threshold});\n")
+    # the stages' signals (hwprof/rtl/multihash_cam.py) by their hierarchical names
+    ac, ct, pos = "accumulator.", "counters.", "accumulator.position"
     counts = []
     for a in range(acc):
-        counts.append(f"always @* if (valid[{a}]) assert (count{a} <= position);")
-        counts.append(f"always @* if (valid[{a}] && !repl[{a}]) assert (count{a} >= threshold);")
-        counts.append(f"always @* if (pending[{a}]) assert (readout_count{a} >= threshold && "
-                      f"readout_count{a} <= interval);")  # fmt: skip
+        counts.append(f"always @* if ({ac}valid[{a}]) "
+                      f"assert ({ac}count{a} <= {pos});")
+        counts.append(f"always @* if ({ac}valid[{a}] && !{ac}repl[{a}]) "
+                      f"assert ({ac}count{a} >= config.threshold);")
+        counts.append(f"always @* if (readout.pending[{a}]) assert ({ac}readout_count{a} >= "
+                      f"config.threshold && {ac}readout_count{a} <= config.interval);")  # fmt: skip
     for a in range(acc):  # no tuple in two valid entries (the CAM hits one at most)
         for b in range(a + 1, acc):
-            counts.append(f"always @* assert (!(valid[{a}] && valid[{b}] && tag{a} == tag{b}));")
+            counts.append(f"always @* assert (!({ac}valid[{a}] && {ac}valid[{b}] && "
+                          f"{ac}tag{a} == {ac}tag{b}));")
     tables = []
     for i in range(n):
-        tables.append(f"always @* if (s1_valid) assert (counter{i} <= position);")
-        tables.append(f"always @* if (bypass_valid{i}) assert (bypass_value{i} <= position);")
+        tables.append(f"always @* if (hash.s1_valid) assert ({ct}counter{i} <= {pos});")
+        tables.append(f"always @* if ({ct}bypass_valid{i}) "
+                      f"assert ({ct}bypass_value{i} <= {pos});")
         for j in range(z):
-            tables.append(f"always @* if (counter_valid{i}[{j}]) "
-                          f"assert (table{i}[{j}] <= position);")  # fmt: skip
+            tables.append(f"always @* if ({ct}counter_valid{i}[{j}]) "
+                          f"assert (table{i}[{j}] <= {pos});")  # fmt: skip
     rec = f"records__payload[{kb + w - 1}:{kb}]"
     end = f"records__payload[{kb + w}]"
     records = (f"always @* if (records__valid && !{end}) "
-               f"assert ({rec} >= threshold && {rec} <= interval);")  # fmt: skip
+               f"assert ({rec} >= config.threshold && {rec} <= config.interval);")  # fmt: skip
     past = past_registers({"rv": ("records__valid", 1), "rr": ("records__ready", 1),
                   "rp": ("records__payload", kb + w + 1)})  # fmt: skip
     handshake = ("always @* if (f_ok && f_rv && !f_rr) "
@@ -76,8 +82,8 @@ def props_multihash_cam(p: dict) -> list[Property]:
         "reg [15:0] f_accepted = 0, f_committed = 0;\n"
         "always @(posedge clk) if (rst) begin f_accepted <= 0; f_committed <= 0; end else begin\n"
         "  f_accepted <= f_accepted + (tuples__valid && tuples__ready);\n"
-        "  f_committed <= f_committed + commit; end\n"
-        "always @* assert (f_accepted == f_committed + s1_valid);\n"
+        "  f_committed <= f_committed + accumulator.commit; end\n"
+        "always @* assert (f_accepted == f_committed + hash.s1_valid);\n"
     )  # fmt: skip
     return [
         Property("counts_within_interval",
@@ -86,7 +92,7 @@ def props_multihash_cam(p: dict) -> list[Property]:
                  "replaceable) entry and every pending record >= threshold; no key in two valid "
                  "entries; records carry "
                  "threshold <= count <= interval (configuration fixed: cfg_we = 0)",
-                 {"multihash": assume + "always @* assert (position < interval);\n"
+                 {"multihash": assume + f"always @* assert ({pos} < config.interval);\n"
                   + "\n".join(counts + tables) + "\n" + records}, maxsteps=6),
         Property("records_handshake",
                  "records: payload and valid held while valid and not ready",
@@ -109,19 +115,20 @@ def _bram_chain(cfg) -> tuple[str, list[str]]:
     memories hold exactly their updates), and ``f_nep``, that interval's number.
     """
     w, last = cfg.counter_bits, cfg.interval_length - 1
-    lines = [f"wire [{w - 1}:0] f_x_a = position;", "wire [1:0] f_ep_a = epoch;"]
+    lines = [f"wire [{w - 1}:0] f_x_a = stage_a.position;", "wire [1:0] f_ep_a = stage_a.epoch;"]
     asserts = []
     order = ["a", "b", "c", "d"]
     for k, s in enumerate(order):
         nxt = order[k + 1] if k + 1 < len(order) else "n"
         here, ep = f"f_x_{s}", f"f_ep_{s}"
         lines.append(f"wire [{w - 1}:0] f_p_{s} = ({here} == 0) ? {w}'d{last} : {here} - 1;")
-        asserts.append(f"always @* if ({s}_valid) assert ({s}_last == (f_p_{s} == {last}) && "
-                       f"{s}_epoch == {ep} - {s}_last);")  # fmt: skip
+        r = f"stage_{s}.{s}"  # the stage's registers
+        asserts.append(f"always @* if ({r}_valid) assert ({r}_last == (f_p_{s} == {last}) && "
+                       f"{r}_epoch == {ep} - {r}_last);")  # fmt: skip
         name = "f_n" if nxt == "n" else f"f_x_{nxt}"
         epn = "f_nep" if nxt == "n" else f"f_ep_{nxt}"
-        lines.append(f"wire [{w - 1}:0] {name} = {s}_valid ? f_p_{s} : {here};")
-        lines.append(f"wire [1:0] {epn} = {s}_valid ? {s}_epoch : {ep};")
+        lines.append(f"wire [{w - 1}:0] {name} = {r}_valid ? f_p_{s} : {here};")
+        lines.append(f"wire [1:0] {epn} = {r}_valid ? {r}_epoch : {ep};")
     return "\n".join(lines) + "\n", asserts
 
 
@@ -133,19 +140,20 @@ def _bram_effective(cfg) -> str:
     the flops with stage e's update applied), so both describe the tuples that
     left stage d."""
     n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
+    e = "stage_d.e_"  # the E registers (written at the end of stage D)
     lines = []
     for i in range(n):
         for j in range(z):
-            lines.append(f"wire [{w - 1}:0] f_tab{i}_{j} = (e_valid && e_cwrite && e_idx{i} == {j})"
-                         f" ? e_cval{i} : table{i}[{j}];")  # fmt: skip
+            lines.append(f"wire [{w - 1}:0] f_tab{i}_{j} = ({e}valid && {e}cwrite && "
+                         f"{e}idx{i} == {j}) ? {e}cval{i} : table{i}[{j}];")  # fmt: skip
     for s in range(cfg.sets):
         for wy in range(cfg.ways):
-            mine = f"e_valid && e_way == {wy} && e_set == {s}"
-            lines.append(f"wire [{kb - 1}:0] f_tag{wy}_{s} = ({mine} && e_alloc) ? e_key : "
+            mine = f"{e}valid && {e}way == {wy} && {e}set == {s}"
+            lines.append(f"wire [{kb - 1}:0] f_tag{wy}_{s} = ({mine} && {e}alloc) ? {e}key : "
                          f"tags{wy}[{s}];")  # fmt: skip
             for p in (0, 1):
-                lines.append(f"wire [{w - 1}:0] f_cnt{p}_{wy}_{s} = ({mine} && e_awrite && "
-                             f"e_epoch[0] == {p}) ? e_acount : counts{p}_{wy}[{s}];")
+                lines.append(f"wire [{w - 1}:0] f_cnt{p}_{wy}_{s} = ({mine} && {e}awrite && "
+                             f"{e}epoch[0] == {p}) ? {e}acount : counts{p}_{wy}[{s}];")
     return "\n".join(lines) + "\n"
 
 
@@ -153,12 +161,13 @@ def _bram_fifo(cfg, records: bool) -> str:
     """The readout FIFO's pointers agree with its level; with ``records``, every
     occupied slot holds the end marker or a count in ``threshold..interval``."""
     kb, w = cfg.key_bits, cfg.counter_bits
-    text = ("wire [1:0] f_used = produce - consume;\n"
-            "always @* assert (level <= 4 && f_used == level[1:0]);\n")  # fmt: skip
+    fifo = "readout.fifo"
+    text = (f"wire [1:0] f_used = {fifo}.produce - {fifo}.consume;\n"
+            f"always @* assert ({fifo}.level <= 4 && f_used == {fifo}.level[1:0]);\n")  # fmt: skip
     if records:
         for i in range(4):
-            occupied = f"((2'd{i} - consume) & 2'd3) < level"
-            word = f"storage[{i}]"
+            occupied = f"((2'd{i} - {fifo}.consume) & 2'd3) < {fifo}.level"
+            word = f"{fifo}.storage[{i}]"
             text += (f"always @* if ({occupied}) assert ({word}[{kb + w}] || "
                      f"({word}[{kb + w - 1}:{kb}] >= {cfg.threshold} && "
                      f"{word}[{kb + w - 1}:{kb}] <= {cfg.interval_length}));\n")
@@ -171,34 +180,38 @@ def props_multihash_bram(p: dict) -> list[Property]:
     n, z, w, kb = cfg.tables, cfg.table_size, cfg.counter_bits, cfg.key_bits
     ways, sets, T, L = cfg.ways, cfg.sets, cfg.threshold, cfg.interval_length
     mod = 1 << w  # stage A's registered flags and constants agree with position
+    a = "stage_a"
     fixed = ("always @* assume (!cfg_we);\n"
-             f"always @* assert (!pend && interval == {L} && threshold == {T});\n"
-             f"always @* assert (position < {L});\n"
-             f"always @* assert (interval_m2 == {(L - 2) % mod} && "
-             f"threshold_m2 == {(T - 2) % mod});\n"
-             f"always @* assert (at_last == (position == {L - 1}) && "
-             f"past_thr == (position >= {(T - 1) % mod}));\n")  # fmt: skip
+             f"always @* assert (!config.pend && config.interval == {L} && "
+             f"config.threshold == {T});\n"
+             f"always @* assert ({a}.position < {L});\n"
+             f"always @* assert ({a}.interval_m2 == {(L - 2) % mod} && "
+             f"{a}.threshold_m2 == {(T - 2) % mod});\n"
+             f"always @* assert ({a}.at_last == ({a}.position == {L - 1}) && "
+             f"{a}.past_thr == ({a}.position >= {(T - 1) % mod}));\n")  # fmt: skip
     chain, chain_asserts = _bram_chain(cfg)
     inv = list(chain_asserts)
     for i in range(n):  # counters: at most the tuples of this interval that left d
         for j in range(z):
-            inv.append(f"always @* if (counter_valid_n{i}[{j}]) assert (f_tab{i}_{j} <= f_n);")
+            inv.append(f"always @* if (stage_e.counter_valid_n{i}[{j}]) "
+                       f"assert (f_tab{i}_{j} <= f_n);")
     for s in range(sets):
         for wy in range(ways):
             k = flag_bit(sets, s, wy)  # the entry's bit in the RTL's flag vectors
             cur = f"(f_nep[0] ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
-            old = f"(ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
+            old = f"(readout.ro_parity ? f_cnt1_{wy}_{s} : f_cnt0_{wy}_{s})"
             inv += [
-                f"always @* if (fresh_n[{k}]) assert ({cur} <= f_n);",
-                f"always @* if (valid_n[{k}] && !repl_n[{k}]) "
-                f"assert (fresh_n[{k}] && {cur} >= {T});",
-                f"always @* if (pending[{k}]) assert ({old} >= {T} && {old} <= {L});",
+                f"always @* if (stage_e.fresh_n[{k}]) assert ({cur} <= f_n);",
+                f"always @* if (stage_e.valid_n[{k}] && !stage_e.repl_n[{k}]) "
+                f"assert (stage_e.fresh_n[{k}] && {cur} >= {T});",
+                f"always @* if (stage_e.pending[{k}]) assert ({old} >= {T} && {old} <= {L});",
             ]  # fmt: skip
             for wb in range(wy + 1, ways):  # no key in two valid ways of a set
-                inv.append(f"always @* assert (!(valid_n[{k}] && "
-                           f"valid_n[{flag_bit(sets, s, wb)}] && "
+                inv.append(f"always @* assert (!(stage_e.valid_n[{k}] && "
+                           f"stage_e.valid_n[{flag_bit(sets, s, wb)}] && "
                            f"f_tag{wy}_{s} == f_tag{wb}_{s}));")  # fmt: skip
-    inv.append("always @* if (pending != 0 || ro_end) assert (ro_parity != f_nep[0]);")
+    inv.append("always @* if (stage_e.pending != 0 || readout.ro_end) "
+               "assert (readout.ro_parity != f_nep[0]);")
     # The readout's set address is a register (``ro_set``, computed the cycle before
     # from pending's next state): while an entry is pending it holds the first set with
     # a pending way, the set whose words the pick reads (its way is ``first_way``, from
@@ -208,14 +221,14 @@ def props_multihash_bram(p: dict) -> list[Property]:
     # it); otherwise both hold. Without it the induction step never closes: from a state
     # with ro_set at a set that is not pending, a full FIFO can wait any number of
     # cycles, then the pick reads a word no invariant bounds and queues it as a record.
-    pset = [" | ".join(f"pending[{flag_bit(sets, s, wy)}]" for wy in range(ways))
+    pset = [" | ".join(f"stage_e.pending[{flag_bit(sets, s, wy)}]" for wy in range(ways))
             for s in range(sets)]  # fmt: skip
     first = str(sets - 1)
     for s in reversed(range(sets - 1)):
         first = f"({pset[s]}) ? {s} : {first}"
-    inv.append(f"always @* if (pending != 0) assert (ro_set == ({first}));")
-    cnt = f"w_data[{kb + w - 1}:{kb}]"
-    inv.append(f"always @* if (w_en && !w_data[{kb + w}]) "
+    inv.append(f"always @* if (stage_e.pending != 0) assert (readout.ro_set == ({first}));")
+    cnt = f"readout.fifo.w_data[{kb + w - 1}:{kb}]"
+    inv.append(f"always @* if (readout.fifo.w_en && !readout.fifo.w_data[{kb + w}]) "
                f"assert ({cnt} >= {T} && {cnt} <= {L});")  # fmt: skip
     rec = f"records__payload[{kb + w - 1}:{kb}]"
     inv.append(f"always @* if (records__valid && !records__payload[{kb + w}]) "
@@ -224,15 +237,14 @@ def props_multihash_bram(p: dict) -> list[Property]:
                   "rp": ("records__payload", kb + w + 1)})  # fmt: skip
     handshake = ("always @* if (f_ok && f_rv && !f_rr) "
                  "assert (records__valid && records__payload == f_rp);")  # fmt: skip
-    inflight = " + ".join(f"{s}_valid" for s in ("a", "b", "c", "d", "e"))
+    inflight = " + ".join(f"stage_{s}.{s}_valid" for s in "abcd") + " + stage_d.e_valid"
     books = (
         "reg [15:0] f_accepted = 0, f_written = 0;\n"
         "always @(posedge clk) if (rst) begin f_accepted <= 0; f_written <= 0; end else begin\n"
         "  f_accepted <= f_accepted + (tuples__valid && tuples__ready);\n"
-        "  f_written <= f_written + e_valid; end\n"
+        "  f_written <= f_written + stage_d.e_valid; end\n"
         f"always @* assert (f_accepted == f_written + {inflight});\n"
     )  # fmt: skip
-    fifo = "multihash.fifo"
     return [
         Property("counts_within_interval",
                  "configuration fixed (cfg_we = 0 assumed); position < interval, and "
@@ -248,11 +260,11 @@ def props_multihash_bram(p: dict) -> list[Property]:
                  "interval; no key in two valid ways of a set; while an entry is pending "
                  "the readout's set address (the register ro_set) is the first set with a "
                  "pending way",
-                 {"multihash": fixed + chain + _bram_effective(cfg) + "\n".join(inv) + "\n",
-                  fifo: _bram_fifo(cfg, True)}, maxsteps=24),
+                 {"multihash": fixed + chain + _bram_effective(cfg) + "\n".join(inv) + "\n"
+                  + _bram_fifo(cfg, True)}, maxsteps=24),
         Property("records_handshake",
                  "records: payload and valid held while valid and not ready",
-                 {"multihash": past + handshake, fifo: _bram_fifo(cfg, False)}),
+                 {"multihash": past + handshake + "\n" + _bram_fifo(cfg, False)}),
         Property("tuples_committed_once",
                  "every accepted tuple is written exactly once (accepted = written in "
                  "stage e + valid in stages a-e), across stalls",
