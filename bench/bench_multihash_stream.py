@@ -32,9 +32,9 @@ def sources(args):
     if args.trace:
         from hwprof.traces.tracefile import open_trace
 
-        return lambda: trace_keys(open_trace(args.trace), fold=True), 0.0
+        return lambda: trace_keys(open_trace(args.trace)), 0.0
     start = time.perf_counter()
-    chunks = list(trace_keys(SyntheticValueTrace(args.seed, args.tuples), fold=True))
+    chunks = list(trace_keys(SyntheticValueTrace(args.seed, args.tuples)))
     return (lambda: iter(chunks)), time.perf_counter() - start
 
 

@@ -74,7 +74,7 @@ def split(trace: str, preset: dict, intervals: int | None) -> None:
     IntervalTruth.__init__, IntervalTruth.evaluate = init, evaluate
     try:
         cpu = time.process_time()
-        profile_stream(trace_keys(open_trace(trace), fold=True), profilers,
+        profile_stream(trace_keys(open_trace(trace)), profilers,
                        preset["interval_length"], preset["threshold"], max_intervals=intervals,
                        workers=1)  # fmt: skip
         cpu = time.process_time() - cpu

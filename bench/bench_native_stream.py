@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import Check, checked_tops
 
@@ -44,7 +44,7 @@ def main():
         keys, source = synthetic_keys(args.tuples, args.seed), "synthetic"
     else:
         trace = args.trace or shipped_trace("xz")
-        keys = np.concatenate(list(trace_keys(trace, limit=args.tuples)))
+        keys = np.concatenate(list(trace_keys(trace, limit=args.tuples, value_map=PORT_VALUE_MAP)))
         source = Path(trace).name
     print(f"{len(keys):,} tuples of {source}; load average {os.getloadavg()}")
     for name in args.tops:

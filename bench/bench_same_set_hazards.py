@@ -38,7 +38,7 @@ from hwprof.catalog import get_top
 from hwprof.experiments.selective_dispatch import run_point
 from hwprof.golden.multihash import MultiHashProfiler
 from hwprof.golden.predictor import ProfileFlagPredictor
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.workloads import SHIPPED_DIR
 
 TRACES = SHIPPED_DIR
@@ -54,7 +54,7 @@ def multihash_hazards(trace, tuples: int) -> dict:
     model = MultiHashProfiler(**{k: params[k] for k in (
         "tables", "counters", "counter_bits", "accumulator", "interval_length",
         "threshold", "ways", "hash_seed")})  # fmt: skip
-    keys = np.concatenate(list(trace_keys(trace, limit=tuples)))
+    keys = np.concatenate(list(trace_keys(trace, limit=tuples, value_map=PORT_VALUE_MAP)))
     distinct, inverse = np.unique(keys, return_inverse=True)
     indices = np.array([model.indices(int(k)) for k in distinct], np.int64)
     sets = np.array([model.config.set_index(row) for row in indices.tolist()])[inverse]

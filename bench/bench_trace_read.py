@@ -13,7 +13,8 @@ warm (run it twice for a cold first read):
   (default threads, :data:`~hwprof.traces.tracefile.READ_THREADS`; and with one);
 * ``value_tuples``: ``(pc, value)`` of the loads (``addr`` and ``size`` skipped);
 * ``keys``: :func:`hwprof.traces.keys.trace_keys`, 64-bit ``pack_key`` keys ``pc:value``
-  (32:32), ready for the profilers.
+  (32:32), ready for the profilers: with the default ``value_map="mix"`` and with
+  ``"low"`` (the value's low bits, no mixing).
 
 Prints the median and the range of the repeats, in records per wall second and
 per CPU second of the process (all its threads): on a shared machine the second
@@ -142,6 +143,8 @@ def main():
     timed("chunks 1 thr", n, args.repeat, lambda: sum(len(c) for c in reader.chunks(threads=1)))
     timed("value_tuples", n, args.repeat, lambda: sum(len(p) for p, _ in reader.value_tuples()))
     timed("keys 32:32", n, args.repeat, lambda: sum(len(k) for k in trace_keys(reader)))
+    timed("keys 32:32 low", n, args.repeat,
+          lambda: sum(len(k) for k in trace_keys(reader, value_map="low")))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -28,9 +28,11 @@ from pathlib import Path
 
 import numpy as np
 from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from hwprof.rtl.multihash import MultiHash
+from hwprof.rtl.multihash_config import multihash_config, multihash_signature, readout_pick_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "hwprof/rtl/multihash_bram.py"
@@ -51,7 +53,9 @@ PARAMS = {
 
 
 def load_reference(ref, mutant=False):
-    """``elaborate_set_associative`` of ``SOURCE`` at git revision ``ref``."""
+    """A function ``params -> component``: the block RAM design of ``SOURCE`` at git
+    revision ``ref`` (its ``MultiHashBram``, or, before the design was split into stage
+    submodules, its ``elaborate_set_associative`` on a component of the same ports)."""
     text = subprocess.run(["git", "show", f"{ref}:{SOURCE}"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout
     if mutant:
@@ -60,7 +64,10 @@ def load_reference(ref, mutant=False):
         sites = {"m.d.comb += ro_set.eq(first_set[:set_bits])":
                  "m.d.sync += ro_set.eq(first_set[:set_bits])",
                  "m.d.sync += ro_set.eq(ro_next)":
-                 "_late = Signal.like(ro_set); m.d.sync += [_late.eq(ro_next), ro_set.eq(_late)]"}
+                 "_late = Signal.like(ro_set); m.d.sync += [_late.eq(ro_next), ro_set.eq(_late)]",
+                 "m.d.sync += p.ro_set.eq(ro_next)":
+                 "_late = Signal.like(p.ro_set); "
+                 "m.d.sync += [_late.eq(ro_next), p.ro_set.eq(_late)]"}
         site = next((k for k in sites if text.count(k) == 1), None)
         if site is None:
             raise SystemExit(f"no mutant site in {ref}:{SOURCE}")
@@ -70,14 +77,27 @@ def load_reference(ref, mutant=False):
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "hwprof.rtl"
     exec(compile(text, f"{ref}:{SOURCE}", "exec"), module.__dict__)
-    return module.elaborate_set_associative
+    if hasattr(module, "MultiHashBram"):
+        return lambda params: module.MultiHashBram(multihash_config(**params),
+                                                   readout_pick=_pick(params))
+    return lambda params: _Legacy(params, module.elaborate_set_associative)
 
 
-class Reference(MultiHash):
-    elaborate_ref = None
+def _pick(params, pick=None):
+    return readout_pick_for(multihash_config(**params), pick)
+
+
+class _Legacy(wiring.Component):
+    """The ports and attributes an ``elaborate_set_associative`` of a revision before the
+    split reads."""
+
+    def __init__(self, params, elaborate):
+        self.config = multihash_config(**params)
+        self.bypass, self.readout_pick, self._elaborate = True, _pick(params), elaborate
+        super().__init__(multihash_signature(self.config))
 
     def elaborate(self, platform):
-        return type(self).elaborate_ref(self)
+        return self._elaborate(self)
 
 
 class Pair(Elaboratable):
@@ -137,8 +157,7 @@ def stimulus(config, rng, cycles):
 
 def lockstep(name, params, elaborate_ref, cycles, seed, pick=None):
     new = MultiHash(**params, readout_pick=pick)
-    Reference.elaborate_ref = staticmethod(elaborate_ref)
-    old = Reference(**params)
+    old = elaborate_ref(params)
     pair = Pair(new, old)
     stim = stimulus(new.config, np.random.default_rng(seed), cycles)
     outputs = [("tuples.ready", lambda d: d.tuples.ready),

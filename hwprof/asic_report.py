@@ -293,10 +293,11 @@ def _loops_section(records: list[dict], fpga: dict) -> str:
     if slow:
         mhz = sorted(fpga[_key(r)] for r in slow)
         names = " and ".join(f"`{r['block']}`" for r in slow)
-        intro = (f"On the ECP5 {names} stop at {mhz[0]:.1f}-{mhz[-1]:.1f} MHz, each held by "
-                 "work that its contract puts in one cycle (docs/fpga.md, \"Below 100 MHz\", "
-                 "says what limits each). In OSU 0.18 um standard cells, without wires and "
-                 "with ideal memories:")  # fmt: skip
+        stop = (f"stops at {mhz[0]:.1f} MHz, held" if len(slow) == 1
+                else f"stop at {mhz[0]:.1f}-{mhz[-1]:.1f} MHz, each held")  # fmt: skip
+        intro = (f"On the ECP5 {names} {stop} by work that its contract puts in one cycle "
+                 "(docs/fpga.md, \"Below 100 MHz\", says what limits each). In OSU 0.18 um "
+                 "standard cells, without wires and with ideal memories:")  # fmt: skip
         lines += [*textwrap.wrap(intro, 82), ""]
     for r in slow:
         name = r["block"]

@@ -314,6 +314,9 @@ def test_bad_input_is_one_line(argv, message, capsys):
 
 def test_missing_opensta_names_its_package(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))  # no sta on it
+    liberty = tmp_path.parent / f"{tmp_path.name}.lib"  # present, whether or not Debian's is
+    liberty.write_text("library (osu018_stdcells) {}\n")
+    monkeypatch.setattr(asic, "OSU018_LIBERTY", liberty)
     status, out, err = run_cli(["asic", "brr"], capsys)
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "Debian package opensta" in err, err
@@ -362,11 +365,15 @@ def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
         {"block": "multihash", "library": "osu018", "params": TOPS["multihash"].resolve({}),
          "error": "yosys (mapping to osu018) did not finish in 3600 s", "generic_gates": 5},
     ]  # fmt: skip
-    fpga = {("brr", json.dumps(records[0]["params"], sort_keys=True)): 198.5}
+    fpga = {(r["block"], json.dumps(r["params"], sort_keys=True)): mhz
+            for r, mhz in zip(records, (198.5, 72.8), strict=True)}  # fmt: skip
     page = render_page(records, fpga)
     assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 198.5 | 200 | 93 | flops <= 20" in page
     assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
+    # the one-cycle loops: the tops below 100 MHz on the ECP5, from the FPGA records
+    assert "On the ECP5 `multihash` stops at 72.8 MHz, held by work" in page
     assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
+    assert "- `brr`: 1.25 ns" not in page  # 198.5 MHz on the ECP5: not a loop
 
 
 def test_docs_page_is_in_sync_with_its_records():

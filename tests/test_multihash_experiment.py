@@ -9,7 +9,7 @@ import pytest
 
 from hwprof.cli import main
 from hwprof.experiments import all_experiments
-from hwprof.experiments.multihash_profiles import zipf_stream
+from hwprof.experiments.multihash_profiles import VALUE_MAP, zipf_stream
 from hwprof.golden.multihash import PRESETS, error_rate, perfect_profile, run_fast
 from hwprof.traces.keys import trace_keys
 from hwprof.traces.lackey import write_trace
@@ -46,7 +46,7 @@ def test_converted_legacy_trace_keys_and_malformed(tmp_path, seed, capsys):
     path, new = tmp_path / "t.trace.gz", tmp_path / "t.trace"
     write_trace(path, pcs, values, comment="test")
     assert main(["trace", "convert", str(path), str(new)]) == 0
-    keys = np.concatenate(list(trace_keys(new, "auto")))
+    keys = np.concatenate(list(trace_keys(new, "auto", value_map=VALUE_MAP)))
     expected = [(int(p) << 32) | int(v) for p, v in zip(pcs, values, strict=True)]
     assert keys.tolist() == expected, seed
     bad = tmp_path / "bad.trace.gz"
@@ -143,9 +143,11 @@ def test_branch_trace_keys_are_its_control_flow_edges(tmp_path, seed):
     keep = records["kind"] != RETURN
     low = np.uint64(0xFFFFFFFF)
     want = ((records["pc"][keep] & low) << np.uint64(32)) | (records["addr"][keep] & low)
-    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == want.tolist(), seed
+    got = np.concatenate(list(trace_keys(path, "auto", value_map=VALUE_MAP)))
+    assert got.tolist() == want.tolist(), seed
     mixed = random_records(rng, 400, kinds=(LOAD, COND_TAKEN))
     path = write_records(tmp_path / "m.trace", mixed)
     load = mixed["kind"] == LOAD
     want = ((mixed["pc"][load] & low) << np.uint64(32)) | (mixed["value"][load] & low)
-    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == want.tolist(), seed
+    got = np.concatenate(list(trace_keys(path, "auto", value_map=VALUE_MAP)))
+    assert got.tolist() == want.tolist(), seed

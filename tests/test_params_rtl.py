@@ -16,6 +16,7 @@ from hwprof.rtl.brr_superscalar import BrrReplicated, BrrShared
 from hwprof.rtl.dispatch_filter import DispatchFilter
 from hwprof.rtl.hashing import Hash
 from hwprof.rtl.lfsr import Lfsr
+from hwprof.rtl.multihash import MultiHash
 from hwprof.rtl.profile_flag_predictor import ProfileFlagPredictor
 from hwprof.rtl.samplers import (
     AssocTable,
@@ -39,6 +40,9 @@ BAD = [
     (DispatchFilter, {"predecoded": 1}),
     (Hash, {"index_bits": 4, "key_bits": 8, "table_seed": 1, "rom": "x"}),
     (Lfsr, {"width": 2}),
+    (MultiHash, {"tables": 0}),
+    (MultiHash, {"readout_pick": "tree"}),
+    (MultiHash, {"ways": 0, "readout_pick": "tree"}),
     (ProfileFlagPredictor, {"lanes": 5}),
     (RandomSampler, {"rate": 1}),
     (CountdownSampler, {"rate": 1}),

@@ -3,12 +3,13 @@ script, the register table of docs/system.md, `hwprof system generate`."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from hwprof.golden.brr_isa import MATCH_MASK, MATCH_VALUE
-from hwprof.system import core, firmware, regmap
+from hwprof.system import core, dispatch, firmware, regmap
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,3 +71,10 @@ def test_generate_writes_everything(tmp_path, capsys):
     assert (tmp_path / "out" / "hwprof.h").read_text() == firmware.header()
     assert main(["system", "generate", "-o", str(tmp_path / "out" / "hwprof.h")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_docs_csr_table_lists_the_cores_csrs():
+    """docs/system.md's CSR table names exactly the CSRs the core decodes."""
+    text = (ROOT / "docs" / "system.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| `0x([0-9A-F]{3})` \|", text, re.MULTILINE)
+    assert {name: int(number, 16) for name, number in rows} == dispatch.CSRS

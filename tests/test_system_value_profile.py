@@ -11,8 +11,8 @@ own, so a clock ratio is a run-time choice, not a build):
   the profile at profiler/core clock ratios 1, 0.5 (slower) and 2 (faster), and edge
   profiling (taken branches, ``SOURCE`` = 1);
 * hash seed 7 with a FIFO of 2 entries (shared with the seed-7 test there): the profile
-  at ratio 1, and a profiler at a twentieth of the core's clock that drops about
-  a third of them (none at a tenth).
+  at ratio 1, and a profiler at a twentieth of the core's clock that drops more
+  than a quarter of them (none at a tenth).
 
 The build without conservative update is in the soak tier.
 """
@@ -32,7 +32,7 @@ from hwprof.golden.multihash import run_plain
 from hwprof.system import sim
 from hwprof.system.firmware import FIRMWARE, compile_program
 from hwprof.system.profiler import parse_profile_output
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.tracefile import TraceReader
 
 WORKLOAD = Path(__file__).resolve().parent.parent / "hwprof" / "system" / "workloads" / \
@@ -72,7 +72,8 @@ def profile_run(params: dict, work: Path, clock: float | None = None,
     record = json.loads(out)
     profiles, fields = parse_profile_output(record["output"])
     with TraceReader(log) as trace:
-        keys = [int(k) for chunk in trace_keys(trace, kinds) for k in chunk]
+        keys = [int(k) for chunk in trace_keys(trace, kinds, value_map=PORT_VALUE_MAP)
+                for k in chunk]  # fmt: skip
         footer, header = trace.footer, trace.header
         records = list(trace.chunks())
     return {"record": record, "profiles": profiles,
@@ -137,7 +138,7 @@ def test_overflow_drops_are_counted_and_the_rest_profiled(overflow):
     """A FIFO that overflows: the firmware's DROPPED, the summary and the log's dropped
     records agree exactly, and the profile is the golden model's on the others."""
     check_against_golden(overflow, PROFILER | SEED7_FIFO2)
-    assert overflow["fields"]["D"] > 0.1 * overflow["fields"]["O"]
+    assert overflow["fields"]["D"] > 0.25 * overflow["fields"]["O"]
 
 
 def test_checker_fails_on_a_wrong_dropped_count(overflow):

@@ -30,7 +30,7 @@ from hwprof.sim.native import (
     stream_ports,
     stream_wrapper,
 )
-from hwprof.traces.keys import trace_keys
+from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, work_dir
 
@@ -38,8 +38,8 @@ SLICE = 20_000
 
 
 def load_keys(path, limit=None):
-    """The first ``limit`` load keys (32:32) of a trace as one array."""
-    return np.concatenate(list(trace_keys(path, limit=limit)))
+    """The first ``limit`` load keys (32:32, the hardware's port fields) of a trace."""
+    return np.concatenate(list(trace_keys(path, limit=limit, value_map=PORT_VALUE_MAP)))
 
 
 def test_trace_keys_are_the_load_tuples():

@@ -103,8 +103,8 @@ def test_value_tuples_and_packed_keys(tmp_path, seed):
         pcs, values = zip(*reader.value_tuples(), strict=True)
         np.testing.assert_array_equal(np.concatenate(pcs), records["pc"][loads])
         np.testing.assert_array_equal(np.concatenate(values), records["value"][loads])
-        keys = np.concatenate(list(trace_keys(reader, pc_bits=20, value_bits=40)))
-        edge_keys = np.concatenate(list(trace_keys(path, EDGE_KINDS)))
+        keys = np.concatenate(list(trace_keys(reader, pc_bits=20, value_bits=40, value_map="low")))
+        edge_keys = np.concatenate(list(trace_keys(path, EDGE_KINDS, value_map="low")))
     expected = [
         pack_key(int(p) % (1 << 20), int(v) % (1 << 40), 40)
         for p, v in zip(records["pc"][loads], records["value"][loads], strict=True)
@@ -299,7 +299,7 @@ def test_legacy_gzip_text_reads_as_edges(tmp_path, seed):
     # keys of the edges: (source mod 2^32) << 32 | (destination mod 2^32)
     expected = [(int(p) % (1 << 32)) << 32 | int(d) % (1 << 32)
                 for p, d in zip(pcs, dests, strict=True)]  # fmt: skip
-    assert np.concatenate(list(trace_keys(reader, "auto"))).tolist() == expected
+    assert np.concatenate(list(trace_keys(reader, "auto", value_map="low"))).tolist() == expected
 
 
 def test_auto_keys_are_the_loads_else_the_edges(tmp_path, seed):
@@ -308,7 +308,7 @@ def test_auto_keys_are_the_loads_else_the_edges(tmp_path, seed):
     loads = records["kind"] == LOAD
     pairs = zip(records["pc"][loads], records["value"][loads], strict=True)
     expected = [(int(p) % (1 << 32)) << 32 | int(v) % (1 << 32) for p, v in pairs]
-    assert np.concatenate(list(trace_keys(path, "auto"))).tolist() == expected
+    assert np.concatenate(list(trace_keys(path, "auto", value_map="low"))).tolist() == expected
     # no loads, no edges and no control transfer but returns: nothing to key
     returns = {c: records[c][records["kind"] == RETURN] for c in COLUMNS}
     path = write_records(tmp_path / "r.trace", returns, chunk_records=1000)

@@ -31,6 +31,10 @@ PARTS = ("false_positive", "false_negative", "neutral_positive", "neutral_negati
 LIMIT = 3_000_000
 #: branch records captured per workload: LIMIT edges and the returns among them
 CAPTURE_RECORDS = 4_000_000
+#: The key's value field: the target's low 32 bits. Edge targets are addresses below
+#: 2**32 on every trace, which these keep exactly (``hwprof experiment key-merges``: no
+#: merged edge), so the mix of the value experiments would change no tuple's identity.
+VALUE_MAP = "low"
 
 
 def zipf_stream(seed: int, length: int) -> np.ndarray:
@@ -150,7 +154,7 @@ def paper_verdict(summary: dict) -> dict:
 
 def _edge_keys(path: Path) -> np.ndarray:
     """The first :data:`LIMIT` keys of a trace (``kinds="auto"``: its edges, or loads)."""
-    keys = np.concatenate(list(trace_keys(path, "auto", limit=LIMIT)))
+    keys = np.concatenate(list(trace_keys(path, "auto", limit=LIMIT, value_map=VALUE_MAP)))
     if not len(keys):
         raise TraceError(f"{path}: no tuples")
     return keys

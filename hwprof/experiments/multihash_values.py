@@ -2,7 +2,7 @@
 
 Tuples ``<load PC, loaded value>`` of real programs (``hwprof.traces.workloads``,
 captured with our valgrind tool after their initialisation, or any ``--trace``
-files), keyed by :func:`hwprof.traces.keys.trace_keys` (``fold=True``). For each
+files), keyed by :func:`hwprof.traces.keys.trace_keys` (its default key, the mix-fold). For each
 program: the distinct tuples and true candidates per interval (Figs. 4-5), then
 for the paper's two configurations (10,000 / 1% / 100 entries and 1,000,000 /
 0.1% / 1000 entries, 2048 counters, retaining on) the error of formula (1) for
@@ -26,9 +26,10 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from ..traces.keys import SyntheticValueTrace, trace_keys
+from ..traces.keys import DEFAULT_VALUE_MAP, KEY_TEXT, SyntheticValueTrace, trace_keys
 from . import Experiment, cell
 from .baselines import baselines_for, budget_bytes
+from .moved import before_key_change, moved_lines
 
 __all__ = ["EXPERIMENTS", "run", "configurations"]
 
@@ -126,6 +127,12 @@ def _open_source(source: dict):
     return SyntheticValueTrace(*source["synthetic"])
 
 
+#: The key of the records written before the value map was recorded.
+EARLIER_VALUE_MAP = "xor-fold"
+#: The numbers the "moved" table compares across a key change: every error cell.
+MOVED = (("presets", "*", "*", "errors", "*", "total"),)
+
+
 def _key_collisions(trace, n: int = 1_000_000) -> dict:
     """Distinct full ``<pc, value>`` pairs vs distinct 64-bit keys in the first ``n`` loads."""
     pcs, values, got = [], [], 0
@@ -137,7 +144,7 @@ def _key_collisions(trace, n: int = 1_000_000) -> dict:
             break
     pc, value = np.concatenate(pcs)[:n], np.concatenate(values)[:n]
     pairs = len(np.unique(np.stack([pc, value], axis=1), axis=0))
-    keys = len(np.unique(np.concatenate(list(trace_keys(trace, fold=True, limit=n)))))
+    keys = len(np.unique(np.concatenate(list(trace_keys(trace, limit=n)))))
     return {"tuples": int(len(pc)), "pairs": int(pairs), "keys": int(keys)}
 
 
@@ -187,7 +194,7 @@ def program_seed(source: dict, preset: str, s: int, max_intervals, workers=None)
     seed index ``s``: the stream's statistics and each profiler's error."""
     trace = _open_source(source)
     profilers, labels = seed_profilers(PRESETS[preset], s)
-    result = profile_stream(trace_keys(trace, fold=True), profilers,
+    result = profile_stream(trace_keys(trace), profilers,
                             PRESETS[preset]["interval_length"], PRESETS[preset]["threshold"],
                             max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
@@ -225,7 +232,7 @@ def run_program(trace, preset: dict, seeds: int, max_intervals: int, workers=Non
         more, names = seed_profilers(preset, s)
         profilers += more
         labels += [(s, name) for name in names]
-    result = profile_stream(trace_keys(trace, fold=True), profilers, preset["interval_length"],
+    result = profile_stream(trace_keys(trace), profilers, preset["interval_length"],
                             preset["threshold"], max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
     per_seed = [{"intervals": result.intervals, "tuples": result.tuples,
@@ -253,7 +260,7 @@ def organisation_errors(trace, preset: str, seeds: int = SEEDS, max_intervals=No
             profilers.append(Bulk(tables=4, conservative=True, reset=False, retain=True,
                                   hash_seed=hash_seed(s), ways=ways, **config))  # fmt: skip
             labels.append(organisation_label(ways))
-    result = profile_stream(trace_keys(trace, fold=True), profilers, config["interval_length"],
+    result = profile_stream(trace_keys(trace), profilers, config["interval_length"],
                             config["threshold"], max_intervals=max_intervals,
                             workers=workers)  # fmt: skip
     by_label: dict = {}
@@ -336,11 +343,12 @@ def _markdown(result: dict, stem: str) -> str:
          *([result["note"], ""] if result.get("note") else []),
          "Tuples: every load of the program after its initialisation "
          "(`hwprof.traces.workloads`, our valgrind tool; the first 100M loads, inputs enlarged "
-         "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = pc[31:0] : "
-         "(value ^ value >> 32)[31:0]. Error = formula (1) in %, averaged over the "
-         "intervals where it is defined (a candidate in either profile: an interval with "
-         f"false positives only is averaged in); mean over {result['seeds']} hash seeds "
-         "[min-max over the seeds]. Baselines at the multi-hash configuration's memory "
+         "where the default one gives fewer: `LARGE_SCALE`, docs/traces.md), key = "
+         f"{KEY_TEXT[result.get('value_map', EARLIER_VALUE_MAP)]}. Error = formula (1) in %, "
+         "averaged over the intervals where it is defined (a candidate in either profile: "
+         "an interval with false positives only is averaged in); mean over "
+         f"{result['seeds']} hash seeds [min-max over the seeds]. Baselines at the "
+         "multi-hash configuration's memory "
          "(`hwprof/experiments/baselines.py`).", "",
          "## The streams (paper Figs. 4-5)", "",
          "| program | loads used | distinct `<pc,value>` / 1M (full 128-bit pairs) | "
@@ -423,6 +431,7 @@ def _markdown(result: dict, stem: str) -> str:
               f"{', '.join(f'{p} {t}' for p, t in c['best_tables'].items())}.", ""]  # fmt: skip
     L += _best_against_best(result)
     L += ["## The paper's numbers beside ours", "", result["comparison"], ""]
+    L += moved_lines(result, headline, MOVED)
     return "\n".join(L)
 
 
@@ -694,9 +703,11 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
               "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
                          for k in dict.fromkeys(p for p, _, _ in plan)},
-              "paper": PAPER, "complete": False}  # fmt: skip
+              "paper": PAPER, "complete": False, "value_map": DEFAULT_VALUE_MAP}  # fmt: skip
     output_dir = Path(output_dir)
     stem = "multihash-values-quick" if quick else "multihash-values"
+    result["before_key_change"] = before_key_change(
+        output_dir / f"{stem}.json", DEFAULT_VALUE_MAP, EARLIER_VALUE_MAP, headline, MOVED)
     # traces travel by path (absolute) and are read where each unit runs
     units = [Unit(f"collisions-{i}", _collisions,
                   {"source": source, "n": 100_000 if quick else 1_000_000})

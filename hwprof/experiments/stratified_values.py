@@ -49,7 +49,7 @@ import numpy as np
 
 from ..golden import compressors_fast as cf
 from ..golden.hotlist import CYCLES_PER_MESSAGE
-from ..traces.keys import EDGE_KINDS, trace_keys
+from ..traces.keys import DEFAULT_VALUE_MAP, EDGE_KINDS, KEY_TEXT, trace_keys
 from ..traces.tracefile import (
     CALL,
     COND_NOT_TAKEN,
@@ -61,6 +61,7 @@ from ..traces.tracefile import (
     recorded_instructions,
 )
 from . import Experiment, cell, label_axes
+from .moved import before_key_change, moved_lines
 
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "H[P_512]_2048", "tagged")
 #: The tagged compressor's ShouldEvict threshold is specified by the paper's state diagram
@@ -262,6 +263,15 @@ def synthetic_trace(path: Path, events: int, seed: int) -> Path:
     return path
 
 
+#: The key of the records written before the value map was recorded.
+EARLIER_VALUE_MAP = "low"
+#: The numbers the "moved" table compares across a key change: the mean error curves
+#: and the per-compressor summaries.
+MOVED = (("programs", "*", "compressors", "*", "mean"), ("programs", "*", "edges", "mean"),
+         *(("programs", "*", "compressors", "*", k, "mean")
+           for k in ("messages", "overhead_pct", "reach", "stay", "a16_compression")))
+
+
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
     """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
     captured ones otherwise) when that module is present, else a synthetic program
@@ -457,6 +467,8 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     output_dir = Path(output_dir)
     cache = Path("build/traces")
     stem = "stratified-values-quick" if quick else "stratified-values"
+    before = before_key_change(output_dir / f"{stem}.json", DEFAULT_VALUE_MAP,
+                               EARLIER_VALUE_MAP, headline, MOVED)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="hwprof-stratified-") as scratch:
         if traces:
             paths, source = [Path(t) for t in traces], "--trace"
@@ -492,7 +504,8 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     checked = claims(programs)
     result = {"seed": seed, "seeds": seeds, "source": source,
               "traces": [str(p) for p in paths], "programs": programs, "claims": checked,
-              "paper": PAPER, "quick": quick,
+              "paper": PAPER, "quick": quick, "value_map": DEFAULT_VALUE_MAP,
+              "before_key_change": before,
               "timing": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                          "seconds": time.perf_counter() - start,
                          "unit_seconds": unit_seconds}}  # fmt: skip
@@ -567,7 +580,8 @@ def _summary(r, stem):
     lines = [
         "# Stratified and tagged compressors on value streams (Sastry et al., Figs. 7-8, 10, 11)",
         "",
-        f"Input: {src}. Seeds {r['seeds'][0]}..{r['seeds'][-1]} ({len(r['seeds'])} per point: "
+        f"Input: {src}. Key: {KEY_TEXT[r.get('value_map', EARLIER_VALUE_MAP)]}. "
+        f"Seeds {r['seeds'][0]}..{r['seeds'][-1]} ({len(r['seeds'])} per point: "
         "hash tables and LFSR; P_256 has no random state). Golden models' bulk paths "
         "(hwprof.golden.compressors_fast, equal to the cycle models message for message).",
         "",
@@ -664,7 +678,7 @@ def _summary(r, stem):
               "jumps, indirect transfers, and call targets, in one stream).",
               "", "Command: `hwprof experiment stratified-values` (this file); "
               "`--quick` in the test suite.", "", _timing_line(r), ""]  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines + moved_lines(r, headline, MOVED))
 
 
 def _timing_line(r: dict) -> str:

@@ -48,7 +48,7 @@ def checked_config(component, make_config):
     """Return ``make_config()``; on a bad parameter, re-raise its error.
 
     The older form of :class:`Checked`, kept for the components not moved to it
-    yet (the multi-hash profiler, hwprof.system): the component already exists
+    yet (hwprof.system): the component already exists
     when its ``__init__`` validates, so a rejected one is silenced through
     Amaranth's private flag. New components use :class:`Checked`.
     """

@@ -1,8 +1,12 @@
 """The multi-hash profiler with a set-associative accumulator in block RAM, pipelined.
 
-Elaboration of :class:`hwprof.rtl.multihash.MultiHash` for ``ways > 0`` (the
-rules are those of :mod:`hwprof.golden.multihash` with the same ``ways``). Five
-stages, one tuple per cycle, the pipeline never stops once a tuple is accepted:
+:class:`MultiHashBram`, the design :func:`hwprof.rtl.multihash.MultiHash` builds for
+``ways > 0`` (the rules are those of :mod:`hwprof.golden.multihash` with the same
+``ways``). Five stages, one tuple per cycle, the pipeline never stops once a tuple
+is accepted. Each stage is a submodule (``stage_a`` .. ``stage_e``, built by
+:func:`_stage_a` .. :func:`_stage_e`; the E registers are written at the end of D,
+so they are ``stage_d``'s), as are the configuration registers (``config``) and the
+readout (``readout``); the memories are the component's own:
 
 ==== =========================================================================
 A    accept (cycle c): the ``n`` hash units on the input tuple -> registers

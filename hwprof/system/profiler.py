@@ -34,9 +34,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import CatalogError, get_top
-from ..golden.multihash import PRESETS, MultiHashConfig
+from ..golden.multihash import PRESETS
 from ..rtl._params import Checked
 from ..rtl.multihash import tuple_layout
+from ..rtl.multihash_config import multihash_config
 
 __all__ = ["MultiHashPeripheral", "START_INTERVAL", "START_THRESHOLD", "REGISTERS",
            "FIFO_DEPTH_MAX", "BLOCK_OFFSET", "attach", "register_table", "RetiredLoads",
@@ -138,7 +139,7 @@ def _check_parameters(fifo_depth, edges, domain, params):
         raise ValueError(f"domain must be a name other than 'sync', not {domain!r}")
     top = get_top("multihash")
     try:  # the catalog's check of the top's parameters (Top.construct's message)
-        return MultiHashConfig(**top.resolve(_multihash_params(params)))
+        return multihash_config(**top.resolve(_multihash_params(params)))
     except CatalogError:
         raise
     except (TypeError, ValueError) as exc:

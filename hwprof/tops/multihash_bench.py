@@ -240,10 +240,11 @@ class MultihashBench:
     def _load(self, trace: Path, tuples: int) -> np.ndarray:
         """The first ``tuples`` load tuples of ``trace``, ``pc:value`` keys of the top's
         widths."""
-        from ..traces.keys import trace_keys
+        from ..traces.keys import PORT_VALUE_MAP, trace_keys
 
         keys = np.concatenate(list(trace_keys(trace, limit=tuples, pc_bits=self.params["pc_bits"],
-                                              value_bits=self.params["value_bits"])))  # fmt: skip
+                                              value_bits=self.params["value_bits"],
+                                              value_map=PORT_VALUE_MAP)))  # fmt: skip
         if len(keys) < tuples:
             raise ValueError(f"{trace}: {len(keys)} load tuples, the bench needs {tuples}")
         return keys

@@ -8,15 +8,16 @@ equivalent to the old one (``gold``) from their reset values:
    submodule keeps its hierarchical name (``stage_d.hit``). A gate signal whose name
    without its first component (``hit``) is a gold signal's, and no gate signal's,
    is renamed to it, so that the registers of a design split into submodules are
-   matched to the old design's by name;
+   matched to the old design's by name; the gate's temporaries (Amaranth's ``$12``)
+   are renamed apart, so that no two unrelated temporaries are paired;
 2. ``equiv_make`` pairs every signal of the same name (the memories are mapped to
    flops first, ``memory_map``: their words are matched too), ``equiv_simple`` and
    ``equiv_induct -seq S`` prove the pairs: if every pair agrees for ``S`` cycles,
    it agrees the next; ``equiv_status -assert`` fails on a pair left unproven;
-3. the base case: from the reset (``init``) values, every pair agrees for the first
-   ``S + 1`` cycles (``equiv_miter`` of the pairs, ``sat`` from the initial state).
-
-Together: the pairs, among them every output, agree on every cycle from reset.
+3. the base case, as yosys' ``equiv_induct`` asks for it ("the two circuits will not
+   diverge after they produce equal outputs for at least S cycles"): from the reset
+   (``init``) values the outputs agree for the first ``S + 1`` cycles (a ``miter``
+   of the two, ``sat`` from the initial state).
 """
 
 from __future__ import annotations
@@ -59,17 +60,21 @@ def check_equivalence(gold_v: str, gate_v: str, top: str, workdir: Path,
     mapping = renames(signal_names(gold), signal_names(gate))
 
     def rename(match):
-        new = mapping.get(match.group(1))
-        return match.group(0) if new is None else f"\\{new} "
+        name = match.group(1)
+        if name in mapping:
+            return f"\\{mapping[name]} "
+        if name.rsplit(".", 1)[-1].startswith("$"):  # a temporary: never paired by its name
+            return f"\\{name}__gate "
+        return match.group(0)
 
     (workdir / "gold.v").write_text(gold)
     (workdir / "gate.v").write_text(_ESCAPED.sub(rename, gate))
     prep = f"hierarchy -top {top}\nproc\nmemory -nomap\nmemory_map\nopt_clean\n"
-    load = (f"read_verilog -sv gold.v\n{prep}rename -top gold\ndesign -stash gold\n"
+    both = (f"read_verilog -sv gold.v\n{prep}rename -top gold\ndesign -stash gold\n"
             f"read_verilog -sv gate.v\n{prep}rename -top gate\ndesign -stash gate\n"
-            "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
-            "equiv_make gold gate equiv\nhierarchy -top equiv\nasync2sync\n")  # fmt: skip
-    induct = load + (f"equiv_simple -seq {seq}\nequiv_induct -seq {seq}\n"
+            "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n")
+    load = both + "equiv_make gold gate equiv\nhierarchy -top equiv\nasync2sync\n"
+    induct = load + (f"equiv_struct -icells\nequiv_induct -seq {seq}\n"
                      "equiv_status -assert\n")  # fmt: skip
     status, log, stderr = run_yosys(induct, workdir, "induct.ys", "induct.log")
     counts = re.findall(r"Found (\d+) \$equiv cells in equiv:", log)
@@ -78,8 +83,8 @@ def check_equivalence(gold_v: str, gate_v: str, top: str, workdir: Path,
         what = (f"{unproven[-1]} of {counts[-1] if counts else '?'} pairs unproven"
                 if unproven else "yosys failed: " + " ".join((log + stderr).splitlines()[-3:]))
         return False, what
-    base = load + ("equiv_miter -assert miter equiv\nhierarchy -top miter\n"
-                   f"sat -tempinduct-baseonly -prove-asserts -verify -maxsteps {seq + 1}\n")
+    base = (both + "miter -equiv -flatten -make_assert gold gate miter\nhierarchy -top miter\n"
+            f"sat -tempinduct-baseonly -prove-asserts -verify -maxsteps {seq + 1}\n")
     status, log, stderr = run_yosys(base, workdir, "base.ys", "base.log")
     if status != 0:
         return False, "the base case fails: " + " ".join((log + stderr).splitlines()[-3:])

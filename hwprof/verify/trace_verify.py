@@ -48,7 +48,7 @@ from ..sim.native import (
     split_profiles,
 )
 from ..synth import to_verilog
-from ..traces.keys import trace_keys
+from ..traces.keys import PORT_VALUE_MAP, trace_keys
 from ..traces.tracefile import open_trace
 from ..traces.workloads import SHIPPED_DIR
 
@@ -227,7 +227,7 @@ def main(argv=None) -> int:
     rows, bad = [], 0
     for t in traces:
         try:
-            keys = np.concatenate(list(trace_keys(t, limit=args.limit)))
+            keys = np.concatenate(list(trace_keys(t, limit=args.limit, value_map=PORT_VALUE_MAP)))
         except ValueError as exc:  # TraceError: a chunk that does not decode
             print(f"error: {exc}", file=sys.stderr)
             return 2
