@@ -52,8 +52,8 @@ GRID = ((100, "iid", "few"), (1_000, "iid", "fresh"), (100, "loop", "few"),
 SKEW = 1.0
 PATTERN = 8
 SEEDS = 5
-EVENTS = 500_000
-CHECKPOINTS = 12
+EVENTS = 1_000_000
+CHECKPOINTS = 14
 QUICK = {"events": 150_000, "grid": ((100, "iid", "few"), (100, "loop64", "fresh")),
          "seeds": 2, "checkpoints": 8}  # fmt: skip
 #: events of each real program's stream whose properties are measured (the first 2M of
