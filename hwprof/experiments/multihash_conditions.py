@@ -2,7 +2,7 @@
 
 The paper's section 6.4.1 finds four tables with conservative update and without
 resetting (C1-R0) "consistently" best at 2K counters; on our programs at 1M / 0.1 %
-two tables with resetting (C1-R1) win. This experiment sweeps the properties of
+another configuration wins (``multihash-values``). This experiment sweeps the properties of
 the input that the paper names (section 5.6.1: distinct tuples and candidates per
 interval; Fig. 6: how much the candidates change from one interval to the next)
 with a seeded generator, runs the same configurations on every cell, and measures
