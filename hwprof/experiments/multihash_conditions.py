@@ -43,8 +43,8 @@ __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
 NAME = "multihash-conditions"
 #: the configurations compared (retaining on, as in the paper's Figs. 10-12)
-#: (one table is left out: at 1M / 0.1 % the single hash is 5-250 % on our programs, never
-#: near the best, multihash-values)
+#: (one table is left out: at 1M / 0.1 % the single hash is far from the best on our
+#: programs, multihash-values)
 CONFIGS = (*[(f"C1R0 {n}", n, False) for n in (2, 4, 8, 16)],
            *[(f"C1R1 {n}", n, True) for n in (2, 4)])  # fmt: skip
 #: the paper's pick
