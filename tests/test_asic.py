@@ -314,6 +314,9 @@ def test_bad_input_is_one_line(argv, message, capsys):
 
 def test_missing_opensta_names_its_package(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))  # no sta on it
+    liberty = tmp_path.parent / f"{tmp_path.name}.lib"  # present, whether or not Debian's is
+    liberty.write_text("library (osu018_stdcells) {}\n")
+    monkeypatch.setattr(asic, "OSU018_LIBERTY", liberty)
     status, out, err = run_cli(["asic", "brr"], capsys)
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "Debian package opensta" in err, err

@@ -34,6 +34,7 @@ def test_periodic_stretches_find_a_long_two_site_loop():
     assert found["by_period"] == {2: pytest.approx(3000 / 7000)}
     assert found["resonant"] == pytest.approx(3000 / 7000)
     assert found["predicted_loss"] == pytest.approx(100 * 0.5 * 3000 / 7000)
+    assert found["stretches"] == 1
     # shorter than the interval: not a resonant stretch
     assert br.periodic_stretches(sites, 4096)["periodic"] == 0.0
     # an odd period is periodic but shares no factor with the interval

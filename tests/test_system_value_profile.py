@@ -11,8 +11,8 @@ own, so a clock ratio is a run-time choice, not a build):
   the profile at profiler/core clock ratios 1, 0.5 (slower) and 2 (faster), and edge
   profiling (taken branches, ``SOURCE`` = 1);
 * hash seed 7 with a FIFO of 2 entries (shared with the seed-7 test there): the profile
-  at ratio 1, and a profiler at a twentieth of the core's clock that drops about
-  a third of them (none at a tenth).
+  at ratio 1, and a profiler at a twentieth of the core's clock that drops more
+  than a quarter of them (none at a tenth).
 
 The build without conservative update is in the soak tier.
 """
@@ -138,7 +138,7 @@ def test_overflow_drops_are_counted_and_the_rest_profiled(overflow):
     """A FIFO that overflows: the firmware's DROPPED, the summary and the log's dropped
     records agree exactly, and the profile is the golden model's on the others."""
     check_against_golden(overflow, PROFILER | SEED7_FIFO2)
-    assert overflow["fields"]["D"] > 0.1 * overflow["fields"]["O"]
+    assert overflow["fields"]["D"] > 0.25 * overflow["fields"]["O"]
 
 
 def test_checker_fails_on_a_wrong_dropped_count(overflow):

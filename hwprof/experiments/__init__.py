@@ -64,17 +64,23 @@ def write_results(output_dir, name: str, quick: bool, record: dict, markdown: st
     (output_dir / f"{stem}.md").write_text(markdown)
 
 
-def previous_sweep(path, settings: dict, log):
+def previous_sweep(path, settings: dict, log, ignore=()):
     """The ``cells`` of an earlier run's record at ``path`` made with the same
-    ``settings``, else None: a sweep of generated streams, which does not depend on the
-    programs' traces, is kept when only the real programs are measured again."""
+    ``settings`` (but for the keys in ``ignore``), else None: a sweep of generated
+    streams, which does not depend on the programs' traces, is kept when only the real
+    programs are measured again (with ``ignore=("grid",)`` the caller keeps the cells
+    its grid still has and runs the others)."""
     try:
         old = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
-    if old.get("settings") != settings:
+
+    def kept(record):
+        return {k: v for k, v in record.items() if k not in ignore}
+
+    if kept(old.get("settings", {})) != kept(settings):
         return None
-    log(f"the sweep of {path} has these settings: kept, only the real programs measured")
+    log(f"the sweep of {path} has these settings: kept")
     return old["cells"]
 
 

@@ -135,7 +135,9 @@ def periodic_stretches(sites: np.ndarray, interval: int,
     ``L <= max_period`` (the shortest such ``L`` labels an event): shares per ``L``,
     the share with any ``L > 1``, the share with ``gcd(L, interval) > 1``, and the
     counter's predicted loss: the events' share-weighted :func:`aliasing_loss` of
-    their stretch's body, in overlap points."""
+    their stretch's body, in overlap points (an upper bound: it holds for stretches in
+    one phase with the counter; many stretches in random phases average out), and the
+    number of stretches with ``L > 1``."""
     return periodic_stretches_at(sites, (interval,), max_period)[interval]
 
 
@@ -144,6 +146,7 @@ def periodic_stretches_at(sites: np.ndarray, intervals, max_period: int = MAX_PE
     n = len(sites)
     label = {i: np.zeros(n, np.int64) for i in intervals}
     loss = dict.fromkeys(intervals, 0.0)
+    stretches = dict.fromkeys(intervals, 0)
     for p in range(1, min(max_period, n - 1) + 1):
         eq = np.concatenate([[0], (sites[p:] == sites[:-p]).astype(np.int8), [0]])
         d = np.diff(eq)
@@ -155,6 +158,7 @@ def periodic_stretches_at(sites: np.ndarray, intervals, max_period: int = MAX_PE
                 label[interval][b:e][new] = p
                 if p > 1 and new.any():
                     loss[interval] += new.sum() / n * aliasing_loss(sites[b:b + p], interval)
+                    stretches[interval] += 1
     out = {}
     for interval in intervals:
         counts = np.bincount(label[interval], minlength=max_period + 1)
@@ -163,7 +167,8 @@ def periodic_stretches_at(sites: np.ndarray, intervals, max_period: int = MAX_PE
             "by_period": by_period,
             "periodic": sum(v for p, v in by_period.items() if p > 1),
             "resonant": sum(v for p, v in by_period.items() if p > 1 and gcd(p, interval) > 1),
-            "predicted_loss": 100 * float(loss[interval])}  # fmt: skip
+            "predicted_loss": 100 * float(loss[interval]),
+            "stretches": stretches[interval]}  # fmt: skip
     return out
 
 
@@ -410,12 +415,15 @@ def _markdown(r: dict, stem: str) -> str:
               "of those with gcd(L, N) > 1, the most common periods (share of events), and "
               "the counter's predicted loss: each stretch's share of the events times the "
               "overlap lost between its body and the body positions of one class mod "
-              "gcd(L, N), averaged over the classes (points).", "",
+              "gcd(L, N), averaged over the classes (points): an upper bound, reached when "
+              "the stretches keep one phase against the counter (one long loop); many "
+              "stretches in random phases average out, as in sweep (b), so the number of "
+              "stretches (L > 1) is shown too.", "",
               "| program | stream | rate | events | sites | periodic | gcd(L, N) > 1 | main "
-              "periods | predicted loss | brr | hw-counter | bernoulli | brr - counter "
-              "| resonates |",
+              "periods | stretches | predicted loss | brr | hw-counter | bernoulli | "
+              "brr - counter | resonates |",
               "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: "
-              "| ---: | --- |"]  # fmt: skip
+              "| ---: | ---: | --- |"]  # fmt: skip
     for p in r["programs"]:
         prop = p["property"]
         top = sorted(prop["by_period"].items(), key=lambda kv: -kv[1])
@@ -423,7 +431,8 @@ def _markdown(r: dict, stem: str) -> str:
         lines.append(
             f"| {p['program']} | {p['stream']} | 2^-{p['rate']} | {p['events']:,} | "
             f"{p['sites']:,} | {100 * prop['periodic']:.1f}% | {100 * prop['resonant']:.1f}% "
-            f"| {main} | {prop['predicted_loss']:.1f} | {_acc(p['brr'])} | "
+            f"| {main} | {prop['stretches']:,} | {prop['predicted_loss']:.1f} | "
+            f"{_acc(p['brr'])} | "
             f"{_acc(p['hw-counter'])} | {_acc(p['bernoulli'])} | {_acc(p['gap'])} | "
             f"{cell(resonates(p))} |")
     lines += ["", "Traces: " + ", ".join(
@@ -466,15 +475,20 @@ def _verdict(r: dict) -> list[str]:
         f"- Controlled generator, 2^-{low}: the counter resonates (brr above it in every "
         f"seed) at L = {_points(even_loss)}; at odd L it does not. With L = 2 and "
         f"{TRIP_SWEEP_SHARE:.0%} of the events in loop instances between noise gaps of "
-        "random length, it resonates at trip = " + _points(trip) + " (the instances' "
-        "phases against the counter are random, so many short instances average out).",
+        "random length, it resonates "
+        + (f"at trip = {_points(trip)}" if trip else "at none of the swept trips")
+        + " (the instances' phases against the counter are random, so instances "
+        "average out).",
         f"- The paper's {gap:g} points at 2^-{low} (jython): inside the spread of a "
         f"resonating row for L = 2 at a loop share of {_points(hits['share'])} (instances "
-        f"of {share_trip:,} iterations) and at trip {_points(hits['trip'])} (share "
-        f"{TRIP_SWEEP_SHARE:g}): reproduced under those conditions only; the paper gives "
+        f"of {share_trip:,} iterations)"
+        + (f" and at trip {_points(hits['trip'])} (share {TRIP_SWEEP_SHARE:g})"
+           if hits["trip"] else "")
+        + ": reproduced under those conditions only; the paper gives "
         "neither jython's loop nor its share of the profile.",
         "- Our five workloads: the largest predicted counter loss is "
-        f"{top['property']['predicted_loss']:.2f} points ({name(top)}); they resonate in "
+        f"{top['property']['predicted_loss']:.2f} points ({name(top)}, in "
+        f"{top['property']['stretches']:,} stretches); they resonate in "
         + (", ".join(name(p) for p in five if resonates(p)) or "none of their rows") + ".",
         "- The C programs written to have the property: "
         + "; ".join(f"{name(p)}: predicted loss {p['property']['predicted_loss']:.1f}, gain "

@@ -2,7 +2,7 @@
 
 The paper's section 6.4.1 finds four tables with conservative update and without
 resetting (C1-R0) "consistently" best at 2K counters; on our programs at 1M / 0.1 %
-two tables with resetting (C1-R1) win. This experiment sweeps the properties of
+another configuration wins (``multihash-values``). This experiment sweeps the properties of
 the input that the paper names (section 5.6.1: distinct tuples and candidates per
 interval; Fig. 6: how much the candidates change from one interval to the next)
 with a seeded generator, runs the same configurations on every cell, and measures
@@ -21,7 +21,9 @@ their accumulator entries were not retained), and the *unshielded load*
 ``rho_n = U n / (Z T)``: ``U`` tuples of the interval whose key was no candidate of
 the previous interval (the others hit a retained accumulator entry and never reach
 the hash tables), spread over the ``Z / n`` counters of one of ``n`` tables, in
-units of the threshold ``T``.
+units of the threshold ``T``; and the *noise load* ``nu_n = (1 - share) L n / (Z T)``,
+the same for the tuples that are no candidate of their interval (they never leave the
+hash tables: a candidate soon gets an accumulator entry and is shielded).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
 NAME = "multihash-conditions"
 #: the configurations compared (retaining on, as in the paper's Figs. 10-12)
-#: (one table is left out: at 1M / 0.1 % the single hash is 5-250 % on our programs, never
-#: near the best, multihash-values)
+#: (one table is left out: at 1M / 0.1 % the single hash is far from the best on our
+#: programs, multihash-values)
 CONFIGS = (*[(f"C1R0 {n}", n, False) for n in (2, 4, 8, 16)],
            *[(f"C1R1 {n}", n, True) for n in (2, 4)])  # fmt: skip
 #: the paper's pick
@@ -53,7 +55,8 @@ INTERVALS = 4
 #: the full sweep at 1M / 0.1 % (distinct tuples per interval, Zipf skew, churn): the
 #: machine's budget allows six settings
 GRID = ((10_000, 1.0, 0.0), (100_000, 1.0, 0.0), (10_000, 1.0, 1.0), (100_000, 1.0, 1.0),
-        (30_000, 0.8, 0.0), (30_000, 1.2, 0.0))
+        (30_000, 0.8, 0.0), (30_000, 1.2, 0.0), (10_000, 0.8, 0.0), (100_000, 0.8, 0.0),
+        (10_000, 0.8, 1.0), (100_000, 0.8, 1.0), (3_000, 0.8, 0.0))
 #: the --quick form: the 10K / 1 % preset (100x shorter intervals), distinct tuples scaled
 #: by 1/100, two cells, two seeds
 QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (1.0,),
@@ -254,7 +257,14 @@ def _program_keys(trace):
         return trace_keys(trace)
 
 
-def conditions(cells: list[dict]) -> dict:
+def noise_load(properties: dict, tables: int, preset: str = "1m", counters: int = 2048) -> float:
+    """``nu_n`` (module docstring) from a stream's mean candidate share."""
+    config = PRESETS[preset]
+    return ((1 - properties["candidate_share"]) * config["interval_length"] * tables
+            / (counters * config["threshold"]))
+
+
+def conditions(cells: list[dict], preset: str = "1m") -> dict:
     """Where the paper's pick wins in the sweep: the cells, the ranges of the properties
     over them and over the others (and whether the two ranges overlap), and where
     resetting with 2 tables (our programs' best) beats it."""
@@ -263,16 +273,22 @@ def conditions(cells: list[dict]) -> dict:
     reset2 = [c for c in cells
               if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
 
+    def value(c, key):
+        if key == "rho4":
+            return c["properties"]["rho"]["4"]
+        if key == "nu4":
+            return noise_load(c["properties"], 4, preset)
+        return c["properties"][key]
+
     def span(group, key):
-        vals = [(c["properties"]["rho"]["4"] if key == "rho4" else c["properties"][key])
-                for c in group]  # fmt: skip
+        vals = [value(c, key) for c in group]
         vals = [v for v in vals if v is not None]
         return [min(vals), max(vals)] if vals else None
 
     def setting(c):
         return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
 
-    keys = ("distinct", "candidates", "candidate_share", "churn", "rho4")
+    keys = ("distinct", "candidates", "candidate_share", "churn", "rho4", "nu4")
     out = {"cells": len(cells), "paper_best_cells": len(won),
            "paper_best_settings": [setting(c) for c in won],
            "paper_best_in_every_seed": sum(c["paper_best_seeds"] == len(c["per_seed_best"])
@@ -300,9 +316,14 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     stem = f"{NAME}-quick" if quick else NAME
     settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
                 "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
-    cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
-    for distinct, skew, churn in grid(quick) if cells is None else ():
-        cells = cells or []
+    kept = {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in
+            previous_sweep(Path(output_dir) / f"{stem}.json", settings, log,
+                           ignore=("grid",)) or ()}  # fmt: skip
+    cells = []
+    for distinct, skew, churn in grid(quick):
+        if (distinct, skew, churn) in kept:
+            cells.append(kept[(distinct, skew, churn)])
+            continue
         cells.append(run_cell(preset, distinct, skew, churn, seeds, intervals, seed))
         c = cells[-1]
         log(f"D={distinct} s={skew} churn={churn}: best {c['best']} "
@@ -310,7 +331,7 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})")
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
-              "conditions": conditions(cells),
+              "conditions": conditions(cells, preset),
               "real": real_programs(Path(output_dir), log, quick),
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
@@ -357,18 +378,20 @@ def markdown(r: dict, stem: str) -> str:
          "tuples, candidate churn (share of an interval's candidates that were none in the "
          "previous one), and rho_4, the tuples that reach the hash tables (their key was no "
          "candidate of the previous interval, so no retained entry shields them) per counter "
-         "of a 4-table profiler, in units of the threshold.", "",
+         "of a 4-table profiler, in units of the threshold; nu_4, the same for the tuples that "
+         "are no candidate of their interval (they stay in the hash tables all interval).", "",
          "| distinct (setting) | skew | churn (setting) | candidates | candidate share | "
-         "churn | rho_4 | best (mean) | seeds where C1R0 4 is best | best C1-R0 tables | "
+         "churn | rho_4 | nu_4 | best (mean) | seeds where C1R0 4 is best | best C1-R0 tables | "
          "C1R0 4 | C1R1 2 | C1R0 2 | C1R0 8 |",
-         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: "
-         "| ---: | ---: |"]  # fmt: skip
+         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: "
+         "| ---: | ---: | ---: |"]  # fmt: skip
     for c in r["cells"]:
         p, e = c["properties"], c["errors"]
         churn = "-" if p["churn"] is None else f"{p['churn']:.2f}"
         L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
                  f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
-                 f"{p['rho']['4']:.2f} | {_names(c['best'])} | "
+                 f"{p['rho']['4']:.2f} | {noise_load(p, 4, r['preset']):.2f} | "
+                 f"{_names(c['best'])} | "
                  f"{c['paper_best_seeds']}/{r['seeds']} | "
                  f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
                  f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |")
@@ -390,7 +413,8 @@ def markdown(r: dict, stem: str) -> str:
                             ("candidates", "candidates per interval", ".1f"),
                             ("candidate_share", "candidate share", ".2f"),
                             ("churn", "candidate churn", ".2f"),
-                            ("rho4", "rho_4", ".2f")):  # fmt: skip
+                            ("rho4", "rho_4", ".2f"),
+                            ("nu4", "nu_4 (noise load)", ".2f")):  # fmt: skip
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
     L += ["", _real_section(r), "", _verdict(r), ""]
     return "\n".join(L)
@@ -404,12 +428,13 @@ def _real_section(r: dict) -> str:
          f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
          "multihash-values run's keys), and its best configuration from multihash-values.json "
          "(mean over its seeds):", "",
-         "| program | distinct | candidates | candidate share | churn | rho_4 | best | "
-         "best C1-R0 tables | C1R0 4 | C1R1 2 |", "| --- |" + " ---: |" * 9]
+         "| program | distinct | candidates | candidate share | churn | rho_4 | nu_4 | best | "
+         "best C1-R0 tables | C1R0 4 | C1R1 2 |", "| --- |" + " ---: |" * 10]
     for name, p in r["real"].items():
         q, e = p["properties"], p["errors"]
         L.append(f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
                  f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
+                 f"{noise_load(q, 4):.2f} | "
                  f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
                  f"{_fmt(e['C1R1 2'])} |")
     return "\n".join(L)
@@ -419,7 +444,7 @@ def _verdict(r: dict) -> str:
     k = r["conditions"]
     names = {"distinct": "distinct tuples", "candidates": "candidates",
              "candidate_share": "candidate share", "churn": "candidate churn",
-             "rho4": "rho_4"}  # fmt: skip
+             "rho4": "rho_4", "nu4": "nu_4"}  # fmt: skip
     text = ["", ""]
     if not k["paper_best_cells"]:
         text.append("4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
@@ -435,9 +460,13 @@ def _verdict(r: dict) -> str:
                "over them overlaps its range over the others (the table above)."
                if not separating else
                f"Separating them from the others: {', '.join(separating)} (the table above)."))
-    counts = {n: sum(n in b for b in k["best_c1r0_tables"]) for n in (1, 2, 4, 8, 16)}
-    text.append(" Best C1-R0 table count over the cells: "
-                + ", ".join(f"{n} tables in {c}" for n, c in counts.items() if c) + ".")
+    nu = {}
+    for c in r["cells"]:
+        for n in c["best_c1r0_tables"]:
+            nu.setdefault(n, []).append(noise_load(c["properties"], 4, r["preset"]))
+    text.append(" Best C1-R0 table count over the cells: " + ", ".join(
+        f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
+        for n, v in sorted(nu.items())) + ".")
     r2 = k["reset2_beats_paper_best"]
     text.append(f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
                 f"{k['cells']} cells"
@@ -447,7 +476,9 @@ def _verdict(r: dict) -> str:
         rho = [p["properties"]["rho"]["4"] for p in r["real"].values()]
         churn = [p["properties"]["churn"] for p in r["real"].values()]
         best = {n: _names(p["best"]) for n, p in r["real"].items()}
-        text.append(f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f} and "
+        nu = [noise_load(p["properties"], 4) for p in r["real"].values()]
+        text.append(f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f}, nu_4 "
+                    f"{min(nu):.2f}-{max(nu):.2f} and "
                     f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
                     "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + ".")
     return "## Verdict\n\n" + "".join(text[2:])
@@ -455,7 +486,7 @@ def _verdict(r: dict) -> str:
 
 def plots(r: dict, output_dir: Path, stem: str) -> None:
     """Error of four configurations against distinct tuples per interval, one panel per
-    skew (stable hot set) and per churn (skew 1.0); the real programs' rho_4 and churn."""
+    (skew, churn) setting; cells and programs by nu_4 and churn."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -469,6 +500,7 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     n = len(groups) + 1
     fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
     for ax, (title, cells) in zip(axes[0], groups.items(), strict=False):
+        cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
         for label in ("C1R0 2", "C1R0 4", "C1R0 8", "C1R1 2"):
             e = [c["errors"][label] for c in cells]
@@ -485,13 +517,13 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     for c in r["cells"]:
         p = c["properties"]
         won = PAPER_BEST in c["best"]
-        ax.scatter(p["rho"]["4"], p["churn"] or 0, marker="o", s=25,
+        ax.scatter(noise_load(p, 4, r["preset"]), p["churn"] or 0, marker="o", s=25,
                    color="tab:green" if won else "tab:gray")
     for name, p in r["real"].items():
         q = p["properties"]
-        ax.scatter(q["rho"]["4"], q["churn"], marker="*", s=90, color="tab:red")
-        ax.annotate(name, (q["rho"]["4"], q["churn"]), fontsize=7)
-    ax.set(xscale="log", xlabel="rho_4 (unshielded tuples per 4-table counter / T)",
+        ax.scatter(noise_load(q, 4), q["churn"], marker="*", s=90, color="tab:red")
+        ax.annotate(name, (noise_load(q, 4), q["churn"]), fontsize=7)
+    ax.set(xscale="log", xlabel="nu_4 (non-candidate tuples per 4-table counter / T)",
            ylabel="candidate churn", title="green: C1R0 4 best; red: ours")
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=110)
