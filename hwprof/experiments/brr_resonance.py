@@ -465,12 +465,16 @@ def _verdict(r: dict) -> list[str]:
         f"- Controlled generator, 2^-{low}: the counter resonates (brr above it in every "
         f"seed) at L = {_points(even_loss)}; at odd L it does not. With L = 2 and "
         f"{TRIP_SWEEP_SHARE:.0%} of the events in loop instances between noise gaps of "
-        "random length, it resonates at trip = " + _points(trip) + " (the instances' "
-        "phases against the counter are random, so many short instances average out).",
+        "random length, it resonates "
+        + (f"at trip = {_points(trip)}" if trip else "at none of the swept trips")
+        + " (the instances' phases against the counter are random, so instances "
+        "average out).",
         f"- The paper's {gap:g} points at 2^-{low} (jython): inside the spread of a "
         f"resonating row for L = 2 at a loop share of {_points(hits['share'])} (instances "
-        f"of {share_trip:,} iterations) and at trip {_points(hits['trip'])} (share "
-        f"{TRIP_SWEEP_SHARE:g}): reproduced under those conditions only; the paper gives "
+        f"of {share_trip:,} iterations)"
+        + (f" and at trip {_points(hits['trip'])} (share {TRIP_SWEEP_SHARE:g})"
+           if hits["trip"] else "")
+        + ": reproduced under those conditions only; the paper gives "
         "neither jython's loop nor its share of the profile.",
         "- Our five workloads: the largest predicted counter loss is "
         f"{top['property']['predicted_loss']:.2f} points ({name(top)}, in "
