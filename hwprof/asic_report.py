@@ -244,10 +244,9 @@ and this page from them (a copy of the records is in `docs/records/asic.json`;
 `hwprof report --asic --page-only -o docs/records` writes the page again from
 it). One top alone: `hwprof asic TOP --json`; `hwprof report --asic --top TOP`
 measures TOP again and keeps the other records. The report is slow and not part
-of `make`: about 25 minutes of wall time on the shared 2-core machine, 7 of them
-`multihash`. Register names in the critical
-paths are the block's (`block.`...) or, without that prefix, the wrapper's port
-registers (named after the port).
+of `make`: about 25 minutes of wall time on a 2-core machine. Register names in
+the critical paths are the block's (`block.`...) or, without that prefix, the
+wrapper's port registers (named after the port).
 ECP5 Fmax: the FPGA flow's figure at the same parameters, from
 `docs/records/fpga.json` (`hwprof report --fpga`, docs/fpga.md), for comparison.
 Generic gates: the two-input gate count of `hwprof synth` (docs/area.md).

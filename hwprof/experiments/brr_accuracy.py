@@ -134,20 +134,22 @@ def trace_sites(path, events: int, kinds, column: str, what: str) -> np.ndarray:
     return np.unique(np.concatenate(values), return_inverse=True)[1].astype(np.int64)
 
 
-def real_program_traces(quick: bool) -> dict[str, tuple[Path, str]]:
-    """Trace and its origin per real program: captured (full run, valgrind) or shipped."""
+def real_program_traces(quick: bool, programs=REAL_PROGRAMS, limit: int = FULL_TRACE_RECORDS,
+                        experiment: str = "brr-accuracy") -> dict[str, tuple[Path, str]]:
+    """Trace and its origin per real program of ``programs``: captured (a run under
+    valgrind, its first ``limit`` branch records) or, quick or failing that, shipped."""
     from ..traces.workloads import shipped_trace, trace_for
 
     found = {}
-    for name in REAL_PROGRAMS:
+    for name in programs:
         if quick:
             found[name] = (shipped_trace(name), "shipped")
             continue
         try:
-            found[name] = (trace_for(name, kinds="branches", limit=FULL_TRACE_RECORDS,
-                                     progress=True), "captured")  # fmt: skip
+            found[name] = (trace_for(name, kinds="branches", limit=limit, progress=True),
+                           "captured")  # fmt: skip
         except TraceError as exc:
-            print(f"brr-accuracy: {exc}; using the shipped trace")
+            print(f"{experiment}: {exc}; using the shipped trace")
             found[name] = (shipped_trace(name), "shipped")
     return found
 

@@ -51,9 +51,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..traces.tracefile import CALL, TraceError
+from ..traces.tracefile import CALL
 from . import Experiment, cell
-from .brr_accuracy import accuracy, brr_states, samples, taken_sites, trace_sites
+from .brr_accuracy import (
+    accuracy,
+    brr_states,
+    real_program_traces,
+    samples,
+    taken_sites,
+    trace_sites,
+)
 
 RATES = (10, 13)
 SAMPLERS = ("brr", "hw-counter", "bernoulli")
@@ -177,23 +184,6 @@ def call_sites(path, events: int) -> np.ndarray:
     return trace_sites(path, events, (CALL,), "addr", "calls")
 
 
-def _traces(quick: bool, records) -> dict[str, tuple[Path, str]]:
-    from ..traces.workloads import shipped_trace, trace_for
-
-    found = {}
-    for name in REAL_PROGRAMS:
-        if quick:
-            found[name] = (shipped_trace(name), "shipped")
-            continue
-        try:
-            found[name] = (trace_for(name, kinds="branches", limit=records, progress=True),
-                           "captured")  # fmt: skip
-        except TraceError as exc:
-            print(f"brr-resonance: {exc}; using the shipped trace")
-            found[name] = (shipped_trace(name), "shipped")
-    return found
-
-
 def _spread(values) -> dict:
     return {"mean": float(np.mean(values)), "min": float(np.min(values)),
             "max": float(np.max(values))}  # fmt: skip
@@ -220,7 +210,7 @@ def _sweeps(events: int) -> list[tuple[str, float, dict]]:
 def run(output_dir: Path, seed: int, quick: bool) -> dict:
     size = QUICK if quick else FULL
     events, seeds = size["events"], size["seeds"]
-    traces = _traces(quick, size["records"])
+    traces = real_program_traces(quick, REAL_PROGRAMS, size["records"], "brr-resonance")
     streams = {(name, kind): (call_sites if kind == "calls" else taken_sites)(path, events)
                for name, (path, _) in traces.items() for kind in STREAMS}  # fmt: skip
     sweeps = _sweeps(events)
@@ -475,12 +465,16 @@ def _verdict(r: dict) -> list[str]:
         f"- Controlled generator, 2^-{low}: the counter resonates (brr above it in every "
         f"seed) at L = {_points(even_loss)}; at odd L it does not. With L = 2 and "
         f"{TRIP_SWEEP_SHARE:.0%} of the events in loop instances between noise gaps of "
-        "random length, it resonates at trip = " + _points(trip) + " (the instances' "
-        "phases against the counter are random, so many short instances average out).",
+        "random length, it resonates "
+        + (f"at trip = {_points(trip)}" if trip else "at none of the swept trips")
+        + " (the instances' phases against the counter are random, so instances "
+        "average out).",
         f"- The paper's {gap:g} points at 2^-{low} (jython): inside the spread of a "
         f"resonating row for L = 2 at a loop share of {_points(hits['share'])} (instances "
-        f"of {share_trip:,} iterations) and at trip {_points(hits['trip'])} (share "
-        f"{TRIP_SWEEP_SHARE:g}): reproduced under those conditions only; the paper gives "
+        f"of {share_trip:,} iterations)"
+        + (f" and at trip {_points(hits['trip'])} (share {TRIP_SWEEP_SHARE:g})"
+           if hits["trip"] else "")
+        + ": reproduced under those conditions only; the paper gives "
         "neither jython's loop nor its share of the profile.",
         "- Our five workloads: the largest predicted counter loss is "
         f"{top['property']['predicted_loss']:.2f} points ({name(top)}, in "

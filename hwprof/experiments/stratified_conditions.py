@@ -3,7 +3,7 @@
 On gcc the paper's ``H[P_256]_2048`` reaches 5 % error 3-3.5x sooner than ``R_256``
 and stays below it about 23x sooner (sec. 5.4, Fig. 7); the tagged compressor is
 the most accurate; ``A_16`` adds 1.15-2.5x compression (sec. 3.4, Fig. 10). On our
-programs the ratios are 0.72-3.10x and 0.58-1.54x. This experiment generates
+programs (``stratified-values``) the ratios differ. This experiment generates
 ``<load pc, value>`` streams with a seeded generator (:func:`value_stream`), runs
 the compressors of ``stratified-values`` on them with the same error metric
 (sec. 5.3.1) and measures the properties of each stream that the outcome may
@@ -52,8 +52,8 @@ GRID = ((100, "iid", "few"), (1_000, "iid", "fresh"), (100, "loop", "few"),
 SKEW = 1.0
 PATTERN = 8
 SEEDS = 5
-EVENTS = 500_000
-CHECKPOINTS = 12
+EVENTS = 1_000_000
+CHECKPOINTS = 14
 QUICK = {"events": 150_000, "grid": ((100, "iid", "few"), (100, "loop64", "fresh")),
          "seeds": 2, "checkpoints": 8}  # fmt: skip
 #: events of each real program's stream whose properties are measured (the first 2M of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-__all__ = ["Checked", "checked_config"]
+__all__ = ["Checked"]
 
 
 class Checked:
@@ -43,17 +43,3 @@ class Checked:
         self.config = config
         return self
 
-
-def checked_config(component, make_config):
-    """Return ``make_config()``; on a bad parameter, re-raise its error.
-
-    The older form of :class:`Checked`, kept for the components not moved to it
-    yet (hwprof.system): the component already exists
-    when its ``__init__`` validates, so a rejected one is silenced through
-    Amaranth's private flag. New components use :class:`Checked`.
-    """
-    try:
-        return make_config()
-    except (TypeError, ValueError):
-        component._MustUse__silence = True
-        raise

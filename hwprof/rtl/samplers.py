@@ -609,16 +609,12 @@ class MessageBuffer(Checked, wiring.Component):
         On a bad ``depth``.
     """
 
-    @staticmethod
-    def check(depth, key_bits, count_bits):
+    @classmethod
+    def check_params(cls, depth, key_bits, count_bits):
         check_int("depth", depth, 1, 4096)
         check_int("key_bits", key_bits, 1, 128)
         check_int("count_bits", count_bits, 1, 32)
         return depth
-
-    @classmethod
-    def check_params(cls, depth, key_bits, count_bits):
-        return cls.check(depth, key_bits, count_bits)
 
     def __init__(self, depth=100, key_bits=64, count_bits=16):
         self.depth = depth

@@ -8,8 +8,9 @@ equivalent to the old one (``gold``) from their reset values:
    submodule keeps its hierarchical name (``stage_d.hit``). A gate signal whose name
    without its first component (``hit``) is a gold signal's, and no gate signal's,
    is renamed to it, so that the registers of a design split into submodules are
-   matched to the old design's by name; the gate's temporaries (Amaranth's ``$12``)
-   are renamed apart, so that no two unrelated temporaries are paired;
+   matched to the old design's by name; the gate's temporaries (``$12``, ``_12_``)
+   and names numbered apart in a module (``cmp_lt$3``) are renamed apart, so that no
+   two unrelated signals are paired;
 2. ``equiv_make`` pairs every signal of the same name (the memories are mapped to
    flops first, ``memory_map``: their words are matched too), ``equiv_simple`` and
    ``equiv_induct -seq S`` prove the pairs: if every pair agrees for ``S`` cycles,
@@ -30,7 +31,10 @@ from .formal import flatten_design, signal_names
 
 __all__ = ["check_equivalence", "renames"]
 
-_ESCAPED = re.compile(r"\\(\S+) ")
+#: an identifier of the Verilog yosys writes: escaped (``\\stage_d.hit ``) or plain
+_IDENTIFIER = re.compile(r"\\(\S+) |(?<![\w$'])([A-Za-z_][\w$]*)")
+#: a temporary's name: Amaranth's ``$12``, yosys' ``_12_``
+_TEMPORARY = re.compile(r"\$.*|_\d+_")
 
 
 def renames(gold: set[str], gate: set[str]) -> dict[str, str]:
@@ -59,16 +63,24 @@ def check_equivalence(gold_v: str, gate_v: str, top: str, workdir: Path,
     gate = flatten_design(gate_v, top, workdir / "gate")
     mapping = renames(signal_names(gold), signal_names(gate))
 
+    # names no pair may use: temporaries and a name Amaranth numbered apart in a module
+    # (``cmp_lt``, ``cmp_lt$1``, ...: which one is which differs between the designs)
+    numbered = {n.split("$", 1)[0] for n in signal_names(gold) | signal_names(gate)
+                if "$" in n.rsplit(".", 1)[-1]}
+
+    gate_names = signal_names(gate)
+
     def rename(match):
-        name = match.group(1)
-        if name in mapping:
-            return f"\\{mapping[name]} "
-        if name.rsplit(".", 1)[-1].startswith("$"):  # a temporary: never paired by its name
-            return f"\\{name}__gate "
-        return match.group(0)
+        name = match.group(1) or match.group(2)
+        if name not in gate_names:
+            return match.group(0)
+        new = mapping.get(name, name)
+        if _TEMPORARY.fullmatch(new.rsplit(".", 1)[-1]) or new.split("$", 1)[0] in numbered:
+            return f"\\{name}__gate "  # never paired by its name
+        return f"\\{new} " if new != name else match.group(0)
 
     (workdir / "gold.v").write_text(gold)
-    (workdir / "gate.v").write_text(_ESCAPED.sub(rename, gate))
+    (workdir / "gate.v").write_text(_IDENTIFIER.sub(rename, gate))
     prep = f"hierarchy -top {top}\nproc\nmemory -nomap\nmemory_map\nopt_clean\n"
     both = (f"read_verilog -sv gold.v\n{prep}rename -top gold\ndesign -stash gold\n"
             f"read_verilog -sv gate.v\n{prep}rename -top gate\ndesign -stash gate\n"
