@@ -619,9 +619,8 @@ def _markdown(result, stem) -> str:
     mega = [f"{p / 1e6:g}M" for p in periods]
     lines = [
         "# Selective dispatch on real program structure (Vaswani et al., sec. VII)", "",
-        f"`{cmd}` (seed {result['seed']}, {result['date']}): {result['elapsed_s']:.0f} s "
-        f"wall-clock, {result.get('cpu_s', 0):.0f} s CPU for the whole run, reading the "
-        f"traces included ({result['load']}: other jobs at work). Up to {result['window']:,} "
+        f"`{cmd}` (seed {result['seed']}): {result.get('cpu_s', 0):.0f} s CPU for the "
+        f"whole run, reading the traces included. Up to {result['window']:,} "
         f"instructions of each program (the paper's window: 100 M); sampling periods "
         f"{', '.join(f'{p:,}' for p in periods)} instructions (the paper: 20 M, swept "
         f"here, not chosen), profiling on for 10, 25 and 50% of each; {result['seeds']} "
@@ -630,8 +629,8 @@ def _markdown(result, stem) -> str:
         f"the {HOT_METHODS} with most instructions; golden predictor 2 x 64, min_block 4, "
         f"starting empty at the window's start. Traces: the workloads' whole runs after "
         f"their start-up, captured once into build/traces by `trace_for(NAME, "
-        f"kinds='branches', limit={CAPTURE_RECORDS:_})` (hwprof.traces.workloads; valgrind; "
-        f"4-11 s each on the loaded machine), or `--trace FILE`.", "",
+        f"kinds='branches', limit={CAPTURE_RECORDS:_})` (hwprof.traces.workloads; valgrind), "
+        f"or `--trace FILE`.", "",
         f"![overheads]({stem}.png)", "",
         "| program | trace | instructions | whole run | methods | hot-method instructions "
         "| bytes/insn | BB executions | call-graph executions | periods per window ("

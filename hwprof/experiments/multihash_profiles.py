@@ -88,7 +88,7 @@ def _plot(result: dict, path: Path) -> None:
 def _markdown(result: dict) -> str:
     cmd = "hwprof experiment multihash-profiles" + (" --quick" if result["quick"] else "")
     lines = ["# Multi-hash profiler: error on edge-profile traces", "",
-             f"Produced by `.venv/bin/{cmd}` (seed {result['seed']}) on {result['date']}.", "",
+             f"Produced by `{cmd}` (seed {result['seed']}).", "",
              "Traces (tuple = a control-flow edge <branch pc, target> of a workload's "
              "branch trace, or the synthetic Zipf stream of --quick):", "",
              "| trace | tuples | unique tuples |", "| --- | ---: | ---: |"]  # fmt: skip

@@ -328,7 +328,7 @@ def _fmt(cell) -> str:
 def _timing_line(timing: dict) -> str:
     """The summary's one line that depends on when and where the run went."""
     cpu = ", ".join(f"{k} {v:.0f}" for k, v in timing.get("cpu_seconds", {}).items())
-    return (f"This run: {timing['date']}, {timing['seconds']:.0f} s wall"
+    return (f"This run: {timing['seconds']:.0f} s wall"
             + (f"; CPU seconds of the units per preset and program ({WORKERS} threads each, "
                f"reading the trace, exact counts and formula (1) included): {cpu}." if cpu
                else "."))

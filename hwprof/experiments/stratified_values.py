@@ -688,7 +688,7 @@ def _timing_line(r: dict) -> str:
         return ""
     spent = (f"{t['unit_seconds']:.0f} s in its units (their wall times added)"
              if "unit_seconds" in t else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)")
-    return f"This run: {t['date']}, {t['seconds']:.0f} s wall, {spent}."
+    return f"This run: {t['seconds']:.0f} s wall, {spent}."
 
 
 def headline(r: dict) -> list[tuple[str, str, str]]:

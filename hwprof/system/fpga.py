@@ -37,7 +37,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from ..catalog import get_top
 from ..rtl._params import Checked
+from ..rtl.brr import Brr
 from ..rtl.dispatch_filter import DispatchFilter
 from . import soc
 from .dispatch import FILTER_PARAMS, TrapCsrs
@@ -106,14 +108,15 @@ class UartTx(Checked, wiring.Component):
         return m
 
 
-class _BrrStub(wiring.Component):
-    """Stands for a block (brr unit, dispatch filter) left out: every output 0."""
-
-    def __init__(self, signature):
-        super().__init__(signature)
+class _BrrStub(Brr):
+    """The brr unit left out: its ports, no logic (never taken, its state reads 0)."""
 
     def elaborate(self, platform):
         return Module()
+
+
+def _brr_stub(params: dict) -> _BrrStub:
+    return _BrrStub(**get_top("brr").resolve(params))
 
 
 class MeasuredSystem(wiring.Component):
@@ -147,13 +150,12 @@ class MeasuredSystem(wiring.Component):
         extra = {}
         if dispatch_in_system() and not dispatch:
             extra |= {"dispatch_filter": _dispatch_stub, "trap_csrs": _TrapCsrsStub}
+        if not brr:
+            extra["brr_unit"] = _brr_stub
         self.system = System(ram_size, profiler=profiler, **extra)
         self.own_prof_clock = profiler is not None
         if self.own_prof_clock:
             self.system.peripherals.prof_clock_external = True
-        if not brr:
-            per = self.system.peripherals
-            per.brr = _BrrStub(per.brr.signature)
         s = self.system
         super().__init__({
             "hold": In(1), "boot_valid": In(1), "boot_addr": In(len(s.boot_addr)),

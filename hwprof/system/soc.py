@@ -175,6 +175,9 @@ class Peripherals(wiring.Component):
         tests pass a faulty one to show that their checks fail.
     trap_csrs : callable, optional
         Builds the core's CSRs (default :class:`hwprof.system.dispatch.TrapCsrs`).
+    brr_unit : callable, optional
+        Builds the brr unit from ``brr_params`` (default: the catalog top ``brr``'s
+        ``construct``); the FPGA figures pass a stub.
 
     Attributes
     ----------
@@ -213,10 +216,11 @@ class Peripherals(wiring.Component):
         The value of CSR ``csr_addr`` (combinational).
     """
 
-    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None, trap_csrs=None):
+    def __init__(self, brr_params=None, profiler=None, dispatch_filter=None, trap_csrs=None,
+                 brr_unit=None):  # fmt: skip
         self.dispatch_filter = (dispatch_filter or build_filter)()
         self.trap_csrs = (trap_csrs or TrapCsrs)()
-        self.brr = get_top("brr").construct(dict(brr_params or {}))
+        self.brr = (brr_unit or get_top("brr").construct)(dict(brr_params or {}))
         profiler = None if profiler is None else dict(profiler)
         self.own_clock = bool(profiler and profiler.pop("own_clock", False))
         self.profiler = None if profiler is None else MultiHashPeripheral(
@@ -283,8 +287,9 @@ class System(wiring.Component):
         Build the multi-hash profiler with these parameters, fed by the core's retired
         loads from RAM (:class:`hwprof.system.profiler.RetiredLoads`) or, as software
         chooses, its taken branches (``edges``, default ``True``); ``None``: without.
-    dispatch_filter, trap_csrs : callable, optional
-        Build the selective-dispatch filter and the core's CSRs (:class:`Peripherals`).
+    dispatch_filter, trap_csrs, brr_unit : callable, optional
+        Build the selective-dispatch filter, the core's CSRs and the brr unit
+        (:class:`Peripherals`).
 
     Attributes
     ----------
@@ -318,9 +323,10 @@ class System(wiring.Component):
     """
 
     def __init__(self, ram_size=DEFAULT_RAM_SIZE, brr_params=None, profiler=None,
-                 dispatch_filter=None, trap_csrs=None):  # fmt: skip
+                 dispatch_filter=None, trap_csrs=None, brr_unit=None):  # fmt: skip
         self.ram = Ram(ram_size)
-        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter, trap_csrs)
+        self.peripherals = Peripherals(brr_params, profiler, dispatch_filter, trap_csrs,
+                                       brr_unit)
         abits = len(self.ram.boot_addr)
         extra = {} if profiler is None else {
             "obs_load_valid": Out(1), "obs_load_dropped": Out(1), "obs_load_pc": Out(32),
