@@ -308,11 +308,13 @@ def test_header_addresses_are_the_register_table():
     assert {k: int(v, 16) for k, v in defines.items()} == want
 
 
-def test_header_compiles(tmp_path):
-    """The header's functions compile for the system's core, warnings as errors."""
+@pytest.mark.parametrize("include", ["hwprof_mh.h", "hwprof.h"])
+def test_header_compiles(tmp_path, include):
+    """The profiler's functions compile for the system's core, warnings as errors, from
+    hwprof_mh.h or from the system's hwprof.h, which includes it."""
     pytest.importorskip("ziglang")
     source = tmp_path / "use.c"
-    source.write_text('#include "hwprof_mh.h"\nuint32_t out[4];\nint main(void) {\n'
+    source.write_text(f'#include "{include}"\nuint32_t out[4];\nint main(void) {{\n'
                       "    hwprof_mh_config(10000, 100);\n    int n = hwprof_mh_wait();\n"
                       "    for (int i = 0; i < n; i++) hwprof_mh_read(i, &out[0], &out[1], "
                       "&out[2]);\n    out[3] = hwprof_mh_dropped();\n    return 0;\n}\n")

@@ -104,6 +104,8 @@ def header() -> str:
             + c_defines() + csr_defines()
             + "\n#ifndef __ASSEMBLER__\n#include <stdint.h>\n" + _HEADER_BODY
             + header_section()
+            + "/* The multi-hash profiler's functions (hwprof_mh_config, _wait, _read, ...). */\n"
+            + '#include "hwprof_mh.h"\n'
             + "#endif /* __ASSEMBLER__ */\n#endif\n")  # fmt: skip
 
 
@@ -176,7 +178,7 @@ def compile_program(sources, out_dir: Path, *, defines: dict | None = None,
         (tmp / "link.ld").write_text(linker_script())
         (tmp / "hwprof.h").write_text(header())
         elf = tmp / "program.elf"
-        flags = [*TARGET, *CFLAGS, *extra_flags, f"-I{tmp}",
+        flags = [*TARGET, *CFLAGS, *extra_flags, f"-I{tmp}", f"-I{FIRMWARE}",
                  *(f"-D{k}={v}" for k, v in (defines or {}).items())]  # fmt: skip
         cmd = [*zig, "cc", *flags, "-T", str(tmp / "link.ld"), "-Wl,--gc-sections",
                "-ffunction-sections", "-fdata-sections",

@@ -135,5 +135,7 @@ static inline uint32_t hwprof_pi_dropped(void) { return HWPROF_REG(HWPROF_DISPAT
 /* Flag-stack exceptions taken by the runtime's handler, and entries spilled now. */
 extern volatile uint32_t hwprof_pf_exceptions;
 extern volatile uint32_t hwprof_pf_spilled;
+/* The multi-hash profiler's functions (hwprof_mh_config, _wait, _read, ...). */
+#include "hwprof_mh.h"
 #endif /* __ASSEMBLER__ */
 #endif

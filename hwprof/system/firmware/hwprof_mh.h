@@ -40,7 +40,7 @@
 #endif
 
 /* 1 while an interval is shown to this program and not yet acknowledged. */
-static int hwprof_mh_shown_;
+static int hwprof_mh_shown_ __attribute__((unused));
 
 /* Profile branches (edge profiling, <pc, target>) instead of loads from the next
  * hwprof_mh_config on; reads back 0 when the system was built without it. */
