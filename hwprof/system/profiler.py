@@ -17,6 +17,8 @@ candidates and candidate ``i`` (its tuple and count). See docs/system-profiler.m
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from amaranth.hdl import (
     Cat,
     ClockDomain,
@@ -304,9 +306,17 @@ class MultiHashPeripheral(Checked, wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        c, p = self.config, self.domain
-        acc, kb, w = c.accumulator, c.key_bits, c.counter_bits
+        self._software_registers(m)
+        start = self._start_handshake(m)
+        fifo = self._offer_tuples(m, start.source)
+        mh, restart = self._profiler_domain(m, fifo, start)
+        published = self._candidate_writer(m, mh, restart)
+        view_bank = self._intervals_shown(m, published)
+        self._candidate_readout(m, published.banks, view_bank)
+        return m
 
+    def _software_registers(self, m):
+        """sync: the registers software writes."""
         # --- sync: the software-written registers -----------------------------------------
         for name in self.registers():
             if name == "source" and not self.edges:
@@ -314,6 +324,10 @@ class MultiHashPeripheral(Checked, wiring.Component):
             with m.If(getattr(self, f"{name}_w_stb")):
                 m.d.sync += getattr(self, name).eq(getattr(self, f"{name}_w_data"))
 
+    def _start_handshake(self, m):
+        """sync: a start (or a start during one) is requested of the profiler's domain;
+        returns the request toggle, its acknowledgement, and what it carries."""
+        w = self.config.counter_bits
         # --- sync: start handshake --------------------------------------------------------
         req = Signal()  # toggles at each start carried out
         ack_s = Signal()  # the profiler's answer, synchronized
@@ -340,7 +354,13 @@ class MultiHashPeripheral(Checked, wiring.Component):
             m.d.sync += armed.eq(1)
         with m.Elif(self.stop):
             m.d.sync += [armed.eq(0), again.eq(0)]
+        return SimpleNamespace(req=req, ack_s=ack_s, source=source,
+                               shadow_interval=shadow_interval,
+                               shadow_threshold=shadow_threshold)  # fmt: skip
 
+    def _offer_tuples(self, m, source):
+        """sync: loads or branches (``source``) into the FIFO, offered and dropped counted."""
+        kb, p = self.config.key_bits, self.domain
         # --- sync: tuples into the FIFO, counted ------------------------------------------
         m.submodules.fifo = fifo = AsyncFIFO(width=kb, depth=self.fifo_depth,
                                              r_domain=p, w_domain="sync")  # fmt: skip
@@ -364,7 +384,14 @@ class MultiHashPeripheral(Checked, wiring.Component):
             m.d.sync += self.offered.eq(Mux(self.offered == top, top, self.offered + 1))
             with m.If(~fifo.w_rdy):
                 m.d.sync += self.dropped.eq(Mux(self.dropped == top, top, self.dropped + 1))
+        return fifo
 
+    def _profiler_domain(self, m, fifo, start):
+        """prof: the start sequence (reset, configure, start keys, drain), then the FIFO
+        into the multihash top; returns the top and the restart strobe."""
+        p = self.domain
+        req, ack_s = start.req, start.ack_s
+        shadow_interval, shadow_threshold = start.shadow_interval, start.shadow_threshold
         # --- prof: start sequence, then the FIFO into the multihash top ------------------
         req_p = Signal()
         m.submodules.req_cdc = FFSynchronizer(req, req_p, o_domain=p)
@@ -417,7 +444,13 @@ class MultiHashPeripheral(Checked, wiring.Component):
                 with m.If(~fifo.r_rdy):
                     m.d[p] += ack_p.eq(seen)
                     m.next = "RUN"
+        return mh, restart
 
+    def _candidate_writer(self, m, mh, restart):
+        """prof: the top's records into two banks of the candidate memory; an interval's
+        end publishes its bank and count (a toggle crosses to sync)."""
+        c, p = self.config, self.domain
+        acc, kb, w = c.accumulator, c.key_bits, c.counter_bits
         # --- prof: records into the candidate memory -------------------------------------
         banks = Memory(shape=kb + w, depth=2 * acc, init=[])
         m.submodules.candidates = banks
@@ -446,7 +479,14 @@ class MultiHashPeripheral(Checked, wiring.Component):
             with m.Else():
                 m.d[p] += [pub_n.eq(widx), pub_bank.eq(wbank), pub_toggle.eq(~pub_toggle),
                            wbank.eq(~wbank)]  # fmt: skip
+        return SimpleNamespace(banks=banks, toggle=pub_toggle, bank=pub_bank, n=pub_n)
 
+    def _intervals_shown(self, m, published):
+        """sync: published intervals shown to software (done, irq, a second one waiting,
+        overrun); returns the bank software reads."""
+        acc = self.config.accumulator
+        top = (1 << COUNTER_WIDTH) - 1
+        pub_toggle, pub_bank, pub_n = published.toggle, published.bank, published.n
         # --- sync: intervals shown to software -------------------------------------------
         # pub_n and pub_bank are stable for an interval after pub_toggle changes; the
         # toggle crosses in two flops and then they are sampled.
@@ -481,7 +521,12 @@ class MultiHashPeripheral(Checked, wiring.Component):
                     m.d.sync += [next_valid.eq(1), next_bank.eq(pub_bank), next_n.eq(pub_n)]
                     with m.If(next_valid & ~self.ack):
                         m.d.sync += self.overrun.eq(1)
+        return view_bank
 
+    def _candidate_readout(self, m, banks, view_bank):
+        """sync: candidate ``index`` of the bank shown, one cycle after ``index`` is written."""
+        c = self.config
+        acc, kb = c.accumulator, c.key_bits
         read = banks.read_port(domain="sync")
         # addressed by index's next state: cand_* follow a write of index by one cycle
         index = Mux(self.index_w_stb, self.index_w_data, self.index)
@@ -492,7 +537,6 @@ class MultiHashPeripheral(Checked, wiring.Component):
         ]
         if c.pc_bits:
             m.d.comb += self.cand_pc.eq(read.data[c.value_bits : kb])
-        return m
 
 
 class RetiredLoads(wiring.Component):
