@@ -85,7 +85,7 @@ def moved_lines(record: dict, headline, patterns, top: int = 15) -> list[str]:
     mean = sum(abs(d) for d, _ in moves) / len(moves) if moves else 0.0
     lines = [f"## What moved when the key changed (`{base['value_map']}` to "
              f"`{record.get('value_map')}`)", "",
-             f"Before: the record of {base.get('date') or '?'}, tuples keyed with "
+             f"Before: the record this run replaced, tuples keyed with "
              f"`{base['value_map']}`; after: this run, keyed with `{record.get('value_map')}` "
              f"(`hwprof experiment key-merges` counts what each key merges). "
              f"{len(moved)} of the {len(common)} numbers compared moved; mean absolute "
