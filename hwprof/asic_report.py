@@ -282,21 +282,22 @@ _LEAVES_OUT = """
 """
 
 
-#: Below this ECP5 Fmax a top is listed among the one-cycle loops (docs/fpga.md).
+#: Below this ECP5 Fmax a top is listed in the ASIC page's "tops below 100 MHz" (docs/fpga.md).
 SLOW_FPGA_MHZ = 100
 
 
 def _loops_section(records: list[dict], fpga: dict) -> str:
     slow = [r for r in records if fpga.get(_key(r), SLOW_FPGA_MHZ) < SLOW_FPGA_MHZ]
-    lines = ["", "## The one-cycle loops", ""]
+    lines = ["", "## The tops below 100 MHz on the ECP5", ""]
     if slow:
         mhz = sorted(fpga[_key(r)] for r in slow)
-        names = " and ".join(f"`{r['block']}`" for r in slow)
-        stop = (f"stops at {mhz[0]:.1f} MHz, held" if len(slow) == 1
-                else f"stop at {mhz[0]:.1f}-{mhz[-1]:.1f} MHz, each held")  # fmt: skip
-        intro = (f"On the ECP5 {names} {stop} by work that its contract puts in one cycle "
-                 "(docs/fpga.md, \"Below 100 MHz\", says what limits each). In OSU 0.18 um "
-                 "standard cells, without wires and with ideal memories:")  # fmt: skip
+        names = [f"`{r['block']}`" for r in slow]
+        names = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        stop = (f"stops at {mhz[0]:.1f} MHz" if len(slow) == 1
+                else f"stop at {mhz[0]:.1f}-{mhz[-1]:.1f} MHz")  # fmt: skip
+        intro = (f"On the ECP5 {names} {stop} (docs/fpga.md, \"Below 100 MHz\", says what "
+                 "limits each). In OSU 0.18 um standard cells, without wires and with ideal "
+                 "memories:")  # fmt: skip
         lines += [*textwrap.wrap(intro, 82), ""]
     for r in slow:
         name = r["block"]

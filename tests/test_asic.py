@@ -370,8 +370,8 @@ def test_page_from_records_names_each_top_and_what_failed(tmp_path, capsys):
     page = render_page(records, fpga)
     assert "| brr | 1,000 | 10 | 2 | - | 1.250 | 800 | 198.5 | 200 | 93 | flops <= 20" in page
     assert "DFFPOSX1, 2 INVX1, DFFPOSX1" in page
-    # the one-cycle loops: the tops below 100 MHz on the ECP5, from the FPGA records
-    assert "On the ECP5 `multihash` stops at 72.8 MHz, held by work" in page
+    # the tops below 100 MHz on the ECP5, from the FPGA records
+    assert "On the ECP5 `multihash` stops at 72.8 MHz (docs/fpga.md" in page
     assert "`multihash`: not measured (yosys (mapping to osu018) did not finish" in page
     assert "- `brr`: 1.25 ns" not in page  # 198.5 MHz on the ECP5: not a loop
 
