@@ -95,10 +95,14 @@ def _stop(proc):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """``(address, [worker processes])``: a scheduler and two workers (no nanny, so that a
-    killed worker stays dead; each unit a second longer, tests/run_slow_worker.py),
-    separate processes on 127.0.0.1; stopped at the end."""
+    """``(address, [worker processes], gate folder)``: a scheduler and two workers (no
+    nanny, so that a killed worker stays dead; each unit a second longer and held at the
+    gate when a test closes it, tests/run_slow_worker.py), separate processes on
+    127.0.0.1; stopped at the end."""
     cwd = tmp_path_factory.mktemp("cluster")
+    gate = cwd / "gate"  # tests/run_slow_worker.py: open unless a test closes it
+    gate.mkdir()
+    (gate / "open").touch()
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs = [subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
@@ -109,20 +113,20 @@ def cluster(tmp_path_factory):
             procs.append(subprocess.Popen(
                 [str(DASK), "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
                  "--no-nanny", "--no-dashboard", "--preload", "tests.run_slow_worker"],
-                cwd=cwd, env=env(), stdout=subprocess.DEVNULL,
+                cwd=cwd, env={**env(), "HWPROF_TEST_GATE": str(gate)}, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL))  # fmt: skip
         from distributed import Client
 
         with Client(address, timeout=60, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=LIMIT)
-        yield address, procs[1:]
+        yield address, procs[1:], gate
     finally:
         for proc in reversed(procs):
             _stop(proc)
 
 
 def test_scheduler_two_workers_then_one_killed(reference, cluster, tmp_path):
-    address, workers = cluster
+    address, workers, _ = cluster
     assert experiment(tmp_path, "out", "--scheduler", address) == ""
     assert results(tmp_path / "out") == reference[0]
     records = journal(tmp_path)
@@ -148,7 +152,7 @@ def test_scheduler_two_workers_then_one_killed(reference, cluster, tmp_path):
 
 def test_missing_trace_on_a_worker(cluster, tmp_path, capfd):
     """The driver never opens --trace files: a worker reads its unit's by path."""
-    address, _ = cluster
+    address, *_ = cluster
     missing = tmp_path / "elsewhere.trace"
     proc = subprocess.run([sys.executable, "-m", "hwprof.cli", "experiment", "stratified-values",
                            "--quick", "-o", "out", "--trace", str(missing), "--scheduler",
@@ -162,19 +166,25 @@ def test_missing_trace_on_a_worker(cluster, tmp_path, capfd):
 
 
 def test_resume_after_ctrl_c_runs_no_finished_unit_again(reference, cluster, tmp_path):
-    """On the cluster (its workers warm, each unit a second: the interrupt lands mid-run)."""
-    address, _ = cluster
-    proc = experiment(tmp_path, "out", "--scheduler", address, wait=False)
-    deadline = time.monotonic() + LIMIT
-    while len(journal(tmp_path) if (tmp_path / JOURNAL).exists() else {}) < 1:
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=LIMIT)
+    """On the cluster, the gate closed but for one unit's pass (tests/run_slow_worker.py):
+    the interrupt lands after exactly one finished unit, whatever the machine's load."""
+    address, _, gate = cluster
+    (gate / "open").unlink()
+    (gate / "pass").touch()
+    try:
+        proc = experiment(tmp_path, "out", "--scheduler", address, wait=False)
+        deadline = time.monotonic() + LIMIT
+        while len(journal(tmp_path) if (tmp_path / JOURNAL).exists() else {}) < 1:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=LIMIT)
+    finally:
+        (gate / "open").touch()
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "--resume" in stderr and "Traceback" not in stderr
     before = journal(tmp_path)
-    assert 1 <= len(before) < 5 and not (tmp_path / "out").exists()
+    assert len(before) == 1 and not (tmp_path / "out").exists()
     experiment(tmp_path, "out", "--scheduler", address, "--resume")
     after = journal(tmp_path)
     assert results(tmp_path / "out") == reference[0]
