@@ -81,8 +81,9 @@ def test_stratified_conditions_checks_the_spread():
 
 
 @pytest.mark.parametrize("name", ["multihash-conditions", "stratified-conditions"])
-def test_quick_run(tmp_path, capsys, name):
-    assert main(["experiment", name, "--quick", "-o", str(tmp_path)]) == 0
+def test_quick_run(tmp_path, capsys, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)  # the run's journal: build/runs/
+    assert main(["experiment", name, "--quick", "-o", str(tmp_path), "--jobs", "1"]) == 0
     for ext in ("md", "json", "png"):
         assert (tmp_path / f"{name}-quick.{ext}").stat().st_size > 0
     data = json.loads((tmp_path / f"{name}-quick.json").read_text())
@@ -109,3 +110,23 @@ def test_multihash_conditions_separates_only_disjoint_ranges():
     assert got["reset2_beats_paper_best"] == ["D=10 s=1.0 churn=0.5"]
     cells[2]["properties"]["rho"]["4"] = 0.95
     assert mc.conditions(cells)["overlap"]["rho4"] is False
+
+
+def _without_time(path):
+    record = json.loads(path.read_text())
+    record.pop("seconds")
+    return record
+
+
+@pytest.mark.parametrize("name", ["multihash-conditions", "stratified-conditions"])
+def test_cells_on_two_workers_give_the_same_record(tmp_path, monkeypatch, name):
+    """One unit per generator setting (hwprof.run): in-process and on a local cluster of
+    two workers, the same record but for its run time."""
+    monkeypatch.chdir(tmp_path)
+    for jobs in ("1", "2"):
+        assert main(["experiment", name, "--quick", "-o", f"j{jobs}", "--jobs", jobs]) == 0
+    stem = f"{name}-quick"
+    assert _without_time(tmp_path / "j1" / f"{stem}.json") == \
+        _without_time(tmp_path / "j2" / f"{stem}.json")
+    assert (tmp_path / "j1" / f"{stem}.md").read_text() == \
+        (tmp_path / "j2" / f"{stem}.md").read_text()

@@ -84,6 +84,23 @@ def previous_sweep(path, settings: dict, log, ignore=()):
     return old["cells"]
 
 
+def sweep_cells(name: str, stem: str, settings: dict, run_cell, cells: dict, run_options):
+    """Run a sweep's cells as units (:mod:`hwprof.run`): ``cells`` maps each cell's key
+    (a string) to ``run_cell``'s keyword arguments; returns ``{key: run_cell's result}``.
+    The journal's identity is ``settings``, so ``--resume`` reuses only a run of the
+    same sweep; a cell that raises stops the run with its error, nothing written."""
+    from ..run import Journal, RunError, RunOptions, Unit, journal_path, run_units
+
+    units = [Unit(key, run_cell, kwargs) for key, kwargs in cells.items()]
+    outcomes = run_units(units, run_options or RunOptions(jobs=1), name=stem,
+                         journal=Journal(journal_path(f"experiment-{stem}"),
+                                         {"experiment": name, **settings}))  # fmt: skip
+    failed = [o for o in outcomes.values() if not o.ok]
+    if failed:
+        raise RunError(f"{name}: cell {failed[0].key} failed: {failed[0].error}")
+    return {key: outcome.value for key, outcome in outcomes.items()}
+
+
 def label_axes(ax, xlabel: str, ylabel: str, title: str, **legend) -> None:
     """A figure panel's labels, title, legend (small type; ``legend``: its options) and
     light grid, alike in every experiment's figure."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, previous_sweep, write_results
+from . import Experiment, cell, previous_sweep, sweep_cells, write_results
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -303,8 +303,9 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     return out
 
 
-def run(output_dir: Path, seed: int, quick: bool) -> dict:
-    """Run the sweep (and measure the real programs in the full form); write
+def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
+    """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
+    where they run), and measure the real programs in the full form; write
     ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
     def log(text):
         print(f"{NAME}: {text}", file=sys.stderr, flush=True)
@@ -319,13 +320,14 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     kept = {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in
             previous_sweep(Path(output_dir) / f"{stem}.json", settings, log,
                            ignore=("grid",)) or ()}  # fmt: skip
+    todo = {f"D{d}-s{s}-c{c}": {"preset": preset, "distinct": d, "skew": s, "churn": c,
+                                "seeds": seeds, "intervals": intervals, "seed": seed}
+            for d, s, c in grid(quick) if (d, s, c) not in kept}  # fmt: skip
+    done = sweep_cells(NAME, stem, settings, run_cell, todo, run_options)
     cells = []
     for distinct, skew, churn in grid(quick):
-        if (distinct, skew, churn) in kept:
-            cells.append(kept[(distinct, skew, churn)])
-            continue
-        cells.append(run_cell(preset, distinct, skew, churn, seeds, intervals, seed))
-        c = cells[-1]
+        c = kept.get((distinct, skew, churn)) or done[f"D{distinct}-s{skew}-c{churn}"]
+        cells.append(c)
         log(f"D={distinct} s={skew} churn={churn}: best {c['best']} "
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})")
@@ -544,4 +546,4 @@ def headline(r: dict) -> list[tuple[str, str, str]]:
 
 EXPERIMENTS = [Experiment(NAME, "multi-hash configurations (tables, C, R) swept over the "
                           "input's distinct tuples, skew and candidate churn (Figs. 10-12)",
-                          run, headline=headline)]  # fmt: skip
+                          run, units=True, headline=headline)]  # fmt: skip

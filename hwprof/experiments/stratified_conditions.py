@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Experiment, cell, previous_sweep, write_results
+from . import Experiment, cell, previous_sweep, sweep_cells, write_results
 from .stratified_values import (
     IdealProfile,
     assoc_compression,
@@ -240,8 +240,9 @@ def grid(quick: bool) -> list[tuple[int, str, str]]:
     return list(QUICK["grid"] if quick else GRID)
 
 
-def run(output_dir: Path, seed: int, quick: bool) -> dict:
-    """Run the sweep (and measure the real programs in the full form); write
+def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
+    """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
+    where they run), and measure the real programs in the full form; write
     ``stratified-conditions[-quick].{json,md,png}`` into ``output_dir``."""
     def log(text):
         print(f"{NAME}: {text}", file=sys.stderr, flush=True)
@@ -254,11 +255,17 @@ def run(output_dir: Path, seed: int, quick: bool) -> dict:
     settings = {"version": SWEEP_VERSION, "seed": seed, "seeds": seeds, "events": events,
                 "checkpoints": checkpoints, "grid": [list(g) for g in grid(quick)]}
     cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
-    for loads, order, rest in grid(quick) if cells is None else ():
-        cells = cells or []
-        cells.append(run_cell(loads, order, rest, seeds, events, checkpoints, seed))
-        r = cells[-1]["ratios"]
-        log(f"loads={loads} order={order} rest={rest}: reach R/H[P] {r['reach']}, stay {r['stay']}")
+    if cells is None:
+        todo = {f"L{loads}-{order}-{rest}": {"loads": loads, "order": order, "rest": rest,
+                                             "seeds": seeds, "events": events,
+                                             "checkpoints": checkpoints, "seed": seed}
+                for loads, order, rest in grid(quick)}  # fmt: skip
+        done = sweep_cells(NAME, stem, settings, run_cell, todo, run_options)
+        cells = [done[key] for key in todo]
+        for (loads, order, rest), c in zip(grid(quick), cells, strict=True):
+            r = c["ratios"]
+            log(f"loads={loads} order={order} rest={rest}: reach R/H[P] {r['reach']}, "
+                f"stay {r['stay']}")
     record = {"seed": seed, "quick": quick, "seeds": seeds, "events": events,
               "settings": settings, "paper": PAPER, "cells": cells,
               "real": real_programs(Path(output_dir), log, quick),
@@ -474,4 +481,4 @@ def headline(r: dict) -> list[tuple[str, str, str]]:
 
 EXPERIMENTS = [Experiment(NAME, "stratified, random, periodic and tagged compressors swept "
                           "over the value stream's working set and event order (Figs. 7, 10)",
-                          run, headline=headline)]  # fmt: skip
+                          run, units=True, headline=headline)]  # fmt: skip
