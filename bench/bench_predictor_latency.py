@@ -2,7 +2,7 @@
 
 Runs the golden front end (hwprof.golden.frontend) with the profile-flag predictor at
 ``update_latency`` 0 (the paper: the table row written at the end of the decode
-cycle) and at each of ``--latencies`` (the RTL pipelined for timing, issue 15: written
+cycle) and at each of ``--latencies`` (the RTL pipelined for timing: written
 1, 2 or 3 cycles later) on the same programs and seeds, and prints the counts that the
 table decides: skips, instructions skipped, PIs fetched, profile mis-fetches, flag
 mis-predictions, each with its change from latency 0.

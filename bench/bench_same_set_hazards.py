@@ -1,6 +1,6 @@
-"""How often the one-cycle loops that cap issue 15's Fmax are used, and what removing one costs.
+"""How often the one-cycle loops of two blocks below 100 MHz carry a value, and the cost of not.
 
-Two blocks miss 100 MHz on ECP5 because of a per-cycle loop (docs/fpga.md, Status):
+Two blocks miss 100 MHz on ECP5 because of a per-cycle loop (docs/fpga.md, "Below 100 MHz"):
 a multi-hash tuple's set update from the set the tuple just ahead wrote, and a
 predictor decode group's row update from the row the group just ahead wrote. This
 bench measures, with the golden models, how often those loops carry a value, and what
@@ -24,7 +24,7 @@ the predictor would lose if it dropped the update instead of forwarding:
     PYTHONPATH=. python bench/bench_same_set_hazards.py [--seeds 5]
         [--instructions 200000] [--tuples 2000000] [--quick]
 
-Figures and the command: docs/fpga.md, Status against issue 15's 100 MHz.
+It prints its figures; the timing background is in docs/notes/fpga-timing.md.
 """
 
 from __future__ import annotations
