@@ -656,9 +656,9 @@ def _summary(r, stem):
         lambda v: ", ".join(_f(x) for x in v["a16_compression"].values()))
     row("edge + call-target profiling under 3% error (Fig. 11)",
         lambda v: _f(v.get("edge_final_error")) + "%")
-    lines += ["", "A sentence on each claim against the paper's numbers: "
-              "[docs/samplers.md](../samplers.md#value-streams-figures-7-8-10-11) "
-              "(written from the full run).", "", "Differences from the paper's figures:", "",
+    lines += ["", "What decides each claim, swept with a controlled generator beside these "
+              "programs' own properties: [stratified-conditions](stratified-conditions.md).",
+              "", "Differences from the paper's figures:", "",
               "* Programs: the paper profiles SPEC95 and Java programs on SimpleScalar "
               "after skipping initialisation; ours are the programs above. Which program "
               "is hard depends on its working set of invariant loads, so the event counts "
