@@ -1,10 +1,12 @@
 """``dask worker --preload tests.run_slow_worker``: every stratified-values unit starts with
 a one-second sleep, so that tests/test_run_commands.py kills a worker while it runs one.
 
-With ``HWPROF_TEST_GATE`` set to a folder, a unit then goes on only while the file
-``open`` is in it, or if it takes the one-unit pass ``pass`` (renamed to ``pass.taken``);
-otherwise it waits. tests/test_run_commands.py closes the gate to interrupt a run that
-has finished exactly one unit, whatever the machine's load.
+With ``HWPROF_TEST_GATE`` set to a folder, a unit first waits until the file ``open``
+is in it, unless it takes the one-unit pass ``pass`` (renamed to ``pass.taken``); a
+unit that waited then sleeps five seconds instead of one. tests/test_run_commands.py
+closes the gate, interrupts the run once the pass holder has finished, and opens the
+gate at once: the driver has five seconds to take the interrupt before another unit
+can finish, and no unit is left blocked while the driver shuts down.
 """
 
 import os
@@ -16,22 +18,24 @@ from hwprof.experiments import stratified_values
 _seed_runs = stratified_values.seed_runs
 
 
-def _wait_at_gate() -> None:
+def _waited_at_gate() -> bool:
+    """Wait while the gate is closed (unless this unit takes the pass); True if it waited."""
     gate = os.environ.get("HWPROF_TEST_GATE")
     if not gate:
-        return
-    gate = Path(gate)
+        return False
+    gate, waited = Path(gate), False
     while not (gate / "open").exists():
         try:
             os.rename(gate / "pass", gate / "pass.taken")
-            return
+            return waited
         except FileNotFoundError:
+            waited = True
             time.sleep(0.05)
+    return waited
 
 
 def _slow_seed_runs(*args, **kwargs):
-    time.sleep(1.0)
-    _wait_at_gate()
+    time.sleep(5.0 if _waited_at_gate() else 1.0)
     return _seed_runs(*args, **kwargs)
 
 
