@@ -129,16 +129,15 @@ class RandomizedPeriodic:
 
     def step(self) -> bool:
         """The next load: True if it is sampled."""
+        self.countdown -= 1
+        if self.countdown == 0:
+            j = self.jitter
+            self.countdown = self.period + (int(self.rng.integers(-j, j + 1)) if j else 0)
+            self.left = self.burst
         if self.left:
             self.left -= 1
             return True
-        self.countdown -= 1
-        if self.countdown:
-            return False
-        j = self.jitter
-        self.countdown = self.period + (int(self.rng.integers(-j, j + 1)) if j else 0)
-        self.left = self.burst - 1
-        return True
+        return False
 
 
 _KERNEL = None
@@ -167,12 +166,14 @@ def _kernel():
         state,
         out_key,
         out_count,
+        out_raw,
         ends,
         sites_used,
         held,
         sampled,
         site_pc,
         site_samples,
+        site_level,
     ):
         np.random.seed(seed)
         hsize = cap * 2
@@ -185,6 +186,7 @@ def _kernel():
         snz = np.zeros(cap, np.int64)
         sp = np.ones(cap, np.float64)
         sn = np.zeros(cap, np.int64)
+        sk = np.zeros(cap, np.int64)
         countdown = state[0]
         left = state[1]
         m = 0
@@ -193,16 +195,15 @@ def _kernel():
             nsites = 0
             taken = 0
             for j in range(r * length, (r + 1) * length):
-                if left > 0:
-                    left -= 1
-                else:
-                    countdown -= 1
-                    if countdown > 0:
-                        continue
+                countdown -= 1
+                if countdown == 0:
                     countdown = period
                     if jitter > 0:
                         countdown += np.random.randint(-jitter, jitter + 1)
-                    left = burst - 1
+                    left = burst
+                if left == 0:
+                    continue
+                left -= 1
                 taken += 1
                 key = keys[j]
                 pc = key >> np.uint64(32)
@@ -218,6 +219,7 @@ def _kernel():
                     snz[nsites] = 0
                     sp[nsites] = 1.0
                     sn[nsites] = 0
+                    sk[nsites] = 0
                     nsites += 1
                 s = hslot[h]
                 sn[s] += 1
@@ -238,6 +240,7 @@ def _kernel():
                 nz += 1
                 while nz > entries:
                     p /= factor
+                    sk[s] += 1
                     kept = 0
                     for e in range(nz):
                         c = np.random.binomial(scount[s, e], keep)
@@ -256,10 +259,12 @@ def _kernel():
                     if est >= threshold:
                         out_key[m] = skey[s, e]
                         out_count[m] = np.int64(est)
+                        out_raw[m] = scount[s, e]
                         m += 1
                 hslot[used_h[s]] = -1
                 site_pc[s] = hkey[used_h[s]]
                 site_samples[s] = sn[s]
+                site_level[s] = sk[s]
             ends[r] = m
             sites_used[r] = nsites
             held[r] = total
@@ -303,11 +308,12 @@ def site_profiles(keys, interval_length: int, threshold: int, *, entries: int = 
     Returns
     -------
     dict
-        ``keys``, ``counts``, ``ends`` (the records), per interval ``sites``
-        (sites sampled), ``held`` (non-zero counters of all sites), ``sampled``
-        (loads sampled), and for the last interval each sampled site's pc field
-        (``site_pc``) and loads sampled there (``site_samples``: Burrows et al.'s
-        *vtot*).
+        ``keys``, ``counts``, ``ends`` (the records), ``raw`` (each record's
+        ``C[v]``), per interval ``sites`` (sites sampled), ``held`` (non-zero
+        counters of all sites), ``sampled`` (loads sampled), and for the last
+        interval each sampled site's pc field (``site_pc``), loads sampled there
+        (``site_samples``: Burrows et al.'s *vtot*) and thinning level
+        (``site_level``: ``k`` of ``p = f**-k``).
 
     Raises
     ------
@@ -334,6 +340,7 @@ def site_profiles(keys, interval_length: int, threshold: int, *, entries: int = 
         state = np.array([np.random.default_rng(seed).integers(1, period + 1), 0], np.int64)
     out_key = np.zeros(len(keys), np.uint64)
     out_count = np.zeros(len(keys), np.int64)
+    out_raw = np.zeros(len(keys), np.int64)
     ends = np.zeros(n, np.int64)
     sites = np.zeros(n, np.int64)
     held = np.zeros(n, np.int64)
@@ -341,15 +348,16 @@ def site_profiles(keys, interval_length: int, threshold: int, *, entries: int = 
     cap = 1 << (min(MAX_SITES, interval_length) - 1).bit_length()
     site_pc = np.zeros(cap, np.uint64)
     site_samples = np.zeros(cap, np.int64)
+    site_level = np.zeros(cap, np.int64)
     m = _kernel()(keys, interval_length, entries, factor, keep, seed, period, jitter, burst,
-                  period / burst, threshold, cap, state, out_key, out_count, ends, sites, held,
-                  sampled, site_pc, site_samples)  # fmt: skip
+                  period / burst, threshold, cap, state, out_key, out_count, out_raw, ends,
+                  sites, held, sampled, site_pc, site_samples, site_level)  # fmt: skip
     if m < 0:
         raise ValueError(f"more than {MAX_SITES} sites sampled in one interval")
     last = int(sites[-1]) if n else 0
-    return {"keys": out_key[:m], "counts": out_count[:m], "ends": ends, "sites": sites,
-            "held": held, "sampled": sampled, "site_pc": site_pc[:last],
-            "site_samples": site_samples[:last]}  # fmt: skip
+    return {"keys": out_key[:m], "counts": out_count[:m], "raw": out_raw[:m], "ends": ends,
+            "sites": sites, "held": held, "sampled": sampled, "site_pc": site_pc[:last],
+            "site_samples": site_samples[:last], "site_level": site_level[:last]}  # fmt: skip
 
 
 class SiteProfiler:
