@@ -381,9 +381,11 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
         streams[name] = (keys, per_load)
     results: dict = {preset: {} for preset in sizes}
     whole: dict = {}
-    for name, (keys, _) in streams.items():
-        print(f"{NAME}: {name} whole prefix ({min(prefix, len(keys)):,} loads)", flush=True)
-        whole[name] = invariance(keys[:prefix], quick, seed, seeds)
+    stem = f"{NAME}-quick" if quick else NAME
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    record: dict = {}
+    for done, (name, (keys, _)) in enumerate(streams.items(), 1):
         for preset, n in sizes.items():
             length = configurations(quick)[preset][0]
             usable = min(n, len(keys)) // length * length
@@ -392,35 +394,39 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
                 continue
             print(f"{NAME}: {name} {preset} ({usable:,} loads, {seeds} seeds)", flush=True)
             results[preset][name] = measure(keys[:usable], preset, quick, seed, seeds)
-    if not any(results.values()):
+        print(f"{NAME}: {name} whole prefix ({min(prefix, len(keys)):,} loads)", flush=True)
+        whole[name] = invariance(keys[:prefix], quick, seed, seeds)
+        if not any(results.values()):
+            continue
+        # written after each program: a run cut short keeps the programs done
+        record = {
+            "quick": quick, "seed": seed, "seeds": seeds, "value_map": DEFAULT_VALUE_MAP,
+            "programs": list(streams), "done": list(whole), "complete": done == len(streams),
+            "loads_used": sizes,
+            "instructions_per_load": {n: s[1] for n, s in streams.items()},
+            "configurations": {k: {"interval_length": v[0], "threshold": v[1],
+                                   "accumulator": v[2]}
+                               for k, v in configurations(quick).items() if k in sizes},
+            "entries": list(ENTRIES), "periods": list(QUICK_PERIODS if quick else PERIODS),
+            "bursts": list(BURSTS), "burst_fraction": BURST_FRACTION,
+            "stratified_rates": list(STRATIFIED_RATES), "paper": PAPER,
+            "paper_period": PAPER_PERIOD, "factor_16": default_factor(16),
+            "budget_bits": {k: 8 * budget_bytes(MultiHashConfig(**PRESETS[k]))["total"]
+                            for k in ("10k", "1m")},
+            "results": results, "prefix": prefix,
+            "invariance": {n: w for n, w in whole.items() if w is not None},
+            "invariance_filters": {"min_load_executions": MIN_LOAD_EXECUTIONS,
+                                   "invariant_share": INVARIANT_SHARE,
+                                   "load_invariant_share": LOAD_INVARIANT_SHARE},
+        }  # fmt: skip
+        record["summary"] = summarise(record)
+        record["timing"] = {"date": datetime.datetime.now(datetime.UTC).strftime(
+            "%Y-%m-%d %H:%M UTC"), "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu}  # fmt: skip
+        _plot(output_dir / f"{stem}.png", record)
+        write_results(output_dir, NAME, quick, record, markdown(record, stem))
+    if not record:
         raise TraceError("no trace with a whole interval of loads")
-    record = {
-        "quick": quick, "seed": seed, "seeds": seeds, "value_map": DEFAULT_VALUE_MAP,
-        "programs": list(streams), "loads_used": sizes,
-        "instructions_per_load": {n: s[1] for n, s in streams.items()},
-        "configurations": {k: {"interval_length": v[0], "threshold": v[1], "accumulator": v[2]}
-                           for k, v in configurations(quick).items() if k in sizes},
-        "entries": list(ENTRIES), "periods": list(QUICK_PERIODS if quick else PERIODS),
-        "bursts": list(BURSTS), "burst_fraction": BURST_FRACTION,
-        "stratified_rates": list(STRATIFIED_RATES), "paper": PAPER,
-        "paper_period": PAPER_PERIOD, "factor_16": default_factor(16),
-        "budget_bits": {k: 8 * budget_bytes(MultiHashConfig(**PRESETS[k]))["total"]
-                        for k in ("10k", "1m")},
-        "results": results, "prefix": prefix,
-        "invariance": {n: w for n, w in whole.items() if w is not None},
-        "invariance_filters": {"min_load_executions": MIN_LOAD_EXECUTIONS,
-                               "invariant_share": INVARIANT_SHARE,
-                               "load_invariant_share": LOAD_INVARIANT_SHARE},
-    }  # fmt: skip
-    record["summary"] = summarise(record)
-    record["timing"] = {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                        "seconds": time.perf_counter() - start,
-                        "cpu_seconds": time.process_time() - cpu}  # fmt: skip
-    stem = f"{NAME}-quick" if quick else NAME
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    _plot(output_dir / f"{stem}.png", record)
-    write_results(output_dir, NAME, quick, record, markdown(record, stem))
     return record["summary"]
 
 
@@ -508,6 +514,16 @@ def markdown(record: dict, stem: str) -> str:
         f"Produced by `{cmd}` (seed {record['seed']}, {record['seeds']} seeds). This run: "
         f"{t['seconds']:.0f} s wall, {t['cpu_seconds']:.0f} s CPU.",
         "",
+        *(
+            []
+            if record.get("complete", True)
+            else [
+                "**Partial: the run was cut short; not measured: "
+                + ", ".join(p for p in record["programs"] if p not in record["done"])
+                + ".**",
+                "",
+            ]
+        ),  # fmt: skip
         "Burrows et al. keep one Gibbons-Matias hotlist of the values seen at each PC "
         f"(N = {paper['entries']}, f = {paper['factor']}, sec. 2.2 and 2.4), fed by "
         "randomized periodic interrupts (" + paper["interrupt_instructions_text"] + "; "
