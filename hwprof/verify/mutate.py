@@ -275,7 +275,7 @@ def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
 #: 64-bit word is 6 levels deep).
 DEAD_ROUNDS = 10
 #: the least time a mutant gets in the cheap equivalence check whatever ``--equiv-timeout``
-#: says (ten dead rounds over the multihash netlist take 30-60 s a mutant on the loaded
+#: says (ten dead rounds over the largest default netlist take 30-60 s a mutant on a loaded
 #: machine: at 10 s the check of 13 survivors was stopped before its first verdict)
 CHEAP_MIN_SECONDS = 120
 
@@ -331,8 +331,8 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
       slices its readers use) and ``opt_clean -purge`` (cells whose outputs
       nothing reads removed), :data:`DEAD_ROUNDS` times, no cell the mutation
       added is left, so what it changes reaches no output and no register's input
-      (the word-wide compare and ``+ 1`` trees of hwprof/rtl/multihash_bram.py
-      compute bit positions that feed nothing).
+      (e.g. word-wide compare and ``+ 1`` trees of which only some bit positions
+      are read).
 
     None proves nothing: a real change that is read, or a run out of time
     (``timeout`` seconds per mutation).
