@@ -247,14 +247,11 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
 
 
 def _program_keys(trace):
-    """The keys multihash-values profiles: the xor fold of the value while the trace layer
-    offers it (``fold=True``), else the trace layer's one key function."""
+    """The keys multihash-values profiles: the trace layer's one key function, its
+    default key."""
     from ..traces.keys import trace_keys
 
-    try:
-        return trace_keys(trace, fold=True)
-    except TypeError:  # no fold option: one key function for every experiment
-        return trace_keys(trace)
+    return trace_keys(trace)
 
 
 def noise_load(properties: dict, tables: int, preset: str = "1m", counters: int = 2048) -> float:
