@@ -383,7 +383,6 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
     whole: dict = {}
     stem = f"{NAME}-quick" if quick else NAME
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
     record: dict = {}
     for done, (name, (keys, _)) in enumerate(streams.items(), 1):
         for preset, n in sizes.items():
@@ -423,6 +422,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
         record["timing"] = {"date": datetime.datetime.now(datetime.UTC).strftime(
             "%Y-%m-%d %H:%M UTC"), "seconds": time.perf_counter() - start,
             "cpu_seconds": time.process_time() - cpu}  # fmt: skip
+        output_dir.mkdir(parents=True, exist_ok=True)
         _plot(output_dir / f"{stem}.png", record)
         write_results(output_dir, NAME, quick, record, markdown(record, stem))
     if not record:
