@@ -603,14 +603,9 @@ def markdown(record: dict, stem: str) -> str:
             f"per interval, most of any program: {entry['sites_max']:,}, so "
             f"{entry['site_bits_at_budget']:,.0f} bits per site at that budget: "
             f"N = {entry['entries_within_budget']} entries per site fit"
-            + (
-                " (none: the pc tag and level alone exceed it)"
-                if entry["entries_within_budget"] == 0
-                else ""
-            )
-            + ". Per-site configurations within the budget on every program: "
-            + (", ".join(entry["per_site_within_budget"]) or "none")
-            + ".",
+            + (" (not one entry)" if entry["entries_within_budget"] == 0 else "")
+            + ". Per-site configurations whose storage (mean over the programs) is within "
+            "the budget: " + (", ".join(entry["per_site_within_budget"]) or "none") + ".",
             "",
             "| profiler | " + " | ".join(names) + " | mean [min-max] | storage bits "
             "(mean over programs) |",
