@@ -1,7 +1,7 @@
 """Native Verilator harness speed: the brr unit over full LFSR periods.
 
 Run: ``.venv/bin/python bench/bench_native_brr.py [--periods P] [--width W]``.
-Builds the generated brr Verilog with ``hwprof/sim/native/brr_period.cpp``
+Builds the generated brr Verilog with ``hwprof/tops/native/brr_period.cpp``
 (once, cached under build/sim/), runs ``P`` full periods of the LFSR (decode
 every cycle, random freq), checks every cycle against the golden model and
 prints simulated cycles per second (the simulation loop only, best of the
@@ -17,8 +17,9 @@ from pathlib import Path
 
 from hwprof.catalog import get_top
 from hwprof.golden.brr import Brr, BrrConfig
-from hwprof.sim.native import build_native, check_brr_period, run_brr_period
+from hwprof.sim.native import build_native
 from hwprof.synth import to_verilog
+from hwprof.tops.brr_bench import BRR_PERIOD, check_brr_period, run_brr_period
 
 
 def main():
@@ -31,7 +32,7 @@ def main():
     top = get_top("brr")
     params = {"width": args.width}
     start = time.perf_counter()
-    exe = build_native(to_verilog(top.construct(params), "brr"), "brr", "brr_period")
+    exe = build_native(to_verilog(top.construct(params), "brr"), "brr", BRR_PERIOD)
     print(f"build (or cache): {time.perf_counter() - start:.1f} s")
     config = BrrConfig(width=args.width)
     cycles = args.periods * ((1 << args.width) - 1) + 1

@@ -125,14 +125,21 @@ class TraceCheck:
     resolved parameters. ``counts(params, keys)``, where given, is a bulk golden
     path: the message count sent for each tuple, or None where it does not apply to
     these parameters. ``profiles(params, keys)``, where given, replaces the message
-    comparison by the interval profiles read out after the stream, and
-    ``drain(params)`` is then the cycles the readout takes.
+    comparison by the interval profiles read out after the stream: ``readout(run)``
+    gives them from the run of the stream harness (a
+    :class:`hwprof.sim.native.StreamRun`) as ``profiles`` gives the golden ones,
+    and ``drain(params)`` is then the cycles the readout takes.
     """
 
     model: Callable
     counts: Callable | None = None
     profiles: Callable | None = None
+    readout: Callable | None = None
     drain: Callable | None = None
+
+    def __post_init__(self):
+        if (self.profiles is None) != (self.readout is None):
+            raise ValueError("a trace check that compares profiles needs profiles and readout")
 
 
 @dataclass(frozen=True)

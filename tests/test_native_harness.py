@@ -13,15 +13,16 @@ import pytest
 
 from hwprof.catalog import get_top
 from hwprof.golden.brr import Brr, BrrConfig
-from hwprof.sim.native import build_native, check_brr_period, run_brr_period
+from hwprof.sim.native import build_native
 from hwprof.synth import to_verilog
+from hwprof.tops.brr_bench import BRR_PERIOD, check_brr_period, run_brr_period
 from hwprof.verify.trace_verify import Check, golden_model
 from tests.test_trace_verify import WRONG
 
 
 @pytest.mark.soak
 def test_brr_full_period_bit_exact(tmp_path, seed):
-    exe = build_native(to_verilog(get_top("brr").construct({}), "brr"), "brr", "brr_period")
+    exe = build_native(to_verilog(get_top("brr").construct({}), "brr"), "brr", BRR_PERIOD)
     period = (1 << 20) - 1
     run = run_brr_period(exe, period + 10, seed, tmp_path / "out.bin")
     report = check_brr_period(run, Brr(BrrConfig()))

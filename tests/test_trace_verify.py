@@ -18,12 +18,14 @@ import numpy as np
 import pytest
 from amaranth.lib import data
 
+from hwprof.block import TraceCheck
 from hwprof.catalog import get_top
 from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
 from hwprof.golden.samplers import SkidBuffer, Stratified, StratifiedConfig
 from hwprof.golden.tagged import TaggedCompressor, TaggedConfig
 from hwprof.sim.native import (
     OPT,
+    StreamRun,
     _field,
     compare_counts,
     ready_pattern,
@@ -249,3 +251,27 @@ def test_golden_models_take_the_tops_parameters():
     # the defaults: latency 3, no skid buffer
     model = golden_model("stratified", get_top("stratified").resolve({}))
     assert model.latency == 3 and model.skid is None
+
+
+def test_multihash_readout_splits_records_at_end_markers():
+    """The multi-hash check's readout: records up to each end marker form one interval's
+    profile; an interval with no record is an empty profile; records after the last
+    marker belong to no finished interval."""
+    readout = get_top("multihash").trace_check.readout
+    rows = [(5, 9, 0), (7, 3, 0), (0, 0, 1), (0, 0, 1), (8, 4, 0), (0, 0, 1), (6, 2, 0)]
+    fields = {name: np.array(column, dtype=np.uint64)
+              for name, column in zip(("key", "count", "end"), zip(*rows, strict=True),
+                                      strict=True)}  # fmt: skip
+    run = StreamRun(cycles=0, tuples=0, stalls=0, seconds=0.0, cycles_per_second=0.0,
+                    cpu_seconds=0.0, cpu_cycles_per_second=0.0,
+                    cycle=np.arange(len(rows), dtype=np.uint64), fields=fields)  # fmt: skip
+    assert readout(run) == [[(5, 9), (7, 3)], [], [(8, 4)]]
+
+
+def test_a_profile_check_needs_both_sides():
+    """A trace check with golden profiles but no way to read the run's (or the reverse)
+    is refused when the catalog entry is written, not when a flow reaches it."""
+    with pytest.raises(ValueError, match="needs profiles and readout"):
+        TraceCheck(golden_model, profiles=lambda params, keys: [])
+    with pytest.raises(ValueError, match="needs profiles and readout"):
+        TraceCheck(golden_model, readout=lambda run: [])

