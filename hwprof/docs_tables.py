@@ -13,9 +13,11 @@ writes them:
 * ``fpga``: ``hwprof report --fpga`` writes ``build/fpga.json`` (default parameters);
 * ``mutation``: ``hwprof mutate TOP -n 100 --json`` prints one record per top; a
   survivor shown equivalent by hand moves to ``equivalent_by_hand`` and
-  ``by_hand_mutants``. Its ``verilog_sha256`` is the sha256 of the Verilog the
-  mutants were made from (null: not recorded); :func:`stale_mutation_records`
-  names the records whose top's Verilog is no longer that.
+  ``by_hand_mutants`` (each an index, or ``{"index": i, "reason": why}`` with the
+  one-line argument from the mutated netlist). Its ``verilog_sha256`` is the
+  sha256 of the Verilog the mutants were made from (null: not recorded; the table
+  shows its first 12 digits); :func:`stale_mutation_records` names the records
+  whose top's Verilog is no longer that.
 
 The ``BLOCK`` names select records (all of them without names), in the records'
 order. ``hwprof report --docs`` copies nothing: it fills every region of every
@@ -59,15 +61,24 @@ def _fpga_table(records: list[dict]) -> list[str]:
     return format_fpga_table(records).splitlines()
 
 
+def _sha(record: dict) -> str:
+    """The head of the mutated Verilog's sha256 (``hwprof generate TOP | sha256sum``)."""
+    sha = record.get("verilog_sha256")
+    return f"`{sha[:12]}`" if sha else "not recorded"
+
+
 def _mutation_table(records: list[dict]) -> list[str]:
     lines = ["| block | mutants | bench | killed | equivalent (proved) | equivalent (by hand) "
-             "| survived |", "| --- | ---: | --- | ---: | ---: | --- | ---: |"]  # fmt: skip
+             "| survived | Verilog (sha256) |",
+             "| --- | ---: | --- | ---: | ---: | --- | ---: | --- |"]  # fmt: skip
     for r in records:
         hand = str(r["equivalent_by_hand"])
-        if r.get("by_hand_mutants"):
-            hand += f" ({', '.join(map(str, r['by_hand_mutants']))})"
+        if r.get("by_hand_mutants"):  # indices, or {"index": i, "reason": why} entries
+            indices = [m["index"] if isinstance(m, dict) else m for m in r["by_hand_mutants"]]
+            hand += f" ({', '.join(map(str, indices))})"
         lines.append(f"| {r['block']} | {r['n']} (seed {r['seed']}) | {r['bench']} "
-                     f"| {r['killed']} | {r['equivalent']} | {hand} | {r['survived']} |")
+                     f"| {r['killed']} | {r['equivalent']} | {hand} | {r['survived']} "
+                     f"| {_sha(r)} |")  # fmt: skip
     return lines
 
 

@@ -47,13 +47,16 @@ def test_docs_pages_are_in_sync_with_their_records():
 
 def test_fill_writes_the_records_rows_and_keeps_the_rest(docs):
     text = fill_page(PAGE, docs / "records")
-    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 2 (7, 52) | 0 |" in text
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 2 (7, 52) | 0 | not recorded |" in text
     assert "| brr |" not in text  # only the blocks the region names
     assert "old text" not in text
     assert text.startswith("# A block\n\nSome text.\n\n<!-- table: mutation lfsr -->\n")
     assert text.endswith("<!-- end table -->\n\nMore text.\n")
     assert "`hwprof mutate TOP -n 100 --json`" in text  # the command that makes the records
     assert fill_page(text, docs / "records") == text
+    reasoned = {**_mutation(95), "by_hand_mutants": [7, {"index": 52, "reason": "a dead bit"}]}
+    (docs / "records" / "mutation.json").write_text(json.dumps([reasoned]))
+    assert "| 95 | 3 | 2 (7, 52) | 0 | not recorded |" in fill_page(PAGE, docs / "records")
 
 
 def test_a_changed_record_makes_the_region_stale(docs):
@@ -94,7 +97,8 @@ def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
     assert record["verilog_sha256"] == "ab" * 32
     assert json.loads((docs / "run.json").read_text())["verilog_sha256"] == "ab" * 32
     (docs / "records" / "mutation.json").write_text(json.dumps([record]))
-    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 |" in fill_page(PAGE, docs / "records")
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 | `abababababab` |" in fill_page(
+        PAGE, docs / "records")  # fmt: skip
 
 
 def test_every_mutation_record_has_a_verilog_hash_field():
