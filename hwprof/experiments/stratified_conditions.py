@@ -31,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..traces.keys import DEFAULT_VALUE_MAP
 from . import Experiment, cell, previous_sweep, sweep_cells, write_results
+from .moved import before_key_change, moved_lines
 from .stratified_values import (
     IdealProfile,
     assoc_compression,
@@ -63,6 +65,21 @@ REAL_EVENTS = 2_000_000
 SWEEP_VERSION = 1
 #: the periodic-sampling lag at which a stream's repeats are measured
 LAG = 256
+#: the value key of the real programs' streams in a record that names none
+EARLIER_VALUE_MAP = "low"
+#: the real programs' numbers compared across a key change, and each one's metric
+MOVED = (("real", "*", "properties", "*"), ("real", "*", "a16", "*"),
+         *(("real", "*", k) for k in ("reach_ratio", "stay_ratio", "p_over_r")))  # fmt: skip
+MOVED_UNITS = {"distinct": "distinct tuples, first 2M loads (count)",
+               "loads": "static loads, first 2M loads (count)",
+               "selected_tuples": "tuples passing the filters (count)",
+               "selected_loads": "loads passing the filters (count)",
+               "top16_share": "top-16 tuples' share of the events",
+               "lag_repeat": "lag-256 repeats (ratio)", "events": "loads read (count)",
+               "a16": "A_16 compression (ratio)",
+               "reach_ratio": "reach 5 %: R_256 / H[P_256]_2048 events",
+               "stay_ratio": "stay below 5 %: R_256 / H[P_256]_2048 events",
+               "p_over_r": "mean error P_256 / R_256"}  # fmt: skip
 
 PAPER = {
     "reach_ratio": (3.0, 3.5), "stay_ratio": 23.0, "a16_compression": (1.15, 2.5),
@@ -207,7 +224,12 @@ def run_cell(loads: int, order: str, rest: str, seeds: int, events: int, checkpo
 
 def real_programs(output_dir: Path, log, quick: bool) -> dict:
     """Properties of the real programs' load streams (as stratified-values reads them) and
-    that run's outcomes, from ``stratified-values.json`` in ``output_dir`` (none: {})."""
+    that run's outcomes, from ``stratified-values.json`` in ``output_dir`` (none: {}).
+
+    The traces are those of stratified-values' options (captured when absent); each
+    program's instructions per load, from the trace read and from stratified-values'
+    record, tell whether the two read the same capture.
+    """
     from ..traces import workloads
     from .stratified_values import FULL, read_streams
 
@@ -219,11 +241,15 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
     for name, claims in record["claims"].items():
         path = workloads.trace_for(name, kinds="loads,branches", limit=FULL["capture_limit"],
                                    scale=workloads.LARGE_SCALE[name])  # fmt: skip
-        keys = read_streams(Path(path), REAL_EVENTS)[0]
+        keys, _, per_load, _ = read_streams(Path(path), REAL_EVENTS)
         props = stream_properties(keys)
         log(f"{name}: {props}")
         c = record["programs"][name]["compressors"]
-        out[name] = {"properties": props,
+        out[name] = {"properties": props, "trace": Path(path).name,
+                     "instructions_per_load": {
+                         "read": per_load,
+                         "stratified_values": record["programs"][name].get(
+                             "instructions_per_load")},
                      "reach_ratio": claims["reach_ratio_R_over_HP"],
                      "stay_ratio": claims["stay_ratio_R_over_HP"],
                      "final": claims["final_error"],
@@ -243,7 +269,13 @@ def grid(quick: bool) -> list[tuple[int, str, str]]:
 def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
     where they run), and measure the real programs in the full form; write
-    ``stratified-conditions[-quick].{json,md,png}`` into ``output_dir``."""
+    ``stratified-conditions[-quick].{json,md,png}`` into ``output_dir``.
+
+    An earlier record there with the same sweep settings keeps its cells
+    (:func:`previous_sweep`): only the programs are measured again. When it keyed the
+    programs' tuples otherwise, the new record carries its numbers, and the page says
+    what moved (:mod:`hwprof.experiments.moved`).
+    """
     def log(text):
         print(f"{NAME}: {text}", file=sys.stderr, flush=True)
 
@@ -255,6 +287,8 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     settings = {"version": SWEEP_VERSION, "seed": seed, "seeds": seeds, "events": events,
                 "checkpoints": checkpoints, "grid": [list(g) for g in grid(quick)]}
     cells = previous_sweep(Path(output_dir) / f"{stem}.json", settings, log)
+    before = before_key_change(Path(output_dir) / f"{stem}.json", DEFAULT_VALUE_MAP,
+                               EARLIER_VALUE_MAP, real_headline, MOVED)  # fmt: skip
     if cells is None:
         todo = {f"L{loads}-{order}-{rest}": {"loads": loads, "order": order, "rest": rest,
                                              "seeds": seeds, "events": events,
@@ -269,7 +303,10 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     record = {"seed": seed, "quick": quick, "seeds": seeds, "events": events,
               "settings": settings, "paper": PAPER, "cells": cells,
               "real": real_programs(Path(output_dir), log, quick),
-              "seconds": time.perf_counter() - start}  # fmt: skip
+              "value_map": DEFAULT_VALUE_MAP, "seconds": time.perf_counter() - start}  # fmt: skip
+    # a comparison base only where both records measured the programs
+    record["before_key_change"] = before if record["real"] and before and before["numbers"] \
+        else None
     record["conditions"] = conditions(record)
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plots(record, Path(output_dir), stem)
@@ -358,7 +395,33 @@ def markdown(r: dict, stem: str) -> str:
           f"- Tagged most accurate in every seed: {', '.join(k['tagged']) or 'no cell'}.",
           f"- A_16 at least {p['a16_compression'][0]}x for R, H[P] and tagged in some seed: "
           f"{', '.join(k['a16']) or 'no cell'}.", "", _real_section(r), "", _verdict(r), ""]
-    return "\n".join(L)
+    return "\n".join(L + moved_lines(r, real_headline, MOVED, metric=moved_metric))
+
+
+def real_headline(r: dict) -> list[tuple[str, str, str]]:
+    """The real programs' rows compared across a key change (none without programs)."""
+    real = r.get("real") or {}
+    if not real:
+        return []
+
+    def row(get, spec):
+        return "; ".join(f"{name} {_f(get(x), spec)}" for name, x in real.items())
+
+    lo, hi = r["paper"]["reach_ratio"]
+    return [("reach ratio R/H[P], real programs", f"{lo}-{hi} (gcc)",
+             row(lambda x: x["reach_ratio"], ".2f")),
+            ("stay ratio R/H[P], real programs", f"{r['paper']['stay_ratio']:.0f}",
+             row(lambda x: x["stay_ratio"], ".2f")),
+            (f"distinct tuples in the first {REAL_EVENTS:,} loads", "-",
+             row(lambda x: x["properties"]["distinct"], ".0f")),
+            ("top-16 tuples' share of the events", "-",
+             row(lambda x: x["properties"]["top16_share"], ".2f"))]  # fmt: skip
+
+
+def moved_metric(path: str) -> str:
+    """The metric (with its unit) of a :data:`MOVED` number at ``path``."""
+    parts = path.split("/")
+    return MOVED_UNITS[parts[3] if parts[2] == "properties" else parts[2]]
 
 
 def _real_section(r: dict) -> str:
@@ -380,7 +443,24 @@ def _real_section(r: dict) -> str:
                  f"{q['top16_share']:.2f} | {q['lag_repeat']:.1f} | {_f(x['reach_ratio'])} | "
                  f"{_f(x['stay_ratio'])} | {_f(x['p_over_r'])} | "
                  f"{'yes' if x['tagged_most_accurate'] else 'no'} | {a16} |")
+    drift = _capture_drift(r["real"])
+    if drift is not None:
+        L += ["", "The traces read for the properties have the options of stratified-values' "
+              "captures; their instructions per load differ from those stratified-values "
+              f"recorded by at most {drift:.4f} % (0: the same capture; a recapture with the "
+              "same options is not always identical, so part of a property's move in the "
+              "table of what moved can come from the capture rather than the key)."]
     return "\n".join(L)
+
+
+def _capture_drift(real: dict) -> float | None:
+    """The largest relative difference (%) between a program's instructions per load in
+    the trace read and in stratified-values' record; None where either is missing."""
+    pairs = [x.get("instructions_per_load") or {} for x in real.values()]
+    if not pairs or any(p.get("read") is None or not p.get("stratified_values")
+                        for p in pairs):
+        return None
+    return max(100 * abs(p["read"] / p["stratified_values"] - 1) for p in pairs)
 
 
 def _verdict(r: dict) -> str:
