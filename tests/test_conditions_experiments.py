@@ -101,8 +101,11 @@ def test_multihash_conditions_separates_only_disjoint_ranges():
                 "properties": {"distinct": 10.0, "candidates": 2.0, "candidate_share": 0.5,
                                "churn": churn, "rho": {"4": rho4}}}  # fmt: skip
 
-    cells = [cell_with(["C1R0 4"], 0.0, 0.2), cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
-             cell_with(["C1R0 8"], 0.1, 0.1)]
+    cells = [
+        cell_with(["C1R0 4"], 0.0, 0.2),
+        cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
+        cell_with(["C1R0 8"], 0.1, 0.1),
+    ]
     got = mc.conditions(cells)
     assert got["paper_best_cells"] == 1
     assert got["overlap"]["rho4"] is True  # 0.2 lies inside the others' 0.1-0.9
@@ -126,10 +129,12 @@ def test_cells_on_two_workers_give_the_same_record(tmp_path, monkeypatch, name):
     for jobs in ("1", "2"):
         assert main(["experiment", name, "--quick", "-o", f"j{jobs}", "--jobs", jobs]) == 0
     stem = f"{name}-quick"
-    assert _without_time(tmp_path / "j1" / f"{stem}.json") == \
-        _without_time(tmp_path / "j2" / f"{stem}.json")
-    assert (tmp_path / "j1" / f"{stem}.md").read_text() == \
-        (tmp_path / "j2" / f"{stem}.md").read_text()
+    assert _without_time(tmp_path / "j1" / f"{stem}.json") == _without_time(
+        tmp_path / "j2" / f"{stem}.json"
+    )
+    assert (tmp_path / "j1" / f"{stem}.md").read_text() == (
+        tmp_path / "j2" / f"{stem}.md"
+    ).read_text()
 
 
 def _full_settings():
@@ -144,8 +149,11 @@ def _values_record(reach_ratio):
               "a16_compression": {"R_256": 1.2, "H[P_256]_2048": 1.1, "tagged": 1.0},
               "P_over_R_mean_error": 0.9}  # fmt: skip
     reach = {"mean": 1000.0, "min": 1000.0, "max": 1000.0}
-    program = {"events": 16_000_000, "instructions_per_load": 4.0,
-               "compressors": {"R_256": {"reach": reach}, "H[P_256]_2048": {"reach": reach}}}
+    program = {
+        "events": 16_000_000,
+        "instructions_per_load": 4.0,
+        "compressors": {"R_256": {"reach": reach}, "H[P_256]_2048": {"reach": reach}},
+    }
     return {"claims": {"xz": claims}, "programs": {"xz": program}}
 
 
@@ -205,6 +213,7 @@ def test_full_run_keeps_the_earlier_sweep_and_measures_only_the_programs(tmp_pat
 
     # another sweep (other events per stream): its cells are run, not kept
     (tmp_path / "stratified-conditions.json").write_text(
-        json.dumps({"settings": {**_full_settings(), "events": 1}, "cells": earlier_cells}))
+        json.dumps({"settings": {**_full_settings(), "events": 1}, "cells": earlier_cells})
+    )
     with pytest.raises(AssertionError, match="the sweep ran"):
         main(["experiment", "stratified-conditions", "-o", str(tmp_path)])
