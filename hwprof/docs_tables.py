@@ -13,7 +13,11 @@ writes them:
 * ``fpga``: ``hwprof report --fpga`` writes ``build/fpga.json`` (default parameters);
 * ``mutation``: ``hwprof mutate TOP -n 100 --json`` prints one record per top; a
   survivor shown equivalent by hand moves to ``equivalent_by_hand`` and
-  ``by_hand_mutants``.
+  ``by_hand_mutants`` (each an index, or ``{"index": i, "reason": why}`` with the
+  one-line argument from the mutated netlist). Its ``verilog_sha256`` is the
+  sha256 of the Verilog the mutants were made from (null: not recorded; the table
+  shows its first 12 digits); :func:`stale_mutation_records` names the records
+  whose top's Verilog is no longer that.
 
 The ``BLOCK`` names select records (all of them without names), in the records'
 order. ``hwprof report --docs`` copies nothing: it fills every region of every
@@ -32,7 +36,8 @@ from .fpga_report import format_fpga_table
 from .report import format_area_table
 from .synth import write_atomically
 
-__all__ = ["KINDS", "fill_page", "fill_docs", "stale_regions", "DocsError"]
+__all__ = ["KINDS", "fill_page", "fill_docs", "stale_regions", "stale_mutation_records",
+           "DocsError"]  # fmt: skip
 
 _REGION = re.compile(r"(<!-- table: ([a-z]+)([^>]*?) -->\n)(.*?)(<!-- end table -->)", re.S)
 
@@ -56,15 +61,24 @@ def _fpga_table(records: list[dict]) -> list[str]:
     return format_fpga_table(records).splitlines()
 
 
+def _sha(record: dict) -> str:
+    """The head of the mutated Verilog's sha256 (``hwprof generate TOP | sha256sum``)."""
+    sha = record.get("verilog_sha256")
+    return f"`{sha[:12]}`" if sha else "not recorded"
+
+
 def _mutation_table(records: list[dict]) -> list[str]:
     lines = ["| block | mutants | bench | killed | equivalent (proved) | equivalent (by hand) "
-             "| survived |", "| --- | ---: | --- | ---: | ---: | --- | ---: |"]  # fmt: skip
+             "| survived | Verilog (sha256) |",
+             "| --- | ---: | --- | ---: | ---: | --- | ---: | --- |"]  # fmt: skip
     for r in records:
         hand = str(r["equivalent_by_hand"])
-        if r.get("by_hand_mutants"):
-            hand += f" ({', '.join(map(str, r['by_hand_mutants']))})"
+        if r.get("by_hand_mutants"):  # indices, or {"index": i, "reason": why} entries
+            indices = [m["index"] if isinstance(m, dict) else m for m in r["by_hand_mutants"]]
+            hand += f" ({', '.join(map(str, indices))})"
         lines.append(f"| {r['block']} | {r['n']} (seed {r['seed']}) | {r['bench']} "
-                     f"| {r['killed']} | {r['equivalent']} | {hand} | {r['survived']} |")
+                     f"| {r['killed']} | {r['equivalent']} | {hand} | {r['survived']} "
+                     f"| {_sha(r)} |")  # fmt: skip
     return lines
 
 
@@ -129,4 +143,32 @@ def stale_regions(docs: Path) -> list[str]:
             expected = _region_text(match.group(2), match.group(3).split(), Path(docs) / "records")
             if match.group(4) != expected:
                 stale.append(f"{page.name}: {match.group(2)}{match.group(3)}")
+    return stale
+
+
+def stale_mutation_records(records_dir: Path, blocks: list[str] | None = None) -> list[str]:
+    """``block: why`` of every record of ``records_dir/mutation.json`` not made from the
+    Verilog its top generates today (at the record's parameters).
+
+    ``blocks``: check only these records (all without). Each checked record's top is
+    elaborated once (seconds for a small top, minutes for the widest), so this is a
+    separate check, not part of :func:`stale_regions`.
+    """
+    from .synth import to_verilog
+    from .verify.mutate import verilog_sha256
+
+    stale = []
+    for record in json.loads((Path(records_dir) / "mutation.json").read_text()):
+        name = record["block"]
+        if blocks is not None and name not in blocks:
+            continue
+        recorded = record.get("verilog_sha256")
+        if not recorded:
+            stale.append(f"{name}: no verilog_sha256 (made before the records kept one)")
+            continue
+        top = TOPS[name]
+        today = verilog_sha256(to_verilog(top.construct(record["params"]), name))
+        if today != recorded:
+            why = f"its Verilog changed since the run ({recorded[:12]}, today {today[:12]})"
+            stale.append(f"{name}: {why}: rerun hwprof mutate {name} -n 100 --json")
     return stale

@@ -1,14 +1,16 @@
 """The generated tables of docs/: in sync with docs/records/, and the generator fills,
 detects stale regions and refuses unknown kinds."""
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from hwprof.catalog import TOPS
 from hwprof.cli import main
-from hwprof.docs_tables import DocsError, fill_page, stale_regions
+from hwprof.docs_tables import DocsError, fill_page, stale_mutation_records, stale_regions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,13 +47,16 @@ def test_docs_pages_are_in_sync_with_their_records():
 
 def test_fill_writes_the_records_rows_and_keeps_the_rest(docs):
     text = fill_page(PAGE, docs / "records")
-    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 2 (7, 52) | 0 |" in text
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 2 (7, 52) | 0 | not recorded |" in text
     assert "| brr |" not in text  # only the blocks the region names
     assert "old text" not in text
     assert text.startswith("# A block\n\nSome text.\n\n<!-- table: mutation lfsr -->\n")
     assert text.endswith("<!-- end table -->\n\nMore text.\n")
     assert "`hwprof mutate TOP -n 100 --json`" in text  # the command that makes the records
     assert fill_page(text, docs / "records") == text
+    reasoned = {**_mutation(95), "by_hand_mutants": [7, {"index": 52, "reason": "a dead bit"}]}
+    (docs / "records" / "mutation.json").write_text(json.dumps([reasoned]))
+    assert "| 95 | 3 | 2 (7, 52) | 0 | not recorded |" in fill_page(PAGE, docs / "records")
 
 
 def test_a_changed_record_makes_the_region_stale(docs):
@@ -77,7 +82,8 @@ def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
     import hwprof.verify.mutate as mutate
 
     def fake(top, n, seed, **options):  # the tally of a run, without running one
-        report = mutate.MutationReport(top.name, top.resolve({}), seed, seconds=12.34)
+        report = mutate.MutationReport(top.name, top.resolve({}), seed, seconds=12.34,
+                                       verilog_sha256="ab" * 32)  # fmt: skip
         statuses = ["killed"] * 95 + ["equivalent"] * 3 + ["survived"] * 2
         report.mutants = [mutate.Mutant(i + 1, "", "", s) for i, s in enumerate(statuses)]
         return report
@@ -88,5 +94,41 @@ def test_mutate_json_is_a_record_the_table_reads(docs, monkeypatch, capsys):
     record = json.loads(capsys.readouterr().out)
     assert (record["killed"], record["equivalent"], record["survived"]) == (95, 3, 2)
     assert record["survivors"] == [99, 100] and record["seconds"] == 12.3
+    assert record["verilog_sha256"] == "ab" * 32
+    assert json.loads((docs / "run.json").read_text())["verilog_sha256"] == "ab" * 32
     (docs / "records" / "mutation.json").write_text(json.dumps([record]))
-    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 |" in fill_page(PAGE, docs / "records")
+    assert "| lfsr | 100 (seed 1) | cocotb | 95 | 3 | 0 | 2 | `abababababab` |" in fill_page(
+        PAGE, docs / "records")  # fmt: skip
+
+
+def test_every_mutation_record_has_a_verilog_hash_field():
+    records = json.loads((ROOT / "docs" / "records" / "mutation.json").read_text())
+    for record in records:
+        sha = record["verilog_sha256"]  # null only for a record made before the field
+        assert sha is None or re.fullmatch(r"[0-9a-f]{64}", sha), record["block"]
+
+
+def test_stale_mutation_records_names_changed_and_unhashed_ones(tmp_path, capsys):
+    # today's lfsr Verilog hashed here from the file `hwprof generate` writes
+    assert main(["generate", "lfsr", "-o", str(tmp_path / "v")]) == 0
+    today = hashlib.sha256((tmp_path / "v" / "lfsr.v").read_bytes()).hexdigest()
+    records = [{**_mutation(95), "verilog_sha256": today},
+               {**_mutation(95), "verilog_sha256": "0" * 64},  # an older netlist's run
+               {**_mutation(95), "block": "brr", "verilog_sha256": None}]  # fmt: skip
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "mutation.json").write_text(json.dumps(records))
+    stale = stale_mutation_records(tmp_path / "records")
+    assert len(stale) == 2
+    assert stale[0].startswith("lfsr: its Verilog changed since the run (000000000000, today ")
+    assert stale[1].startswith("brr: no verilog_sha256")
+    assert stale_mutation_records(tmp_path / "records", ["brr"]) == [stale[1]]
+    (tmp_path / "page.md").write_text("text\n")
+    capsys.readouterr()
+    assert main(["report", "--docs", str(tmp_path)]) == 0  # a warning, not a failure
+    assert "no verilog_sha256 in the records of brr " in capsys.readouterr().err
+
+
+@pytest.mark.soak
+def test_mutation_records_are_of_todays_verilog():
+    # every top elaborated (minutes): a block changed after its run is a record to redo
+    assert stale_mutation_records(ROOT / "docs" / "records") == []

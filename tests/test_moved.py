@@ -51,3 +51,30 @@ def test_change_reads_the_numbers_not_the_digits_of_names():
 
     assert _change("xz 1.54; bzip2 0.72", "xz 1.60; bzip2 0.70") == "+0.06; -0.02"
     assert _change("yes", "no") == "-" and _change("yes", "yes") == "0"
+
+
+def test_each_metric_is_summed_in_its_own_unit():
+    # two metrics: "error" (%) moves by 0.25 on one of two programs, "curve" (a count)
+    # by 100 on one of four points; a mean over all six numbers would mix the units
+    def metric(path):
+        return "error (%)" if path.endswith("error") else "curve (count)"
+
+    old = record(1.0, 50.0, value_map="low")
+    base = {"value_map": "low", "headline": [list(r) for r in headline(old)],
+            "numbers": flatten(old, PATTERNS)}  # fmt: skip
+    new = record(1.25, 150.0, value_map="mix", before_key_change=base)
+    md = "\n".join(moved_lines(new, headline, PATTERNS, metric=metric))
+    assert "2 of the 5 numbers compared moved" in md
+    assert "| error (%) | 2 | 1 | 0.125 | +0.250 |" in md  # (0.25 + 0) / 2
+    assert "| curve (count) | 3 | 1 | 33.333 | +100.000 |" in md  # (100 + 0 + 0) / 3
+    assert "| curve (count) | `programs/b/curve[0]` | 50.000 | 150.000 | +100.000 |" in md
+    assert "mean absolute change 16.7" not in md and "16.708" not in md
+
+
+def test_stratified_values_names_every_moved_number_with_one_unit():
+    from hwprof.experiments.stratified_values import MOVED_UNITS, moved_metric
+
+    assert moved_metric("programs/xz/compressors/H[P_256]_2048/mean[3]").endswith("(%)")
+    assert moved_metric("programs/xz/edges/mean[3]").startswith("edge")
+    assert moved_metric("programs/xz/compressors/R_256/reach/mean") == MOVED_UNITS["reach"]
+    assert len(set(MOVED_UNITS.values())) == len(MOVED_UNITS)

@@ -133,6 +133,12 @@ EARLIER_VALUE_MAP = "xor-fold"
 MOVED = (("presets", "*", "*", "errors", "*", "total"),)
 
 
+def moved_metric(path: str) -> str:
+    """The metric (with its unit) of a :data:`MOVED` number at ``path``: the total error
+    of one preset."""
+    return f"total error, preset {path.split('/')[1]} (%)"
+
+
 def _key_collisions(trace, n: int = 1_000_000) -> dict:
     """Distinct full ``<pc, value>`` pairs vs distinct 64-bit keys in the first ``n`` loads."""
     pcs, values, got = [], [], 0
@@ -431,7 +437,7 @@ def _markdown(result: dict, stem: str) -> str:
               f"{', '.join(f'{p} {t}' for p, t in c['best_tables'].items())}.", ""]  # fmt: skip
     L += _best_against_best(result)
     L += ["## The paper's numbers beside ours", "", result["comparison"], ""]
-    L += moved_lines(result, headline, MOVED)
+    L += moved_lines(result, headline, MOVED, metric=moved_metric)
     return "\n".join(L)
 
 

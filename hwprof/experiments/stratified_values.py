@@ -272,6 +272,24 @@ MOVED = (("programs", "*", "compressors", "*", "mean"), ("programs", "*", "edges
            for k in ("messages", "overhead_pct", "reach", "stay", "a16_compression")))
 
 
+#: The unit of each summary number of :data:`MOVED` (the curves are error %).
+MOVED_UNITS = {"messages": "messages per run (count)",
+               "overhead_pct": "message overhead (% of instructions)",
+               "reach": "events to reach 5 % error (count)",
+               "stay": "events to stay below 5 % error (count)",
+               "a16_compression": "A_16 compression (ratio)"}  # fmt: skip
+
+
+def moved_metric(path: str) -> str:
+    """The metric (with its unit) of a :data:`MOVED` number at ``path``."""
+    parts = path.split("/")
+    if parts[2] == "edges":
+        return "edge + call-target profile error, mean curve (%)"
+    if parts[-1].startswith("mean["):
+        return "value profile error, mean curve (%)"
+    return MOVED_UNITS[parts[-2]]
+
+
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
     """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
     captured ones otherwise) when that module is present, else a synthetic program
@@ -678,7 +696,7 @@ def _summary(r, stem):
               "jumps, indirect transfers, and call targets, in one stream).",
               "", "Command: `hwprof experiment stratified-values` (this file); "
               "`--quick` in the test suite.", "", _timing_line(r), ""]  # fmt: skip
-    return "\n".join(lines + moved_lines(r, headline, MOVED))
+    return "\n".join(lines + moved_lines(r, headline, MOVED, metric=moved_metric))
 
 
 def _timing_line(r: dict) -> str:

@@ -31,6 +31,7 @@ regression as the test bench:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -56,7 +57,7 @@ from ..sim.runner import (
 from ..synth import to_verilog
 from ..synth.area import run_yosys
 
-__all__ = ["Mutant", "MutationReport", "list_mutants", "mutate_top"]
+__all__ = ["Mutant", "MutationReport", "list_mutants", "mutate_top", "verilog_sha256"]
 
 CTRL = "mutsel"
 # A mutation may close a combinational loop that is live only when its mutant is
@@ -88,6 +89,8 @@ class MutationReport:
     seed: int
     mutants: list = field(default_factory=list)
     seconds: float = 0.0
+    #: sha256 of the Verilog the mutants were made from (hex): :func:`verilog_sha256`
+    verilog_sha256: str = ""
 
     def count(self, status: str) -> int:
         return sum(m.status == status for m in self.mutants)
@@ -101,10 +104,18 @@ class MutationReport:
                 f"{errors} ({self.seconds:.0f} s)")  # fmt: skip
 
     def record(self) -> dict:
-        """The run as JSON: top, parameters, seed and every mutant's verdict (no times)."""
+        """The run as JSON: top, parameters, seed, the Verilog's sha256 and every mutant's
+        verdict (no times)."""
+        mutants = [{"index": m.index, "command": m.command, "src": m.src, "status": m.status,
+                    "detail": m.detail} for m in self.mutants]  # fmt: skip
         return {"top": self.top, "params": self.params, "seed": self.seed,
-                "mutants": [{"index": m.index, "command": m.command, "src": m.src,
-                             "status": m.status, "detail": m.detail} for m in self.mutants]}
+                "verilog_sha256": self.verilog_sha256, "mutants": mutants}  # fmt: skip
+
+
+def verilog_sha256(verilog: str) -> str:
+    """sha256 (hex) of a top's generated Verilog: the text ``hwprof mutate`` mutates and
+    ``hwprof generate`` writes."""
+    return hashlib.sha256(verilog.encode()).hexdigest()
 
 
 def _yosys(script: str, workdir: Path, check: bool = True,
@@ -510,8 +521,6 @@ def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str
                       shared: dict) -> None:  # fmt: skip
     """Run ``pending``'s mutants as units (:func:`mutant_unit`); their verdicts into the
     mutants. A unit that fails (raises) is the mutant's result: status ``error``."""
-    import hashlib
-
     from ..run import Journal, RunOptions, Unit, run_units
 
     by_index = {m.index: m for m in pending}
@@ -661,7 +670,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     env = {"params": params}
     if cycles is not None:
         env["cycles"] = cycles
-    report = MutationReport(top.name, params, seed)
+    report = MutationReport(top.name, params, seed, verilog_sha256=verilog_sha256(verilog))
     with tempfile.TemporaryDirectory(prefix="hwprof-mutate-") as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
