@@ -383,7 +383,6 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
     whole: dict = {}
     stem = f"{NAME}-quick" if quick else NAME
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
     record: dict = {}
     for done, (name, (keys, _)) in enumerate(streams.items(), 1):
         for preset, n in sizes.items():
@@ -423,6 +422,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None) -> dict:
         record["timing"] = {"date": datetime.datetime.now(datetime.UTC).strftime(
             "%Y-%m-%d %H:%M UTC"), "seconds": time.perf_counter() - start,
             "cpu_seconds": time.process_time() - cpu}  # fmt: skip
+        output_dir.mkdir(parents=True, exist_ok=True)
         _plot(output_dir / f"{stem}.png", record)
         write_results(output_dir, NAME, quick, record, markdown(record, stem))
     if not record:
@@ -603,14 +603,9 @@ def markdown(record: dict, stem: str) -> str:
             f"per interval, most of any program: {entry['sites_max']:,}, so "
             f"{entry['site_bits_at_budget']:,.0f} bits per site at that budget: "
             f"N = {entry['entries_within_budget']} entries per site fit"
-            + (
-                " (none: the pc tag and level alone exceed it)"
-                if entry["entries_within_budget"] == 0
-                else ""
-            )
-            + ". Per-site configurations within the budget on every program: "
-            + (", ".join(entry["per_site_within_budget"]) or "none")
-            + ".",
+            + (" (not one entry)" if entry["entries_within_budget"] == 0 else "")
+            + ". Per-site configurations whose storage (mean over the programs) is within "
+            "the budget: " + (", ".join(entry["per_site_within_budget"]) or "none") + ".",
             "",
             "| profiler | " + " | ".join(names) + " | mean [min-max] | storage bits "
             "(mean over programs) |",
