@@ -12,7 +12,7 @@ from hwprof.golden import compressors_fast as cf
 from hwprof.golden import samplers as gs
 from hwprof.golden import tagged as gt
 from hwprof.golden.hashing import pack_key
-from hwprof.golden.samplers import _lfsr, _random_bits
+from hwprof.golden.samplers import _lfsr, random_bits
 
 
 def mixed_stream(seed, n=6000):
@@ -50,7 +50,7 @@ def test_lfsr_bits_equal_the_sampler_lfsr(seed):
     lfsr = _lfsr(s)
     expected = []
     for _ in range(3000):
-        expected.append(_random_bits(lfsr))
+        expected.append(random_bits(lfsr))
         lfsr.step(enable=True)
     assert cf.lfsr_random_bits(s, 3000).tolist() == expected, f"seed {seed}"
 

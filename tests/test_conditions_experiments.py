@@ -101,8 +101,11 @@ def test_multihash_conditions_separates_only_disjoint_ranges():
                 "properties": {"distinct": 10.0, "candidates": 2.0, "candidate_share": 0.5,
                                "churn": churn, "rho": {"4": rho4}}}  # fmt: skip
 
-    cells = [cell_with(["C1R0 4"], 0.0, 0.2), cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
-             cell_with(["C1R0 8"], 0.1, 0.1)]
+    cells = [
+        cell_with(["C1R0 4"], 0.0, 0.2),
+        cell_with(["C1R1 2"], 0.5, 0.9, r1=0.1),
+        cell_with(["C1R0 8"], 0.1, 0.1),
+    ]
     got = mc.conditions(cells)
     assert got["paper_best_cells"] == 1
     assert got["overlap"]["rho4"] is True  # 0.2 lies inside the others' 0.1-0.9
@@ -126,7 +129,91 @@ def test_cells_on_two_workers_give_the_same_record(tmp_path, monkeypatch, name):
     for jobs in ("1", "2"):
         assert main(["experiment", name, "--quick", "-o", f"j{jobs}", "--jobs", jobs]) == 0
     stem = f"{name}-quick"
-    assert _without_time(tmp_path / "j1" / f"{stem}.json") == \
-        _without_time(tmp_path / "j2" / f"{stem}.json")
-    assert (tmp_path / "j1" / f"{stem}.md").read_text() == \
-        (tmp_path / "j2" / f"{stem}.md").read_text()
+    assert _without_time(tmp_path / "j1" / f"{stem}.json") == _without_time(
+        tmp_path / "j2" / f"{stem}.json"
+    )
+    assert (tmp_path / "j1" / f"{stem}.md").read_text() == (
+        tmp_path / "j2" / f"{stem}.md"
+    ).read_text()
+
+
+def _full_settings():
+    return {"version": sc.SWEEP_VERSION, "seed": 1, "seeds": sc.SEEDS, "events": sc.EVENTS,
+            "checkpoints": sc.CHECKPOINTS, "grid": [list(g) for g in sc.GRID]}  # fmt: skip
+
+
+def _values_record(reach_ratio):
+    """A hand-made stratified-values record of one program (xz)."""
+    claims = {"reach_ratio_R_over_HP": reach_ratio, "stay_ratio_R_over_HP": 1.5,
+              "final_error": {n: 1.0 for n in sc.COMPRESSORS}, "tagged_most_accurate": True,
+              "a16_compression": {"R_256": 1.2, "H[P_256]_2048": 1.1, "tagged": 1.0},
+              "P_over_R_mean_error": 0.9}  # fmt: skip
+    reach = {"mean": 1000.0, "min": 1000.0, "max": 1000.0}
+    program = {
+        "events": 16_000_000,
+        "instructions_per_load": 4.0,
+        "compressors": {"R_256": {"reach": reach}, "H[P_256]_2048": {"reach": reach}},
+    }
+    return {"claims": {"xz": claims}, "programs": {"xz": program}}
+
+
+def test_full_run_keeps_the_earlier_sweep_and_measures_only_the_programs(tmp_path, monkeypatch):
+    """Beside an earlier full record of the same settings, a full run keeps its generator
+    cells (no unit runs) and measures the real programs afresh from stratified-values.json
+    and the traces; with other settings it runs the sweep."""
+    from hwprof.traces import workloads
+    from hwprof.traces.tracefile import open_trace
+
+    monkeypatch.chdir(tmp_path)
+    earlier_cells = [sc.run_cell(100, "iid", "few", seeds=1, events=20_000, checkpoints=4)]
+    earlier = {"settings": _full_settings(), "cells": earlier_cells}
+    (tmp_path / "stratified-conditions.json").write_text(json.dumps(earlier))
+    (tmp_path / "stratified-values.json").write_text(json.dumps(_values_record(2.75)))
+    shipped = workloads.shipped_trace("xz")
+    asked = []
+
+    def trace_for(name, **options):
+        asked.append((name, options["kinds"], options["limit"], options["scale"]))
+        return shipped
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(workloads, "trace_for", trace_for)
+    monkeypatch.setattr(sc, "sweep_cells", no_sweep)
+    assert main(["experiment", "stratified-conditions", "-o", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "stratified-conditions.json").read_text())
+    assert record["cells"] == json.loads(json.dumps(earlier_cells))
+    # stratified-values' capture options, at xz's input scale
+    assert asked == [("xz", "loads,branches", 40_000_000, workloads.LARGE_SCALE["xz"])]
+    xz = record["real"]["xz"]
+    assert xz["reach_ratio"] == 2.75 and xz["trace"] == shipped.name
+    assert xz["properties"]["events"] == open_trace(shipped).counts["load"]  # < 2M loads
+    assert xz["instructions_per_load"]["stratified_values"] == 4.0
+    md = (tmp_path / "stratified-conditions.md").read_text()
+    assert "| xz | 16,000,000 |" in md and "| 2.75 | 1.50 | 0.90 | yes |" in md
+    drift = 100 * abs(xz["instructions_per_load"]["read"] / 4.0 - 1)
+    assert f"by at most {drift:.4f} %" in md
+
+    assert "## What moved" not in md  # the earlier record measured no programs
+
+    # the same record as if keyed otherwise (no value map: the earlier one), with other
+    # outcomes: the next run says what moved
+    old = json.loads((tmp_path / "stratified-conditions.json").read_text())
+    del old["value_map"]
+    old["real"]["xz"]["reach_ratio"] = 2.0
+    old["real"]["xz"]["properties"]["distinct"] += 5
+    (tmp_path / "stratified-conditions.json").write_text(json.dumps(old))
+    assert main(["experiment", "stratified-conditions", "-o", str(tmp_path)]) == 0
+    md = (tmp_path / "stratified-conditions.md").read_text()
+    assert "## What moved when the key changed (`low` to `mix-fold`)" in md
+    assert "| reach ratio R/H[P], real programs | 3.0-3.5 (gcc) | xz 2.00 | xz 2.75 | +0.75 |" in md
+    assert "| `real/xz/properties/distinct` |" in md and "| -5.000 |" in md
+    assert "2 of the " in md  # the two numbers changed above, nothing else
+
+    # another sweep (other events per stream): its cells are run, not kept
+    (tmp_path / "stratified-conditions.json").write_text(
+        json.dumps({"settings": {**_full_settings(), "events": 1}, "cells": earlier_cells})
+    )
+    with pytest.raises(AssertionError, match="the sweep ran"):
+        main(["experiment", "stratified-conditions", "-o", str(tmp_path)])

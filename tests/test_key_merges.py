@@ -82,3 +82,39 @@ def test_distinct_tuples_is_exact_across_compactions(monkeypatch, seed):
     want = np.unique(np.stack([pcs, xs], axis=1), axis=0)
     assert total == 5000, seed
     np.testing.assert_array_equal(np.stack([pc, x], axis=1), want)
+
+
+def test_a_full_run_keeps_the_earlier_measures_of_captured_traces(tmp_path, monkeypatch):
+    # the earlier record holds every captured trace under its file name: none is captured
+    # again (trace_for would raise), and only those come back marked as kept
+    from hwprof.experiments.multihash_values import LIMIT
+    from hwprof.experiments.stratified_values import FULL
+    from hwprof.traces import workloads
+
+    def no_capture(*args, **kwargs):
+        raise AssertionError("trace_for called for a kept trace")
+
+    monkeypatch.setattr(workloads, "trace_for", no_capture)
+    traces = []
+    for kinds, limit, what in (("loads,branches", FULL["capture_limit"], "stratified-values"),
+                               ("loads", LIMIT, "multihash-values")):  # fmt: skip
+        for name in WORKLOADS:
+            scale = workloads.LARGE_SCALE[name]
+            path = workloads.cached_trace_path(
+                name, kinds=kinds, skip=WORKLOADS[name].skip, limit=limit,
+                seed=workloads.DEFAULT_SEED, cache="build/traces", scale=scale)  # fmt: skip
+            traces.append({"name": f"{name} x{scale} ({what})", "file": path.name})
+    record = {"value_maps": list(key_merges.VALUE_MAPS), "interval": key_merges.INTERVAL,
+              "traces": [{"name": "xz (shipped)", "file": "xz.trace"}, *traces]}  # fmt: skip
+    (tmp_path / "key-merges.json").write_text(json.dumps(record))
+    earlier = key_merges.earlier_measures(tmp_path / "key-merges.json", False, ())
+    assert len(earlier) == 11
+    sources = key_merges._sources(False, (), print, kept=frozenset(earlier))
+    assert [n for n, _, kept in sources if kept] == [t["name"] for t in traces]
+    assert [n for n, _, kept in sources if not kept] == [f"{n} (shipped)" for n in WORKLOADS]
+    # nothing is kept for --quick or --trace runs, or from a record of other value maps
+    assert key_merges.earlier_measures(tmp_path / "key-merges.json", True, ()) == {}
+    assert key_merges.earlier_measures(tmp_path / "key-merges.json", False, ("f",)) == {}
+    record["value_maps"] = ["low"]
+    (tmp_path / "key-merges.json").write_text(json.dumps(record))
+    assert key_merges.earlier_measures(tmp_path / "key-merges.json", False, ()) == {}

@@ -35,6 +35,7 @@ from hwprof.sim.native import (
 from hwprof.traces.keys import PORT_VALUE_MAP, trace_keys
 from hwprof.traces.workloads import shipped_trace
 from hwprof.verify.trace_verify import Check, bulk_counts, golden_model, main, work_dir
+from tests.unelaborated import unelaborated
 
 SLICE = 20_000
 
@@ -55,24 +56,20 @@ def test_trace_keys_are_the_load_tuples():
     assert np.array_equal(keys, want)
 
 
-def _unelaborated(name):
-    component = get_top(name).construct({})
-    component._MustUse__silence = True  # only its signature is read
-    return component
-
-
 def test_stream_ports_follow_the_signature():
     for name, sink in (("stratified", "messages"), ("tagged_compressor", "messages"),
                        ("multihash", "records")):  # fmt: skip
-        source, out, layout = stream_ports(_unelaborated(name))
+        with unelaborated():  # only its signature is read
+            source, out, layout = stream_ports(get_top(name).construct({}))
         assert (source, out) == ("tuples", sink)
         assert layout.members["key"] == 64
-    with pytest.raises(ValueError, match="one input and one output stream"):
-        stream_ports(_unelaborated("brr"))
+    with unelaborated(), pytest.raises(ValueError, match="one input and one output stream"):
+        stream_ports(get_top("brr").construct({}))
 
 
 def test_wrapper_drives_the_streams_and_ties_other_inputs():
-    verilog, macros = stream_wrapper(_unelaborated("multihash"), "multihash")
+    with unelaborated():  # only its signature is read
+        verilog, macros = stream_wrapper(get_top("multihash").construct({}), "multihash")
     assert ".tuples__valid(in_valid_q)" in verilog and ".records__ready(out_ready_q)" in verilog
     assert ".cfg_we(1'd0)" in verilog and ".cfg_interval(24'd0)" in verilog
     assert macros["HWPROF_PAYLOAD_BITS"] == 89 and macros["HWPROF_KEY_BITS"] == 64

@@ -246,10 +246,10 @@ async def folded_reload(dut, ch, cycle, window=48):
     while True:  # tuples until the reload that folds
         ahead += 1
         if countdown == 1:
-            gap = 1 + ((gs._random_bits(lfsr) * 2 * rate) >> gs.RAND_BITS)
+            gap = 1 + ((gs.random_bits(lfsr) * 2 * rate) >> gs.RAND_BITS)
             if gap == 2 * rate:
                 break
-            countdown = gs.countdown_reload(gs._random_bits(lfsr), rate)
+            countdown = gs.countdown_reload(gs.random_bits(lfsr), rate)
             lfsr.step(enable=True)
         else:
             countdown -= 1

@@ -63,7 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.isa_profile import NOP, Insn, encode
-from ..golden.predictor import ProfileFlagPredictor, _Entry
+from ..golden.predictor import Entry, ProfileFlagPredictor
 from ..traces.tracefile import CALL, RETURN, TraceError, open_trace, recorded_instructions
 from . import Experiment
 
@@ -300,7 +300,7 @@ class GoldenMemo:
         p, pc = self.p, self.pcs[lid]
         _, index, _ = p._split(pc)
         entries, mru = self.states[sid]
-        p.table[index] = [_Entry(*e) for e in entries]
+        p.table[index] = [Entry(*e) for e in entries]
         p.mru[index] = mru
         bits, declared = p.bits, p.fetch_declared
         skip = _execute(p, pc, flag, self.length)
@@ -308,7 +308,7 @@ class GoldenMemo:
         assert not p.leader_valid and p.bits == bits and p.fetch_declared == declared
         row = p.table[index]
         state = (tuple((e.valid, e.tag, e.follow, e.pred, e.lock) for e in row), p.mru[index])
-        p.table[index] = [_Entry() for _ in row]  # the set back to empty for the next one
+        p.table[index] = [Entry() for _ in row]  # the set back to empty for the next one
         p.mru[index] = 0
         nxt = self.state_id.setdefault(state, len(self.states))
         if nxt == len(self.states):

@@ -20,12 +20,15 @@ where the trace has branches), over the whole trace and over its first 1,000,000
 loads (one interval of the multi-hash paper's 1M configuration). Traces: the
 shipped ones (``--quick``); the full run adds the captured traces that
 ``multihash-values`` (100M loads) and ``stratified-values`` (40M records of loads
-and transfers) read. :data:`BOUND`: the merge rate a key must stay under on every
-trace.
+and transfers) read. A full run keeps the measures of an earlier full run's record for the
+captured traces whose file names it holds (the name hashes the capture tool, the
+workload and its input), so a capture removed from the cache is not made again.
+:data:`BOUND`: the merge rate a key must stay under on every trace.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -109,41 +112,69 @@ def measure(path: Path, name: str) -> dict:
     return out
 
 
-def _sources(quick: bool, traces, log) -> list[tuple[str, Path]]:
-    """``[(name, path)]``: ``--trace`` files, else the shipped traces (and, full, the
-    captured traces of the value experiments)."""
+def _sources(quick: bool, traces, log, kept=frozenset()) -> list[tuple[str, Path, bool]]:
+    """``[(name, path, kept)]``: ``--trace`` files, else the shipped traces (and, full, the
+    captured traces of the value experiments). A captured trace whose ``(name, file
+    name)`` is in ``kept`` is not captured again (its path need not exist) and comes
+    with ``kept`` true; every other source is measured."""
     if traces:
-        return [(Path(p).name, Path(p)) for p in traces]
+        return [(Path(p).name, Path(p), False) for p in traces]
     from ..traces import workloads
     from .multihash_values import LIMIT
     from .stratified_values import FULL
 
-    out = [(f"{n} (shipped)", workloads.shipped_trace(n)) for n in workloads.WORKLOADS]
+    out = [(f"{n} (shipped)", workloads.shipped_trace(n), False) for n in workloads.WORKLOADS]
     if quick:
         return out
     for kinds, limit, what in (("loads,branches", FULL["capture_limit"], "stratified-values"),
-                               ("loads", LIMIT, "multihash-values")):  # smaller ones first
+                               ("loads", LIMIT, "multihash-values")):  # fmt: skip
         for name in workloads.WORKLOADS:
             scale = workloads.LARGE_SCALE[name]
+            label = f"{name} x{scale} ({what})"
+            options = {"kinds": kinds, "limit": limit, "scale": scale}
+            cached = workloads.cached_trace_path(
+                name, skip=workloads.WORKLOADS[name].skip, seed=workloads.DEFAULT_SEED,
+                cache=Path("build/traces"), **options)  # fmt: skip
+            if (label, cached.name) in kept:
+                out.append((label, cached, True))
+                continue
             try:
-                path = workloads.trace_for(name, kinds=kinds, limit=limit, scale=scale,
-                                           progress=True)  # fmt: skip
+                path = workloads.trace_for(name, progress=True, **options)
             except TraceError as exc:
                 log(f"key-merges: {exc}; skipping {name} of {what}")
                 continue
-            out.append((f"{name} x{scale} ({what})", path))
+            out.append((label, path, False))
     return out
+
+
+def earlier_measures(path: Path, quick: bool, traces) -> dict:
+    """``{(name, file name): measure}`` of the earlier full run's record at ``path`` made
+    with the same value maps and interval; empty for ``--quick`` and ``--trace`` runs. A
+    captured trace's file name carries a hash of the capture tool, the workload and its
+    input, so the same name is the same trace: it is not read (or captured) again."""
+    if quick or traces:
+        return {}
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    if old.get("value_maps") != list(VALUE_MAPS) or old.get("interval") != INTERVAL:
+        return {}
+    return {(t["name"], t["file"]): t for t in old.get("traces", [])}
 
 
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     """Measure every trace; write ``key-merges[-quick].json`` and ``.md``; return the record."""
-    sources = _sources(quick, traces, print)
+    earlier = earlier_measures(Path(output_dir) / "key-merges.json", quick, traces)
+    sources = _sources(quick, traces, print, kept=frozenset(earlier))
     record = {"quick": quick, "bound_pct": BOUND, "value_maps": list(VALUE_MAPS),
               "earlier": EARLIER, "interval": INTERVAL, "traces": [], "complete": False,
-              "planned": [name for name, _ in sources]}  # fmt: skip
-    for name, path in sources:  # written after each trace: a run cut short keeps those done
-        print(f"key-merges: {name}", flush=True)
-        record["traces"].append(measure(path, name))
+              "planned": [name for name, _, _ in sources]}  # fmt: skip
+    for name, path, kept in sources:  # written after each trace: a run cut short keeps those done
+        done = earlier[(name, Path(path).name)] if kept else None
+        print(f"key-merges: {name}" + (" (kept from the earlier run)" if done else ""),
+              flush=True)  # fmt: skip
+        record["traces"].append(done or measure(path, name))
         record["complete"] = len(record["traces"]) == len(sources)
         record["within_bound"] = within_bound(record)
         write_results(output_dir, "key-merges", quick, record, markdown(record))

@@ -52,11 +52,15 @@ PAPER_BEST = "C1R0 4"
 SEEDS = 5
 #: intervals per generated stream (the first has no retained entries)
 INTERVALS = 4
-#: the full sweep at 1M / 0.1 % (distinct tuples per interval, Zipf skew, churn): the
-#: machine's budget allows six settings
-GRID = ((10_000, 1.0, 0.0), (100_000, 1.0, 0.0), (10_000, 1.0, 1.0), (100_000, 1.0, 1.0),
-        (30_000, 0.8, 0.0), (30_000, 1.2, 0.0), (10_000, 0.8, 0.0), (100_000, 0.8, 0.0),
-        (10_000, 0.8, 1.0), (100_000, 0.8, 1.0), (3_000, 0.8, 0.0))
+#: the full sweep at 1M / 0.1 % (distinct tuples per interval, Zipf skew, churn): every
+#: :data:`DISTINCT` x :data:`SKEWS` with a stable hot set, every :data:`DISTINCT` x
+#: :data:`CHURNS` at skew 1.0, and two settings of full churn at skew 0.8
+DISTINCT = (3_000, 10_000, 30_000, 100_000, 300_000)
+SKEWS = (0.8, 1.0, 1.2)
+CHURNS = (0.25, 1.0)
+GRID = (*[(d, s, 0.0) for s in SKEWS for d in DISTINCT],
+        *[(d, 1.0, c) for c in CHURNS for d in DISTINCT],
+        (10_000, 0.8, 1.0), (100_000, 0.8, 1.0))  # fmt: skip
 #: the --quick form: the 10K / 1 % preset (100x shorter intervals), distinct tuples scaled
 #: by 1/100, two cells, two seeds
 QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (1.0,),
@@ -363,7 +367,7 @@ def markdown(r: dict, stem: str) -> str:
          f"{preset['interval_length']:,} tuples, threshold {preset['threshold']:,}, 2048 "
          "counters split over the tables, accumulator of "
          f"{preset['accumulator']:,} entries with retaining. Error = formula (1) in %, mean "
-         "[min-max] over the seeds.", "",
+         "[min-max] over the seeds.", "", _settings_line(r), "",
          "## The paper's claim", "", f"{r['paper']['claim']}. Its programs: "
          f"{r['paper']['programs']}. What it says of their streams: {r['paper']['distinct']}; "
          f"{r['paper']['candidates']}; candidate change between intervals: "
@@ -417,6 +421,16 @@ def markdown(r: dict, stem: str) -> str:
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
     L += ["", _real_section(r), "", _verdict(r), ""]
     return "\n".join(L)
+
+
+def _settings_line(r: dict) -> str:
+    """The settings the sweep ran, grouped by skew and churn (the grid of the record)."""
+    groups: dict = {}
+    for d, skew, churn in r["settings"]["grid"]:
+        groups.setdefault((skew, churn), []).append(d)
+    return "Settings run (distinct tuples per interval, by skew and churn): " + "; ".join(
+        f"skew {skew}, churn {churn}: " + ", ".join(f"{d:,}" for d in ds)
+        for (skew, churn), ds in groups.items()) + "."  # fmt: skip
 
 
 def _real_section(r: dict) -> str:

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from .dispatch import MAX_LANES, _int_in
 from .isa_profile import MAX_FLAGS, decode, decode_pflen
 
-__all__ = ["PredictorConfig", "FetchOut", "PredictorOutputs", "ProfileFlagPredictor"]
+__all__ = ["PredictorConfig", "Entry", "FetchOut", "PredictorOutputs", "ProfileFlagPredictor"]
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,9 @@ class PredictorConfig:
 
 
 @dataclass
-class _Entry:
+class Entry:
+    """One way of a predictor set: valid, tag, follow (word address), pred, lock."""
+
     valid: int = 0
     tag: int = 0
     follow: int = 0  # word address
@@ -172,7 +174,7 @@ class ProfileFlagPredictor:
     def __init__(self, **params):
         self.config = PredictorConfig(**params)
         c = self.config
-        self.table = [[_Entry() for _ in range(c.ways)] for _ in range(c.sets)]
+        self.table = [[Entry() for _ in range(c.ways)] for _ in range(c.sets)]
         self.mru = [0] * c.sets
         self.bits = 0
         self.leader = 0
@@ -292,7 +294,7 @@ class ProfileFlagPredictor:
             row = self.table[index]
             invalid = [w for w in range(c.ways) if not row[w].valid]
             way = invalid[0] if invalid else (1 - self.mru[index] if c.ways == 2 else 0)
-            row[way] = _Entry(1, tag, (lword + 1) & mask, 0, 1)
+            row[way] = Entry(1, tag, (lword + 1) & mask, 0, 1)
             self.mru[index] = way
             return
         entry = self.table[index][way]

@@ -81,6 +81,7 @@ from .lfsr import Lfsr, check_int
 
 __all__ = [
     "RAND_BITS",
+    "random_bits",
     "LFSR_WIDTH",
     "StreamStage",
     "SkidBuffer",
@@ -151,7 +152,8 @@ def _lfsr(seed: int) -> Lfsr:
     return Lfsr(width=LFSR_WIDTH, seed=seed, steps=RAND_BITS)
 
 
-def _random_bits(lfsr: Lfsr) -> int:
+def random_bits(lfsr: Lfsr) -> int:
+    """The ``RAND_BITS`` low bits of ``lfsr``'s state: the number a sampler draws."""
     return lfsr.state & ((1 << RAND_BITS) - 1)
 
 
@@ -319,7 +321,7 @@ class RandomSampler(StreamStage):
         self.lfsr = _lfsr(seed)
 
     def process(self, key, count=1):
-        selected = _random_bits(self.lfsr) < self.threshold
+        selected = random_bits(self.lfsr) < self.threshold
         self.lfsr.step(enable=True)
         return (key, self.config.rate) if selected else None
 
@@ -339,7 +341,7 @@ class CountdownSampler(StreamStage):
 
     def _draw(self) -> int:
         """A random gap from the LFSR's 16 bits, then the LFSR advances (reset, reload)."""
-        gap = countdown_reload(_random_bits(self.lfsr), self.config.rate)
+        gap = countdown_reload(random_bits(self.lfsr), self.config.rate)
         self.lfsr.step(enable=True)
         return gap
 
@@ -406,7 +408,7 @@ class CountingRandomSampler(StreamStage):
         self.counter = 0
 
     def process(self, key, count=1):
-        selected = _random_bits(self.lfsr) < self.threshold
+        selected = random_bits(self.lfsr) < self.threshold
         self.lfsr.step(enable=True)
         self.counter += 1
         if selected or self.counter == (1 << self.count_bits) - 1:
@@ -501,7 +503,7 @@ class Stratified(StreamStage):
                 self.table[index] = 0
                 return key, c.rate
             return None
-        selected = _random_bits(self.lfsr) < self.threshold
+        selected = random_bits(self.lfsr) < self.threshold
         self.lfsr.step(enable=True)
         if c.sampler == "random":
             return (key, c.rate) if selected else None

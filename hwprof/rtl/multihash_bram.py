@@ -103,7 +103,13 @@ from amaranth.lib.memory import Memory
 
 from ..golden.multihash import MultiHashConfig
 from .hashing import Hash, rom_switch
-from .multihash_config import PREFIX_PICK_SETS, RuntimeConfig, Stage, multihash_signature
+from .multihash_config import (
+    PREFIX_PICK_SETS,
+    RuntimeConfig,
+    Stage,
+    counter_tables,
+    multihash_signature,
+)
 from .select import victim
 
 __all__ = ["MultiHashBram", "flag_bit", "LATENCY", "PREFIX_PICK_SETS"]
@@ -399,12 +405,7 @@ def _memories(p, m):
     memory and the two count banks; their read ports (B reads at the tuple's indices
     and set, the readout at ``ro_set``) and write ports (stage E)."""
     c = p.c
-    p.counter_reads, p.counter_writes = [], []
-    for i in range(c.tables):
-        m.submodules[f"table{i}"] = mem = Memory(shape=c.counter_bits, depth=c.table_size,
-                                                 init=[])  # fmt: skip
-        p.counter_reads.append(mem.read_port(domain="sync"))
-        p.counter_writes.append(mem.write_port())
+    p.counter_reads, p.counter_writes = counter_tables(m, c)
     p.tag_read, p.tag_ro, p.tag_write = [], [], []
     p.cnt_read, p.cnt_ro, p.cnt_write = [[], []], [[], []], [[], []]
     for wy in range(c.ways):

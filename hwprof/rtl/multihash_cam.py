@@ -43,11 +43,10 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 
 from ..golden.multihash import MultiHashConfig
 from .hashing import Hash
-from .multihash_config import RuntimeConfig, Stage, multihash_signature
+from .multihash_config import RuntimeConfig, Stage, counter_tables, multihash_signature
 from .select import lowest_one, victim
 
 __all__ = ["MultiHashCam"]
@@ -118,12 +117,7 @@ class MultiHashCam(wiring.Component):
                             alloc=Signal(name="alloc"), boundary=Signal(name="boundary"),
                             pending=Signal(c.accumulator, name="pending"),
                             busy=Signal(name="busy"))  # fmt: skip
-        p.read_ports, p.write_ports = [], []
-        for i in range(c.tables):
-            m.submodules[f"table{i}"] = mem = Memory(shape=c.counter_bits, depth=c.table_size,
-                                                     init=[])  # fmt: skip
-            p.read_ports.append(mem.read_port(domain="sync"))
-            p.write_ports.append(mem.write_port())
+        p.read_ports, p.write_ports = counter_tables(m, c)
         for name, build in (("config", _config), ("hash", _hash), ("counters", _counters),
                             ("accumulator", _accumulator), ("readout", _readout)):  # fmt: skip
             m.submodules[name] = stage = Stage()

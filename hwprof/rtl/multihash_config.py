@@ -1,18 +1,21 @@
 """Pieces shared by the multi-hash profiler's two designs (the CAM accumulator of
 :mod:`hwprof.rtl.multihash_cam` and the block RAM one of
 :mod:`hwprof.rtl.multihash_bram`): the parameter check, the stream layouts, the
-component signature, the run-time configuration registers and a pipeline stage."""
+component signature, the counter tables, the run-time configuration registers and a
+pipeline stage."""
 
 from __future__ import annotations
 
 from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.lib import data, stream
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..golden.multihash import MultiHashConfig
 
 __all__ = ["RuntimeConfig", "Stage", "multihash_config", "multihash_signature",
-           "record_layout", "tuple_layout", "PREFIX_PICK_SETS", "readout_pick_for"]
+           "record_layout", "tuple_layout", "PREFIX_PICK_SETS", "readout_pick_for",
+           "counter_tables"]
 
 #: the block RAM design's readout picks by a prefix OR over the sets up to this many sets
 #: (the defaults' 25), from the set address register above (``readout_pick``)
@@ -70,6 +73,20 @@ def multihash_signature(c: MultiHashConfig) -> dict:
         "cfg_interval": In(c.counter_bits),
         "cfg_threshold": In(c.counter_bits),
     }
+
+
+def counter_tables(m: Module, c: MultiHashConfig) -> tuple[list, list]:
+    """The counter tables in block RAM, submodules ``table0``, ``table1``.. of ``m``: one
+    per hash function, ``c.table_size`` words of ``c.counter_bits`` bits, no initial
+    contents. Returns their synchronous read ports and their write ports, in table order.
+    """
+    reads, writes = [], []
+    for i in range(c.tables):
+        m.submodules[f"table{i}"] = mem = Memory(shape=c.counter_bits, depth=c.table_size,
+                                                 init=[])  # fmt: skip
+        reads.append(mem.read_port(domain="sync"))
+        writes.append(mem.write_port())
+    return reads, writes
 
 
 class Stage(Elaboratable):

@@ -38,7 +38,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..catalog import get_top
-from ..rtl._params import Checked
+from ..rtl import Checked
 from ..rtl.brr import Brr
 from ..rtl.dispatch_filter import DispatchFilter
 from . import soc

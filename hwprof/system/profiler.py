@@ -37,7 +37,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..catalog import CatalogError, get_top
 from ..golden.multihash import PRESETS
-from ..rtl._params import Checked
+from ..rtl import Checked
 from ..rtl.multihash import tuple_layout
 from ..rtl.multihash_config import multihash_config
 
