@@ -87,3 +87,18 @@ def test_paper_operating_point():
     # 62K instructions per interrupt, 4 instructions at one interrupt in two
     assert bh.PAPER_PERIOD == 31_000 == bh.PERIODS[-1]
     assert bh.jitter_for(62_000) == 2000  # 60K-64K
+
+
+def test_a_trace_shorter_than_an_interval_exits_2_and_writes_nothing(tmp_path, capsys):
+    from hwprof.traces.tracefile import LOAD, TraceWriter
+
+    path = tmp_path / "short.trace"
+    with TraceWriter(path, header={"program": "short", "argv": []}) as w:
+        w.write(kind=LOAD, pc=np.full(500, 0x401000, np.uint64), addr=0,
+                value=np.arange(500, dtype=np.uint64), size=8)  # fmt: skip
+        w.close(footer={})
+    out = tmp_path / "out"
+    assert main(["experiment", "burrows-hotlist", "--trace", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == "hwprof: error: no trace with a whole interval of loads\n"
+    assert not out.exists()

@@ -40,13 +40,17 @@ def test_every_pi_op_in_every_lane(seed):
     op_steps, _, _ = _new_rounds(seed)
     lanes = PARAMS["lanes"]
     decoded, fetched, reserved = set(), set(), set()
+    last_k = None
     for st in op_steps:
         for lane, (insn, _pc, _flag) in enumerate(st.update):
             d = decode(insn)
             if d.is_pi:
                 decoded.add((lane, d.op))
+                last_k = d.k
             elif insn & 0x707F == CUSTOM2:  # funct3 0 with a reserved bit: not a PI
                 reserved.add(lane)
+                # of the block's type: a decoder taking it for a PI extends the block
+                assert insn >> 29 == last_k
         fetched |= {(lane, decode(insn).op) for lane, (insn, _pc) in enumerate(st.fetch)
                     if decode(insn).is_pi}  # fmt: skip
     every = {(lane, op) for lane in range(lanes) for op in PI_OPS}
@@ -54,6 +58,31 @@ def test_every_pi_op_in_every_lane(seed):
     assert reserved == set(range(lanes))
     # each case's leader is fetched after it was learnt and unlocked: it skips
     assert sum(st.out.skip.bit_count() for st in op_steps) == lanes * len(PI_OPS)
+
+
+class _ReservedAsPi(ProfileFlagPredictor):
+    """The golden model with a fetch decoder that takes a custom-2 word of funct3 0 with a
+    reserved bit set for a PI (a mutant of the predictor RTL's fetch decode)."""
+
+    def fetch_lane(self, insn, pc):
+        if insn & 0x707F == CUSTOM2:
+            insn &= ~(0xF << 25)  # the reserved bits cleared: an add PI
+        return super().fetch_lane(insn, pc)
+
+
+def test_reserved_words_fetched_in_every_lane_at_a_leader(seed):
+    # the op-lane rounds fetch a reserved-bit word at a learnt leader in every lane:
+    # a fetch decoder that takes it for a PI predicts a skip there
+    marks = {}
+    steps = table_steps(random.Random(seed), PARAMS, marks=marks)
+    op_steps = steps[marks["op_lane"]:marks["lru"]]  # fmt: skip
+    reserved = {lane for st in op_steps for lane, (insn, _pc) in enumerate(st.fetch)
+                if insn & 0x707F == CUSTOM2 and not decode(insn).is_pi}  # fmt: skip
+    assert reserved == set(range(PARAMS["lanes"]))
+    mutant = _ReservedAsPi(**{**PARAMS, "fetch_latency": 0})
+    outs = [mutant.step(fetch=st.fetch, update=st.update, squash=st.squash) for st in steps]
+    differ = [n for n, (out, st) in enumerate(zip(outs, steps, strict=True)) if out != st.out]
+    assert differ and marks["op_lane"] <= differ[0] < marks["lru"]
 
 
 class _Evictions(ProfileFlagPredictor):

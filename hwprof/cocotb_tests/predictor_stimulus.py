@@ -27,6 +27,8 @@ set's last LRU update and its eviction (two random orders of the sets a pass).
 
 from __future__ import annotations
 
+import random
+
 from hwprof.golden.frontend import PredictorStep
 from hwprof.golden.isa_profile import CUSTOM2, NOP, PI_OPS, Insn, encode, encode_pflen
 from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
@@ -53,10 +55,12 @@ def _any_pi(rng, op, k):
                        rs2=rng.randrange(32), imm=imm))  # fmt: skip
 
 
-def _not_add(rng):
-    """A custom-2 word of funct3 0 (``add/b``) with a reserved bit 28:25 set: not a PI."""
-    return (CUSTOM2 | rng.randrange(1, 16) << 25 | rng.getrandbits(3) << 29
-            | rng.getrandbits(5) << 20 | rng.getrandbits(5) << 15 | rng.getrandbits(5) << 7)
+def _not_add(rng, k=None):
+    """A custom-2 word of funct3 0 (``add/b``) with a reserved bit 28:25 set: not a PI;
+    its type field ``k`` (random if None: the same draws either way)."""
+    reserved, drawn = rng.randrange(1, 16), rng.getrandbits(3)
+    rest = rng.getrandbits(5) << 20 | rng.getrandbits(5) << 15 | rng.getrandbits(5) << 7
+    return CUSTOM2 | reserved << 25 | (drawn if k is None else k) << 29 | rest
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
@@ -252,11 +256,16 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
     Each block (its own set within a batch of 8) is decoded in groups of ``lanes``
     from a lane-aligned start: NOPs, ``pflen``, the leader in lane ``lane``, PIs of
     random operations, the last PI (``op`` again) in lane ``lane``, then a custom-2
-    word of funct3 0 with a reserved bit set (not a PI: it ends the block) in the next
-    lane. A decoder that takes the leader or the last PI for something else, or the
-    word after for a PI, learns another block (no skip, or another ``follow``). The
+    word of funct3 0 with a reserved bit set and the block's type (not a PI: it ends the
+    block) in the next lane. A decoder that takes the leader or the last PI for
+    something else, or the word after for a PI (of the same type: the block goes on),
+    learns another block (no skip, or another ``follow``). The
     leader is then decoded again (unlocked), and after the batch every leader is
-    fetched in lane ``lane`` (after a ``pflen``), the fetch side's decoder of that lane.
+    fetched in lane ``lane`` (after a ``pflen``), the fetch side's decoder of that lane;
+    then fetched again in that lane with such a reserved-bit word at the leader's pc in
+    the PI's place: not a PI, so no lookup (a fetch decoder that takes it for a PI
+    predicts a skip). Its words come from an RNG of their own: the rounds after these
+    draw the same words as without it.
     """
     mask = (1 << c.addr_width) - 1
     cases = [(lane, op) for lane in range(c.lanes) for op in PI_OPS]
@@ -274,7 +283,7 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
             head.append((encode_pflen(length), leader - 4 & mask, 0))
             flat = head + [(_any_pi(rng, o, k), leader + 4 * j & mask, 0)
                            for j, o in enumerate(ops)]  # fmt: skip
-            flat.append((_not_add(rng), leader + 4 * length & mask, 0))
+            flat.append((_not_add(rng, k), leader + 4 * length & mask, 0))
             _decoded(c, cycle, decode, flat)
             unlock = head + [(_any_pi(rng, op, k), leader, 0), (NOP, leader + 4 & mask, 0)]
             _decoded(c, cycle, decode, unlock)
@@ -285,6 +294,11 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
         for leader, length, k, op, lane in learnt:
             flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
             flat += [(encode_pflen(length), leader - 4 & mask), (_any_pi(rng, op, k), leader)]
+        _fetched(c, cycle, fetch, flat)
+        words, flat = random.Random(start), []
+        for leader, length, _k, _op, lane in learnt:
+            flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
+            flat += [(encode_pflen(length), leader - 4 & mask), (_not_add(words), leader)]
         _fetched(c, cycle, fetch, flat)
 
 

@@ -355,7 +355,8 @@ def site_profiles(keys, interval_length: int, threshold: int, *, entries: int = 
     if m < 0:
         raise ValueError(f"more than {MAX_SITES} sites sampled in one interval")
     last = int(sites[-1]) if n else 0
-    return {"keys": out_key[:m], "counts": out_count[:m], "raw": out_raw[:m], "ends": ends,
+    return {"keys": out_key[:m].copy(), "counts": out_count[:m].copy(),
+            "raw": out_raw[:m].copy(), "ends": ends,
             "sites": sites, "held": held, "sampled": sampled, "site_pc": site_pc[:last],
             "site_samples": site_samples[:last], "site_level": site_level[:last]}  # fmt: skip
 
