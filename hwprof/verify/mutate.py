@@ -146,7 +146,7 @@ def _ports(verilog: str, top: str) -> list[tuple[str, str, str]]:
     """``(direction, range, name)`` of the top module's ports in Amaranth's Verilog."""
     start = re.search(rf"^module {re.escape(top)}\(", verilog, re.M)
     end = verilog.index("\nendmodule", start.end())
-    body = verilog[start.end():end]
+    body = verilog[start.end() : end]
     return re.findall(r"^\s*(input|output)\s+(\[[^\]]+\]\s+)?(\S+)\s*;", body, re.M)
 
 
@@ -158,7 +158,7 @@ def _wrapper(verilog: str, top: str) -> str:
     return (
         f"module {top}({names});\n{decls}\n"
         f"  reg [{CTRL_WIDTH - 1}:0] {CTRL} = 0;\n"
-        f"  initial if (!$value$plusargs(\"{CTRL}=%d\", {CTRL})) {CTRL} = 0;\n"
+        f'  initial if (!$value$plusargs("{CTRL}=%d", {CTRL})) {CTRL} = 0;\n'
         f"  {top}__mutants dut({conns}, .{CTRL}({CTRL}));\n"
         "endmodule\n"
     )
@@ -233,8 +233,13 @@ def _masked(verilog: str, top: str, core: str, name: str) -> str:
             assigns.append(f"  assign {n} = {n[:-9]}__valid ? {n}__raw : 0;")
         else:
             conns.append(f".{n}({n})")
-    return (f"module {name}({', '.join(n for _, _, n in ports)});\n" + "\n".join(decls)
-            + f"\n  {core} u({', '.join(conns)});\n" + "\n".join(assigns) + "\nendmodule\n")
+    return (
+        f"module {name}({', '.join(n for _, _, n in ports)});\n"
+        + "\n".join(decls)
+        + f"\n  {core} u({', '.join(conns)});\n"
+        + "\n".join(assigns)
+        + "\nendmodule\n"
+    )
 
 
 def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
@@ -298,8 +303,14 @@ def _only_x_set(before: str, after: str) -> bool:
         port_old, _, const_old = value_old.partition(" ")
         port_new, _, const_new = value_new.partition(" ")
         bits_old, bits_new = _const_bits(const_old), _const_bits(const_new)
-        if (head_old != "connect" or head_new != "connect" or port_old != port_new
-                or bits_old is None or bits_new is None or len(bits_old) != len(bits_new)):
+        if (
+            head_old != "connect"
+            or head_new != "connect"
+            or port_old != port_new
+            or bits_old is None
+            or bits_new is None
+            or len(bits_old) != len(bits_new)
+        ):
             return False
         if any(o != n and o != "x" for o, n in zip(bits_old, bits_new, strict=True)):
             return False
@@ -348,8 +359,12 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
                    f"tee -q -o muxed{i}.txt select -count c:*mutate*\n{rounds}"
                    f"tee -q -o left{i}.txt select -count c:*mutate*\n")  # fmt: skip
     try:
-        _yosys(script, workdir, check=False,
-               timeout=None if timeout is None else timeout * (1 + len(commands)))
+        _yosys(
+            script,
+            workdir,
+            check=False,
+            timeout=None if timeout is None else timeout * (1 + len(commands)),
+        )
     except subprocess.TimeoutExpired:
         pass
 
@@ -400,10 +415,12 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "gold.v").write_text(
         verilog.replace(f"module {top}(", f"module {top}__gold(")
-        + _masked(verilog, top, f"{top}__gold", "gold"))
+        + _masked(verilog, top, f"{top}__gold", "gold")
+    )
     (workdir / "gate.v").write_text(
         mutant_v.replace(f"module {top}(", f"module {top}__gate(")
-        + _masked(verilog, top, f"{top}__gate", "gate"))
+        + _masked(verilog, top, f"{top}__gate", "gate")
+    )
     script = (
         "read_verilog -sv gold.v\nprep -top gold\nflatten\ndesign -stash gold\n"
         "read_verilog -sv gate.v\nprep -top gate\nflatten\ndesign -stash gate\n"
@@ -426,8 +443,10 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
         return False, f"no difference in {maxsteps} cycles from reset, not proved equivalent"
     if rc is None:
         steps = re.findall(r"\[base case (\d+)\]", log)
-        return False, (f"no verdict in {timeout:.0f} s (no difference in "
-                       f"{max(0, int(steps[-1]) - 1) if steps else 0} cycles from reset)")
+        return False, (
+            f"no verdict in {timeout:.0f} s (no difference in "
+            f"{max(0, int(steps[-1]) - 1) if steps else 0} cycles from reset)"
+        )
     return False, "equivalence check failed: " + " ".join(log.splitlines()[-3:])
 
 
@@ -668,18 +687,36 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             build_dir = _build(top.name, text, Path(build_root))
             command = capture_test_command(top, build_dir, env, seed)
             timeout = _original_passes(
-                "cocotb", lambda i, t: run_regression(command, build_dir, i, t), len(pending),
-                out, 60.0, f"{build_dir}/run-0.log")
-            _run_mutant_units(report, pending, text, out, run_options, journal, bench, cycles,
-                              {"top": top.name, "verilog": verilog, "command": command,
-                               "build_dir": str(build_dir), "timeout": timeout,
-                               "equiv_timeout": equiv_timeout, "cheap": native is None,
-                               "workdir": None if workdir is None else str(work.absolute())})
+                "cocotb",
+                lambda i, t: run_regression(command, build_dir, i, t),
+                len(pending),
+                out,
+                60.0,
+                f"{build_dir}/run-0.log",
+            )
+            _run_mutant_units(
+                report,
+                pending,
+                text,
+                out,
+                run_options,
+                journal,
+                bench,
+                cycles,
+                {
+                    "top": top.name,
+                    "verilog": verilog,
+                    "command": command,
+                    "build_dir": str(build_dir),
+                    "timeout": timeout,
+                    "equiv_timeout": equiv_timeout,
+                    "cheap": native is None,
+                    "workdir": None if workdir is None else str(work.absolute()),
+                },
+            )
     report.seconds = time.monotonic() - start
     out(report.summary())
     for m in report.mutants:
         if m.status == "survived":
             out(f"  survivor {m.index}: {m.src}: {m.command}")
     return report
-
-
