@@ -127,7 +127,7 @@ def test_late_create_rounds(seed):
     with a later lane ``i`` below it and above it; every block skips when fetched."""
     marks = {}
     steps = table_steps(random.Random(seed), PARAMS, marks=marks)
-    late = steps[marks["late_create"]:]
+    late = steps[marks["late_create"]:marks["two_starts"]]  # fmt: skip
     lanes = PARAMS["lanes"]
     seen = set()
     for st in late:
@@ -145,6 +145,24 @@ def test_late_create_rounds(seed):
     created = len(cases) + sum(1 for cl, _ in cases if cl > 0)
     assert sum(st.out.skip.bit_count() for st in late) == 2 * created
 
+
+def test_two_start_rounds(seed):
+    """Every pair of lanes a < b - 1 starts two blocks in one group (PIs in lanes a and
+    b only, b's at least min_block words above a's); the block of lane a, fetched after
+    its leader unlocked it, does not skip (its follow is its leader's word + 1)."""
+    marks = {}
+    steps = table_steps(random.Random(seed), PARAMS, marks=marks)
+    rounds = steps[marks["two_starts"]:]  # fmt: skip
+    lanes = PARAMS["lanes"]
+    pairs, fetched = set(), 0
+    for st in rounds:
+        pis = [(n, pc) for n, (insn, pc, _f) in enumerate(st.update) if decode(insn).is_pi]
+        if len(st.update) == lanes and len(pis) == 2 and pis[1][0] > pis[0][0] + 1:
+            assert pis[1][1] - pis[0][1] >= 4 * PARAMS["min_block"]
+            pairs.add((pis[0][0], pis[1][0]))
+        fetched += sum(decode(insn).is_pi for insn, _pc in st.fetch)
+    assert pairs == {(a, b) for a in range(lanes) for b in range(a + 2, lanes)}
+    assert fetched == len(pairs) and not any(st.out.skip for st in rounds)
 
 def test_reset_passes(seed):
     """After each reset the old blocks do not skip; each block filled again skips in

@@ -64,7 +64,8 @@ def _not_add(rng, k=None):
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
-                ops_and_lru=True, lru_passes=12, late_create=True, marks=None):
+                ops_and_lru=True, lru_passes=12, late_create=True, two_starts=True,
+                marks=None):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -78,8 +79,9 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
     (after them: the steps before do not change), :func:`op_lane_rounds` and
     ``lru_passes`` passes of :func:`lru_rounds`, and, with ``late_create`` (after
-    them), :func:`late_create_rounds` (``marks``, a dict: the index of the
-    first step of each of the last rounds, by name). Each round ends
+    them), :func:`late_create_rounds`, and, with ``two_starts`` (after them),
+    :func:`two_start_rounds` (``marks``, a dict: the index of the first step of each
+    of the last rounds, by name). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
     after every 8 sets of the fill.
@@ -231,8 +233,39 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     if late_create:
         marks["late_create"] = len(steps)
         late_create_rounds(c, rng, cycle, decode, fetch, sets)
+    if two_starts:
+        marks["two_starts"] = len(steps)
+        two_start_rounds(c, cycle, decode, fetch, sets)
     return steps
 
+
+def two_start_rounds(c, cycle, decode, fetch, sets):
+    """Two blocks started in one decode group: for every pair of lanes ``a < b - 1``, a
+    new block A's leader alone in lane ``a`` (A is created: length 1) and another
+    block's PI at least ``min_block`` words above it in lane ``b`` (NOPs between and
+    around); A is then unlocked by its leader and fetched: it does not skip (a decoder
+    that takes lane ``b`` for one on A's row grows A's follow to lane ``b``'s, and A
+    skips). Its own RNG: the rounds before draw the same words as without it.
+    """
+    rng = random.Random(len(sets))
+    mask = (1 << c.addr_width) - 1
+    pairs = [(a, b) for a in range(c.lanes) for b in range(a + 2, c.lanes)]
+    learnt = []
+    for (a, b), s in zip(pairs, rng.sample(sets, len(pairs)), strict=True):
+        k = rng.randrange(c.n_flags)
+        leader = (rng.getrandbits(c.tag_bits) << c.index_bits | s) << 2 & mask
+        group = [(NOP, 0, 0)] * c.lanes
+        group[a] = (_pi(k), leader, 0)
+        group[b] = (_pi(k), leader + 4 * (c.min_block + rng.randint(0, 8)) & mask, 0)
+        _decoded(c, cycle, decode, [(NOP, 0, 0)] * c.lanes + group + [(NOP, 0, 0)] * c.lanes)
+        _decoded(c, cycle, decode, [(_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)])
+        learnt.append((leader, k))
+    for _ in range(c.update_latency + 2):
+        cycle(0, take=0)
+    flat = []
+    for leader, k in learnt:
+        flat += [(encode_pflen(1), leader - 4 & mask), (_pi(k), leader)]
+    _fetched(c, cycle, fetch, flat)
 
 def _decoded(c, cycle, decode, flat):
     """Decode ``flat`` in groups of ``lanes`` (directed: no squash)."""
