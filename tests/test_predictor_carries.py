@@ -34,15 +34,19 @@ FAULTS = {
 
 def test_exact_carry_rounds_come_last(seed):
     """The rounds are appended: without them, the same steps (a prefix); so are the
-    op-lane and LRU rounds after them, and the late-create rounds after those."""
+    op-lane and LRU rounds after them, the late-create rounds after those and the
+    two-start rounds last."""
     old = table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False,
-                      late_create=False)  # fmt: skip
-    carries = table_steps(random.Random(seed), PARAMS, ops_and_lru=False, late_create=False)
-    lru = table_steps(random.Random(seed), PARAMS, late_create=False)
+                      late_create=False, two_starts=False)  # fmt: skip
+    carries = table_steps(random.Random(seed), PARAMS, ops_and_lru=False, late_create=False,
+                          two_starts=False)  # fmt: skip
+    lru = table_steps(random.Random(seed), PARAMS, late_create=False, two_starts=False)
+    late = table_steps(random.Random(seed), PARAMS, two_starts=False)
     new = table_steps(random.Random(seed), PARAMS)
     assert len(carries) > len(old) and carries[:len(old)] == old
     assert len(lru) > len(carries) and lru[:len(carries)] == carries
-    assert len(new) > len(lru) and new[:len(lru)] == lru
+    assert len(late) > len(lru) and late[:len(lru)] == lru
+    assert len(new) > len(late) and new[:len(late)] == late
 
 
 #: a few minutes each on the Amaranth simulator (the whole stimulus, about 14,000 cycles)
@@ -52,7 +56,7 @@ def test_exact_carries_catch_a_follow_compare_fault(fault, seed):
     mutant = GreaterFault(**FAULTS[fault], **PARAMS)
     steps = table_steps(random.Random(seed), PARAMS)
     old = len(table_steps(random.Random(seed), PARAMS, exact_carries=False, ops_and_lru=False,
-                          late_create=False))  # fmt: skip
+                          late_create=False, two_starts=False))  # fmt: skip
     mismatch = compare(mutant, PARAMS["lanes"], steps)
     assert mutant.greater_calls == 18, "the call order of the compare trees changed"
     assert mismatch is not None, f"seed {seed}: {fault} not caught in {len(steps)} cycles"

@@ -40,13 +40,17 @@ def test_every_pi_op_in_every_lane(seed):
     op_steps, _, _ = _new_rounds(seed)
     lanes = PARAMS["lanes"]
     decoded, fetched, reserved = set(), set(), set()
+    last_k = None
     for st in op_steps:
         for lane, (insn, _pc, _flag) in enumerate(st.update):
             d = decode(insn)
             if d.is_pi:
                 decoded.add((lane, d.op))
+                last_k = d.k
             elif insn & 0x707F == CUSTOM2:  # funct3 0 with a reserved bit: not a PI
                 reserved.add(lane)
+                # of the block's type: a decoder taking it for a PI extends the block
+                assert insn >> 29 == last_k
         fetched |= {(lane, decode(insn).op) for lane, (insn, _pc) in enumerate(st.fetch)
                     if decode(insn).is_pi}  # fmt: skip
     every = {(lane, op) for lane in range(lanes) for op in PI_OPS}
@@ -54,6 +58,31 @@ def test_every_pi_op_in_every_lane(seed):
     assert reserved == set(range(lanes))
     # each case's leader is fetched after it was learnt and unlocked: it skips
     assert sum(st.out.skip.bit_count() for st in op_steps) == lanes * len(PI_OPS)
+
+
+class _ReservedAsPi(ProfileFlagPredictor):
+    """The golden model with a fetch decoder that takes a custom-2 word of funct3 0 with a
+    reserved bit set for a PI (a mutant of the predictor RTL's fetch decode)."""
+
+    def fetch_lane(self, insn, pc):
+        if insn & 0x707F == CUSTOM2:
+            insn &= ~(0xF << 25)  # the reserved bits cleared: an add PI
+        return super().fetch_lane(insn, pc)
+
+
+def test_reserved_words_fetched_in_every_lane_at_a_leader(seed):
+    # the op-lane rounds fetch a reserved-bit word at a learnt leader in every lane:
+    # a fetch decoder that takes it for a PI predicts a skip there
+    marks = {}
+    steps = table_steps(random.Random(seed), PARAMS, marks=marks)
+    op_steps = steps[marks["op_lane"]:marks["lru"]]  # fmt: skip
+    reserved = {lane for st in op_steps for lane, (insn, _pc) in enumerate(st.fetch)
+                if insn & 0x707F == CUSTOM2 and not decode(insn).is_pi}  # fmt: skip
+    assert reserved == set(range(PARAMS["lanes"]))
+    mutant = _ReservedAsPi(**{**PARAMS, "fetch_latency": 0})
+    outs = [mutant.step(fetch=st.fetch, update=st.update, squash=st.squash) for st in steps]
+    differ = [n for n, (out, st) in enumerate(zip(outs, steps, strict=True)) if out != st.out]
+    assert differ and marks["op_lane"] <= differ[0] < marks["lru"]
 
 
 class _Evictions(ProfileFlagPredictor):
@@ -64,7 +93,7 @@ class _Evictions(ProfileFlagPredictor):
         self.cycle, self.evicted = 0, []
 
     def _update(self, pc, leader, flag, declared=None):
-        _, index, tag = self._split(leader)
+        _, index, tag = self.split(leader)
         before = [(e.valid, e.tag) for e in self.table[index]]
         super()._update(pc, leader, flag, declared)
         for way, entry in enumerate(self.table[index]):
@@ -98,7 +127,7 @@ def test_late_create_rounds(seed):
     with a later lane ``i`` below it and above it; every block skips when fetched."""
     marks = {}
     steps = table_steps(random.Random(seed), PARAMS, marks=marks)
-    late = steps[marks["late_create"]:]
+    late = steps[marks["late_create"]:marks["two_starts"]]  # fmt: skip
     lanes = PARAMS["lanes"]
     seen = set()
     for st in late:
@@ -116,6 +145,24 @@ def test_late_create_rounds(seed):
     created = len(cases) + sum(1 for cl, _ in cases if cl > 0)
     assert sum(st.out.skip.bit_count() for st in late) == 2 * created
 
+
+def test_two_start_rounds(seed):
+    """Every pair of lanes a < b - 1 starts two blocks in one group (PIs in lanes a and
+    b only, b's at least min_block words above a's); the block of lane a, fetched after
+    its leader unlocked it, does not skip (its follow is its leader's word + 1)."""
+    marks = {}
+    steps = table_steps(random.Random(seed), PARAMS, marks=marks)
+    rounds = steps[marks["two_starts"]:]  # fmt: skip
+    lanes = PARAMS["lanes"]
+    pairs, fetched = set(), 0
+    for st in rounds:
+        pis = [(n, pc) for n, (insn, pc, _f) in enumerate(st.update) if decode(insn).is_pi]
+        if len(st.update) == lanes and len(pis) == 2 and pis[1][0] > pis[0][0] + 1:
+            assert pis[1][1] - pis[0][1] >= 4 * PARAMS["min_block"]
+            pairs.add((pis[0][0], pis[1][0]))
+        fetched += sum(decode(insn).is_pi for insn, _pc in st.fetch)
+    assert pairs == {(a, b) for a in range(lanes) for b in range(a + 2, lanes)}
+    assert fetched == len(pairs) and not any(st.out.skip for st in rounds)
 
 def test_reset_passes(seed):
     """After each reset the old blocks do not skip; each block filled again skips in

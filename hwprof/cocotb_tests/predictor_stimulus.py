@@ -27,6 +27,8 @@ set's last LRU update and its eviction (two random orders of the sets a pass).
 
 from __future__ import annotations
 
+import random
+
 from hwprof.golden.frontend import PredictorStep
 from hwprof.golden.isa_profile import CUSTOM2, NOP, PI_OPS, Insn, encode, encode_pflen
 from hwprof.golden.predictor import PredictorConfig, ProfileFlagPredictor
@@ -53,14 +55,17 @@ def _any_pi(rng, op, k):
                        rs2=rng.randrange(32), imm=imm))  # fmt: skip
 
 
-def _not_add(rng):
-    """A custom-2 word of funct3 0 (``add/b``) with a reserved bit 28:25 set: not a PI."""
-    return (CUSTOM2 | rng.randrange(1, 16) << 25 | rng.getrandbits(3) << 29
-            | rng.getrandbits(5) << 20 | rng.getrandbits(5) << 15 | rng.getrandbits(5) << 7)
+def _not_add(rng, k=None):
+    """A custom-2 word of funct3 0 (``add/b``) with a reserved bit 28:25 set: not a PI;
+    its type field ``k`` (random if None: the same draws either way)."""
+    reserved, drawn = rng.randrange(1, 16), rng.getrandbits(3)
+    rest = rng.getrandbits(5) << 20 | rng.getrandbits(5) << 15 | rng.getrandbits(5) << 7
+    return CUSTOM2 | reserved << 25 | (drawn if k is None else k) << 29 | rest
 
 
 def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
-                ops_and_lru=True, lru_passes=12, late_create=True, marks=None):
+                ops_and_lru=True, lru_passes=12, late_create=True, two_starts=True,
+                marks=None):
     """Golden steps (``fetch_latency`` 0: the cocotb replay shifts them itself).
 
     Rounds: fill (every set's first ``ways`` blocks, each visited twice with its
@@ -74,8 +79,9 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     a carry at every bit (:func:`exact_carry_rounds`), and, with ``ops_and_lru``
     (after them: the steps before do not change), :func:`op_lane_rounds` and
     ``lru_passes`` passes of :func:`lru_rounds`, and, with ``late_create`` (after
-    them), :func:`late_create_rounds` (``marks``, a dict: the index of the
-    first step of each of the last rounds, by name). Each round ends
+    them), :func:`late_create_rounds`, and, with ``two_starts`` (after them),
+    :func:`two_start_rounds` (``marks``, a dict: the index of the first step of each
+    of the last rounds, by name). Each round ends
     with a sweep that fetches every leader, after a probe: PIs of tag 0 in every
     set (no block has it; a valid bit set on a way never written would show), also
     after every 8 sets of the fill.
@@ -194,7 +200,7 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     run()
     for row in blocks:  # and the block it evicted, learnt again out of order
         for block in row[:-1]:
-            if golden._find(*golden._split(block[0])[1:]) is None:
+            if golden.find(*golden.split(block[0])[1:]) is None:
                 visit(block, 0, jumbled=True)
                 visit(block, 0)
     run()
@@ -227,8 +233,39 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     if late_create:
         marks["late_create"] = len(steps)
         late_create_rounds(c, rng, cycle, decode, fetch, sets)
+    if two_starts:
+        marks["two_starts"] = len(steps)
+        two_start_rounds(c, cycle, decode, fetch, sets)
     return steps
 
+
+def two_start_rounds(c, cycle, decode, fetch, sets):
+    """Two blocks started in one decode group: for every pair of lanes ``a < b - 1``, a
+    new block A's leader alone in lane ``a`` (A is created: length 1) and another
+    block's PI at least ``min_block`` words above it in lane ``b`` (NOPs between and
+    around); A is then unlocked by its leader and fetched: it does not skip (a decoder
+    that takes lane ``b`` for one on A's row grows A's follow to lane ``b``'s, and A
+    skips). Its own RNG: the rounds before draw the same words as without it.
+    """
+    rng = random.Random(len(sets))
+    mask = (1 << c.addr_width) - 1
+    pairs = [(a, b) for a in range(c.lanes) for b in range(a + 2, c.lanes)]
+    learnt = []
+    for (a, b), s in zip(pairs, rng.sample(sets, len(pairs)), strict=True):
+        k = rng.randrange(c.n_flags)
+        leader = (rng.getrandbits(c.tag_bits) << c.index_bits | s) << 2 & mask
+        group = [(NOP, 0, 0)] * c.lanes
+        group[a] = (_pi(k), leader, 0)
+        group[b] = (_pi(k), leader + 4 * (c.min_block + rng.randint(0, 8)) & mask, 0)
+        _decoded(c, cycle, decode, [(NOP, 0, 0)] * c.lanes + group + [(NOP, 0, 0)] * c.lanes)
+        _decoded(c, cycle, decode, [(_pi(k), leader, 0), (NOP, leader + 4 & mask, 0)])
+        learnt.append((leader, k))
+    for _ in range(c.update_latency + 2):
+        cycle(0, take=0)
+    flat = []
+    for leader, k in learnt:
+        flat += [(encode_pflen(1), leader - 4 & mask), (_pi(k), leader)]
+    _fetched(c, cycle, fetch, flat)
 
 def _decoded(c, cycle, decode, flat):
     """Decode ``flat`` in groups of ``lanes`` (directed: no squash)."""
@@ -252,11 +289,16 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
     Each block (its own set within a batch of 8) is decoded in groups of ``lanes``
     from a lane-aligned start: NOPs, ``pflen``, the leader in lane ``lane``, PIs of
     random operations, the last PI (``op`` again) in lane ``lane``, then a custom-2
-    word of funct3 0 with a reserved bit set (not a PI: it ends the block) in the next
-    lane. A decoder that takes the leader or the last PI for something else, or the
-    word after for a PI, learns another block (no skip, or another ``follow``). The
+    word of funct3 0 with a reserved bit set and the block's type (not a PI: it ends the
+    block) in the next lane. A decoder that takes the leader or the last PI for
+    something else, or the word after for a PI (of the same type: the block goes on),
+    learns another block (no skip, or another ``follow``). The
     leader is then decoded again (unlocked), and after the batch every leader is
-    fetched in lane ``lane`` (after a ``pflen``), the fetch side's decoder of that lane.
+    fetched in lane ``lane`` (after a ``pflen``), the fetch side's decoder of that lane;
+    then fetched again in that lane with such a reserved-bit word at the leader's pc in
+    the PI's place: not a PI, so no lookup (a fetch decoder that takes it for a PI
+    predicts a skip). Its words come from an RNG of their own: the rounds after these
+    draw the same words as without it.
     """
     mask = (1 << c.addr_width) - 1
     cases = [(lane, op) for lane in range(c.lanes) for op in PI_OPS]
@@ -274,7 +316,7 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
             head.append((encode_pflen(length), leader - 4 & mask, 0))
             flat = head + [(_any_pi(rng, o, k), leader + 4 * j & mask, 0)
                            for j, o in enumerate(ops)]  # fmt: skip
-            flat.append((_not_add(rng), leader + 4 * length & mask, 0))
+            flat.append((_not_add(rng, k), leader + 4 * length & mask, 0))
             _decoded(c, cycle, decode, flat)
             unlock = head + [(_any_pi(rng, op, k), leader, 0), (NOP, leader + 4 & mask, 0)]
             _decoded(c, cycle, decode, unlock)
@@ -285,6 +327,11 @@ def op_lane_rounds(c, rng, cycle, decode, fetch, sets):
         for leader, length, k, op, lane in learnt:
             flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
             flat += [(encode_pflen(length), leader - 4 & mask), (_any_pi(rng, op, k), leader)]
+        _fetched(c, cycle, fetch, flat)
+        words, flat = random.Random(start), []
+        for leader, length, _k, _op, lane in learnt:
+            flat += [(NOP, 0)] * ((lane - 1 - len(flat)) % c.lanes)
+            flat += [(encode_pflen(length), leader - 4 & mask), (_not_add(words), leader)]
         _fetched(c, cycle, fetch, flat)
 
 

@@ -80,10 +80,10 @@ BURST_FRACTION = 256
 STRATIFIED_RATES = (16, 256)
 STRATIFIED_ENTRIES = 2048
 #: Loads used per program and configuration (the first ones after the trace's skip).
-FULL = {"10k": 1_000_000, "1m": 4_000_000}
+FULL = {"10k": 2_000_000, "1m": 10_000_000}
 QUICK = {"10k": 300_000, "1m": 1_000_000}
 #: The whole-profile measure (sec. 5.3.1 invariance error): the first loads of a program.
-PREFIX = {"full": 5_000_000, "quick": 1_000_000}
+PREFIX = {"full": 10_000_000, "quick": 1_000_000}
 #: The stratified-values compressors set beside it (one message per 256 loads).
 INVARIANCE_COMPRESSORS = ("R_256", "H[P_256]_2048")
 QUICK_SEEDS = 2
