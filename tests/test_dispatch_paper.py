@@ -362,9 +362,9 @@ def follow_grows_only_from_ignored_pis(cls):
     # then a dispatched PI branch jumped over ordinary instructions to leader + 40
     p.step(update=[(pi(k=0), 0x200, 1), (pi(k=1), leader, 1)])
     p.step(update=[(pi(k=1), leader + 40, 1), (NOP, leader + 44, 1)])
-    way = p._find(*p._split(leader)[1:])
+    way = p.find(*p.split(leader)[1:])
     assert way is not None
-    assert p.table[p._split(leader)[1]][way].follow << 2 == leader + 12, "follow grew"
+    assert p.table[p.split(leader)[1]][way].follow << 2 == leader + 12, "follow grew"
 
 
 def push_onto_full_stack_keeps_the_top(cls):

@@ -93,7 +93,7 @@ class _Evictions(ProfileFlagPredictor):
         self.cycle, self.evicted = 0, []
 
     def _update(self, pc, leader, flag, declared=None):
-        _, index, tag = self._split(leader)
+        _, index, tag = self.split(leader)
         before = [(e.valid, e.tag) for e in self.table[index]]
         super()._update(pc, leader, flag, declared)
         for way, entry in enumerate(self.table[index]):

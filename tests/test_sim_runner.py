@@ -1,12 +1,15 @@
 """The Verilator environment and build sharing of hwprof.sim.runner."""
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from hwprof.catalog import TOPS
-from hwprof.sim.runner import build_lock, verilator_environment
+from hwprof.sim.runner import build_lock, build_model, simulator_command, verilator_environment
+from hwprof.synth import to_verilog
 from hwprof.verify.regress import run_top_regression
 
 
@@ -44,8 +47,47 @@ def test_runtime_library_is_compiled_once_and_reused(tmp_path, seed):
     assert "-o verilated_vpi.o" not in second_log and "verilated_vpi.o" in second_log  # linked
 
 
-@pytest.mark.parametrize("value, expected",
-                         [("", "build/sim"), ("/tmp/x/sim-shared", "/tmp/x/sim-shared")])
+def _replay(command, results, params):
+    env = {**command["env"], "COCOTB_RESULTS_FILE": str(results),
+           "HWPROF_PARAMS": json.dumps(params)}  # fmt: skip
+    for cmd in command["cmds"]:
+        subprocess.run(cmd, cwd=command["cwd"], env=env, capture_output=True, timeout=300)
+    from cocotb_tools.runner import get_results
+
+    return get_results(results)
+
+
+@pytest.mark.cocotb
+def test_the_captured_simulator_command_runs_the_test(tmp_path, seed):
+    """Replayed without the runner, the captured command runs the check: it passes on the
+    build's own parameters and fails on other ones."""
+    top = TOPS["lfsr"]
+    params = top.resolve({"width": 8})
+    build_dir = tmp_path / "lfsr"
+    # the default build root: its runtime objects are reused (a new one compiles them)
+    exe = build_model(to_verilog(top.construct({"width": 8}), "lfsr"), "lfsr", build_dir)
+    assert exe == build_dir.resolve() / "lfsr" and exe.exists()
+    extra = {"HWPROF_SEED": str(seed), "HWPROF_CYCLES": "500"}
+    command = simulator_command(top.cocotb_module, "lfsr", build_dir, extra_env=extra, seed=seed)
+    assert command["cmds"] == [[str(exe)]], command["cmds"]
+    assert command["env"]["COCOTB_TOPLEVEL"] == "lfsr"
+    assert command["env"]["COCOTB_RANDOM_SEED"] == str(seed)
+    assert "SIM_CMD_PREFIX" not in command["env"] and "SIM_CMD_PREFIX" not in os.environ
+    assert _replay(command, tmp_path / "good.xml", params) == (1, 0), f"seed {seed}"
+    wrong = {**params, "seed": params["seed"] ^ 1}
+    tests, failed = _replay(command, tmp_path / "wrong.xml", wrong)
+    assert tests >= 1 and failed >= 1, f"a wrong golden model passed, seed {seed}"
+
+
+def test_a_failing_build_names_its_log(tmp_path):
+    with pytest.raises(RuntimeError, match=r"verilator failed .*build\.log"):
+        build_model("module broken(input a\n", "broken", tmp_path / "b", build_root=tmp_path)
+    assert "%Error" in (tmp_path / "b" / "build.log").read_text()
+
+
+@pytest.mark.parametrize(
+    "value, expected", [("", "build/sim"), ("/tmp/x/sim-shared", "/tmp/x/sim-shared")]
+)
 def test_build_root_follows_hwprof_sim_build(value, expected):
     """``HWPROF_SIM_BUILD`` selects the build root."""
     import subprocess

@@ -200,7 +200,7 @@ def table_steps(rng, params, squash_rate=0.01, carries=256, exact_carries=True,
     run()
     for row in blocks:  # and the block it evicted, learnt again out of order
         for block in row[:-1]:
-            if golden._find(*golden._split(block[0])[1:]) is None:
+            if golden.find(*golden.split(block[0])[1:]) is None:
                 visit(block, 0, jumbled=True)
                 visit(block, 0)
     run()

@@ -275,7 +275,7 @@ class GoldenMemo:
         self.pcs = [int(pc) for pc in pcs]  # leader id -> byte address
         self.length = length
         self.p = ProfileFlagPredictor(**PREDICTOR)
-        self.lid_set = np.array([self.p._split(pc)[1] for pc in self.pcs], np.int64)
+        self.lid_set = np.array([self.p.split(pc)[1] for pc in self.pcs], np.int64)
         ways = self.p.config.ways
         empty = (tuple((0, 0, 0, 0, 0) for _ in range(ways)), 0)
         self.states = [empty]
@@ -298,7 +298,7 @@ class GoldenMemo:
 
     def _learn(self, sid: int, lid: int, flag: int) -> None:
         p, pc = self.p, self.pcs[lid]
-        _, index, _ = p._split(pc)
+        _, index, _ = p.split(pc)
         entries, mru = self.states[sid]
         p.table[index] = [Entry(*e) for e in entries]
         p.mru[index] = mru

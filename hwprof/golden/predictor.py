@@ -190,12 +190,14 @@ class ProfileFlagPredictor:
         self._delayed = None  # outputs of the last cycle (fetch_latency=1)
 
     # ---------------------------------------------------------------- address
-    def _split(self, pc: int) -> tuple[int, int, int]:
+    def split(self, pc: int) -> tuple[int, int, int]:
+        """``pc``'s word address (in the table's range), set index and tag."""
         c = self.config
         word = pc >> 2 & ((1 << c.word_bits) - 1)
         return word, word & (c.sets - 1), word >> c.index_bits
 
-    def _find(self, index: int, tag: int):
+    def find(self, index: int, tag: int) -> int | None:
+        """The way of set ``index`` holding a valid entry of ``tag``, or None."""
         for way, entry in enumerate(self.table[index]):
             if entry.valid and entry.tag == tag:
                 return way
@@ -217,8 +219,8 @@ class ProfileFlagPredictor:
         if d.kind == "pci" and d.op in ("setpf", "resetpf") and d.k < c.n_flags:
             self._bits = self._bits & ~(1 << d.k) | int(d.op == "setpf") << d.k
         if d.is_pi and self._aligned(pc):
-            word, index, tag = self._split(pc)
-            way = self._find(index, tag)
+            word, index, tag = self.split(pc)
+            way = self.find(index, tag)
             if way is not None:
                 entry = self.table[index][way]
                 length = (entry.follow - word) & ((1 << c.word_bits) - 1)
@@ -286,8 +288,8 @@ class ProfileFlagPredictor:
             return
         mask = (1 << c.word_bits) - 1
         word = pc >> 2 & mask
-        lword, index, tag = self._split(leader)
-        way = self._find(index, tag)
+        lword, index, tag = self.split(leader)
+        way = self.find(index, tag)
         if way is None:
             if flag:
                 return

@@ -35,7 +35,6 @@ import hashlib
 import json
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -44,15 +43,11 @@ from pathlib import Path
 
 from ..catalog import Top
 from ..sim.runner import (
-    COCOTB_TESTS,
     DEFAULT_BUILD_ROOT,
-    VERILATOR_WAIVED_WARNINGS,
-    _keep_runtime_objects,
-    _reuse_runtime_objects,
-    _runtime_cache_dir,
+    WAIVER_ARGS,
     build_dir_for,
-    build_lock,
-    verilator_environment,
+    build_model,
+    simulator_command,
 )
 from ..synth import to_verilog
 from ..synth.area import run_yosys
@@ -63,7 +58,7 @@ CTRL = "mutsel"
 # A mutation may close a combinational loop that is live only when its mutant is
 # selected (UNOPTFLAT); warnings never fail a mutant build (the netlists are yosys',
 # not ours), the original design's own build keeps its named waivers only.
-_BUILD_ARGS = [*(f"-Wno-{w}" for w in VERILATOR_WAIVED_WARNINGS), "-Wno-UNOPTFLAT", "-Wno-fatal"]
+_BUILD_ARGS = [*WAIVER_ARGS, "-Wno-UNOPTFLAT", "-Wno-fatal"]
 CTRL_WIDTH = 16
 #: The flattened design as yosys JSON (for :func:`flop_renames`), in the work directory.
 FLAT_JSON = "flat.json"
@@ -151,7 +146,7 @@ def _ports(verilog: str, top: str) -> list[tuple[str, str, str]]:
     """``(direction, range, name)`` of the top module's ports in Amaranth's Verilog."""
     start = re.search(rf"^module {re.escape(top)}\(", verilog, re.M)
     end = verilog.index("\nendmodule", start.end())
-    body = verilog[start.end():end]
+    body = verilog[start.end() : end]
     return re.findall(r"^\s*(input|output)\s+(\[[^\]]+\]\s+)?(\S+)\s*;", body, re.M)
 
 
@@ -163,7 +158,7 @@ def _wrapper(verilog: str, top: str) -> str:
     return (
         f"module {top}({names});\n{decls}\n"
         f"  reg [{CTRL_WIDTH - 1}:0] {CTRL} = 0;\n"
-        f"  initial if (!$value$plusargs(\"{CTRL}=%d\", {CTRL})) {CTRL} = 0;\n"
+        f'  initial if (!$value$plusargs("{CTRL}=%d", {CTRL})) {CTRL} = 0;\n'
         f"  {top}__mutants dut({conns}, .{CTRL}({CTRL}));\n"
         "endmodule\n"
     )
@@ -238,8 +233,13 @@ def _masked(verilog: str, top: str, core: str, name: str) -> str:
             assigns.append(f"  assign {n} = {n[:-9]}__valid ? {n}__raw : 0;")
         else:
             conns.append(f".{n}({n})")
-    return (f"module {name}({', '.join(n for _, _, n in ports)});\n" + "\n".join(decls)
-            + f"\n  {core} u({', '.join(conns)});\n" + "\n".join(assigns) + "\nendmodule\n")
+    return (
+        f"module {name}({', '.join(n for _, _, n in ports)});\n"
+        + "\n".join(decls)
+        + f"\n  {core} u({', '.join(conns)});\n"
+        + "\n".join(assigns)
+        + "\nendmodule\n"
+    )
 
 
 def _equiv_matched(verilog: str, top: str, command: str | None, mutant_v: str,
@@ -303,8 +303,14 @@ def _only_x_set(before: str, after: str) -> bool:
         port_old, _, const_old = value_old.partition(" ")
         port_new, _, const_new = value_new.partition(" ")
         bits_old, bits_new = _const_bits(const_old), _const_bits(const_new)
-        if (head_old != "connect" or head_new != "connect" or port_old != port_new
-                or bits_old is None or bits_new is None or len(bits_old) != len(bits_new)):
+        if (
+            head_old != "connect"
+            or head_new != "connect"
+            or port_old != port_new
+            or bits_old is None
+            or bits_new is None
+            or len(bits_old) != len(bits_new)
+        ):
             return False
         if any(o != n and o != "x" for o, n in zip(bits_old, bits_new, strict=True)):
             return False
@@ -353,8 +359,12 @@ def cheap_equivalence(verilog: str, top: str, commands: list[str], workdir: Path
                    f"tee -q -o muxed{i}.txt select -count c:*mutate*\n{rounds}"
                    f"tee -q -o left{i}.txt select -count c:*mutate*\n")  # fmt: skip
     try:
-        _yosys(script, workdir, check=False,
-               timeout=None if timeout is None else timeout * (1 + len(commands)))
+        _yosys(
+            script,
+            workdir,
+            check=False,
+            timeout=None if timeout is None else timeout * (1 + len(commands)),
+        )
     except subprocess.TimeoutExpired:
         pass
 
@@ -405,10 +415,12 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "gold.v").write_text(
         verilog.replace(f"module {top}(", f"module {top}__gold(")
-        + _masked(verilog, top, f"{top}__gold", "gold"))
+        + _masked(verilog, top, f"{top}__gold", "gold")
+    )
     (workdir / "gate.v").write_text(
         mutant_v.replace(f"module {top}(", f"module {top}__gate(")
-        + _masked(verilog, top, f"{top}__gate", "gate"))
+        + _masked(verilog, top, f"{top}__gate", "gate")
+    )
     script = (
         "read_verilog -sv gold.v\nprep -top gold\nflatten\ndesign -stash gold\n"
         "read_verilog -sv gate.v\nprep -top gate\nflatten\ndesign -stash gate\n"
@@ -431,62 +443,36 @@ def check_equivalent(verilog: str, mutant_v: str, top: str, workdir: Path,
         return False, f"no difference in {maxsteps} cycles from reset, not proved equivalent"
     if rc is None:
         steps = re.findall(r"\[base case (\d+)\]", log)
-        return False, (f"no verdict in {timeout:.0f} s (no difference in "
-                       f"{max(0, int(steps[-1]) - 1) if steps else 0} cycles from reset)")
+        return False, (
+            f"no verdict in {timeout:.0f} s (no difference in "
+            f"{max(0, int(steps[-1]) - 1) if steps else 0} cycles from reset)"
+        )
     return False, "equivalence check failed: " + " ".join(log.splitlines()[-3:])
 
 
 # --- running the regression against the mutant build ---------------------------------------
 
 
-def _build(top: str, text: str, build_root: Path) -> tuple[object, Path]:
-    from cocotb_tools.runner import get_runner
-
-    verilator_environment()
+def _build(top: str, text: str, build_root: Path) -> Path:
+    """Build the mutants' Verilog (one model, the mutant chosen by a plusarg); its directory."""
     build_dir = build_dir_for(f"{top}-mutants", {"verilog": text}, build_root).resolve()
-    build_dir.mkdir(parents=True, exist_ok=True)
-    source = build_dir / f"{top}.v"
-    runner = get_runner("verilator")
-    with build_lock(build_dir):
-        if not source.exists() or source.read_text() != text:
-            source.write_text(text)
-        _reuse_runtime_objects(runner, _runtime_cache_dir(build_root, False), build_dir)
-        runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir,
-                     build_args=_BUILD_ARGS, waves=False, log_file=build_dir / "build.log",
-                     timescale=("1ns", "1ps"))  # fmt: skip
-        _keep_runtime_objects(build_dir, _runtime_cache_dir(build_root, False))
-    return runner, build_dir
+    build_model(text, top, build_dir, build_root=build_root, build_args=_BUILD_ARGS)
+    return build_dir
 
 
-def capture_test_command(runner, top: Top, build_dir: Path, env: dict, seed: int) -> dict:
-    """The simulator command line and environment ``runner.test`` would run (not run).
+def capture_test_command(top: Top, build_dir: Path, env: dict, seed: int) -> dict:
+    """The simulator command line and environment of the regression (not run).
 
     Replaying it with another ``+mutsel`` plusarg and results file runs the
-    regression on another mutant without cocotb's per-run rebuild check.
+    regression on another mutant without cocotb's runner.
     """
     extra = {"HWPROF_SEED": str(seed)}
     extra.update({f"HWPROF_{k.upper()}": json.dumps(v) for k, v in env.items()})
-    captured = {}
-
-    def capture(cmds, cwd, stdout=None):
-        captured.update(cmds=[list(map(str, c)) for c in cmds], cwd=str(cwd),
-                        env=dict(runner.env))  # fmt: skip
-
-    saved_path = list(sys.path)
-    sys.path.insert(0, str(COCOTB_TESTS))
-    runner._execute_cmds = capture
     try:
-        runner.test(test_module=top.cocotb_module, hdl_toplevel=top.name, seed=seed,
-                    extra_env=extra, build_dir=build_dir, test_dir=build_dir,
-                    results_xml=str(build_dir / "results-capture.xml"),
-                    plusargs=[f"+{CTRL}=0"], log_file=build_dir / "capture.log")  # fmt: skip
-    except (SystemExit, Exception):  # it finds no results file: nothing ran
-        pass
-    finally:
-        sys.path[:] = saved_path
-    if not captured:
-        raise MutateError("could not capture the cocotb simulator command")
-    return captured
+        return simulator_command(top.cocotb_module, top.name, build_dir, extra_env=extra,
+                                 seed=seed, plusargs=[f"+{CTRL}=0"])  # fmt: skip
+    except RuntimeError as error:
+        raise MutateError(f"could not capture the cocotb simulator command: {error}") from None
 
 
 def run_regression(command: dict, build_dir: Path, index: int,
@@ -698,21 +684,39 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             pending = _drop_cheaply_equivalent(verilog, top.name, pending, work, equiv_timeout, out)
         if pending:
             out(f"{top.name}: building the mutants into one Verilator model (cocotb)")
-            cocotb_runner, build_dir = _build(top.name, text, Path(build_root))
-            command = capture_test_command(cocotb_runner, top, build_dir, env, seed)
+            build_dir = _build(top.name, text, Path(build_root))
+            command = capture_test_command(top, build_dir, env, seed)
             timeout = _original_passes(
-                "cocotb", lambda i, t: run_regression(command, build_dir, i, t), len(pending),
-                out, 60.0, f"{build_dir}/run-0.log")
-            _run_mutant_units(report, pending, text, out, run_options, journal, bench, cycles,
-                              {"top": top.name, "verilog": verilog, "command": command,
-                               "build_dir": str(build_dir), "timeout": timeout,
-                               "equiv_timeout": equiv_timeout, "cheap": native is None,
-                               "workdir": None if workdir is None else str(work.absolute())})
+                "cocotb",
+                lambda i, t: run_regression(command, build_dir, i, t),
+                len(pending),
+                out,
+                60.0,
+                f"{build_dir}/run-0.log",
+            )
+            _run_mutant_units(
+                report,
+                pending,
+                text,
+                out,
+                run_options,
+                journal,
+                bench,
+                cycles,
+                {
+                    "top": top.name,
+                    "verilog": verilog,
+                    "command": command,
+                    "build_dir": str(build_dir),
+                    "timeout": timeout,
+                    "equiv_timeout": equiv_timeout,
+                    "cheap": native is None,
+                    "workdir": None if workdir is None else str(work.absolute()),
+                },
+            )
     report.seconds = time.monotonic() - start
     out(report.summary())
     for m in report.mutants:
         if m.status == "survived":
             out(f"  survivor {m.index}: {m.src}: {m.command}")
     return report
-
-

@@ -1,0 +1,104 @@
+"""No module of hwprof uses a private name (``_x``) of another hwprof package.
+
+A package is a directory under ``hwprof/`` (``sim``, ``verify``, ``rtl``, ...) or a
+module at its top (``cli``, ``catalog``, ...). Checked statically: imports of a
+private name or through a private module (``from ..rtl._params import X``,
+``from ..sim.runner import _helper``) and private attributes of an imported
+module (``runner._helper`` after ``from ..sim import runner``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import hwprof
+
+ROOT = Path(hwprof.__file__).resolve().parent
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _package_of(module: str) -> str | None:
+    """``hwprof.sim.runner`` -> ``sim``; None outside hwprof."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "hwprof" and len(parts) > 1 else None
+
+
+def _is_module(module: str, root: Path) -> bool:
+    path = root.joinpath(*module.split(".")[1:])
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def cross_package_private_uses(path: Path, root: Path = ROOT) -> list[str]:
+    """The uses of another package's private names in ``path`` (a file under ``root``)."""
+    relative = path.relative_to(root).with_suffix("")
+    own_module = ".".join(["hwprof", *relative.parts])
+    own = relative.parts[0]
+    package = own_module.rsplit(".", 1)[0] if path.name != "__init__.py" else own_module
+    where = relative.as_posix() + ".py"
+    found = []
+    modules = {}  # local name -> hwprof module of another package
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if _package_of(target) in (None, own):
+                continue
+            if any(_private(part) for part in target.split(".")):
+                found.append(f"{where}:{node.lineno}: imports from {target}")
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"{where}:{node.lineno}: imports {target}.{alias.name}")
+                elif _is_module(f"{target}.{alias.name}", root):
+                    modules[alias.asname or alias.name] = f"{target}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _package_of(alias.name) not in (None, own):
+                    if any(_private(part) for part in alias.name.split(".")):
+                        found.append(f"{where}:{node.lineno}: imports {alias.name}")
+                    if alias.asname:
+                        modules[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr)
+                and isinstance(node.value, ast.Name) and node.value.id in modules):  # fmt: skip
+            found.append(f"{where}:{node.lineno}: uses {modules[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_package_uses_another_packages_private_names():
+    found = [use for path in sorted(ROOT.rglob("*.py"))
+             for use in cross_package_private_uses(path)]  # fmt: skip
+    assert not found, "\n".join(found)
+
+
+def test_the_check_finds_each_kind_of_private_use(tmp_path):
+    """The check fails on an injected private import, private module and private attribute."""
+    root = tmp_path / "hwprof"
+    for directory in ("sim", "verify"):
+        (root / directory).mkdir(parents=True)
+        (root / directory / "__init__.py").write_text("")
+    (root / "sim" / "runner.py").write_text("def _helper():\n    pass\n")
+    (root / "sim" / "_cache.py").write_text("X = 1\n")
+    user = root / "verify" / "mutate.py"
+    user.write_text("from ..sim.runner import build_model\n")
+    assert cross_package_private_uses(user, root) == []
+    for line, expected in [
+        ("from ..sim.runner import _helper", "imports hwprof.sim.runner._helper"),
+        ("from ..sim._cache import X", "imports from hwprof.sim._cache"),
+        ("from ..sim import runner\nrunner._helper()", "uses hwprof.sim.runner._helper"),
+        ("import hwprof.sim.runner as r\nr._helper()", "uses hwprof.sim.runner._helper"),
+    ]:
+        user.write_text(line + "\n")
+        assert [use.split(": ", 1)[1] for use in cross_package_private_uses(user, root)] == [
+            expected
+        ], line
+    # a package's own private names are its own business
+    (root / "sim" / "native.py").write_text("from .runner import _helper\nfrom ._cache import X\n")
+    assert cross_package_private_uses(root / "sim" / "native.py", root) == []
