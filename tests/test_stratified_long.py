@@ -1,52 +1,152 @@
-"""``hwprof experiment stratified-long``: the quick run, and the verdict's stay bounds."""
+"""``hwprof experiment stratified-long``: the quick run (and a second run keeping its
+settings), the verdict computed from a record's points, the ratio bounds, and which
+earlier records' settings are kept."""
 
 from __future__ import annotations
 
 import json
+import math
+
+import pytest
 
 from hwprof.cli import main
 from hwprof.experiments import stratified_long as sl
 
+EVENTS = 16_000_000
+NAMES = ("R_256", "P_256", "H[P_256]_2048", "tagged")
 
-def test_quick_run(tmp_path, capsys, monkeypatch):
+
+def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the run's journal: build/runs/
-    assert main(["experiment", "stratified-long", "--quick", "-o", str(tmp_path),
-                 "--jobs", "1"]) == 0  # fmt: skip
+    args = ["experiment", "stratified-long", "--quick", "-o", str(tmp_path), "--jobs", "1"]
+    assert main(args) == 0
     for ext in ("md", "json", "png"):
         assert (tmp_path / f"stratified-long-quick.{ext}").stat().st_size > 0
     data = json.loads((tmp_path / "stratified-long-quick.json").read_text())
+    grid = [list(g) for g in sl.QUICK["grid"]]
     assert data["seeds"] == sl.QUICK["seeds"] and data["events"] == sl.QUICK["events"]
-    assert data["cell"]["checkpoints"][-1] == sl.QUICK["events"]
-    for name, points in data["points"].items():  # every seed's reach comes before its stay
-        for reach, stay in zip(points["reach"], points["stay"], strict=True):
-            assert stay is None or (reach is not None and reach <= stay), name
+    assert [c["setting"] for c in data["cells"]] == grid
+    assert not any(c["kept"] for c in data["cells"])
+    assert set(data["not_run"]) == {"100 iid few", "100 loop few"}  # the sweep's others
+    for c in data["cells"]:
+        assert c["cell"]["checkpoints"][-1] == sl.QUICK["events"]
+        for name, points in c["points"].items():  # every seed's reach comes before its stay
+            for reach, stay in zip(points["reach"], points["stay"], strict=True):
+                assert stay is None or (reach is not None and reach <= stay), name
     md = (tmp_path / "stratified-long-quick.md").read_text()
     assert "## The paper's claim" in md and "## Verdict" in md
-    assert md.count("\n| ") == 2 + sl.QUICK["seeds"]  # header, rule, one row per seed
+    assert "Not run long: 100 iid few, 100 loop few." in md
+    # per setting: header, rule, one row per seed; the verdict table: header, rule, a row each
+    assert md.count("\n| ") == len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
     assert "| quantity | paper | ours |" in capsys.readouterr().out
 
-
-def _run(r_stay, h_stay):
-    return {"runs": {"R_256": {"stay": r_stay}, "H[P_256]_2048": {"stay": h_stay}}}
-
-
-def test_stay_bound_only_where_hp_stayed_and_r_did_not():
-    assert sl._stay_bound(_run(None, 500_000), 16_000_000) == 32.0
-    assert sl._stay_bound(_run(1_000_000, 500_000), 16_000_000) is None  # a ratio: 2
-    assert sl._stay_bound(_run(None, None), 16_000_000) is None
-    assert sl._stay_bound(_run(500_000, None), 16_000_000) is None
+    assert main(args) == 0  # the same sizes: every setting kept, no unit run
+    again = json.loads((tmp_path / "stratified-long-quick.json").read_text())
+    assert all(c["kept"] for c in again["cells"])
+    strip = ("kept",)
+    assert [{k: v for k, v in c.items() if k not in strip} for c in again["cells"]] == [
+        {k: v for k, v in c.items() if k not in strip} for c in data["cells"]
+    ]
+    assert "kept from the earlier record" in (tmp_path / "stratified-long-quick.md").read_text()
 
 
-def test_verdict_counts_the_bounds_that_reach_the_paper():
-    # two seeds where only H[P] stayed below 5 %: bounds 32 and 16; one reaches 23
-    record = {"paper": {"reach_ratio": (3.0, 3.5), "stay_ratio": 23.0}, "seeds": 2,
-              "conditions": {"reach": [], "stay": []},
-              "cell": {"ratios": {"reach": None, "stay": None}},
-              "points": {"R_256": {"stay": [None, None]},
-                         "H[P_256]_2048": {"stay": [500_000, 1_000_000]}},
-              "stay_bounds": [32.0, 16.0]}  # fmt: skip
-    text = sl._verdict(record)
-    assert "R_256 stayed below 5 % in 0 of 2 seeds, H[P_256]_2048 in 2 of 2" in text
-    assert "a stay ratio above 16.0-32.0" in text and "1 of these bounds reach 23" in text
-    record["stay_bounds"] = [None, None]
-    assert "bounds" not in sl._verdict(record)
+def test_ratio_bounds():
+    assert sl.ratio_bounds(300_000, 100_000, EVENTS) == (3.0, 3.0)
+    assert sl.ratio_bounds(None, 500_000, EVENTS) == (32.0, math.inf)  # R past the end
+    assert sl.ratio_bounds(4_000_000, None, EVENTS) == (0.0, 0.25)  # H[P] past the end
+    assert sl.ratio_bounds(None, None, EVENTS) == (0.0, math.inf)
+
+
+def _entry(r_reach, h_reach, r_stay, h_stay, setting=(100, "loop", "few")):
+    n = len(r_reach)
+    none = [None] * n
+    return {"setting": list(setting), "kept": False,
+            "points": {"R_256": {"reach": r_reach, "stay": r_stay},
+                       "P_256": {"reach": none, "stay": none},
+                       "H[P_256]_2048": {"reach": h_reach, "stay": h_stay},
+                       "tagged": {"reach": none, "stay": none}},
+            "finals": {k: [1.0] * n for k in NAMES},
+            "cell": {"checkpoints": [10_000, 100_000, 1_000_000, EVENTS],
+                     "properties": {"distinct": 10, "selected_loads": 5, "top16_share": 0.5,
+                                    "lag_repeat": 1.0},
+                     "compressors": {k: {"mean_curve": [9.0, 6.0, 4.0, 3.0]}
+                                     for k in NAMES}}}  # fmt: skip
+
+
+def test_verdict_from_the_points():
+    # reach ratios 3.0 and 4.0: the paper's 3.0-3.5 inside; stay 23 and > 160: 23 inside
+    e = _entry([300_000, 400_000], [100_000] * 2, [2_300_000, None], [100_000] * 2)
+    v = sl.verdict(e, EVENTS)
+    assert (v["reach"], v["stay"]) == (sl.REPRODUCED, sl.REPRODUCED)
+    # reach ratios 5 and 6, stay ratios 2 and 3: every seed on one side of the paper
+    e = _entry([500_000, 600_000], [100_000] * 2, [200_000, 300_000], [100_000] * 2)
+    assert (sl.verdict(e, EVENTS)["reach"], sl.verdict(e, EVENTS)["stay"]) == (
+        sl.DIFFERS, sl.DIFFERS)  # fmt: skip
+    # stay bounds > 160 and > 16: the second seed's ratio may lie either side of 23
+    e = _entry([300_000, 400_000], [100_000] * 2, [None, None], [100_000, 1_000_000])
+    assert sl.verdict(e, EVENTS)["stay"] == sl.UNDECIDED
+    # both above 23 (> 160 and > 32): every seed above
+    e = _entry([300_000, 400_000], [100_000] * 2, [None, None], [100_000, 500_000])
+    assert sl.verdict(e, EVENTS)["stay"] == sl.DIFFERS
+
+
+def _record(cells):
+    return {"seed": 1, "quick": False, "seeds": 2, "events": EVENTS,
+            "settings": {"seed": 1}, "paper": sl.PAPER, "cells": cells,
+            "not_run": [], "seconds": 1.0}  # fmt: skip
+
+
+def test_page_verdict_is_computed_from_the_record(tmp_path):
+    record = _record([_entry([300_000, 400_000], [100_000] * 2, [2_300_000, None],
+                             [100_000] * 2)])  # fmt: skip
+    md = sl.markdown(record, "x")
+    assert "| 100 loop few | 3.50 [3.00-4.00] | reproduced | [23.00-inf] | reproduced |" in md
+    assert "first reaching 5 % is reproduced in 100 loop few" in md
+    # the same record with one seed moved: R_256 reaches 5 % later in seed 1 (ratio 5)
+    record["cells"][0]["points"]["R_256"]["reach"][0] = 500_000
+    md = sl.markdown(record, "x")
+    assert "| 100 loop few | 4.50 [4.00-5.00] | differs |" in md
+    assert "first reaching 5 % is reproduced in no setting; it differs in 100 loop few" in md
+    sl.plot(record, tmp_path, "x")  # bounds and exact ratios both drawn
+    assert (tmp_path / "x.png").stat().st_size > 0
+
+
+def test_page_of_several_settings():
+    record = _record([
+        _entry([300_000, 400_000], [100_000] * 2, [2_300_000, None], [100_000] * 2),
+        _entry([500_000, 600_000], [100_000] * 2, [200_000, 300_000], [100_000] * 2,
+               setting=(1_000, "iid", "fresh")),
+    ])  # fmt: skip
+    record["not_run"] = ["100 iid few"]
+    md = sl.markdown(record, "x")
+    assert "### 100 loop few" in md and "### 1000 iid fresh" in md
+    assert "Not run long: 100 iid few." in md
+    assert "| 1000 iid fresh | 5.50 [5.00-6.00] | differs | 2.50 [2.00-3.00] | differs |" in md
+    rows = sl.headline(record)
+    assert len(rows) == 4 and rows[3][2] == "2.50 [2.00-3.00]: differs"
+
+
+@pytest.mark.parametrize("change, kept", [({}, ["1000 iid fresh"]), ({"events": 1}, []),
+                                          ({"version": 0}, [])])  # fmt: skip
+def test_kept_settings_of_a_one_setting_record(tmp_path, change, kept):
+    sizes = {"version": sl.VERSION, "seed": 1, "seeds": 2, "events": EVENTS, "checkpoints": 4}
+    e = _entry([1, 2], [1, 1], [1, 2], [1, 1], setting=(1_000, "iid", "fresh"))
+    old = {"settings": {**sizes, **change, "setting": [1_000, "iid", "fresh"]},
+           "cell": e["cell"], "points": e["points"], "finals": e["finals"]}  # fmt: skip
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(old))
+    got = sl.kept_settings(path, sizes, lambda text: None)
+    assert list(got) == kept
+    if kept:
+        assert got[kept[0]]["points"] == e["points"] and got[kept[0]]["setting"] == e["setting"]
+
+
+def test_kept_settings_of_a_record_of_several(tmp_path):
+    sizes = {"version": sl.VERSION, "seed": 1, "seeds": 2, "events": EVENTS, "checkpoints": 4}
+    cells = [_entry([1, 2], [1, 1], [1, 2], [1, 1]),
+             _entry([1, 2], [1, 1], [1, 2], [1, 1], setting=(100, "iid", "few"))]  # fmt: skip
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"settings": {**sizes, "grid": []}, "cells": cells}))
+    assert list(sl.kept_settings(path, sizes, lambda text: None)) == ["100 loop few",
+                                                                      "100 iid few"]  # fmt: skip
+    assert sl.kept_settings(tmp_path / "none.json", sizes, lambda text: None) == {}

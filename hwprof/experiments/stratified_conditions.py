@@ -429,8 +429,8 @@ def markdown(r: dict, stem: str) -> str:
         f"- Reach ratio {p['reach_ratio'][0]}-{p['reach_ratio'][1]} inside our seed "
         f"spread: {', '.join(k['reach']) or 'no cell'}.",
         f"- Stay ratio {p['stay_ratio']:.0f} reached by some seed: "
-        f"{', '.join(k['stay']) or 'no cell'} (on 16M-event streams of one setting: "
-        "[stratified-long](stratified-long.md)).",
+        f"{', '.join(k['stay']) or 'no cell'} (the sweep's settings over 16M events, "
+        "each with its verdict: [stratified-long](stratified-long.md)).",
         f"- Tagged most accurate in every seed: {', '.join(k['tagged']) or 'no cell'}.",
         f"- A_16 at least {p['a16_compression'][0]}x for R, H[P] and tagged in some seed: "
         f"{', '.join(k['a16']) or 'no cell'}.",
