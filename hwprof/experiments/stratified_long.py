@@ -352,11 +352,11 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
                 x = i + dx + 0.03 * (j - (r["seeds"] - 1) / 2)
                 label = what if i == 0 and j == 0 else None
                 if lo == hi:
-                    ax.scatter(x, max(lo, 1e-2), color=color, s=12, label=label)
+                    ax.scatter(x, lo, color=color, s=12, label=label)
                 elif math.isinf(hi) and lo > 0:
                     ax.scatter(x, lo, color=color, marker="^", s=20, label=label)
                 elif not math.isinf(hi):
-                    ax.scatter(x, max(hi, 1e-2), color=color, marker="v", s=20, label=label)
+                    ax.scatter(x, hi, color=color, marker="v", s=20, label=label)
     ax.axhspan(*r["paper"]["reach_ratio"], color="tab:blue", alpha=0.2, label="paper reach")
     ax.axhline(r["paper"]["stay_ratio"], color="tab:orange", lw=1, linestyle="--",
                label="paper stay")  # fmt: skip
