@@ -100,12 +100,14 @@ def test_page_verdict_is_computed_from_the_record(tmp_path):
     record = _record([_entry([300_000, 400_000], [100_000] * 2, [2_300_000, None],
                              [100_000] * 2)])  # fmt: skip
     md = sl.markdown(record, "x")
-    assert "| 100 loop few | 3.50 [3.00-4.00] | reproduced | [23.00-inf] | reproduced |" in md
+    # checkpoints 10,000 to 16M in 4: a step of about 11.7, so every seed is near
+    assert ("| 100 loop few | 3.50 [3.00-4.00] | reproduced | 2/2 | [23.00-inf] | reproduced "
+            "| 1/2 |") in md  # fmt: skip
     assert "first reaching 5 % is reproduced in 100 loop few" in md
     # the same record with one seed moved: R_256 reaches 5 % later in seed 1 (ratio 5)
     record["cells"][0]["points"]["R_256"]["reach"][0] = 500_000
     md = sl.markdown(record, "x")
-    assert "| 100 loop few | 4.50 [4.00-5.00] | differs |" in md
+    assert "| 100 loop few | 4.50 [4.00-5.00] | differs | 2/2 |" in md
     assert "first reaching 5 % is reproduced in no setting; it differs in 100 loop few" in md
     sl.plot(record, tmp_path, "x")  # bounds and exact ratios both drawn
     assert (tmp_path / "x.png").stat().st_size > 0
@@ -121,9 +123,18 @@ def test_page_of_several_settings():
     md = sl.markdown(record, "x")
     assert "### 100 loop few" in md and "### 1000 iid fresh" in md
     assert "Not run long: 100 iid few." in md
-    assert "| 1000 iid fresh | 5.50 [5.00-6.00] | differs | 2.50 [2.00-3.00] | differs |" in md
+    assert (
+        "| 1000 iid fresh | 5.50 [5.00-6.00] | differs | 2/2 | 2.50 [2.00-3.00] | differs |" in md
+    )
     rows = sl.headline(record)
     assert len(rows) == 4 and rows[3][2] == "2.50 [2.00-3.00]: differs"
+
+
+def test_seeds_near_the_paper():
+    # a step of 1.42: the reach range 3.0-3.5 widens to 2.11-4.97, the stay 23 to 16.2-32.7
+    bounds = [(2.0, 2.0), (2.87, 2.87), (4.08, 4.08), (5.0, 5.0), (3.0, math.inf)]
+    assert sl._near(bounds, "reach", 1.42) == 2  # a bound is not a measured ratio
+    assert sl._near([(16.0, 16.0), (16.6, 16.6), (23.6, 23.6), (33.0, 33.0)], "stay", 1.42) == 2
 
 
 @pytest.mark.parametrize("change, kept", [({}, ["1000 iid fresh"]), ({"events": 1}, []),

@@ -288,18 +288,29 @@ def markdown(r: dict, stem: str) -> str:
           f"Per setting: '{REPRODUCED}' where the paper's number lies inside our seed spread, "
           f"'{DIFFERS}' where every seed lies on one side of it, '{UNDECIDED}' where a seed "
           "without a 5 % point by the last event could fall on either side.", "",
-          "| setting | reach R/H[P] (paper " + _claim("reach", p) + ") | verdict | "
-          "stay R/H[P] (paper " + _claim("stay", p) + ") | verdict |",
-          "| --- | --- | --- | --- | --- |"]  # fmt: skip
+          "A wide spread can contain the paper's number with no seed near it: 'seeds near' "
+          "counts the seeds whose ratio lies within one checkpoint step of the paper's "
+          f"(from its low end over {step:.2f} to its high end times {step:.2f}).", "",
+          "| setting | reach R/H[P] (paper " + _claim("reach", p) + ") | verdict | seeds near | "
+          "stay R/H[P] (paper " + _claim("stay", p) + ") | verdict | seeds near |",
+          "| --- | --- | --- | ---: | --- | --- | ---: |"]  # fmt: skip
     for name, v in zip(names, verdicts, strict=True):
         L.append(f"| {name} | {_spread(v['reach_seeds'])} | {v['reach']} | "
-                 f"{_spread(v['stay_seeds'])} | {v['stay']} |")  # fmt: skip
+                 f"{_near(v['reach_seeds'], 'reach', step)}/{r['seeds']} | "
+                 f"{_spread(v['stay_seeds'])} | {v['stay']} | "
+                 f"{_near(v['stay_seeds'], 'stay', step)}/{r['seeds']} |")  # fmt: skip
     L += ["", _summary(names, verdicts), "",
           f"Command: `{cmd}` (this file); `--quick` in the test suite. This run: "
           f"{r['seconds']:.0f} s wall"
           + (f", the settings {', '.join(kept)} kept from the earlier record (not rerun)."
              if kept else "."), ""]  # fmt: skip
     return "\n".join(L)
+
+
+def _near(bounds, what: str, step: float) -> int:
+    """The seeds whose measured ratio lies within a factor ``step`` of the paper's range."""
+    lo, hi = CLAIMS[what]
+    return sum(a == b and lo / step <= a <= hi * step for a, b in bounds)
 
 
 def _summary(names, verdicts) -> str:
@@ -365,7 +376,7 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
     ax.set(yscale="log", ylabel="R_256 / H[P_256]_2048 events",
            title="per seed (^ v: bounds)")  # fmt: skip
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper left")
     for ax in flat[n:]:
         ax.axis("off")
     fig.tight_layout()
