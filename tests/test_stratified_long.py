@@ -161,3 +161,28 @@ def test_kept_settings_of_a_record_of_several(tmp_path):
     assert list(sl.kept_settings(path, sizes, lambda text: None)) == ["100 loop few",
                                                                       "100 iid few"]  # fmt: skip
     assert sl.kept_settings(tmp_path / "none.json", sizes, lambda text: None) == {}
+
+
+def test_resume_reuses_the_units_of_a_run_with_another_grid(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the journal: build/runs/ here
+    calls = []
+    real = sl.seed_run
+
+    def counted(**kwargs):
+        calls.append((kwargs["loads"], kwargs["order"], kwargs["rest"], kwargs["seed"]))
+        return real(**kwargs)
+
+    monkeypatch.setattr(sl, "seed_run", counted)
+    small = {**sl.QUICK, "events": 20_000, "grid": ((100, "loop64", "few"),)}
+    monkeypatch.setattr(sl, "QUICK", small)
+    args = ["experiment", "stratified-long", "--quick", "--jobs", "1", "--resume"]
+    assert main([*args, "-o", str(tmp_path / "a")]) == 0
+    assert len(calls) == small["seeds"]
+    calls.clear()
+    monkeypatch.setattr(
+        sl, "QUICK", {**small, "grid": ((100, "iid", "few"), (100, "loop64", "few"))}
+    )
+    assert main([*args, "-o", str(tmp_path / "b")]) == 0  # no record there: nothing kept
+    assert sorted(calls) == [(100, "iid", "few", 1), (100, "iid", "few", 2)]
+    data = json.loads((tmp_path / "b" / "stratified-long-quick.json").read_text())
+    assert [c["setting"] for c in data["cells"]] == [[100, "iid", "few"], [100, "loop64", "few"]]
