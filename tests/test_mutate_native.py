@@ -350,6 +350,16 @@ def test_no_native_bench_is_one_clear_error(capsys):
         mutate_top(get_top("multihash"), 4, bench="formal")
 
 
+def test_bench_help_says_what_the_option_does(capsys):
+    """``--bench``'s help names no top and no trace: the bench's details are in the docs."""
+    with pytest.raises(SystemExit):
+        main(["mutate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "native (a real trace through a C++ Verilator harness, for tops whose catalog" in text
+    assert "docs/verification.md" in text
+    assert not any(word in text for word in ("perl.trace", "sort.trace", "260,000", "multihash"))
+
+
 @pytest.mark.soak
 def test_native_bench_kills_a_mutant(tmp_path):
     """Six mutants of the small profiler in one build: the original passes both runs (the
