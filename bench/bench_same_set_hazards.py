@@ -80,7 +80,7 @@ class RecordingPredictor(ProfileFlagPredictor):
         self.cycle_sets.append(frozenset(self._current))
 
     def _update(self, pc, leader, flag, declared=None) -> None:
-        self._current.add(self._split(leader)[1])
+        self._current.add(self.split(leader)[1])
         super()._update(pc, leader, flag, declared)
 
 
@@ -97,7 +97,7 @@ class DropSameSet(RecordingPredictor):
         self.dropped = 0
 
     def _update(self, pc, leader, flag, declared=None) -> None:
-        if self.cycle_sets and self._split(leader)[1] in self.cycle_sets[-1]:
+        if self.cycle_sets and self.split(leader)[1] in self.cycle_sets[-1]:
             self.dropped += 1
             return
         super()._update(pc, leader, flag, declared)

@@ -473,14 +473,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="seconds for each yosys run of a survivor's equivalence check")
     mut.add_argument("--bench", choices=("cocotb", "native"), default="cocotb",
                      help="what runs each mutant: cocotb (the top's cocotb regression, the "
-                     "default) or native (multihash only: the first 260,000 load tuples of "
-                     "the shipped perl.trace, relabelled, then directed, forwarding, dense, "
-                     "table-entry, set, boundary and threshold intervals (thresholds to "
-                     "2^21 + 2; 13.2M tuples in all), "
-                     "through a C++ Verilator stream harness with back-pressure and run-time "
-                     "configuration writes, then 40,000 of the shipped sort.trace always ready, "
-                     "against the golden model; its survivors then run the cocotb "
-                     "regression; docs/verification.md)")  # fmt: skip
+                     "default) or native (a real trace through a C++ Verilator harness, for "
+                     "tops whose catalog entry has a native bench; its survivors then run "
+                     "the cocotb regression; docs/verification.md)")  # fmt: skip
     mut.add_argument("--records", default=None, metavar="FILE",
                      help="the run's JSON records (default build/mutate/TOP.json)")
     add_run_arguments(mut)

@@ -10,6 +10,7 @@ check fails against a golden model with other configuration writes.
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -349,6 +350,16 @@ def test_no_native_bench_is_one_clear_error(capsys):
         mutate_top(get_top("multihash"), 4, bench="formal")
 
 
+def test_bench_help_says_what_the_option_does(capsys):
+    """``--bench``'s help names no top and no trace: the bench's details are in the docs."""
+    with pytest.raises(SystemExit):
+        main(["mutate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "native (a real trace through a C++ Verilator harness, for tops whose catalog" in text
+    assert "docs/verification.md" in text
+    assert not any(word in text for word in ("perl.trace", "sort.trace", "260,000", "multihash"))
+
+
 @pytest.mark.soak
 def test_native_bench_kills_a_mutant(tmp_path):
     """Six mutants of the small profiler in one build: the original passes both runs (the
@@ -567,3 +578,60 @@ def test_boundary_intervals_read_out_from_every_lowest_set(params):
         assert [k for k, _ in profile] == [a, b] and len(set(interval)) == len(interval) - 2
     with pytest.raises(ValueError, match="boundary_length 8 < 9"):
         _small_bench(boundary_pairs=True, boundary_length=8).boundary()
+
+
+def _native_stage(tmp_path, runner, mutants, options, journal):
+    """The native stage of :func:`mutate_top` on ``mutants`` (fresh copies): their record
+    (index, status, detail) and the survivors' indices."""
+    from hwprof.verify.mutate import Mutant, MutationReport, _run_native_units
+
+    report = MutationReport("multihash", runner.bench.params, 1)
+    report.mutants = [Mutant(m.index, m.command, m.src) for m in mutants]
+    lines = []
+    survivors = _run_native_units(report, runner, report.mutants, lines.append, options,
+                                  journal, "design")  # fmt: skip
+    record = [(m["index"], m["status"], m["detail"]) for m in report.record()["mutants"]]
+    return record, [m.index for m in survivors], lines
+
+
+@pytest.mark.soak
+def test_native_stage_same_record_on_jobs_1_and_2_and_resumes(tmp_path):
+    """Eight mutants of the small profiler, one build: the native stage's record (and its
+    survivors) is the same with ``--jobs 1`` and ``--jobs 2``; a run cut after two mutants
+    (its journal cut to them), resumed, runs only the others (the two keep their records,
+    timing too) and gives the same record (about two minutes with the build)."""
+    from hwprof.run import RunOptions
+
+    top = get_top("multihash")
+    component = top.construct(SMALL)
+    verilog = to_verilog(component, "multihash")
+    mutants = list_mutants(verilog, "multihash", 8, 1, tmp_path)
+    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
+    runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
+    journal = tmp_path / "runs" / "mutate-multihash.jsonl"
+    native = journal.with_name("mutate-multihash-native.jsonl")
+    one, survivors, lines = _native_stage(tmp_path, runner, mutants, RunOptions(jobs=1), journal)
+    assert any(status == "killed" for _, status, _ in one), one
+    assert [i for i, status, _ in one if status == "pending"] == survivors
+    assert len(lines) == 1 + len(mutants) and lines[0].startswith("original passes the native")
+    two, survivors2, _ = _native_stage(tmp_path, runner, mutants, RunOptions(jobs=2), journal)
+    assert two == one and survivors2 == survivors
+    # a cut run: the journal holds its header and the first two mutants that finished
+    head, *units = native.read_text().splitlines()
+    kept = {json.loads(u)["unit"]: json.loads(u) for u in units[:2]}
+    native.write_text("\n".join([head, *units[:2]]) + "\n")
+    again, survivors3, _ = _native_stage(tmp_path, runner, mutants,
+                                         RunOptions(jobs=2, resume=True), journal)  # fmt: skip
+    assert again == one and survivors3 == survivors
+    after = {r["unit"]: r for r in map(json.loads, native.read_text().splitlines()[1:])}
+    assert set(after) == {str(m.index) for m in mutants}
+    for unit, record in kept.items():  # not run again: the same record, its timing too
+        assert after[unit] == record
+    assert all(after[u]["timing"] != record["timing"] for u in after if u not in kept
+               for record in kept.values())  # fmt: skip
+    # a journal of another stimulus is refused on --resume
+    from hwprof.run import RunError
+
+    runner.digest = "0" * 64
+    with pytest.raises(RunError, match="records another run"):
+        _native_stage(tmp_path, runner, mutants, RunOptions(jobs=1, resume=True), journal)

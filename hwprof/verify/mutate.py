@@ -18,7 +18,8 @@ regression as the test bench:
    mutants run first on the native bench (:mod:`hwprof.verify.mutate_native`: the same
    one Verilog compiled once with the C++ stream harness, a real trace per
    mutant against the golden model); only its survivors run the cocotb
-   regression (its build is made only if there are any).
+   regression (its build is made only if there are any). Both stages run their
+   mutants as units of :mod:`hwprof.run` (one per mutant, each journaled).
 4. A surviving mutant is written alone (its one ``mutate`` line on the original
    netlist, ``opt_clean; write_verilog -noattr``) and checked against the
    original: *equivalent* if :func:`cheap_equivalence` proves it (the mutation
@@ -546,25 +547,45 @@ def _original_passes(name: str, run, count: int, out, min_timeout: float, where:
     return timeout
 
 
-def _run_bench(name: str, run, mutants: list[Mutant], out, min_timeout: float,
-               where: str) -> list[Mutant]:  # fmt: skip
-    """Run the original (must pass), then ``mutants`` on one bench; the survivors.
+def _run_native_units(report: MutationReport, runner, pending: list[Mutant], out,
+                      run_options, journal: Path | None, design: str) -> list[Mutant]:  # fmt: skip
+    """The native stage: the original in this process (it must pass; it sets the time
+    limit), then ``pending``'s mutants as units (:func:`hwprof.verify.mutate_native.native_unit`,
+    one per mutant index) on ``run_options``' executor, recorded in ``journal`` (for
+    ``--resume``). A failing or timed-out mutant is killed, one whose unit fails
+    (raises) has status ``error``; the survivors, in index order."""
+    from ..run import Journal, RunOptions, Unit, run_units
+    from .mutate_native import native_unit
 
-    ``run(index, timeout)`` -> ("pass" | "fail" | "timeout", detail); a failing or
-    timed-out mutant is killed.
-    """
-    timeout = _original_passes(name, run, len(mutants), out, min_timeout, where)
-    survivors = []
-    for m in mutants:
-        verdict, detail = run(m.index, timeout)
-        if verdict in ("fail", "timeout"):
-            m.status, m.detail = "killed", detail
-            out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+    where = str(runner.harness.exe.parent)
+    timeout = _original_passes("native", runner.run, len(pending), out, 30.0, where)
+    by_index = {m.index: m for m in pending}
+    survivors = set()
+
+    def done(outcome):
+        m = by_index[int(outcome.key)]
+        if not outcome.ok:
+            m.status, m.detail = "error", f"{outcome.error_type}: {outcome.error}"
+        elif outcome.value["verdict"] in ("fail", "timeout"):
+            m.status, m.detail = "killed", outcome.value["detail"]
         else:
-            m.detail = detail
-            survivors.append(m)
-            out(f"  {m.index:3d} {'survives':10s} {m.src} ({name} bench)")
-    return survivors
+            m.detail = outcome.value["detail"]
+            survivors.add(m.index)
+            out(f"  {m.index:3d} {'survives':10s} {m.src} (native bench)")
+            return
+        out(f"  {m.index:3d} {m.status:10s} {m.src} {m.detail}")
+
+    identity = {"top": report.top, "params": report.params, "seed": report.seed,
+                "n": len(report.mutants), "bench": "native", "stage": "native",
+                "stimulus": runner.digest[:16],
+                "design": hashlib.sha256(design.encode()).hexdigest()[:16]}  # fmt: skip
+    native_journal = None if journal is None else Path(journal).with_name(
+        f"{Path(journal).stem}-native{Path(journal).suffix}")  # fmt: skip
+    run_units([Unit(str(m.index), native_unit, {"index": m.index}) for m in pending],
+              run_options or RunOptions(jobs=1), shared={**runner.shared(), "timeout": timeout},
+              journal=None if native_journal is None else Journal(native_journal, identity),
+              on_done=done, name=f"mutate {report.top} (native)")  # fmt: skip
+    return [m for m in pending if m.index in survivors]
 
 
 def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
@@ -635,8 +656,10 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
     survivors; tops whose catalog entry has a ``native_bench`` only);
     ``native_options``: fields of that bench (tuples, writes, ...).
     ``run_options`` (:class:`hwprof.run.RunOptions`, default in-process): where the
-    mutants of the cocotb stage run, one unit each (:func:`mutant_unit`); ``journal``:
-    the file recording them (for ``--resume``).
+    mutants run, one unit each: of the native stage
+    (:func:`hwprof.verify.mutate_native.native_unit`), then of the cocotb stage
+    (:func:`mutant_unit`); ``journal``: the file recording the cocotb stage's units (for
+    ``--resume``), the native stage's beside it (``NAME-native.jsonl``).
     """
     if bench not in BENCHES:
         raise ValueError(f"bench must be one of {', '.join(BENCHES)}, not {bench!r}")
@@ -678,8 +701,8 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             out(f"{top.name}: native bench: {native.tuples:,} tuples of {native.trace.name}, "
                 f"{len(runner.want):,} records and markers expected (golden model "
                 f"{runner.golden_seconds:.0f} s)")  # fmt: skip
-            pending = _run_bench("native", runner.run, pending, out, 30.0,
-                                 str(runner.harness.exe.parent))  # fmt: skip
+            pending = _run_native_units(report, runner, pending, out, run_options, journal,
+                                        text)  # fmt: skip
             # before the slow cocotb stage: the survivors whose mutated bit feeds nothing
             pending = _drop_cheaply_equivalent(verilog, top.name, pending, work, equiv_timeout, out)
         if pending:

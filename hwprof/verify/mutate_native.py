@@ -16,8 +16,11 @@ A top takes part when its catalog entry has a ``native_bench``
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 from ..catalog import TOPS, Top
 from ..sim.runner import DEFAULT_BUILD_ROOT
 
-__all__ = ["native_bench", "NativeRunner"]
+__all__ = ["native_bench", "NativeRunner", "run_native", "native_unit"]
 
 
 def native_bench(top: Top, params: dict, **options):
@@ -39,59 +42,112 @@ def native_bench(top: Top, params: dict, **options):
 
 
 class NativeRunner:
-    """The bench built on the mutants' Verilog: one run per mutant index."""
+    """The bench built on the mutants' Verilog: one run per mutant index.
+
+    The golden model's output and the keys are written next to the harness executable
+    (``data``: a directory named after their digest, under the build root), so that a
+    unit of :func:`native_unit` on any worker that shares the build root reads them by
+    path.
+    """
 
     def __init__(self, bench, component, verilog: str, work: Path,
                  build_root: Path = DEFAULT_BUILD_ROOT,
                  extra_args: tuple[str, ...] = ()):  # fmt: skip
         self.bench = bench
         self.work = Path(work)
-        self.keys_path = self.work / "native-keys.bin"
         keys = bench.keys()
-        keys.astype("<u8").tofile(self.keys_path)
         # the golden model first: a schedule it refuses stops the run before the build
         started = time.monotonic()
         self.want = bench.expected(keys)
-        self.free_path = self.work / "native-free-keys.bin"
         free = bench.free_keys() if bench.free_tuples else np.zeros(0, np.uint64)
-        free.astype("<u8").tofile(self.free_path)
         self.free_want = bench.free_expected(free) if bench.free_tuples else None
         self.golden_seconds = time.monotonic() - started
         self.harness = bench.build(component, verilog, build_root, extra_args,
                                    name=f"{bench.top}-mutants")  # fmt: skip
+        arrays = {"keys": keys.astype("<u8"), "want": self.want.astype("<u8"),
+                  "free-keys": free.astype("<u8")}  # fmt: skip
+        if self.free_want is not None:
+            arrays["free-want"] = self.free_want.astype("<u8")
+        digest = hashlib.sha256()
+        for name, array in arrays.items():
+            digest.update(f"{name}:{array.shape}".encode() + array.tobytes())
+        #: sha256 (hex) of the keys and the golden model's output: the stimulus's identity
+        self.digest = digest.hexdigest()
+        self.data = Path(self.harness.exe).parent.resolve() / f"bench-{self.digest[:16]}"
+        self.data.mkdir(parents=True, exist_ok=True)
+        for name, array in arrays.items():
+            target = self.data / f"{name}.bin"
+            if not target.exists() or target.stat().st_size != array.nbytes:
+                partial = target.with_suffix(f".{uuid.uuid4().hex[:8]}.part")
+                array.tofile(partial)
+                partial.replace(target)
+        self.keys_path = self.data / "keys.bin"
+        self.free_path = self.data / "free-keys.bin"
 
-    def _run(self, index, keys, ready, plusargs, timeout):
-        work = self.work / f"native-{index}"
-        try:
-            return self.harness.run(keys, work, self.bench.drain, ready, self.bench.seed,
-                                    plusargs=(f"+mutsel={index}", *plusargs),
-                                    timeout=timeout)  # fmt: skip
-        finally:
-            (work / "out.bin").unlink(missing_ok=True)
+    def shared(self) -> dict:
+        """The arguments every :func:`native_unit` of this bench takes (paths and the bench)."""
+        return {"bench": self.bench, "harness": self.harness, "data": str(self.data)}
 
     def run(self, index: int, timeout: float) -> tuple[str, str]:
-        """Mutant ``index`` (0: the original): ("pass" | "fail" | "timeout", detail).
+        """Mutant ``index`` (0: the original) in this process: :func:`run_native`."""
+        return run_native(self.bench, self.harness, self.data, index, timeout,
+                          (self.want, self.free_want))  # fmt: skip
 
-        The back-pressured run with the configuration writes, then (if it passes) the
-        always-ready run at the reset values (the bench's ``free_tuples``).
-        """
-        b = self.bench
-        started = time.monotonic()
+
+def _load(data: Path, name: str):
+    path = data / f"{name}.bin"
+    return np.fromfile(path, dtype="<u8").reshape(-1, 3) if path.exists() else None
+
+
+def run_native(bench, harness, data: Path, index: int, timeout: float,
+               wants=None) -> tuple[str, str]:  # fmt: skip
+    """Mutant ``index`` (0: the original) on the native bench: ("pass" | "fail" |
+    "timeout", detail).
+
+    The back-pressured run with the configuration writes, then (if it passes) the
+    always-ready run at the reset values (the bench's ``free_tuples``). ``data``: the
+    directory of the keys and the golden model's output (:class:`NativeRunner`);
+    ``wants``: that output already in memory, else read from ``data``. Each run writes
+    its output in a directory of its own under ``data``, removed after.
+    """
+    data = Path(data)
+    want, free_want = wants if wants is not None else (_load(data, "want"),
+                                                       _load(data, "free-want"))  # fmt: skip
+    b = bench
+    started = time.monotonic()
+
+    def once(keys, ready, plusargs, limit):
+        work = data / f"native-{index}-{uuid.uuid4().hex[:8]}"
         try:
-            run = self._run(index, self.keys_path, b.ready, (), timeout)
-            mismatches, what = b.compare(run, self.want)
-            if mismatches or self.free_want is None:
-                return ("fail" if mismatches else "pass"), f"native: {what}"
-            left = max(1.0, timeout - (time.monotonic() - started))
-            free = self._run(index, self.free_path, 1.0, ("+nocfg",), left)
-        except subprocess.TimeoutExpired:
-            return "timeout", f"native: no verdict in {timeout:.0f} s"
-        except RuntimeError as exc:  # the harness failed, or its output file is short
-            return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
-        mismatches, free_what = b.compare(free, self.free_want)
-        if mismatches:
-            return "fail", f"native, always ready: {free_what}"
-        if free.stalls:
-            return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
-                            "throughput: none while threshold >= candidates + 7)")
-        return "pass", f"native: {what}; always ready: {free_what}, no stall"
+            return harness.run(keys, work, b.drain, ready, b.seed,
+                               plusargs=(f"+mutsel={index}", *plusargs),
+                               timeout=limit)  # fmt: skip
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    try:
+        run = once(data / "keys.bin", b.ready, (), timeout)
+        mismatches, what = b.compare(run, want)
+        if mismatches or free_want is None:
+            return ("fail" if mismatches else "pass"), f"native: {what}"
+        left = max(1.0, timeout - (time.monotonic() - started))
+        free = once(data / "free-keys.bin", 1.0, ("+nocfg",), left)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"native: no verdict in {timeout:.0f} s"
+    except RuntimeError as exc:  # the harness failed, or its output file is short
+        return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
+    mismatches, free_what = b.compare(free, free_want)
+    if mismatches:
+        return "fail", f"native, always ready: {free_what}"
+    if free.stalls:
+        return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
+                        "throughput: none while threshold >= candidates + 7)")  # fmt: skip
+    return "pass", f"native: {what}; always ready: {free_what}, no stall"
+
+
+def native_unit(index: int, *, bench, harness, data: str, timeout: float) -> dict:
+    """One mutant on the native bench, the unit of a run (:mod:`hwprof.run`): the harness
+    executable and the bench's files by path (``data``, on a file system the workers
+    share). Returns ``{"verdict": pass | fail | timeout, "detail": ...}``."""
+    verdict, detail = run_native(bench, harness, Path(data), index, timeout)
+    return {"verdict": verdict, "detail": detail}
