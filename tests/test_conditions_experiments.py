@@ -217,3 +217,65 @@ def test_full_run_keeps_the_earlier_sweep_and_measures_only_the_programs(tmp_pat
     )
     with pytest.raises(AssertionError, match="the sweep ran"):
         main(["experiment", "stratified-conditions", "-o", str(tmp_path)])
+
+
+def _mh_cell(distinct, skew, churn, best, paper_seeds, share):
+    """A hand-made multihash-conditions cell: ``best`` has error 0.1, the others 1.0."""
+    errors = {label: {"total": 0.1 if label == best else 1.0, "min": 0.0, "max": 2.0,
+                      "seeds": [1.0] * mc.SEEDS} for label, _, _ in mc.CONFIGS}  # fmt: skip
+    props = {"distinct": float(distinct), "candidates": 50.0, "candidate_share": share,
+             "churn": 0.1, "unshielded": 1e5, "rho": {"2": 0.5, "4": 1.0, "8": 2.0, "16": 4.0}}
+    per_seed = [["C1R0 4"]] * paper_seeds + [["C1R1 2"]] * (mc.SEEDS - paper_seeds)
+    return {"distinct_setting": distinct, "skew": skew, "churn_setting": churn,
+            "errors": errors, "parts": {k: [0.0] * 4 for k in errors}, "properties": props,
+            "per_seed_best": per_seed, "best": [best], "paper_best_seeds": paper_seeds,
+            "best_c1r0_tables": [4 if best == "C1R0 4" else 8]}  # fmt: skip
+
+
+def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
+    tmp_path, monkeypatch
+):
+    """Beside a full record of the grid without the low-skew settings, a full run runs only
+    those settings; the verdict names each setting where 4 tables C1-R0 wins with its seeds."""
+    monkeypatch.chdir(tmp_path)
+    old_grid = [g for g in mc.GRID if g not in mc.LOW_SKEW]
+    assert len(old_grid) == 27 and len(mc.LOW_SKEW) == 5
+    # in the earlier record 4 tables C1-R0 wins only at D=10,000 s=0.8 churn=0
+    earlier = [_mh_cell(d, s, c, "C1R0 4" if (d, s, c) == (10_000, 0.8, 0.0) else "C1R1 2",
+                        2 if (d, s, c) == (10_000, 0.8, 0.0) else 0, 0.5)
+               for d, s, c in old_grid]  # fmt: skip
+    settings = {"version": mc.SWEEP_VERSION, "seed": 1, "preset": "1m", "seeds": mc.SEEDS,
+                "intervals": mc.INTERVALS, "grid": [list(g) for g in old_grid]}  # fmt: skip
+    (tmp_path / "multihash-conditions.json").write_text(
+        json.dumps({"settings": settings, "cells": earlier})
+    )
+    ran = []
+
+    def fake_sweep(name, stem, settings, run_cell, todo, run_options):
+        ran.extend(todo)
+        # the new cells: C1R0 4 wins everywhere but at D=30,000 s=0.6 (C1R1 2)
+        return {key: _mh_cell(kw["distinct"], kw["skew"], kw["churn"],
+                              "C1R1 2" if (kw["distinct"], kw["skew"]) == (30_000, 0.6)
+                              else "C1R0 4", 4 if kw["skew"] == 0.7 else 5, 0.2)
+                for key, kw in todo.items()}  # fmt: skip
+
+    monkeypatch.setattr(mc, "sweep_cells", fake_sweep)
+    assert main(["experiment", "multihash-conditions", "-o", str(tmp_path)]) == 0
+    assert sorted(ran) == sorted(["D1500-s0.5-c0.0", "D3000-s0.6-c0.0", "D30000-s0.6-c0.0",
+                                  "D10000-s0.7-c0.0", "D30000-s0.7-c0.0"])  # fmt: skip
+    record = json.loads((tmp_path / "multihash-conditions.json").read_text())
+    assert len(record["cells"]) == 32
+    assert record["cells"][:27] == json.loads(json.dumps(earlier))
+    k = record["conditions"]
+    assert k["paper_best_cells"] == 5 and k["paper_best_in_every_seed"] == 2
+    md = (tmp_path / "multihash-conditions.md").read_text()
+    verdict = md.split("## Verdict")[1]
+    assert (
+        "4 tables C1-R0 is best (mean over the seeds) in 5 of 32 cells (D=10,000 s=0.8 "
+        "churn=0.0: 2/5 seeds; D=1,500 s=0.5 churn=0.0: 5/5 seeds; D=3,000 s=0.6 churn=0.0: "
+        "5/5 seeds; D=10,000 s=0.7 churn=0.0: 4/5 seeds; D=30,000 s=0.7 churn=0.0: 4/5 seeds), "
+        "in every seed in 2 of them." in verdict
+    )
+    # the winners' candidate share (0.5 once, 0.2) overlaps the others' (0.5, 0.2)
+    assert "No single property separates" in verdict
+    assert "skew 0.5, churn 0.0: 1,500;" in md  # the settings line

@@ -54,13 +54,19 @@ SEEDS = 5
 INTERVALS = 4
 #: the full sweep at 1M / 0.1 % (distinct tuples per interval, Zipf skew, churn): every
 #: :data:`DISTINCT` x :data:`SKEWS` with a stable hot set, every :data:`DISTINCT` x
-#: :data:`CHURNS` at skew 1.0, and two settings of full churn at skew 0.8
+#: :data:`CHURNS` at skew 1.0, two settings of full churn at skew 0.8, and the
+#: :data:`LOW_SKEW` settings
 DISTINCT = (3_000, 10_000, 30_000, 100_000, 300_000)
 SKEWS = (0.8, 1.0, 1.2)
 CHURNS = (0.25, 1.0)
+#: flatter inputs than :data:`SKEWS`, stable hot set: the settings below skew 0.8 where
+#: ``bench/bench_multihash_model_variants.py`` finds 4 tables C1-R0 best (at most about a
+#: third of the tuples in candidates; ``docs/notes/multihash-best-configuration.md``)
+LOW_SKEW = ((1_500, 0.5, 0.0), (3_000, 0.6, 0.0), (30_000, 0.6, 0.0), (10_000, 0.7, 0.0),
+            (30_000, 0.7, 0.0))  # fmt: skip
 GRID = (*[(d, s, 0.0) for s in SKEWS for d in DISTINCT],
         *[(d, 1.0, c) for c in CHURNS for d in DISTINCT],
-        (10_000, 0.8, 1.0), (100_000, 0.8, 1.0))  # fmt: skip
+        (10_000, 0.8, 1.0), (100_000, 0.8, 1.0), *LOW_SKEW)  # fmt: skip
 #: the --quick form: the 10K / 1 % preset (100x shorter intervals), distinct tuples scaled
 #: by 1/100, two cells, two seeds
 QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (1.0,),
@@ -292,6 +298,7 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     keys = ("distinct", "candidates", "candidate_share", "churn", "rho4", "nu4")
     out = {"cells": len(cells), "paper_best_cells": len(won),
            "paper_best_settings": [setting(c) for c in won],
+           "paper_best_seeds": [c["paper_best_seeds"] for c in won],
            "paper_best_in_every_seed": sum(c["paper_best_seeds"] == len(c["per_seed_best"])
                                            for c in won),
            "won": {k: span(won, k) for k in keys}, "lost": {k: span(lost, k) for k in keys},
@@ -453,6 +460,16 @@ def _real_section(r: dict) -> str:
     return "\n".join(L)
 
 
+def _with_seeds(k: dict, seeds: int) -> list[str]:
+    """The settings where 4 tables C1-R0 is best, each with the seeds where it is (a
+    record without the counts: the settings alone)."""
+    counts = k.get("paper_best_seeds")
+    if counts is None:
+        return list(k["paper_best_settings"])
+    return [f"{s}: {n}/{seeds} seeds"
+            for s, n in zip(k["paper_best_settings"], counts, strict=True)]
+
+
 def _verdict(r: dict) -> str:
     k = r["conditions"]
     names = {"distinct": "distinct tuples", "candidates": "candidates",
@@ -466,8 +483,8 @@ def _verdict(r: dict) -> str:
         separating = [names[p] for p, o in k["overlap"].items() if o is False]
         text.append(
             f"4 tables C1-R0 is best (mean over the seeds) in {k['paper_best_cells']} of "
-            f"{k['cells']} cells ({'; '.join(k['paper_best_settings'])}), in every seed in "
-            f"{k['paper_best_in_every_seed']} of them. "
+            f"{k['cells']} cells ({'; '.join(_with_seeds(k, r['seeds']))}), in every seed "
+            f"in {k['paper_best_in_every_seed']} of them. "
             + ("" if k["paper_best_cells"] == k["cells"] else
                "No single property separates those cells from the others: each one's range "
                "over them overlaps its range over the others (the table above)."
@@ -511,8 +528,13 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
                else f"skew {c['skew']}, churn {c['churn_setting']}")
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
-    fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
-    for ax, (title, cells) in zip(axes[0], groups.items(), strict=False):
+    cols = min(n, 5)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.4 * rows), squeeze=False)
+    panels = list(axes.flat)
+    for ax in panels[n:]:
+        ax.set_visible(False)
+    for ax, (title, cells) in zip(panels, groups.items(), strict=False):
         cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
         for label in ("C1R0 2", "C1R0 4", "C1R0 8", "C1R1 2"):
@@ -525,8 +547,8 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
                ylabel=f"error % ({r['seeds']} seeds: mean, min-max)")
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylim(bottom=0)
-    axes[0][0].legend(fontsize=7)
-    ax = axes[0][-1]
+    panels[0].legend(fontsize=7)
+    ax = panels[n - 1]
     for c in r["cells"]:
         p = c["properties"]
         won = PAPER_BEST in c["best"]
