@@ -101,6 +101,24 @@ def sweep_cells(name: str, stem: str, settings: dict, run_cell, cells: dict, run
     return {key: outcome.value for key, outcome in outcomes.items()}
 
 
+def panel_grid(panels: int, max_cols: int, width: float, height: float):
+    """A figure of ``panels`` panels in rows of at most ``max_cols``, each ``width`` x
+    ``height`` inches: ``(figure, axes in reading order)``; the grid's spare panels are
+    blank."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = min(panels, max_cols)
+    rows = -(-panels // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[panels:]:
+        ax.axis("off")
+    return fig, flat
+
+
 def label_axes(ax, xlabel: str, ylabel: str, title: str, **legend) -> None:
     """A figure panel's labels, title, legend (small type; ``legend``: its options) and
     light grid, alike in every experiment's figure."""

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..traces.keys import DEFAULT_VALUE_MAP
-from . import Experiment, cell, previous_sweep, sweep_cells, write_results
+from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
 from .moved import before_key_change, moved_lines
 from .stratified_values import (
     IdealProfile,
@@ -559,17 +559,10 @@ def _verdict(r: dict) -> str:
 def plots(r: dict, output_dir: Path, stem: str) -> None:
     """Mean error curves of the compressors, one panel per cell; and the reach ratio and
     A_16 against lag-256 repeats and the top-16 share, real programs beside the cells."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cells = r["cells"]
-    n = len(cells) + 2
-    cols = min(n, 4)
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.0 * rows), squeeze=False)
-    flat = axes.ravel()
+    fig, flat = panel_grid(len(cells) + 2, 4, 3.4, 3.0)
     for ax, c in zip(flat, cells, strict=False):
         for name in COMPRESSORS:
             ys = [np.nan if y is None else y for y in c["compressors"][name]["mean_curve"]]
@@ -612,8 +605,6 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     ax.axhspan(*r["paper"]["a16_compression"], color="red", alpha=0.15, label="paper")
     ax.set(xlabel="top-16 tuples' share of events", ylabel="A_16 compression (R_256)")
     ax.legend(fontsize=6)
-    for ax in flat[n:]:
-        ax.axis("off")
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=100)
     plt.close(fig)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import Experiment, sweep_cells, write_results
+from . import Experiment, panel_grid, sweep_cells, write_results
 from .stratified_conditions import (
     COMPRESSORS,
     PAPER,
@@ -329,17 +329,10 @@ def _summary(names, verdicts) -> str:
 def plot(r: dict, output_dir: Path, stem: str) -> None:
     """Per setting each compressor's mean error curve over the seeds and the 5 % line;
     and every seed's reach and stay ratios beside the paper's."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cells = r["cells"]
-    n = len(cells) + 1
-    cols = min(n, 3)
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.0 * rows), squeeze=False)
-    flat = axes.ravel()
+    fig, flat = panel_grid(len(cells) + 1, 3, 3.6, 3.0)
     for ax, c in zip(flat, cells, strict=False):
         k = c["cell"]
         for name in COMPRESSORS:
@@ -377,8 +370,6 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
            title="per seed (^ v: bounds)")  # fmt: skip
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, loc="upper left")
-    for ax in flat[n:]:
-        ax.axis("off")
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=100)
     plt.close(fig)
