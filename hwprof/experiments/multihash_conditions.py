@@ -37,7 +37,7 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, previous_sweep, sweep_cells, write_results
+from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -517,9 +517,6 @@ def _verdict(r: dict) -> str:
 def plots(r: dict, output_dir: Path, stem: str) -> None:
     """Error of four configurations against distinct tuples per interval, one panel per
     (skew, churn) setting; cells and programs by nu_4 and churn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     groups: dict = {}
@@ -528,12 +525,7 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
                else f"skew {c['skew']}, churn {c['churn_setting']}")
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
-    cols = min(n, 5)
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.4 * rows), squeeze=False)
-    panels = list(axes.flat)
-    for ax in panels[n:]:
-        ax.set_visible(False)
+    fig, panels = panel_grid(n, 5, 3.4, 3.4)
     for ax, (title, cells) in zip(panels, groups.items(), strict=False):
         cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
