@@ -79,22 +79,21 @@ SWEEP_VERSION = 1
 
 PAPER = {
     "claim": "4 tables C1-R0 consistently outperforms all other configurations including "
-             "the best single hash (sec. 6.4.1, Fig. 12; C1-R0 best in Figs. 10-11)",
+    "the best single hash (sec. 6.4.1, Fig. 12; C1-R0 best in Figs. 10-11)",
     "programs": "SPEC95 go, li, m88ksim; SPEC2000 gcc, vortex; deltablue, sis, burg; "
-                "500M instructions after a SimPoint fast-forward (sec. 5.5)",
+    "500M instructions after a SimPoint fast-forward (sec. 5.5)",
     "distinct": "Fig. 4 (bar chart; values not in the text): distinct tuples per interval "
-                "grow in proportion to the interval length; gcc and go have the most",
+    "grow in proportion to the interval length; gcc and go have the most",
     "candidates": "Fig. 5 (bar chart; values not in the text): the candidates per interval "
-                  "stay about the same for 1 % and 0.1 %",
+    "stay about the same for 1 % and 0.1 %",
     "churn_gcc_1m": "gcc: less than 35 % change of candidates for 50 % of the intervals "
-                    "(Fig. 6, 1M)",
+    "(Fig. 6, 1M)",
     "churn_low_1m": "m88ksim and vortex: very little change at 1M (Fig. 6)",
     "churn_high_1m": "deltablue: higher change at 1M (Fig. 6)",
 }
 
 
-def zipf_stream(seed: int, intervals: int, length: int, distinct: int, skew: float,
-                churn: float):
+def zipf_stream(seed: int, intervals: int, length: int, distinct: int, skew: float, churn: float):
     """Seeded ``<tuple>`` keys, one uint64 array of ``length`` keys per interval.
 
     Each interval's counts are a multinomial draw over ``distinct`` keys with
@@ -146,8 +145,15 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             retained = np.isin(unique, previous)
             unshielded = int(counts[~retained].sum())
             new = int((~np.isin(cands, previous)).sum())
-            rows.append((len(unique), len(cands), counts[hot].sum() / len(keys),
-                         new / len(cands) if len(cands) else np.nan, unshielded))
+            rows.append(
+                (
+                    len(unique),
+                    len(cands),
+                    counts[hot].sum() / len(keys),
+                    new / len(cands) if len(cands) else np.nan,
+                    unshielded,
+                )
+            )
         previous = cands
     if not rows:
         raise ValueError("stream_properties needs at least two intervals")
@@ -163,12 +169,17 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
 
 def _summary(values) -> dict:
     v = [100 * x for x in values]
-    return {"total": float(np.mean(v)), "min": float(np.min(v)), "max": float(np.max(v)),
-            "seeds": v}
+    return {
+        "total": float(np.mean(v)),
+        "min": float(np.min(v)),
+        "max": float(np.max(v)),
+        "seeds": v,
+    }
 
 
-def run_cell(preset: str, distinct: int, skew: float, churn: float, seeds: int,
-             intervals: int, seed: int = 1) -> dict:
+def run_cell(
+    preset: str, distinct: int, skew: float, churn: float, seeds: int, intervals: int, seed: int = 1
+) -> dict:
     """Every configuration of :data:`CONFIGS` on one generator setting, ``seeds`` seeds
     (seed index ``s``: generator seed ``seed + s``, hash seed ``1 + 100 s``)."""
     config = PRESETS[preset]
@@ -177,21 +188,36 @@ def run_cell(preset: str, distinct: int, skew: float, churn: float, seeds: int,
     parts: dict = {label: [] for label, _, _ in CONFIGS}
     props = []
     for s in range(seeds):
-        profilers = [Bulk(tables=n, conservative=True, reset=reset, retain=True,
-                          hash_seed=1 + 100 * s, **config) for _, n, reset in CONFIGS]
+        profilers = [
+            Bulk(
+                tables=n,
+                conservative=True,
+                reset=reset,
+                retain=True,
+                hash_seed=1 + 100 * s,
+                **config,
+            )
+            for _, n, reset in CONFIGS
+        ]
         stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
         result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
                                 prefetch=False)  # fmt: skip
         props.append(stream_properties(stream, threshold, MultiHashConfig().counters))
         for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
             errors[label].append(err.total)
-            parts[label].append([err.false_positive, err.false_negative,
-                                 err.neutral_positive, err.neutral_negative])
+            parts[label].append(
+                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
+            )
     per_seed_best = [_lowest({k: v[s] for k, v in errors.items()}) for s in range(seeds)]
-    out = {"distinct_setting": distinct, "skew": skew, "churn_setting": churn,
-           "errors": {k: _summary(v) for k, v in errors.items()},
-           "parts": {k: (100 * np.mean(v, axis=0)).tolist() for k, v in parts.items()},
-           "properties": _mean_properties(props), "per_seed_best": per_seed_best}
+    out = {
+        "distinct_setting": distinct,
+        "skew": skew,
+        "churn_setting": churn,
+        "errors": {k: _summary(v) for k, v in errors.items()},
+        "parts": {k: (100 * np.mean(v, axis=0)).tolist() for k, v in parts.items()},
+        "properties": _mean_properties(props),
+        "per_seed_best": per_seed_best,
+    }
     out["best"] = _lowest({k: v["total"] for k, v in out["errors"].items()})
     out["best_c1r0_tables"] = _best_tables(out["errors"])
     out["paper_best_seeds"] = sum(PAPER_BEST in b for b in per_seed_best)
@@ -213,9 +239,12 @@ def _best_tables(errors: dict) -> list[int]:
 
 
 def _mean_properties(props: list[dict]) -> dict:
-    out = {k: float(np.mean([p[k] for p in props if p[k] is not None]))
-           if any(p[k] is not None for p in props) else None
-           for k in ("distinct", "candidates", "candidate_share", "churn", "unshielded")}
+    out = {
+        k: float(np.mean([p[k] for p in props if p[k] is not None]))
+        if any(p[k] is not None for p in props)
+        else None
+        for k in ("distinct", "candidates", "candidate_share", "churn", "unshielded")
+    }
     out["rho"] = {n: float(np.mean([p["rho"][n] for p in props])) for n in props[0]["rho"]}
     return out
 
@@ -223,8 +252,9 @@ def _mean_properties(props: list[dict]) -> dict:
 def grid(quick: bool) -> list[tuple[int, float, float]]:
     """``(distinct, skew, churn)`` of every cell of the sweep."""
     if quick:
-        return [(d, s, c) for d in QUICK["distinct"] for s in QUICK["skews"]
-                for c in QUICK["churns"]]
+        return [
+            (d, s, c) for d in QUICK["distinct"] for s in QUICK["skews"] for c in QUICK["churns"]
+        ]
     return list(GRID)
 
 
@@ -245,13 +275,16 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
         errors = programs[name]["errors"]
         config = PRESETS["1m"]
         chunks = _program_keys(_open_source(source))
-        props = stream_properties(whole_intervals(chunks, config["interval_length"],
-                                                  REAL_INTERVALS), config["threshold"])
+        props = stream_properties(
+            whole_intervals(chunks, config["interval_length"], REAL_INTERVALS), config["threshold"]
+        )
         labels = [c[0] for c in CONFIGS]
-        out[name] = {"properties": props,
-                     "errors": {k: errors[k] for k in labels},
-                     "best": _lowest({k: errors[k]["total"] for k in labels}),
-                     "best_c1r0_tables": _best_tables(errors)}
+        out[name] = {
+            "properties": props,
+            "errors": {k: errors[k] for k in labels},
+            "best": _lowest({k: errors[k]["total"] for k in labels}),
+            "best_c1r0_tables": _best_tables(errors),
+        }
         log(f"{name}: {props}")
     return out
 
@@ -267,8 +300,12 @@ def _program_keys(trace):
 def noise_load(properties: dict, tables: int, preset: str = "1m", counters: int = 2048) -> float:
     """``nu_n`` (module docstring) from a stream's mean candidate share."""
     config = PRESETS[preset]
-    return ((1 - properties["candidate_share"]) * config["interval_length"] * tables
-            / (counters * config["threshold"]))
+    return (
+        (1 - properties["candidate_share"])
+        * config["interval_length"]
+        * tables
+        / (counters * config["threshold"])
+    )
 
 
 def conditions(cells: list[dict], preset: str = "1m") -> dict:
@@ -277,8 +314,7 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     resetting with 2 tables (our programs' best) beats it."""
     won = [c for c in cells if PAPER_BEST in c["best"]]
     lost = [c for c in cells if PAPER_BEST not in c["best"]]
-    reset2 = [c for c in cells
-              if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
+    reset2 = [c for c in cells if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
 
     def value(c, key):
         if key == "rho4":
@@ -296,18 +332,26 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
         return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
 
     keys = ("distinct", "candidates", "candidate_share", "churn", "rho4", "nu4")
-    out = {"cells": len(cells), "paper_best_cells": len(won),
-           "paper_best_settings": [setting(c) for c in won],
-           "paper_best_seeds": [c["paper_best_seeds"] for c in won],
-           "paper_best_in_every_seed": sum(c["paper_best_seeds"] == len(c["per_seed_best"])
-                                           for c in won),
-           "won": {k: span(won, k) for k in keys}, "lost": {k: span(lost, k) for k in keys},
-           "reset2_beats_paper_best": [setting(c) for c in reset2],
-           "reset2": {k: span(reset2, k) for k in keys},
-           "best_c1r0_tables": [c["best_c1r0_tables"] for c in cells]}
-    out["overlap"] = {k: None if not (out["won"][k] and out["lost"][k]) else
-                      bool(out["won"][k][0] <= out["lost"][k][1]
-                           and out["lost"][k][0] <= out["won"][k][1]) for k in keys}
+    out = {
+        "cells": len(cells),
+        "paper_best_cells": len(won),
+        "paper_best_settings": [setting(c) for c in won],
+        "paper_best_seeds": [c["paper_best_seeds"] for c in won],
+        "paper_best_in_every_seed": sum(
+            c["paper_best_seeds"] == len(c["per_seed_best"]) for c in won
+        ),
+        "won": {k: span(won, k) for k in keys},
+        "lost": {k: span(lost, k) for k in keys},
+        "reset2_beats_paper_best": [setting(c) for c in reset2],
+        "reset2": {k: span(reset2, k) for k in keys},
+        "best_c1r0_tables": [c["best_c1r0_tables"] for c in cells],
+    }
+    out["overlap"] = {
+        k: None
+        if not (out["won"][k] and out["lost"][k])
+        else bool(out["won"][k][0] <= out["lost"][k][1] and out["lost"][k][0] <= out["won"][k][1])
+        for k in keys
+    }
     return out
 
 
@@ -315,6 +359,7 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
     where they run), and measure the real programs in the full form; write
     ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
+
     def log(text):
         print(f"{NAME}: {text}", file=sys.stderr, flush=True)
 
@@ -323,8 +368,14 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     seeds = QUICK["seeds"] if quick else SEEDS
     intervals = QUICK["intervals"] if quick else INTERVALS
     stem = f"{NAME}-quick" if quick else NAME
-    settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
-                "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
+    settings = {
+        "version": SWEEP_VERSION,
+        "seed": seed,
+        "preset": preset,
+        "seeds": seeds,
+        "intervals": intervals,
+        "grid": [list(g) for g in grid(quick)],
+    }
     kept = {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in
             previous_sweep(Path(output_dir) / f"{stem}.json", settings, log,
                            ignore=("grid",)) or ()}  # fmt: skip
@@ -336,9 +387,11 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     for distinct, skew, churn in grid(quick):
         c = kept.get((distinct, skew, churn)) or done[f"D{distinct}-s{skew}-c{churn}"]
         cells.append(c)
-        log(f"D={distinct} s={skew} churn={churn}: best {c['best']} "
+        log(
+            f"D={distinct} s={skew} churn={churn}: best {c['best']} "
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
-            f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})")
+            f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
+        )
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
               "conditions": conditions(cells, preset),
@@ -346,8 +399,7 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plots(record, Path(output_dir), stem)
-    return {"paper_best_cells": record["conditions"]["paper_best_cells"],
-            "cells": len(cells)}
+    return {"paper_best_cells": record["conditions"]["paper_best_cells"], "cells": len(cells)}
 
 
 def _names(items) -> str:
@@ -398,27 +450,42 @@ def markdown(r: dict, stem: str) -> str:
     for c in r["cells"]:
         p, e = c["properties"], c["errors"]
         churn = "-" if p["churn"] is None else f"{p['churn']:.2f}"
-        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
-                 f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
-                 f"{p['rho']['4']:.2f} | {noise_load(p, 4, r['preset']):.2f} | "
-                 f"{_names(c['best'])} | "
-                 f"{c['paper_best_seeds']}/{r['seeds']} | "
-                 f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
-                 f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |")
+        L.append(
+            f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+            f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
+            f"{p['rho']['4']:.2f} | {noise_load(p, 4, r['preset']):.2f} | "
+            f"{_names(c['best'])} | "
+            f"{c['paper_best_seeds']}/{r['seeds']} | "
+            f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
+            f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |"
+        )
     k = r["conditions"]
-    L += ["", f"![sweep]({stem}.png)", "",
-          "Every configuration, every cell (mean error %):", "",
-          "| distinct | skew | churn | " + " | ".join(labels) + " |",
-          "| ---: | ---: | ---: |" + " ---: |" * len(labels)]
+    L += [
+        "",
+        f"![sweep]({stem}.png)",
+        "",
+        "Every configuration, every cell (mean error %):",
+        "",
+        "| distinct | skew | churn | " + " | ".join(labels) + " |",
+        "| ---: | ---: | ---: |" + " ---: |" * len(labels),
+    ]
     for c in r["cells"]:
-        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
-                 + " | ".join(f"{c['errors'][x]['total']:.2f}" for x in labels) + " |")
-    L += ["", "## Where the paper's result appears", "",
-          f"4 tables C1-R0 has the lowest mean error in {k['paper_best_cells']} of "
-          f"{k['cells']} cells (in {k['paper_best_in_every_seed']} of them in every seed). "
-          "Ranges of the properties over those cells and over the others:", "",
-          "| property | cells where C1R0 4 is best | the other cells |",
-          "| --- | --- | --- |"]
+        L.append(
+            f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+            + " | ".join(f"{c['errors'][x]['total']:.2f}" for x in labels)
+            + " |"
+        )
+    L += [
+        "",
+        "## Where the paper's result appears",
+        "",
+        f"4 tables C1-R0 has the lowest mean error in {k['paper_best_cells']} of "
+        f"{k['cells']} cells (in {k['paper_best_in_every_seed']} of them in every seed). "
+        "Ranges of the properties over those cells and over the others:",
+        "",
+        "| property | cells where C1R0 4 is best | the other cells |",
+        "| --- | --- | --- |",
+    ]
     for key, name, spec in (("distinct", "distinct tuples per interval", ",.0f"),
                             ("candidates", "candidates per interval", ".1f"),
                             ("candidate_share", "candidate share", ".2f"),
@@ -442,21 +509,30 @@ def _settings_line(r: dict) -> str:
 
 def _real_section(r: dict) -> str:
     if not r["real"]:
-        return ("## Our real programs\n\nNot measured in this run (the quick form, or no "
-                "multihash-values.json beside the results).")
-    L = ["## Our real programs (1M / 0.1 %)", "",
-         f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
-         "multihash-values run's keys), and its best configuration from multihash-values.json "
-         "(mean over its seeds):", "",
-         "| program | distinct | candidates | candidate share | churn | rho_4 | nu_4 | best | "
-         "best C1-R0 tables | C1R0 4 | C1R1 2 |", "| --- |" + " ---: |" * 10]
+        return (
+            "## Our real programs\n\nNot measured in this run (the quick form, or no "
+            "multihash-values.json beside the results)."
+        )
+    L = [
+        "## Our real programs (1M / 0.1 %)",
+        "",
+        f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
+        "multihash-values run's keys), and its best configuration from multihash-values.json "
+        "(mean over its seeds):",
+        "",
+        "| program | distinct | candidates | candidate share | churn | rho_4 | nu_4 | best | "
+        "best C1-R0 tables | C1R0 4 | C1R1 2 |",
+        "| --- |" + " ---: |" * 10,
+    ]
     for name, p in r["real"].items():
         q, e = p["properties"], p["errors"]
-        L.append(f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
-                 f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
-                 f"{noise_load(q, 4):.2f} | "
-                 f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
-                 f"{_fmt(e['C1R1 2'])} |")
+        L.append(
+            f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
+            f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
+            f"{noise_load(q, 4):.2f} | "
+            f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
+            f"{_fmt(e['C1R1 2'])} |"
+        )
     return "\n".join(L)
 
 
@@ -466,8 +542,9 @@ def _with_seeds(k: dict, seeds: int) -> list[str]:
     counts = k.get("paper_best_seeds")
     if counts is None:
         return list(k["paper_best_settings"])
-    return [f"{s}: {n}/{seeds} seeds"
-            for s, n in zip(k["paper_best_settings"], counts, strict=True)]
+    return [
+        f"{s}: {n}/{seeds} seeds" for s, n in zip(k["paper_best_settings"], counts, strict=True)
+    ]
 
 
 def _verdict(r: dict) -> str:
@@ -477,40 +554,59 @@ def _verdict(r: dict) -> str:
              "rho4": "rho_4", "nu4": "nu_4"}  # fmt: skip
     text = ["", ""]
     if not k["paper_best_cells"]:
-        text.append("4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
-                    "does not appear for any generator setting tried.")
+        text.append(
+            "4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
+            "does not appear for any generator setting tried."
+        )
     else:
         separating = [names[p] for p, o in k["overlap"].items() if o is False]
         text.append(
             f"4 tables C1-R0 is best (mean over the seeds) in {k['paper_best_cells']} of "
             f"{k['cells']} cells ({'; '.join(_with_seeds(k, r['seeds']))}), in every seed "
             f"in {k['paper_best_in_every_seed']} of them. "
-            + ("" if k["paper_best_cells"] == k["cells"] else
-               "No single property separates those cells from the others: each one's range "
-               "over them overlaps its range over the others (the table above)."
-               if not separating else
-               f"Separating them from the others: {', '.join(separating)} (the table above)."))
+            + (
+                ""
+                if k["paper_best_cells"] == k["cells"]
+                else "No single property separates those cells from the others: each one's range "
+                "over them overlaps its range over the others (the table above)."
+                if not separating
+                else f"Separating them from the others: {', '.join(separating)} (the table above)."
+            )
+        )
     nu = {}
     for c in r["cells"]:
         for n in c["best_c1r0_tables"]:
             nu.setdefault(n, []).append(noise_load(c["properties"], 4, r["preset"]))
-    text.append(" Best C1-R0 table count over the cells: " + ", ".join(
-        f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
-        for n, v in sorted(nu.items())) + ".")
+    text.append(
+        " Best C1-R0 table count over the cells: "
+        + ", ".join(
+            f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
+            for n, v in sorted(nu.items())
+        )
+        + "."
+    )
     r2 = k["reset2_beats_paper_best"]
-    text.append(f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
-                f"{k['cells']} cells"
-                + (f", with rho_4 {_span(k['reset2']['rho4'])} and candidate churn "
-                   f"{_span(k['reset2']['churn'])}." if r2 else "."))
+    text.append(
+        f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
+        f"{k['cells']} cells"
+        + (
+            f", with rho_4 {_span(k['reset2']['rho4'])} and candidate churn "
+            f"{_span(k['reset2']['churn'])}."
+            if r2
+            else "."
+        )
+    )
     if r["real"]:
         rho = [p["properties"]["rho"]["4"] for p in r["real"].values()]
         churn = [p["properties"]["churn"] for p in r["real"].values()]
         best = {n: _names(p["best"]) for n, p in r["real"].items()}
         nu = [noise_load(p["properties"], 4) for p in r["real"].values()]
-        text.append(f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f}, nu_4 "
-                    f"{min(nu):.2f}-{max(nu):.2f} and "
-                    f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
-                    "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + ".")
+        text.append(
+            f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f}, nu_4 "
+            f"{min(nu):.2f}-{max(nu):.2f} and "
+            f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
+            "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + "."
+        )
     return "## Verdict\n\n" + "".join(text[2:])
 
 
@@ -521,8 +617,11 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
 
     groups: dict = {}
     for c in r["cells"]:
-        key = (f"skew {c['skew']}, churn 0" if c["churn_setting"] == 0
-               else f"skew {c['skew']}, churn {c['churn_setting']}")
+        key = (
+            f"skew {c['skew']}, churn 0"
+            if c["churn_setting"] == 0
+            else f"skew {c['skew']}, churn {c['churn_setting']}"
+        )
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
     fig, panels = panel_grid(n, 5, 3.4, 3.4)
@@ -535,8 +634,12 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
                         yerr=[[x["total"] - x["min"] for x in e],
                               [x["max"] - x["total"] for x in e]],
                         marker="o", capsize=2, label=label, lw=1)  # fmt: skip
-        ax.set(xscale="log", xlabel="distinct tuples per interval", title=title,
-               ylabel=f"error % ({r['seeds']} seeds: mean, min-max)")
+        ax.set(
+            xscale="log",
+            xlabel="distinct tuples per interval",
+            title=title,
+            ylabel=f"error % ({r['seeds']} seeds: mean, min-max)",
+        )
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylim(bottom=0)
     panels[0].legend(fontsize=7)
@@ -544,14 +647,23 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     for c in r["cells"]:
         p = c["properties"]
         won = PAPER_BEST in c["best"]
-        ax.scatter(noise_load(p, 4, r["preset"]), p["churn"] or 0, marker="o", s=25,
-                   color="tab:green" if won else "tab:gray")
+        ax.scatter(
+            noise_load(p, 4, r["preset"]),
+            p["churn"] or 0,
+            marker="o",
+            s=25,
+            color="tab:green" if won else "tab:gray",
+        )
     for name, p in r["real"].items():
         q = p["properties"]
         ax.scatter(noise_load(q, 4), q["churn"], marker="*", s=90, color="tab:red")
         ax.annotate(name, (noise_load(q, 4), q["churn"]), fontsize=7)
-    ax.set(xscale="log", xlabel="nu_4 (non-candidate tuples per 4-table counter / T)",
-           ylabel="candidate churn", title="green: C1R0 4 best; red: ours")
+    ax.set(
+        xscale="log",
+        xlabel="nu_4 (non-candidate tuples per 4-table counter / T)",
+        ylabel="candidate churn",
+        title="green: C1R0 4 best; red: ours",
+    )
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=110)
     plt.close(fig)
@@ -560,12 +672,22 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
 def headline(r: dict) -> list[tuple[str, str, str]]:
     """The paper's ranking against where it appears in our sweep."""
     k = r["conditions"]
-    rows = [("generator settings where 4 tables C1-R0 is best", "all (\"consistently\")",
-             f"{k['paper_best_cells']} of {k['cells']}")]
+    rows = [
+        (
+            "generator settings where 4 tables C1-R0 is best",
+            'all ("consistently")',
+            f"{k['paper_best_cells']} of {k['cells']}",
+        )
+    ]
     if r["real"]:
-        rows.append(("our programs where 4 tables C1-R0 is best", "all",
-                     cell(sum(PAPER_BEST in p["best"] for p in r["real"].values()), "d")
-                     + f" of {len(r['real'])}"))
+        rows.append(
+            (
+                "our programs where 4 tables C1-R0 is best",
+                "all",
+                cell(sum(PAPER_BEST in p["best"] for p in r["real"].values()), "d")
+                + f" of {len(r['real'])}",
+            )
+        )
     return rows
 
 
