@@ -28,6 +28,7 @@ hash tables: a candidate soon gets an accumulator entry and is shielded).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -38,6 +39,7 @@ import numpy as np
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
 from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
+from .separation import apply_rule, best_rule, confusion, decided, leave_one_out
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -167,6 +169,81 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             "rho": {str(n): u * n / (counters * threshold) for n in tables}}  # fmt: skip
 
 
+#: the largest ranks of the Zipf fit: counts below this are too few to rank
+SKEW_FIT_MIN_COUNT = 10
+#: the top-k shares measured (k tuples of an interval)
+TOP_K = (10, 100, 1000)
+
+
+def skew_fit(counts, min_count: int = SKEW_FIT_MIN_COUNT, points: int = 50) -> float | None:
+    """The Zipf skew ``s`` of one interval's counts: minus the least-squares slope of
+    log(count) against log(rank) (rank 1: the most frequent tuple), over the ranks whose
+    count is at least ``min_count``, at ``points`` ranks spaced evenly in log(rank) so each
+    decade of ranks weighs the same. Fewer than three such ranks: None."""
+    c = np.sort(np.asarray(counts))[::-1]
+    c = c[c >= min_count]
+    if len(c) < 3:
+        return None
+    ranks = np.unique(np.geomspace(1, len(c), points).round().astype(np.int64))
+    if len(ranks) < 3:
+        return None
+    slope = np.polyfit(np.log(ranks), np.log(c[ranks - 1].astype(float)), 1)[0]
+    return float(-slope)
+
+
+def input_shape(intervals, threshold: int, counters: int = 2048, accumulator: int = 1000) -> dict:
+    """The shape of a stream's value distribution, means over all its whole intervals.
+
+    ``skew_fit`` (:func:`skew_fit`), ``top_share`` (``{k: share of the interval's tuples
+    in its k most frequent}`` for ``k`` in :data:`TOP_K`), ``distinct_per_counter``
+    (distinct tuples per interval over the ``counters`` of the hash tables),
+    ``candidates_per_entry`` (tuples at or above ``threshold`` over the ``accumulator``
+    entries) and ``near_misses`` (tuples with at least half the threshold but below it:
+    the ones a little hash-table noise turns into false positives).
+    """
+    rows = []
+    for keys in intervals:
+        _, counts = np.unique(keys, return_counts=True)
+        top = np.sort(counts)[::-1]
+        fit = skew_fit(counts)
+        rows.append([np.nan if fit is None else fit,
+                     *[top[:k].sum() / len(keys) for k in TOP_K],
+                     len(counts) / counters, (counts >= threshold).sum() / accumulator,
+                     ((2 * counts >= threshold) & (counts < threshold)).sum()])  # fmt: skip
+    if not rows:
+        raise ValueError("input_shape needs at least one interval")
+    a = np.array(rows, dtype=float)
+    m = [None if np.isnan(a[:, i]).all() else float(np.nanmean(a[:, i])) for i in range(a.shape[1])]
+    return {"skew_fit": m[0], "top_share": {str(k): m[1 + i] for i, k in enumerate(TOP_K)},
+            "distinct_per_counter": m[-3], "candidates_per_entry": m[-2],
+            "near_misses": m[-1]}  # fmt: skip
+
+
+def cell_shape(
+    preset: str, distinct: int, skew: float, churn: float, seeds: int, intervals: int, seed: int = 1
+) -> dict:
+    """:func:`input_shape` of one generator setting, the mean over the streams of
+    :func:`run_cell`'s seeds (generator seed ``seed + s``), regenerated."""
+    config = PRESETS[preset]
+    counters = MultiHashConfig().counters
+    shapes = [input_shape(zipf_stream(seed + s, intervals, config["interval_length"], distinct,
+                                      skew, churn), config["threshold"], counters,
+                          config["accumulator"]) for s in range(seeds)]  # fmt: skip
+    return _mean_shape(shapes)
+
+
+def _mean_shape(shapes: list[dict]) -> dict:
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    out = {k: mean([s[k] for s in shapes]) for k in shapes[0] if k != "top_share"}
+    out["top_share"] = {
+        k: mean([s["top_share"][k] for s in shapes]) for k in shapes[0]["top_share"]
+    }
+    return out
+
+
 def _summary(values) -> dict:
     v = [100 * x for x in values]
     return {
@@ -275,17 +352,19 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
         errors = programs[name]["errors"]
         config = PRESETS["1m"]
         chunks = _program_keys(_open_source(source))
-        props = stream_properties(
-            whole_intervals(chunks, config["interval_length"], REAL_INTERVALS), config["threshold"]
-        )
+        intervals = list(whole_intervals(chunks, config["interval_length"], REAL_INTERVALS))
+        props = stream_properties(intervals, config["threshold"])
+        shape = input_shape(intervals, config["threshold"], MultiHashConfig().counters,
+                            config["accumulator"])  # fmt: skip
         labels = [c[0] for c in CONFIGS]
         out[name] = {
             "properties": props,
             "errors": {k: errors[k] for k in labels},
             "best": _lowest({k: errors[k]["total"] for k in labels}),
             "best_c1r0_tables": _best_tables(errors),
+            "shape": shape,
         }
-        log(f"{name}: {props}")
+        log(f"{name}: {props} {shape}")
     return out
 
 
@@ -355,6 +434,91 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     return out
 
 
+#: the candidate properties :func:`separation` tries: key, name on the results page, format
+SEPARATORS = (
+    ("skew_fit", "fitted Zipf skew", ".2f"),
+    ("top10_share", "top-10 share", ".3f"),
+    ("top100_share", "top-100 share", ".3f"),
+    ("top1000_share", "top-1000 share", ".3f"),
+    ("candidate_share", "candidate share", ".3f"),
+    ("nu4", "nu_4 (noise load)", ".2f"),
+    ("rho4", "rho_4 (unshielded load)", ".2f"),
+    ("distinct_per_counter", "distinct tuples per counter", ".1f"),
+    ("candidates_per_entry", "candidates per accumulator entry", ".3f"),
+    ("near_misses", "near misses (T/2 to T) per interval", ".1f"),
+    ("churn", "candidate churn", ".2f"),
+)
+
+
+def separator_values(properties: dict, shape: dict, preset: str) -> dict:
+    """The values of :data:`SEPARATORS` of one cell or program from its
+    :func:`stream_properties` and :func:`input_shape`."""
+    out = {"skew_fit": shape["skew_fit"],
+           **{f"top{k}_share": shape["top_share"][str(k)] for k in TOP_K},
+           "candidate_share": properties["candidate_share"],
+           "nu4": noise_load(properties, 4, preset), "rho4": properties["rho"]["4"],
+           "distinct_per_counter": shape["distinct_per_counter"],
+           "candidates_per_entry": shape["candidates_per_entry"],
+           "near_misses": shape["near_misses"], "churn": properties["churn"]}  # fmt: skip
+    return out
+
+
+def paper_best_outcome(errors: dict) -> dict:
+    """Whether 4 tables C1-R0 has the lowest mean error, against which configuration (the
+    best other one when it wins, the winner when it loses), and whether the seeds tell the
+    two apart (:func:`separation.decided`)."""
+    others = {k: v["total"] for k, v in errors.items() if k != PAPER_BEST}
+    rival = min(others, key=others.get)
+    won = errors[PAPER_BEST]["total"] <= others[rival] + 1e-12
+    return {"won": bool(won), "rival": rival,
+            "decided": decided(errors[PAPER_BEST]["seeds"], errors[rival]["seeds"])}  # fmt: skip
+
+
+def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = "1m") -> dict:
+    """Which property (or pair) separates the cells where 4 tables C1-R0 is best from the
+    others: every :data:`SEPARATORS` property's best threshold rule fitted on the cells
+    (:mod:`hwprof.experiments.separation`), its misclassified cells (how many of them
+    undecided), its leave-one-out count and its confusion on the real programs (not
+    fitted to them); the best pair rule likewise."""
+    keys = [k for k, _, _ in SEPARATORS]
+    rows = [{"setting": _setting(c), **paper_best_outcome(c["errors"]),
+             "values": separator_values(c["properties"], s, preset)}
+            for c, s in zip(cells, shapes, strict=True)]  # fmt: skip
+    programs = {n: {**paper_best_outcome(p["errors"]),
+                    "values": separator_values(p["properties"], p["shape"], "1m")}
+                for n, p in real.items() if "shape" in p}  # fmt: skip
+    labels = [r["won"] for r in rows]
+    values = {k: [r["values"][k] for r in rows] for k in keys}
+
+    def judged(rule):
+        pred = [apply_rule(rule, r["values"]) for r in rows]
+        wrong = [r for r, p in zip(rows, pred, strict=True) if p is None or p != r["won"]]
+        real_pred = {n: apply_rule(rule, p["values"]) for n, p in programs.items()}
+        return {**rule, "confusion": confusion(pred, labels),
+                "misclassified": [r["setting"] for r in wrong],
+                "misclassified_undecided": sum(not r["decided"] for r in wrong),
+                "leave_one_out": leave_one_out(values, labels, rule["properties"]),
+                "real": {n: p for n, p in real_pred.items()},
+                "real_confusion": confusion(list(real_pred.values()),
+                                            [p["won"] for p in programs.values()])}  # fmt: skip
+
+    singles = {k: judged(best_rule(values, labels, [k])) for k in keys}
+    pairs = [best_rule(values, labels, pair) for pair in itertools.combinations(keys, 2)]
+    low = min(p["errors"] for p in pairs)
+    best_pairs = [judged(p) for p in pairs if p["errors"] == low]
+    best_pairs.sort(key=lambda p: (p["leave_one_out"], keys.index(p["properties"][0]),
+                                   keys.index(p["properties"][1])))  # fmt: skip
+    fewest = min(r["errors"] for r in singles.values())
+    return {"cells": rows, "real": programs, "single": singles,
+            "best_single": [k for k, r in singles.items() if r["errors"] == fewest],
+            "pair": best_pairs[0], "pairs_with_fewest_errors": len(best_pairs),
+            "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
+
+
+def _setting(c: dict) -> str:
+    return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
+
+
 def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
     where they run), and measure the real programs in the full form; write
@@ -392,10 +556,12 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
         )
+    shapes = [cell_shape(preset, d, s, c, seeds, intervals, seed) for d, s, c in grid(quick)]
+    real = real_programs(Path(output_dir), log, quick)
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
-              "conditions": conditions(cells, preset),
-              "real": real_programs(Path(output_dir), log, quick),
+              "conditions": conditions(cells, preset), "real": real, "shapes": shapes,
+              "separation": separation(cells, shapes, real, preset),
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plots(record, Path(output_dir), stem)
@@ -493,7 +659,7 @@ def markdown(r: dict, stem: str) -> str:
                             ("rho4", "rho_4", ".2f"),
                             ("nu4", "nu_4 (noise load)", ".2f")):  # fmt: skip
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
-    L += ["", _real_section(r), "", _verdict(r), ""]
+    L += ["", _real_section(r), "", _separation_section(r), "", _verdict(r), ""]
     return "\n".join(L)
 
 
@@ -545,6 +711,91 @@ def _with_seeds(k: dict, seeds: int) -> list[str]:
     return [
         f"{s}: {n}/{seeds} seeds" for s, n in zip(k["paper_best_settings"], counts, strict=True)
     ]
+
+
+def _rule_text(rule: dict) -> str:
+    """A rule as text: ``candidate share < 0.335 and ...``."""
+    names = {k: (n, f) for k, n, f in SEPARATORS}
+    return " and ".join(f"{names[p][0]} {d} {t:{names[p][1]}}"
+                        for p, d, t in zip(rule["properties"], rule["directions"],
+                                           rule["thresholds"], strict=True))  # fmt: skip
+
+
+def _right(c: dict) -> int:
+    return c["both"] + c["neither"]
+
+
+def _separation_section(r: dict) -> str:
+    """The shape of every input and how well each property's rule separates the cells
+    where 4 tables C1-R0 is best (every number from ``r["separation"]``)."""
+    k = r["separation"]
+    n, programs = len(k["cells"]), len(k["real"])
+    L = [
+        "## Which property decides",
+        "",
+        "Each cell is labelled by whether 4 tables C1-R0 has the lowest mean error, and "
+        "*decided* when the seeds tell it from its rival (the best other configuration when "
+        "it wins, the winner when it loses): the 95 % t interval of their mean paired "
+        f"difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells are "
+        "decided). Shape of the inputs (`input_shape`: means over the intervals and seeds; "
+        f"the Zipf skew fitted to the ranks with at least {SKEW_FIT_MIN_COUNT} occurrences; "
+        "near misses: tuples with half the threshold or more but below it):",
+        "",
+        "| input | fitted skew | top-10 share | top-100 share | top-1000 share | "
+        "distinct per counter | candidates per accumulator entry | near misses | "
+        "C1R0 4 best | rival | decided |",
+        "| --- |" + " ---: |" * 7 + " --- | --- | --- |",
+    ]
+    rows = [(c["setting"], c) for c in k["cells"]] + list(k["real"].items())
+    for name, c in rows:
+        v = c["values"]
+        L.append(f"| {name} | {cell(v['skew_fit'])} | {v['top10_share']:.3f} | "
+                 f"{v['top100_share']:.3f} | {v['top1000_share']:.3f} | "
+                 f"{v['distinct_per_counter']:.1f} | {v['candidates_per_entry']:.3f} | "
+                 f"{v['near_misses']:.1f} | {cell(c['won'])} | {c['rival']} | "
+                 f"{cell(c['decided'])} |")  # fmt: skip
+    L += ["", f"Each property's best threshold rule for \"C1R0 4 is best\", fitted on the {n} "
+          "cells (fewest misclassified; at the widest gap when several tie); leave-one-out: "
+          "cells misclassified when each is predicted by the rule fitted to the others; "
+          f"programs: the rule applied to our {programs} programs, which it was not fitted "
+          "to (right of them):", "",
+          "| property | rule | cells misclassified (undecided among them) | leave-one-out | "
+          "programs right |", "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
+    pair = k["pair"]
+    for key, rule in [*k["single"].items(), ("pair", pair)]:
+        name = ("best pair" if key == "pair"
+                else next(nm for kk, nm, _ in SEPARATORS if kk == key))  # fmt: skip
+        L.append(f"| {name} | {_rule_text(rule)} | {rule['errors']} "
+                 f"({rule['misclassified_undecided']}) | {rule['leave_one_out']} | "
+                 f"{_right(rule['real_confusion'])} of {programs} |")  # fmt: skip
+    return "\n".join(L)
+
+
+def _separation_verdict(r: dict) -> str:
+    k = r["separation"]
+    n, programs = len(k["cells"]), len(k["real"])
+    best = k["single"][k["best_single"][0]]
+    c = best["confusion"]
+    names = [next(nm for kk, nm, _ in SEPARATORS if kk == key) for key in k["best_single"]]
+    pair = k["pair"]
+    text = (f" The property that best separates the cells where 4 tables C1-R0 is best: "
+            f"{' = '.join(names)}; the rule {_rule_text(best)} misclassifies {best['errors']} "
+            f"of {n} cells (C1R0 4 best and predicted {c['both']}, best but not predicted "
+            f"{c['missed']}, predicted but not best {c['wrong']}, neither {c['neither']}"
+            + (f"; misclassified: {'; '.join(best['misclassified'])}, "
+               f"{best['misclassified_undecided']} of them undecided by the seeds"
+               if best["misclassified"] else "")
+            + f"), {best['leave_one_out']} when each cell is left out of the fit"
+            + (f", and is right on {_right(best['real_confusion'])} of our {programs} programs"
+               if programs else "") + ". "
+            + ("It separates them." if best["errors"] == 0 else
+               f"No single property separates them. The best pair rule, {_rule_text(pair)} "
+               f"({k['pairs_with_fewest_errors']} pairs equally good on the cells), "
+               f"misclassifies {pair['errors']} of {n} cells, {pair['leave_one_out']} when "
+               "each is left out"
+               + (f", and is right on {_right(pair['real_confusion'])} of our {programs} "
+                  "programs" if programs else "") + "."))  # fmt: skip
+    return text
 
 
 def _verdict(r: dict) -> str:
@@ -607,6 +858,8 @@ def _verdict(r: dict) -> str:
             f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
             "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + "."
         )
+    if r.get("separation"):
+        text.append(_separation_verdict(r))
     return "## Verdict\n\n" + "".join(text[2:])
 
 
