@@ -300,4 +300,13 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     fit = record["separation"]["single"]["skew_fit"]
     assert fit["errors"] == 2 and fit["confusion"]["wrong"] == 1
     assert fit["misclassified"] == ["D=10,000 s=0.8 churn=0.0", "D=30,000 s=0.6 churn=0.0"]
-    assert "| fitted Zipf skew | fitted Zipf skew < 0.75 | 2 (2) |" in md
+    assert "| fitted Zipf skew | fitted Zipf skew < 0.750 | 0.1 | 2 (2) |" in md
+
+    # a second run keeps the cells' shapes as well as the cells
+    def no_shape(*args):
+        raise AssertionError("a shape was measured again")
+
+    monkeypatch.setattr(mc, "cell_shape", no_shape)
+    assert main(["experiment", "multihash-conditions", "-o", str(tmp_path)]) == 0
+    again = json.loads((tmp_path / "multihash-conditions.json").read_text())
+    assert again["shapes"] == record["shapes"] and again["cells"] == record["cells"]

@@ -86,6 +86,7 @@ def test_best_rule_finds_a_separating_threshold():
     rule = sep.best_rule(values, labels, ["a"])
     assert rule["errors"] == 0 and rule["directions"] == ["<"]
     assert rule["thresholds"] == [pytest.approx(0.5)]  # midway in the widest gap
+    assert rule["gap"] == pytest.approx(0.4)
     assert _count_wrong(rule, values, labels) == 0
     b = sep.best_rule(values, labels, ["b"])
     assert b["errors"] == _count_wrong(b, values, labels) == 1
@@ -173,3 +174,16 @@ def test_separation_of_hand_made_cells():
     assert "candidate_share" in got["best_single"] and "nu4" in got["best_single"]
     assert got["single"]["skew_fit"]["errors"] == 2  # the same everywhere: no information
     assert got["decided_cells"] == 4
+
+
+def test_a_rule_beyond_every_value_reads_as_none():
+    # every cell False: the best rule puts all of them on one side
+    values = {"a": [0.1, 0.2, 0.3]}
+    rule = sep.best_rule(values, [False] * 3, ["a"])
+    assert rule["errors"] == 0 and rule["gap"] is None
+    pred = [sep.apply_rule(rule, {"a": v}) for v in values["a"]]
+    judged = {**rule, "confusion": sep.confusion(pred, [False] * 3)}
+    assert mc._rule_text(judged) == "none (every cell: no)"
+    two = {"properties": ["candidate_share", "nu4"], "directions": ["<", ">"],
+           "thresholds": [0.349, 1.27]}  # fmt: skip
+    assert mc._rule_text(two) == "candidate share < 0.349 and nu_4 (noise load) > 1.27"

@@ -24,6 +24,14 @@ the hash tables), spread over the ``Z / n`` counters of one of ``n`` tables, in
 units of the threshold ``T``; and the *noise load* ``nu_n = (1 - share) L n / (Z T)``,
 the same for the tuples that are no candidate of their interval (they never leave the
 hash tables: a candidate soon gets an accumulator entry and is shielded).
+
+The shape of the value distribution (:func:`input_shape`, regenerated for each cell by
+:func:`cell_shape`): the Zipf skew fitted to the interval's rank-frequency curve, the
+share of the top 10, 100 and 1000 tuples, distinct tuples per counter, candidates per
+accumulator entry and the near misses (tuples between half the threshold and the
+threshold). :func:`separation` fits a threshold rule on each property, and on every
+pair, to the cells where 4 tables C1-R0 is best (:mod:`hwprof.experiments.separation`)
+and applies it to the real programs.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ from ..golden.multihash import PRESETS, MultiHashConfig
 from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
 from .separation import apply_rule, best_rule, confusion, decided, leave_one_out
 
-__all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
+__all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "input_shape", "skew_fit",
+           "separation", "CONFIGS"]  # fmt: skip
 
 NAME = "multihash-conditions"
 #: the configurations compared (retaining on, as in the paper's Figs. 10-12)
@@ -78,6 +87,8 @@ QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (
 REAL_INTERVALS = 15
 #: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
 SWEEP_VERSION = 1
+#: bump when :func:`input_shape` changes (the cells' shapes are then measured again)
+SHAPE_VERSION = 1
 
 PAPER = {
     "claim": "4 tables C1-R0 consistently outperforms all other configurations including "
@@ -436,7 +447,7 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
 
 #: the candidate properties :func:`separation` tries: key, name on the results page, format
 SEPARATORS = (
-    ("skew_fit", "fitted Zipf skew", ".2f"),
+    ("skew_fit", "fitted Zipf skew", ".3f"),
     ("top10_share", "top-10 share", ".3f"),
     ("top100_share", "top-100 share", ".3f"),
     ("top1000_share", "top-1000 share", ".3f"),
@@ -512,11 +523,30 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
     return {"cells": rows, "real": programs, "single": singles,
             "best_single": [k for k, r in singles.items() if r["errors"] == fewest],
             "pair": best_pairs[0], "pairs_with_fewest_errors": len(best_pairs),
+            "tied_pairs": [{k: p[k] for k in ("properties", "directions", "thresholds", "gap",
+                                              "leave_one_out", "real_confusion")}
+                           for p in best_pairs],
             "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
 
 
 def _setting(c: dict) -> str:
     return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
+
+
+def _kept_shapes(path: Path, settings: dict, log) -> dict:
+    """The cells' shapes of an earlier record at ``path`` with the same ``settings`` (but
+    for the grid) and :data:`SHAPE_VERSION`, by ``(distinct, skew, churn)``; else {}."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    same = {k: v for k, v in old.get("settings", {}).items() if k != "grid"} == {
+        k: v for k, v in settings.items() if k != "grid"
+    }
+    if not same or old.get("shape_version") != SHAPE_VERSION or "shapes" not in old:
+        return {}
+    log(f"the input shapes of {path} have these settings: kept")
+    return {tuple(g): s for g, s in zip(old["settings"]["grid"], old["shapes"], strict=True)}
 
 
 def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
@@ -556,11 +586,14 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
         )
-    shapes = [cell_shape(preset, d, s, c, seeds, intervals, seed) for d, s, c in grid(quick)]
+    old_shapes = _kept_shapes(Path(output_dir) / f"{stem}.json", settings, log)
+    shapes = [old_shapes.get((d, s, c)) or cell_shape(preset, d, s, c, seeds, intervals, seed)
+              for d, s, c in grid(quick)]  # fmt: skip
     real = real_programs(Path(output_dir), log, quick)
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
-              "conditions": conditions(cells, preset), "real": real, "shapes": shapes,
+              "conditions": conditions(cells, preset), "real": real,
+              "shape_version": SHAPE_VERSION, "shapes": shapes,
               "separation": separation(cells, shapes, real, preset),
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
@@ -714,8 +747,14 @@ def _with_seeds(k: dict, seeds: int) -> list[str]:
 
 
 def _rule_text(rule: dict) -> str:
-    """A rule as text: ``candidate share < 0.335 and ...``."""
+    """A rule as text: ``candidate share < 0.335 and ...``; a rule beyond every value:
+    ``none (every cell: no)``."""
     names = {k: (n, f) for k, n, f in SEPARATORS}
+    c = rule.get("confusion")
+    if c and c["both"] + c["wrong"] == 0:
+        return "none (every cell: no)"
+    if c and c["missed"] + c["neither"] == 0:
+        return "none (every cell: yes)"
     return " and ".join(f"{names[p][0]} {d} {t:{names[p][1]}}"
                         for p, d, t in zip(rule["properties"], rule["directions"],
                                            rule["thresholds"], strict=True))  # fmt: skip
@@ -759,43 +798,87 @@ def _separation_section(r: dict) -> str:
           "cells misclassified when each is predicted by the rule fitted to the others; "
           f"programs: the rule applied to our {programs} programs, which it was not fitted "
           "to (right of them):", "",
-          "| property | rule | cells misclassified (undecided among them) | leave-one-out | "
-          "programs right |", "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
+          "| property | rule | gap | cells misclassified (undecided among them) | "
+          "leave-one-out | programs right |",
+          "| --- | --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
     pair = k["pair"]
     for key, rule in [*k["single"].items(), ("pair", pair)]:
         name = ("best pair" if key == "pair"
                 else next(nm for kk, nm, _ in SEPARATORS if kk == key))  # fmt: skip
-        L.append(f"| {name} | {_rule_text(rule)} | {rule['errors']} "
-                 f"({rule['misclassified_undecided']}) | {rule['leave_one_out']} | "
-                 f"{_right(rule['real_confusion'])} of {programs} |")  # fmt: skip
+        L.append(
+            f"| {name} | {_rule_text(rule)} | {cell(rule['gap'], '.3g')} | "
+            f"{rule['errors']} ({rule['misclassified_undecided']}) | "
+            f"{rule['leave_one_out']} | {_right(rule['real_confusion'])} of {programs} |"
+        )
+    L += [
+        "",
+        "Gap: the width of the gap between the two neighbouring cells' values the "
+        "threshold lies in (a pair: the narrower); a narrow gap is a threshold the sampling "
+        "of one cell can move.",
+        "",
+        f"The {k['pairs_with_fewest_errors']} pair rules with the fewest misclassified cells "
+        f"({pair['errors']}), by leave-one-out count:",
+        "",
+        "| pair rule | gap | leave-one-out | programs right |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for p in k["tied_pairs"]:
+        L.append(
+            f"| {_rule_text(p)} | {cell(p['gap'], '.3g')} | {p['leave_one_out']} | "
+            f"{_right(p['real_confusion'])} of {programs} |"
+        )
     return "\n".join(L)
 
 
+def _wrong_programs(rule: dict, k: dict) -> list[str]:
+    return [n for n, p in rule["real"].items() if p is None or p != k["real"][n]["won"]]
+
+
 def _separation_verdict(r: dict) -> str:
+    """The verdict's sentences on which property separates (``r["separation"]``)."""
     k = r["separation"]
     n, programs = len(k["cells"]), len(k["real"])
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
     best = k["single"][k["best_single"][0]]
     c = best["confusion"]
-    names = [next(nm for kk, nm, _ in SEPARATORS if kk == key) for key in k["best_single"]]
-    pair = k["pair"]
+    near = [names[key] for key, rule in k["single"].items()
+            if rule["errors"] == best["errors"] + 1]  # fmt: skip
+
+    def on_programs(rule):
+        if not programs:
+            return ""
+        wrong = _wrong_programs(rule, k)
+        return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
+                "programs" + (f" (not on {', '.join(wrong)})" if wrong else ""))  # fmt: skip
+
     text = (f" The property that best separates the cells where 4 tables C1-R0 is best: "
-            f"{' = '.join(names)}; the rule {_rule_text(best)} misclassifies {best['errors']} "
-            f"of {n} cells (C1R0 4 best and predicted {c['both']}, best but not predicted "
-            f"{c['missed']}, predicted but not best {c['wrong']}, neither {c['neither']}"
+            f"{' = '.join(names[key] for key in k['best_single'])}; the rule "
+            f"{_rule_text(best)} (in a gap of {cell(best['gap'], '.3g')}) misclassifies "
+            f"{best['errors']} of {n} cells (C1R0 4 best and predicted {c['both']}, best but "
+            f"not predicted {c['missed']}, predicted but not best {c['wrong']}, neither "
+            f"{c['neither']}"
             + (f"; misclassified: {'; '.join(best['misclassified'])}, "
                f"{best['misclassified_undecided']} of them undecided by the seeds"
                if best["misclassified"] else "")
             + f"), {best['leave_one_out']} when each cell is left out of the fit"
-            + (f", and is right on {_right(best['real_confusion'])} of our {programs} programs"
-               if programs else "") + ". "
-            + ("It separates them." if best["errors"] == 0 else
-               f"No single property separates them. The best pair rule, {_rule_text(pair)} "
-               f"({k['pairs_with_fewest_errors']} pairs equally good on the cells), "
-               f"misclassifies {pair['errors']} of {n} cells, {pair['leave_one_out']} when "
-               "each is left out"
-               + (f", and is right on {_right(pair['real_confusion'])} of our {programs} "
-                  "programs" if programs else "") + "."))  # fmt: skip
-    return text
+            + on_programs(best) + "."
+            + (f" One cell more: {', '.join(near)}." if near else ""))  # fmt: skip
+    clean = [names[key] for key, rule in k["single"].items()
+             if rule["errors"] == rule["misclassified_undecided"]]  # fmt: skip
+    text += (f" On the {k['decided_cells']} cells the seeds decide, "
+             + (f"{len(clean)} properties misclassify none: {', '.join(clean)}."
+                if clean else "every property misclassifies at least one."))  # fmt: skip
+    if best["errors"] == 0:
+        return text + " It separates them."
+    pair = k["pair"]
+    all_right = sum(_right(p["real_confusion"]) == programs for p in k["tied_pairs"])
+    return (text + " No single property separates them without error. The best pair rule, "
+            f"{_rule_text(pair)}, misclassifies {pair['errors']} of {n} cells "
+            f"({pair['misclassified_undecided']} of them undecided), {pair['leave_one_out']} "
+            "when each is left out" + on_programs(pair)
+            + f"; {k['pairs_with_fewest_errors']} pairs misclassify as few cells"
+            + (f", {all_right} of them right on all our programs" if programs else "")
+            + ".")  # fmt: skip
 
 
 def _verdict(r: dict) -> str:
@@ -877,7 +960,8 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
         )
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
-    fig, panels = panel_grid(n, 5, 3.4, 3.4)
+    rule = r.get("separation")
+    fig, panels = panel_grid(n + bool(rule), 6 if rule else 5, 3.4, 3.4)
     for ax, (title, cells) in zip(panels, groups.items(), strict=False):
         cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
@@ -917,9 +1001,34 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
         ylabel="candidate churn",
         title="green: C1R0 4 best; red: ours",
     )
+    if rule:
+        _rule_panel(panels[n], rule)
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=110)
     plt.close(fig)
+
+
+def _rule_panel(ax, k: dict) -> None:
+    """The cells and programs on the best pair rule's two properties, its thresholds as
+    lines (hollow: undecided by the seeds)."""
+    pair = k["pair"]
+    (px, py), (tx, ty) = pair["properties"], pair["thresholds"]
+    names = {key: name for key, name, _ in SEPARATORS}
+    for c in k["cells"]:
+        v = c["values"]
+        color = "tab:green" if c["won"] else "tab:gray"
+        ax.scatter(v[px], v[py], marker="o", s=25, edgecolors=color,
+                   facecolors=color if c["decided"] else "none")  # fmt: skip
+    for name, p in k["real"].items():
+        v = p["values"]
+        ax.scatter(v[px], v[py], marker="*", s=90, color="tab:red")
+        ax.annotate(name, (v[px], v[py]), fontsize=7)
+    ax.axvline(tx, color="black", lw=0.6, linestyle=":")
+    ax.axhline(ty, color="black", lw=0.6, linestyle=":")
+    ax.set(xlabel=names[px], ylabel=names[py],
+           title=f"best pair rule: {pair['errors']} of {len(k['cells'])} wrong\n"
+           "(hollow: undecided by the seeds)")  # fmt: skip
+    ax.title.set_fontsize(9)
 
 
 def headline(r: dict) -> list[tuple[str, str, str]]:

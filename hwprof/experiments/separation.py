@@ -50,7 +50,9 @@ def best_rule(values: dict[str, list[float]], labels: list[bool], names) -> dict
 
     ``values``: property name -> one value per cell (None: not measured; such a cell
     counts as misclassified by any rule on that property). Returns ``{"properties",
-    "directions", "thresholds", "errors"}``.
+    "directions", "thresholds", "errors", "gap"}``: ``gap`` is the width of the gap
+    between neighbouring values the threshold sits in (a pair: the narrower of the two;
+    None: beyond every value, a rule that puts every cell on one side).
     """
     y = np.asarray(labels, bool)
     names = list(names)
@@ -86,8 +88,8 @@ def best_rule(values: dict[str, list[float]], labels: list[bool], names) -> dict
                     (float(grids[0][0][i]), float(grids[1][0][j])))  # fmt: skip
         if best is None or cand[:2] < best[:2]:
             best = cand
-    return {"properties": names, "directions": list(best[2]),
-            "thresholds": list(best[3]), "errors": best[0]}  # fmt: skip
+    return {"properties": names, "directions": list(best[2]), "thresholds": list(best[3]),
+            "errors": best[0], "gap": None if math.isinf(best[1]) else -best[1]}  # fmt: skip
 
 
 def apply_rule(rule: dict, values: dict[str, float | None]) -> bool | None:
