@@ -418,7 +418,8 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="generate + synthesize every top, area table")
     rep.add_argument("-o", "--output", default="build", help="output directory")
     rep.add_argument("--all", action="store_true",
-                     help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
+                     help="also the slow variants (tens of minutes of yosys each; "
+                          "without --all the table lists them)")  # fmt: skip
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
     rep.add_argument("--asic", action="store_true",

@@ -138,3 +138,59 @@ def test_the_foreign_check_finds_private_imports():
               "from hwprof.rtl._params import Checked", "from ._params import Checked")  # fmt: skip
     for text in public:
         assert foreign_private_imports(text) == [], text
+
+
+#: The flows: generic over the catalog, they loop over its entries and name no block.
+FLOWS = ("verify/*.py", "sim/*.py", "synth/*.py", "run/*.py", "report.py", "fpga_report.py",
+         "asic_report.py", "cli.py", "docs_tables.py", "trace_commands.py", "catalog.py",
+         "block.py")  # fmt: skip
+
+
+def block_names_in(path: Path, names) -> list[str]:
+    """Where a block's catalog name stands in ``path``'s code: an identifier, or a word of a
+    string that is not a docstring (docstrings and comments may give examples)."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    word = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                      + r")(?!\w)")  # fmt: skip
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                found += [f"{path.name}:{node.lineno}: {m[0]!r} in a string"
+                          for m in word.finditer(node.value)]  # fmt: skip
+        elif isinstance(node, ast.Name | ast.Attribute):
+            ident = node.id if isinstance(node, ast.Name) else node.attr
+            if word.fullmatch(ident):
+                found.append(f"{path.name}:{node.lineno}: {ident!r}")
+    return found
+
+
+def test_the_flows_name_no_block():
+    from hwprof.catalog import TOPS
+
+    paths = sorted({p for pattern in FLOWS for p in ROOT.glob(pattern)})
+    assert len(paths) > 20
+    found = [hit for path in paths for hit in block_names_in(path, TOPS)]
+    assert not found, "\n".join(found)
+
+
+def test_the_block_name_check_finds_a_name(tmp_path):
+    flow = tmp_path / "flow.py"
+    flow.write_text('"""The brr unit is an example here."""\n# brr in a comment\n'
+                    "def f(top):\n    '''so is lfsr'''\n    return top.name\n")  # fmt: skip
+    assert block_names_in(flow, ["brr", "lfsr"]) == []
+    for line, expected in [('if name == "brr":', "'brr' in a string"),
+                           ("x = {'lfsr': 1}", "'lfsr' in a string"),
+                           ('help="also multihash 1M"', "'multihash' in a string"),
+                           ("state = brr.step()", "'brr'")]:  # fmt: skip
+        flow.write_text(line + "\n    pass\n" if line.endswith(":") else line + "\n")
+        assert [h.split(": ", 1)[1] for h in block_names_in(flow, ["brr", "lfsr", "multihash"])] \
+            == [expected], line  # fmt: skip
+    flow.write_text('x = "brr_decode, not the block named brr_"\n')
+    assert [h.split(": ", 1)[1] for h in block_names_in(flow, ["brr"])] == []
