@@ -72,6 +72,12 @@ def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict,
 
 
 def cmd_list(args) -> int:
+    if args.json:
+        print(json.dumps([{"name": top.name, "description": top.description,
+                           "params": [{"name": p.name, "default": p.default, "kind": p.kind,
+                                       "help": p.help} for p in top.params]}
+                          for top in _tops().values()], indent=2))  # fmt: skip
+        return 0
     for top in _tops().values():
         print(f"{top.name}: {top.description}")
         for p in top.params:
@@ -400,7 +406,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="hwprof", description="RTL, golden models and area for hardware profiling blocks."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="every top and its parameters").set_defaults(func=cmd_list)
+    lst = sub.add_parser("list", help="every top and its parameters")
+    lst.add_argument("--json", action="store_true", help="print the same as JSON")
+    lst.set_defaults(func=cmd_list)
 
     def with_tops(p, params=True):
         p.add_argument("tops", nargs="*", metavar="TOP", help="catalog names (default: all)")
@@ -582,6 +590,7 @@ def _trace_parser(sub) -> None:
     info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
     info.add_argument("file", metavar="FILE")
     info.add_argument("--top", type=_count, default=10, metavar="N", help="top PCs to list")
+    info.add_argument("--json", action="store_true", help="print the same as JSON")
     info.set_defaults(func=_trace_command("cmd_info"))
     dump = tsub.add_parser("dump", help="records as hex text, one a line")
     dump.add_argument("file", metavar="FILE")
