@@ -298,7 +298,7 @@ def _plot(result, path: Path) -> None:
            ylabel="overlap accuracy %", title="(a) period: counters lose where L is even")
     for col, (sweep, xlabel, title) in enumerate((
             ("trip", "loop instance length / sampling interval (trip x L / 2^r)",
-             f"(b) trip count (L = 2, loop {TRIP_SWEEP_SHARE:.0%} of events)"),
+             f"(b) trip count (L = 2, loop {_trip_share(result):.0%} of events)"),
             ("share", "share of events in the loop",
              f"(c) loop share (L = 2, trip {_rows(result, sweep='share')[0]['trip']:,})"))):
         ax = axes[0][1] if col == 0 else axes[1][0]
@@ -322,7 +322,8 @@ def _plot(result, path: Path) -> None:
         mean = np.array([r["gap"]["mean"] for r in rows])
         err = [mean - [r["gap"]["min"] for r in rows], [r["gap"]["max"] for r in rows] - mean]
         ax.bar(xs, mean, width, yerr=err, capsize=2, label=f"{kind}, 2^-{rate}")
-    ax.axhline(result["paper_gap"], color="k", lw=0.8, ls=":", label="paper: jython, 2^-10")
+    ax.axhline(result["paper_gap"], color="k", lw=0.8, ls=":",
+               label=f"paper: jython, 2^-{result['rates'][0]}")  # fmt: skip
     ax.set_xticks(np.arange(len(names)), names)
     ax.set(ylabel="accuracy gain of brr over the counter (points)",
            title="(d) real programs (bars: min..max over seeds)")
@@ -338,11 +339,18 @@ def _acc(c) -> str:
     return f"{c['mean']:.1f} ({c['min']:.1f}..{c['max']:.1f})"
 
 
+def _trip_share(result: dict) -> float:
+    """The loop's share of the events in the trip-count sweep, from the record's rows."""
+    return _rows(result, sweep="trip")[0]["share"]
+
+
 def _points(rows, key="value", fmt="{:g}") -> str:
     return ", ".join(fmt.format(r[key]) for r in rows) or "none"
 
 
 def _markdown(r: dict, stem: str) -> str:
+    low = r["rates"][0]
+    periods = [x["value"] for x in _rows(r, sweep="period", rate=low)]
     lines = [
         "# brr-resonance: when counters resonate with a program (Lee & Zilles sec. 4.2)",
         "",
@@ -369,19 +377,19 @@ def _markdown(r: dict, stem: str) -> str:
         "## Controlled generator",
         "",
         "(a) One loop over the whole stream, body of L distinct sites, L = "
-        f"{PERIOD_SWEEP[0]}..{PERIOD_SWEEP[-1]}:",
+        f"{periods[0]:g}..{periods[-1]:g}:",
         "",
-        "| L | gcd(L, 2^10) | " + " | ".join(f"{s} 2^-{x}" for x in r["rates"]
+        f"| L | gcd(L, 2^{low}) | " + " | ".join(f"{s} 2^-{x}" for x in r["rates"]
                                            for s in SAMPLERS) + " |",
         "| ---: | ---: |" + " ---: |" * (len(SAMPLERS) * len(r["rates"])),
     ]
-    for p in PERIOD_SWEEP:
+    for p in periods:
         cells = [_acc(_rows(r, sweep="period", value=p, rate=x)[0][s])
                  for x in r["rates"] for s in SAMPLERS]  # fmt: skip
-        lines.append(f"| {p} | {gcd(p, 1 << 10)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {p} | {gcd(p, 1 << low)} | " + " | ".join(cells) + " |")
     for sweep, head, intro in (
             ("trip", "trip (iterations per loop instance) | instance / interval",
-             f"(b) L = 2, the loop holding {TRIP_SWEEP_SHARE:.0%} of the events in instances "
+             f"(b) L = 2, the loop holding {_trip_share(r):.0%} of the events in instances "
              "of `trip` iterations between noise gaps of random length: brr's gain over "
              "the counter, points"),
             ("share", "share of events in the loop | -",
@@ -395,7 +403,8 @@ def _markdown(r: dict, stem: str) -> str:
         for row0 in _rows(r, sweep=sweep, rate=r["rates"][0]):
             v = row0["value"]
             rows = [_rows(r, sweep=sweep, value=v, rate=x)[0] for x in r["rates"]]
-            ratio = (" / ".join(f"{row0['trip'] * 2 / (1 << x):g}" for x in r["rates"])
+            ratio = (" / ".join(f"{row0['trip'] * row0['period'] / (1 << x):g}"
+                                for x in r["rates"])
                      if sweep == "trip" else "-")  # fmt: skip
             lines.append(f"| {v:g} | {ratio} | " + " | ".join(
                 f"{_acc(row['gap'])} | {cell(resonates(row))}" for row in rows) + " |")
@@ -431,8 +440,8 @@ def _markdown(r: dict, stem: str) -> str:
         "## What this cannot reproduce", "",
         "- jython's and pmd's own numbers: the paper's Figs. 9-10 are plots of DaCapo "
         "method-invocation profiles on Jikes RVM whose values its text does not give "
-        "(only the 7-point gap), and it names neither the resonant loop nor its share "
-        "of the profile; the generator shows the conditions under which such a gap "
+        f"(only the {r['paper_gap']:g}-point gap), and it names neither the resonant loop "
+        "nor its share of the profile; the generator shows the conditions under which such a gap "
         "appears, not that jython meets them.",
         "- Our programs are C and x86 binaries: a method invocation is a `call` in the "
         "trace (inlined calls are invisible), a taken transfer one of the trace's taken "
@@ -464,7 +473,7 @@ def _verdict(r: dict) -> list[str]:
     return [
         f"- Controlled generator, 2^-{low}: the counter resonates (brr above it in every "
         f"seed) at L = {_points(even_loss)}; at odd L it does not. With L = 2 and "
-        f"{TRIP_SWEEP_SHARE:.0%} of the events in loop instances between noise gaps of "
+        f"{_trip_share(r):.0%} of the events in loop instances between noise gaps of "
         "random length, it resonates "
         + (f"at trip = {_points(trip)}" if trip else "at none of the swept trips")
         + " (the instances' phases against the counter are random, so instances "
@@ -472,12 +481,12 @@ def _verdict(r: dict) -> list[str]:
         f"- The paper's {gap:g} points at 2^-{low} (jython): inside the spread of a "
         f"resonating row for L = 2 at a loop share of {_points(hits['share'])} (instances "
         f"of {share_trip:,} iterations)"
-        + (f" and at trip {_points(hits['trip'])} (share {TRIP_SWEEP_SHARE:g})"
+        + (f" and at trip {_points(hits['trip'])} (share {_trip_share(r):g})"
            if hits["trip"] else "")
         + ": reproduced under those conditions only; the paper gives "
         "neither jython's loop nor its share of the profile.",
-        "- Our five workloads: the largest predicted counter loss is "
-        f"{top['property']['predicted_loss']:.2f} points ({name(top)}, in "
+        f"- Our {len({p['program'] for p in five})} workloads: the largest predicted counter "
+        f"loss is {top['property']['predicted_loss']:.2f} points ({name(top)}, in "
         f"{top['property']['stretches']:,} stretches); they resonate in "
         + (", ".join(name(p) for p in five if resonates(p)) or "none of their rows") + ".",
         "- The C programs written to have the property: "
