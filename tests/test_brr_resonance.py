@@ -96,3 +96,23 @@ def test_page_reads_its_settings_from_the_record():
     assert "(only the 9-point gap)" in page and "The paper's 9 points at 2^-10" in page
     assert "the loop holding 40% of the events" in page and "50%" not in page
     assert "Our 4 workloads" in page
+
+
+def test_verdict_names_where_brr_falls_below_random_sampling():
+    """The bullet on brr below the Bernoulli sampler lists the rows where brr's highest
+    accuracy is under Bernoulli's lowest, and which loop periods share a factor with the
+    LFSR's period (none for a 19-bit LFSR: 2^19 - 1 is prime)."""
+    path = Path(__file__).resolve().parent.parent / "docs/results/brr-resonance.json"
+    record = json.loads(path.read_text())
+    page = br._markdown(record, "brr-resonance")
+    assert "at 2^-13: L = 5, 11, 15, 16; real programs: kernel (taken, 2^-13)." in page
+    assert "L = 5, 6, 11, 15 share a factor with the period 2^20 - 1 = 1,048,575" in page
+    record["lfsr_width"] = 19
+    assert "share a factor" not in br._markdown(record, "brr-resonance")
+    for row in record["sweeps"]:
+        if row["sweep"] == "period" and row["value"] == 5:
+            row["bernoulli"]["min"] = row["brr"]["max"]  # not below: equal is not under
+    page = br._markdown(record, "brr-resonance")
+    assert "at 2^-10: L = 6, 11, 15; at 2^-13: L = 11, 15, 16;" in page
+    assert br.below_bernoulli({"brr": {"max": 90.0}, "bernoulli": {"min": 90.1}})
+    assert not br.below_bernoulli({"brr": {"max": 90.1}, "bernoulli": {"min": 90.1}})
