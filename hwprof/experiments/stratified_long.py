@@ -31,6 +31,7 @@ from .stratified_conditions import (
     PAPER,
     SKEW,
     compressor_runs,
+    error_curves,
     stream_properties,
     summarise,
     value_stream,
@@ -532,18 +533,7 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
     cells = r["cells"]
     fig, flat = panel_grid(len(cells) + 1, 3, 3.6, 3.0)
     for ax, c in zip(flat, cells, strict=False):
-        k = c["cell"]
-        for name in COMPRESSORS:
-            ys = [np.nan if y is None else y for y in k["compressors"][name]["mean_curve"]]
-            ax.plot(k["checkpoints"], ys, label=name, lw=1)
-        ax.axhline(5.0, color="red", lw=0.6, linestyle=":")
-        ax.set(
-            xscale="log",
-            yscale="log",
-            xlabel="load events",
-            ylabel=f"error % (mean of {r['seeds']})",
-            title=setting_name(c["setting"]),
-        )
+        error_curves(ax, c["cell"], r["seeds"], setting_name(c["setting"]))
         ax.grid(alpha=0.3)
     flat[0].legend(fontsize=6)
     ax = flat[len(cells)]
