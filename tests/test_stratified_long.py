@@ -38,11 +38,12 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     assert "## The paper's claim" in md and "## Verdict" in md
     assert "Not run long: 100 iid few, 100 loop few." in md
     # per setting: header, rule, one row per seed; the verdict table: header, rule, a row
-    # each; the model variants: header, rule, a row per setting, reading and grid
-    keys = {f"{v}/{g}" for v in ("prefix", "both", "whole") for g in sl.GRIDS}
-    assert md.count("\n| ") == len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid) + 2 + len(
-        grid
-    ) * len(keys)
+    # each; the model variants: header, rule, a row per setting, reading and grid; their
+    # points on the seed-mean curves: header, rule, a row per setting and reading
+    readings = ("prefix", "both", "whole")
+    keys = {f"{v}/{g}" for v in readings for g in sl.GRIDS}
+    rows = len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
+    assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(readings)
     assert "## Model variants" in md
     variants = data["variants"]
     assert variants["sizes"]["events"] == sl.QUICK_VARIANTS["events"]
