@@ -91,6 +91,9 @@ def test_quick_run(tmp_path, capsys, monkeypatch, name):
     md = (tmp_path / f"{name}-quick.md").read_text()
     assert "## The paper's claim" in md and "## Verdict" in md
     assert "| quantity | paper | ours |" in capsys.readouterr().out
+    if name == "multihash-conditions":
+        assert len(data["shapes"]) == 2 and "## Which property decides" in md
+        assert set(data["separation"]["single"]) == {k for k, _, _ in mc.SEPARATORS}
 
 
 def test_multihash_conditions_separates_only_disjoint_ranges():
@@ -223,8 +226,14 @@ def _mh_cell(distinct, skew, churn, best, paper_seeds, share):
     """A hand-made multihash-conditions cell: ``best`` has error 0.1, the others 1.0."""
     errors = {label: {"total": 0.1 if label == best else 1.0, "min": 0.0, "max": 2.0,
                       "seeds": [1.0] * mc.SEEDS} for label, _, _ in mc.CONFIGS}  # fmt: skip
-    props = {"distinct": float(distinct), "candidates": 50.0, "candidate_share": share,
-             "churn": 0.1, "unshielded": 1e5, "rho": {"2": 0.5, "4": 1.0, "8": 2.0, "16": 4.0}}
+    props = {
+        "distinct": float(distinct),
+        "candidates": 50.0,
+        "candidate_share": share,
+        "churn": 0.1,
+        "unshielded": 1e5,
+        "rho": {"2": 0.5, "4": 1.0, "8": 2.0, "16": 4.0},
+    }
     per_seed = [["C1R0 4"]] * paper_seeds + [["C1R1 2"]] * (mc.SEEDS - paper_seeds)
     return {"distinct_setting": distinct, "skew": skew, "churn_setting": churn,
             "errors": errors, "parts": {k: [0.0] * 4 for k in errors}, "properties": props,
@@ -259,7 +268,14 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
                               else "C1R0 4", 4 if kw["skew"] == 0.7 else 5, 0.2)
                 for key, kw in todo.items()}  # fmt: skip
 
+    def fake_shape(preset, distinct, skew, churn, seeds, intervals, seed):
+        # a fitted skew that tells the winners (skew below 0.8) from the others
+        return {"skew_fit": skew, "top_share": {"10": 0.1, "100": 0.3, "1000": 0.6},
+                "distinct_per_counter": distinct / 2048, "candidates_per_entry": 0.05,
+                "near_misses": 100.0}  # fmt: skip
+
     monkeypatch.setattr(mc, "sweep_cells", fake_sweep)
+    monkeypatch.setattr(mc, "cell_shape", fake_shape)
     assert main(["experiment", "multihash-conditions", "-o", str(tmp_path)]) == 0
     assert sorted(ran) == sorted(["D1500-s0.5-c0.0", "D3000-s0.6-c0.0", "D30000-s0.6-c0.0",
                                   "D10000-s0.7-c0.0", "D30000-s0.7-c0.0"])  # fmt: skip
@@ -279,3 +295,9 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     # the winners' candidate share (0.5 once, 0.2) overlaps the others' (0.5, 0.2)
     assert "No single property separates" in verdict
     assert "skew 0.5, churn 0.0: 1,500;" in md  # the settings line
+    # the winners: D=10,000 s=0.8 and the four low-skew ones but D=30,000 s=0.6; a fitted
+    # skew below 0.75 predicts five cells, four of them winners: 2 misclassified
+    fit = record["separation"]["single"]["skew_fit"]
+    assert fit["errors"] == 2 and fit["confusion"]["wrong"] == 1
+    assert fit["misclassified"] == ["D=10,000 s=0.8 churn=0.0", "D=30,000 s=0.6 churn=0.0"]
+    assert "| fitted Zipf skew | fitted Zipf skew < 0.75 | 2 (2) |" in md

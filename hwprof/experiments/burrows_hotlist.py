@@ -623,9 +623,15 @@ def markdown(record: dict, stem: str) -> str:
         L += ["", f"How each storage figure is counted ({names[0]}):", ""]
         L += [f"* {label}: {first[label]['storage']['how']}" for label in labels
               if label not in rate_labels]  # fmt: skip
+        bits = entry["storage_bits"]
+        fitting = [k for k in labels if k not in rate_labels and bits[k] <= entry["budget_bits"]]
+        best_fit = min(fitting, key=lambda k: entry["error"][k]["mean"]) if fitting else None
         L += [
             "",
-            f"Lowest mean error: {entry['best']}. Per-site N=16 minus multi-hash "
+            f"Lowest mean error: {entry['best']} ({_bits(bits[entry['best']])} bits); "
+            f"lowest within the multi-hash budget ({_bits(entry['budget_bits'])} bits): "
+            + (f"{best_fit}" if best_fit else "none")
+            + f". Per-site N=16 minus multi-hash "
             f"C1R0 4: {entry['per_site_n16_vs_multihash']:+.2f} points.",
             "",
         ]

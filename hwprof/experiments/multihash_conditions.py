@@ -28,6 +28,7 @@ hash tables: a candidate soon gets an accumulator entry and is shielded).
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -37,7 +38,8 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, previous_sweep, sweep_cells, write_results
+from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
+from .separation import apply_rule, best_rule, confusion, decided, leave_one_out
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
 
@@ -79,22 +81,21 @@ SWEEP_VERSION = 1
 
 PAPER = {
     "claim": "4 tables C1-R0 consistently outperforms all other configurations including "
-             "the best single hash (sec. 6.4.1, Fig. 12; C1-R0 best in Figs. 10-11)",
+    "the best single hash (sec. 6.4.1, Fig. 12; C1-R0 best in Figs. 10-11)",
     "programs": "SPEC95 go, li, m88ksim; SPEC2000 gcc, vortex; deltablue, sis, burg; "
-                "500M instructions after a SimPoint fast-forward (sec. 5.5)",
+    "500M instructions after a SimPoint fast-forward (sec. 5.5)",
     "distinct": "Fig. 4 (bar chart; values not in the text): distinct tuples per interval "
-                "grow in proportion to the interval length; gcc and go have the most",
+    "grow in proportion to the interval length; gcc and go have the most",
     "candidates": "Fig. 5 (bar chart; values not in the text): the candidates per interval "
-                  "stay about the same for 1 % and 0.1 %",
+    "stay about the same for 1 % and 0.1 %",
     "churn_gcc_1m": "gcc: less than 35 % change of candidates for 50 % of the intervals "
-                    "(Fig. 6, 1M)",
+    "(Fig. 6, 1M)",
     "churn_low_1m": "m88ksim and vortex: very little change at 1M (Fig. 6)",
     "churn_high_1m": "deltablue: higher change at 1M (Fig. 6)",
 }
 
 
-def zipf_stream(seed: int, intervals: int, length: int, distinct: int, skew: float,
-                churn: float):
+def zipf_stream(seed: int, intervals: int, length: int, distinct: int, skew: float, churn: float):
     """Seeded ``<tuple>`` keys, one uint64 array of ``length`` keys per interval.
 
     Each interval's counts are a multinomial draw over ``distinct`` keys with
@@ -146,8 +147,15 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             retained = np.isin(unique, previous)
             unshielded = int(counts[~retained].sum())
             new = int((~np.isin(cands, previous)).sum())
-            rows.append((len(unique), len(cands), counts[hot].sum() / len(keys),
-                         new / len(cands) if len(cands) else np.nan, unshielded))
+            rows.append(
+                (
+                    len(unique),
+                    len(cands),
+                    counts[hot].sum() / len(keys),
+                    new / len(cands) if len(cands) else np.nan,
+                    unshielded,
+                )
+            )
         previous = cands
     if not rows:
         raise ValueError("stream_properties needs at least two intervals")
@@ -161,14 +169,94 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             "rho": {str(n): u * n / (counters * threshold) for n in tables}}  # fmt: skip
 
 
+#: the largest ranks of the Zipf fit: counts below this are too few to rank
+SKEW_FIT_MIN_COUNT = 10
+#: the top-k shares measured (k tuples of an interval)
+TOP_K = (10, 100, 1000)
+
+
+def skew_fit(counts, min_count: int = SKEW_FIT_MIN_COUNT, points: int = 50) -> float | None:
+    """The Zipf skew ``s`` of one interval's counts: minus the least-squares slope of
+    log(count) against log(rank) (rank 1: the most frequent tuple), over the ranks whose
+    count is at least ``min_count``, at ``points`` ranks spaced evenly in log(rank) so each
+    decade of ranks weighs the same. Fewer than three such ranks: None."""
+    c = np.sort(np.asarray(counts))[::-1]
+    c = c[c >= min_count]
+    if len(c) < 3:
+        return None
+    ranks = np.unique(np.geomspace(1, len(c), points).round().astype(np.int64))
+    if len(ranks) < 3:
+        return None
+    slope = np.polyfit(np.log(ranks), np.log(c[ranks - 1].astype(float)), 1)[0]
+    return float(-slope)
+
+
+def input_shape(intervals, threshold: int, counters: int = 2048, accumulator: int = 1000) -> dict:
+    """The shape of a stream's value distribution, means over all its whole intervals.
+
+    ``skew_fit`` (:func:`skew_fit`), ``top_share`` (``{k: share of the interval's tuples
+    in its k most frequent}`` for ``k`` in :data:`TOP_K`), ``distinct_per_counter``
+    (distinct tuples per interval over the ``counters`` of the hash tables),
+    ``candidates_per_entry`` (tuples at or above ``threshold`` over the ``accumulator``
+    entries) and ``near_misses`` (tuples with at least half the threshold but below it:
+    the ones a little hash-table noise turns into false positives).
+    """
+    rows = []
+    for keys in intervals:
+        _, counts = np.unique(keys, return_counts=True)
+        top = np.sort(counts)[::-1]
+        fit = skew_fit(counts)
+        rows.append([np.nan if fit is None else fit,
+                     *[top[:k].sum() / len(keys) for k in TOP_K],
+                     len(counts) / counters, (counts >= threshold).sum() / accumulator,
+                     ((2 * counts >= threshold) & (counts < threshold)).sum()])  # fmt: skip
+    if not rows:
+        raise ValueError("input_shape needs at least one interval")
+    a = np.array(rows, dtype=float)
+    m = [None if np.isnan(a[:, i]).all() else float(np.nanmean(a[:, i])) for i in range(a.shape[1])]
+    return {"skew_fit": m[0], "top_share": {str(k): m[1 + i] for i, k in enumerate(TOP_K)},
+            "distinct_per_counter": m[-3], "candidates_per_entry": m[-2],
+            "near_misses": m[-1]}  # fmt: skip
+
+
+def cell_shape(
+    preset: str, distinct: int, skew: float, churn: float, seeds: int, intervals: int, seed: int = 1
+) -> dict:
+    """:func:`input_shape` of one generator setting, the mean over the streams of
+    :func:`run_cell`'s seeds (generator seed ``seed + s``), regenerated."""
+    config = PRESETS[preset]
+    counters = MultiHashConfig().counters
+    shapes = [input_shape(zipf_stream(seed + s, intervals, config["interval_length"], distinct,
+                                      skew, churn), config["threshold"], counters,
+                          config["accumulator"]) for s in range(seeds)]  # fmt: skip
+    return _mean_shape(shapes)
+
+
+def _mean_shape(shapes: list[dict]) -> dict:
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    out = {k: mean([s[k] for s in shapes]) for k in shapes[0] if k != "top_share"}
+    out["top_share"] = {
+        k: mean([s["top_share"][k] for s in shapes]) for k in shapes[0]["top_share"]
+    }
+    return out
+
+
 def _summary(values) -> dict:
     v = [100 * x for x in values]
-    return {"total": float(np.mean(v)), "min": float(np.min(v)), "max": float(np.max(v)),
-            "seeds": v}
+    return {
+        "total": float(np.mean(v)),
+        "min": float(np.min(v)),
+        "max": float(np.max(v)),
+        "seeds": v,
+    }
 
 
-def run_cell(preset: str, distinct: int, skew: float, churn: float, seeds: int,
-             intervals: int, seed: int = 1) -> dict:
+def run_cell(
+    preset: str, distinct: int, skew: float, churn: float, seeds: int, intervals: int, seed: int = 1
+) -> dict:
     """Every configuration of :data:`CONFIGS` on one generator setting, ``seeds`` seeds
     (seed index ``s``: generator seed ``seed + s``, hash seed ``1 + 100 s``)."""
     config = PRESETS[preset]
@@ -177,21 +265,36 @@ def run_cell(preset: str, distinct: int, skew: float, churn: float, seeds: int,
     parts: dict = {label: [] for label, _, _ in CONFIGS}
     props = []
     for s in range(seeds):
-        profilers = [Bulk(tables=n, conservative=True, reset=reset, retain=True,
-                          hash_seed=1 + 100 * s, **config) for _, n, reset in CONFIGS]
+        profilers = [
+            Bulk(
+                tables=n,
+                conservative=True,
+                reset=reset,
+                retain=True,
+                hash_seed=1 + 100 * s,
+                **config,
+            )
+            for _, n, reset in CONFIGS
+        ]
         stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
         result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
                                 prefetch=False)  # fmt: skip
         props.append(stream_properties(stream, threshold, MultiHashConfig().counters))
         for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
             errors[label].append(err.total)
-            parts[label].append([err.false_positive, err.false_negative,
-                                 err.neutral_positive, err.neutral_negative])
+            parts[label].append(
+                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
+            )
     per_seed_best = [_lowest({k: v[s] for k, v in errors.items()}) for s in range(seeds)]
-    out = {"distinct_setting": distinct, "skew": skew, "churn_setting": churn,
-           "errors": {k: _summary(v) for k, v in errors.items()},
-           "parts": {k: (100 * np.mean(v, axis=0)).tolist() for k, v in parts.items()},
-           "properties": _mean_properties(props), "per_seed_best": per_seed_best}
+    out = {
+        "distinct_setting": distinct,
+        "skew": skew,
+        "churn_setting": churn,
+        "errors": {k: _summary(v) for k, v in errors.items()},
+        "parts": {k: (100 * np.mean(v, axis=0)).tolist() for k, v in parts.items()},
+        "properties": _mean_properties(props),
+        "per_seed_best": per_seed_best,
+    }
     out["best"] = _lowest({k: v["total"] for k, v in out["errors"].items()})
     out["best_c1r0_tables"] = _best_tables(out["errors"])
     out["paper_best_seeds"] = sum(PAPER_BEST in b for b in per_seed_best)
@@ -213,9 +316,12 @@ def _best_tables(errors: dict) -> list[int]:
 
 
 def _mean_properties(props: list[dict]) -> dict:
-    out = {k: float(np.mean([p[k] for p in props if p[k] is not None]))
-           if any(p[k] is not None for p in props) else None
-           for k in ("distinct", "candidates", "candidate_share", "churn", "unshielded")}
+    out = {
+        k: float(np.mean([p[k] for p in props if p[k] is not None]))
+        if any(p[k] is not None for p in props)
+        else None
+        for k in ("distinct", "candidates", "candidate_share", "churn", "unshielded")
+    }
     out["rho"] = {n: float(np.mean([p["rho"][n] for p in props])) for n in props[0]["rho"]}
     return out
 
@@ -223,8 +329,9 @@ def _mean_properties(props: list[dict]) -> dict:
 def grid(quick: bool) -> list[tuple[int, float, float]]:
     """``(distinct, skew, churn)`` of every cell of the sweep."""
     if quick:
-        return [(d, s, c) for d in QUICK["distinct"] for s in QUICK["skews"]
-                for c in QUICK["churns"]]
+        return [
+            (d, s, c) for d in QUICK["distinct"] for s in QUICK["skews"] for c in QUICK["churns"]
+        ]
     return list(GRID)
 
 
@@ -245,14 +352,19 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
         errors = programs[name]["errors"]
         config = PRESETS["1m"]
         chunks = _program_keys(_open_source(source))
-        props = stream_properties(whole_intervals(chunks, config["interval_length"],
-                                                  REAL_INTERVALS), config["threshold"])
+        intervals = list(whole_intervals(chunks, config["interval_length"], REAL_INTERVALS))
+        props = stream_properties(intervals, config["threshold"])
+        shape = input_shape(intervals, config["threshold"], MultiHashConfig().counters,
+                            config["accumulator"])  # fmt: skip
         labels = [c[0] for c in CONFIGS]
-        out[name] = {"properties": props,
-                     "errors": {k: errors[k] for k in labels},
-                     "best": _lowest({k: errors[k]["total"] for k in labels}),
-                     "best_c1r0_tables": _best_tables(errors)}
-        log(f"{name}: {props}")
+        out[name] = {
+            "properties": props,
+            "errors": {k: errors[k] for k in labels},
+            "best": _lowest({k: errors[k]["total"] for k in labels}),
+            "best_c1r0_tables": _best_tables(errors),
+            "shape": shape,
+        }
+        log(f"{name}: {props} {shape}")
     return out
 
 
@@ -267,8 +379,12 @@ def _program_keys(trace):
 def noise_load(properties: dict, tables: int, preset: str = "1m", counters: int = 2048) -> float:
     """``nu_n`` (module docstring) from a stream's mean candidate share."""
     config = PRESETS[preset]
-    return ((1 - properties["candidate_share"]) * config["interval_length"] * tables
-            / (counters * config["threshold"]))
+    return (
+        (1 - properties["candidate_share"])
+        * config["interval_length"]
+        * tables
+        / (counters * config["threshold"])
+    )
 
 
 def conditions(cells: list[dict], preset: str = "1m") -> dict:
@@ -277,8 +393,7 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
     resetting with 2 tables (our programs' best) beats it."""
     won = [c for c in cells if PAPER_BEST in c["best"]]
     lost = [c for c in cells if PAPER_BEST not in c["best"]]
-    reset2 = [c for c in cells
-              if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
+    reset2 = [c for c in cells if c["errors"]["C1R1 2"]["total"] < c["errors"][PAPER_BEST]["total"]]
 
     def value(c, key):
         if key == "rho4":
@@ -296,25 +411,119 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
         return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
 
     keys = ("distinct", "candidates", "candidate_share", "churn", "rho4", "nu4")
-    out = {"cells": len(cells), "paper_best_cells": len(won),
-           "paper_best_settings": [setting(c) for c in won],
-           "paper_best_seeds": [c["paper_best_seeds"] for c in won],
-           "paper_best_in_every_seed": sum(c["paper_best_seeds"] == len(c["per_seed_best"])
-                                           for c in won),
-           "won": {k: span(won, k) for k in keys}, "lost": {k: span(lost, k) for k in keys},
-           "reset2_beats_paper_best": [setting(c) for c in reset2],
-           "reset2": {k: span(reset2, k) for k in keys},
-           "best_c1r0_tables": [c["best_c1r0_tables"] for c in cells]}
-    out["overlap"] = {k: None if not (out["won"][k] and out["lost"][k]) else
-                      bool(out["won"][k][0] <= out["lost"][k][1]
-                           and out["lost"][k][0] <= out["won"][k][1]) for k in keys}
+    out = {
+        "cells": len(cells),
+        "paper_best_cells": len(won),
+        "paper_best_settings": [setting(c) for c in won],
+        "paper_best_seeds": [c["paper_best_seeds"] for c in won],
+        "paper_best_in_every_seed": sum(
+            c["paper_best_seeds"] == len(c["per_seed_best"]) for c in won
+        ),
+        "won": {k: span(won, k) for k in keys},
+        "lost": {k: span(lost, k) for k in keys},
+        "reset2_beats_paper_best": [setting(c) for c in reset2],
+        "reset2": {k: span(reset2, k) for k in keys},
+        "best_c1r0_tables": [c["best_c1r0_tables"] for c in cells],
+    }
+    out["overlap"] = {
+        k: None
+        if not (out["won"][k] and out["lost"][k])
+        else bool(out["won"][k][0] <= out["lost"][k][1] and out["lost"][k][0] <= out["won"][k][1])
+        for k in keys
+    }
     return out
+
+
+#: the candidate properties :func:`separation` tries: key, name on the results page, format
+SEPARATORS = (
+    ("skew_fit", "fitted Zipf skew", ".2f"),
+    ("top10_share", "top-10 share", ".3f"),
+    ("top100_share", "top-100 share", ".3f"),
+    ("top1000_share", "top-1000 share", ".3f"),
+    ("candidate_share", "candidate share", ".3f"),
+    ("nu4", "nu_4 (noise load)", ".2f"),
+    ("rho4", "rho_4 (unshielded load)", ".2f"),
+    ("distinct_per_counter", "distinct tuples per counter", ".1f"),
+    ("candidates_per_entry", "candidates per accumulator entry", ".3f"),
+    ("near_misses", "near misses (T/2 to T) per interval", ".1f"),
+    ("churn", "candidate churn", ".2f"),
+)
+
+
+def separator_values(properties: dict, shape: dict, preset: str) -> dict:
+    """The values of :data:`SEPARATORS` of one cell or program from its
+    :func:`stream_properties` and :func:`input_shape`."""
+    out = {"skew_fit": shape["skew_fit"],
+           **{f"top{k}_share": shape["top_share"][str(k)] for k in TOP_K},
+           "candidate_share": properties["candidate_share"],
+           "nu4": noise_load(properties, 4, preset), "rho4": properties["rho"]["4"],
+           "distinct_per_counter": shape["distinct_per_counter"],
+           "candidates_per_entry": shape["candidates_per_entry"],
+           "near_misses": shape["near_misses"], "churn": properties["churn"]}  # fmt: skip
+    return out
+
+
+def paper_best_outcome(errors: dict) -> dict:
+    """Whether 4 tables C1-R0 has the lowest mean error, against which configuration (the
+    best other one when it wins, the winner when it loses), and whether the seeds tell the
+    two apart (:func:`separation.decided`)."""
+    others = {k: v["total"] for k, v in errors.items() if k != PAPER_BEST}
+    rival = min(others, key=others.get)
+    won = errors[PAPER_BEST]["total"] <= others[rival] + 1e-12
+    return {"won": bool(won), "rival": rival,
+            "decided": decided(errors[PAPER_BEST]["seeds"], errors[rival]["seeds"])}  # fmt: skip
+
+
+def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = "1m") -> dict:
+    """Which property (or pair) separates the cells where 4 tables C1-R0 is best from the
+    others: every :data:`SEPARATORS` property's best threshold rule fitted on the cells
+    (:mod:`hwprof.experiments.separation`), its misclassified cells (how many of them
+    undecided), its leave-one-out count and its confusion on the real programs (not
+    fitted to them); the best pair rule likewise."""
+    keys = [k for k, _, _ in SEPARATORS]
+    rows = [{"setting": _setting(c), **paper_best_outcome(c["errors"]),
+             "values": separator_values(c["properties"], s, preset)}
+            for c, s in zip(cells, shapes, strict=True)]  # fmt: skip
+    programs = {n: {**paper_best_outcome(p["errors"]),
+                    "values": separator_values(p["properties"], p["shape"], "1m")}
+                for n, p in real.items() if "shape" in p}  # fmt: skip
+    labels = [r["won"] for r in rows]
+    values = {k: [r["values"][k] for r in rows] for k in keys}
+
+    def judged(rule):
+        pred = [apply_rule(rule, r["values"]) for r in rows]
+        wrong = [r for r, p in zip(rows, pred, strict=True) if p is None or p != r["won"]]
+        real_pred = {n: apply_rule(rule, p["values"]) for n, p in programs.items()}
+        return {**rule, "confusion": confusion(pred, labels),
+                "misclassified": [r["setting"] for r in wrong],
+                "misclassified_undecided": sum(not r["decided"] for r in wrong),
+                "leave_one_out": leave_one_out(values, labels, rule["properties"]),
+                "real": {n: p for n, p in real_pred.items()},
+                "real_confusion": confusion(list(real_pred.values()),
+                                            [p["won"] for p in programs.values()])}  # fmt: skip
+
+    singles = {k: judged(best_rule(values, labels, [k])) for k in keys}
+    pairs = [best_rule(values, labels, pair) for pair in itertools.combinations(keys, 2)]
+    low = min(p["errors"] for p in pairs)
+    best_pairs = [judged(p) for p in pairs if p["errors"] == low]
+    best_pairs.sort(key=lambda p: (p["leave_one_out"], keys.index(p["properties"][0]),
+                                   keys.index(p["properties"][1])))  # fmt: skip
+    fewest = min(r["errors"] for r in singles.values())
+    return {"cells": rows, "real": programs, "single": singles,
+            "best_single": [k for k, r in singles.items() if r["errors"] == fewest],
+            "pair": best_pairs[0], "pairs_with_fewest_errors": len(best_pairs),
+            "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
+
+
+def _setting(c: dict) -> str:
+    return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
 
 
 def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     """Run the sweep, one unit per generator setting (:mod:`hwprof.run`; ``run_options``:
     where they run), and measure the real programs in the full form; write
     ``multihash-conditions[-quick].{json,md}`` and plots into ``output_dir``."""
+
     def log(text):
         print(f"{NAME}: {text}", file=sys.stderr, flush=True)
 
@@ -323,8 +532,14 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     seeds = QUICK["seeds"] if quick else SEEDS
     intervals = QUICK["intervals"] if quick else INTERVALS
     stem = f"{NAME}-quick" if quick else NAME
-    settings = {"version": SWEEP_VERSION, "seed": seed, "preset": preset, "seeds": seeds,
-                "intervals": intervals, "grid": [list(g) for g in grid(quick)]}
+    settings = {
+        "version": SWEEP_VERSION,
+        "seed": seed,
+        "preset": preset,
+        "seeds": seeds,
+        "intervals": intervals,
+        "grid": [list(g) for g in grid(quick)],
+    }
     kept = {(c["distinct_setting"], c["skew"], c["churn_setting"]): c for c in
             previous_sweep(Path(output_dir) / f"{stem}.json", settings, log,
                            ignore=("grid",)) or ()}  # fmt: skip
@@ -336,18 +551,21 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     for distinct, skew, churn in grid(quick):
         c = kept.get((distinct, skew, churn)) or done[f"D{distinct}-s{skew}-c{churn}"]
         cells.append(c)
-        log(f"D={distinct} s={skew} churn={churn}: best {c['best']} "
+        log(
+            f"D={distinct} s={skew} churn={churn}: best {c['best']} "
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
-            f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})")
+            f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
+        )
+    shapes = [cell_shape(preset, d, s, c, seeds, intervals, seed) for d, s, c in grid(quick)]
+    real = real_programs(Path(output_dir), log, quick)
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
-              "conditions": conditions(cells, preset),
-              "real": real_programs(Path(output_dir), log, quick),
+              "conditions": conditions(cells, preset), "real": real, "shapes": shapes,
+              "separation": separation(cells, shapes, real, preset),
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plots(record, Path(output_dir), stem)
-    return {"paper_best_cells": record["conditions"]["paper_best_cells"],
-            "cells": len(cells)}
+    return {"paper_best_cells": record["conditions"]["paper_best_cells"], "cells": len(cells)}
 
 
 def _names(items) -> str:
@@ -398,27 +616,42 @@ def markdown(r: dict, stem: str) -> str:
     for c in r["cells"]:
         p, e = c["properties"], c["errors"]
         churn = "-" if p["churn"] is None else f"{p['churn']:.2f}"
-        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
-                 f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
-                 f"{p['rho']['4']:.2f} | {noise_load(p, 4, r['preset']):.2f} | "
-                 f"{_names(c['best'])} | "
-                 f"{c['paper_best_seeds']}/{r['seeds']} | "
-                 f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
-                 f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |")
+        L.append(
+            f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+            f"{p['candidates']:.1f} | {p['candidate_share']:.2f} | {churn} | "
+            f"{p['rho']['4']:.2f} | {noise_load(p, 4, r['preset']):.2f} | "
+            f"{_names(c['best'])} | "
+            f"{c['paper_best_seeds']}/{r['seeds']} | "
+            f"{_names(c['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | {_fmt(e['C1R1 2'])} | "
+            f"{_fmt(e['C1R0 2'])} | {_fmt(e['C1R0 8'])} |"
+        )
     k = r["conditions"]
-    L += ["", f"![sweep]({stem}.png)", "",
-          "Every configuration, every cell (mean error %):", "",
-          "| distinct | skew | churn | " + " | ".join(labels) + " |",
-          "| ---: | ---: | ---: |" + " ---: |" * len(labels)]
+    L += [
+        "",
+        f"![sweep]({stem}.png)",
+        "",
+        "Every configuration, every cell (mean error %):",
+        "",
+        "| distinct | skew | churn | " + " | ".join(labels) + " |",
+        "| ---: | ---: | ---: |" + " ---: |" * len(labels),
+    ]
     for c in r["cells"]:
-        L.append(f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
-                 + " | ".join(f"{c['errors'][x]['total']:.2f}" for x in labels) + " |")
-    L += ["", "## Where the paper's result appears", "",
-          f"4 tables C1-R0 has the lowest mean error in {k['paper_best_cells']} of "
-          f"{k['cells']} cells (in {k['paper_best_in_every_seed']} of them in every seed). "
-          "Ranges of the properties over those cells and over the others:", "",
-          "| property | cells where C1R0 4 is best | the other cells |",
-          "| --- | --- | --- |"]
+        L.append(
+            f"| {c['distinct_setting']:,} | {c['skew']} | {c['churn_setting']} | "
+            + " | ".join(f"{c['errors'][x]['total']:.2f}" for x in labels)
+            + " |"
+        )
+    L += [
+        "",
+        "## Where the paper's result appears",
+        "",
+        f"4 tables C1-R0 has the lowest mean error in {k['paper_best_cells']} of "
+        f"{k['cells']} cells (in {k['paper_best_in_every_seed']} of them in every seed). "
+        "Ranges of the properties over those cells and over the others:",
+        "",
+        "| property | cells where C1R0 4 is best | the other cells |",
+        "| --- | --- | --- |",
+    ]
     for key, name, spec in (("distinct", "distinct tuples per interval", ",.0f"),
                             ("candidates", "candidates per interval", ".1f"),
                             ("candidate_share", "candidate share", ".2f"),
@@ -426,7 +659,7 @@ def markdown(r: dict, stem: str) -> str:
                             ("rho4", "rho_4", ".2f"),
                             ("nu4", "nu_4 (noise load)", ".2f")):  # fmt: skip
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
-    L += ["", _real_section(r), "", _verdict(r), ""]
+    L += ["", _real_section(r), "", _separation_section(r), "", _verdict(r), ""]
     return "\n".join(L)
 
 
@@ -442,21 +675,30 @@ def _settings_line(r: dict) -> str:
 
 def _real_section(r: dict) -> str:
     if not r["real"]:
-        return ("## Our real programs\n\nNot measured in this run (the quick form, or no "
-                "multihash-values.json beside the results).")
-    L = ["## Our real programs (1M / 0.1 %)", "",
-         f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
-         "multihash-values run's keys), and its best configuration from multihash-values.json "
-         "(mean over its seeds):", "",
-         "| program | distinct | candidates | candidate share | churn | rho_4 | nu_4 | best | "
-         "best C1-R0 tables | C1R0 4 | C1R1 2 |", "| --- |" + " ---: |" * 10]
+        return (
+            "## Our real programs\n\nNot measured in this run (the quick form, or no "
+            "multihash-values.json beside the results)."
+        )
+    L = [
+        "## Our real programs (1M / 0.1 %)",
+        "",
+        f"Properties of the first {REAL_INTERVALS} intervals of each program's stream (the "
+        "multihash-values run's keys), and its best configuration from multihash-values.json "
+        "(mean over its seeds):",
+        "",
+        "| program | distinct | candidates | candidate share | churn | rho_4 | nu_4 | best | "
+        "best C1-R0 tables | C1R0 4 | C1R1 2 |",
+        "| --- |" + " ---: |" * 10,
+    ]
     for name, p in r["real"].items():
         q, e = p["properties"], p["errors"]
-        L.append(f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
-                 f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
-                 f"{noise_load(q, 4):.2f} | "
-                 f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
-                 f"{_fmt(e['C1R1 2'])} |")
+        L.append(
+            f"| {name} | {q['distinct']:,.0f} | {q['candidates']:.1f} | "
+            f"{q['candidate_share']:.2f} | {q['churn']:.2f} | {q['rho']['4']:.2f} | "
+            f"{noise_load(q, 4):.2f} | "
+            f"{_names(p['best'])} | {_names(p['best_c1r0_tables'])} | {_fmt(e['C1R0 4'])} | "
+            f"{_fmt(e['C1R1 2'])} |"
+        )
     return "\n".join(L)
 
 
@@ -466,8 +708,94 @@ def _with_seeds(k: dict, seeds: int) -> list[str]:
     counts = k.get("paper_best_seeds")
     if counts is None:
         return list(k["paper_best_settings"])
-    return [f"{s}: {n}/{seeds} seeds"
-            for s, n in zip(k["paper_best_settings"], counts, strict=True)]
+    return [
+        f"{s}: {n}/{seeds} seeds" for s, n in zip(k["paper_best_settings"], counts, strict=True)
+    ]
+
+
+def _rule_text(rule: dict) -> str:
+    """A rule as text: ``candidate share < 0.335 and ...``."""
+    names = {k: (n, f) for k, n, f in SEPARATORS}
+    return " and ".join(f"{names[p][0]} {d} {t:{names[p][1]}}"
+                        for p, d, t in zip(rule["properties"], rule["directions"],
+                                           rule["thresholds"], strict=True))  # fmt: skip
+
+
+def _right(c: dict) -> int:
+    return c["both"] + c["neither"]
+
+
+def _separation_section(r: dict) -> str:
+    """The shape of every input and how well each property's rule separates the cells
+    where 4 tables C1-R0 is best (every number from ``r["separation"]``)."""
+    k = r["separation"]
+    n, programs = len(k["cells"]), len(k["real"])
+    L = [
+        "## Which property decides",
+        "",
+        "Each cell is labelled by whether 4 tables C1-R0 has the lowest mean error, and "
+        "*decided* when the seeds tell it from its rival (the best other configuration when "
+        "it wins, the winner when it loses): the 95 % t interval of their mean paired "
+        f"difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells are "
+        "decided). Shape of the inputs (`input_shape`: means over the intervals and seeds; "
+        f"the Zipf skew fitted to the ranks with at least {SKEW_FIT_MIN_COUNT} occurrences; "
+        "near misses: tuples with half the threshold or more but below it):",
+        "",
+        "| input | fitted skew | top-10 share | top-100 share | top-1000 share | "
+        "distinct per counter | candidates per accumulator entry | near misses | "
+        "C1R0 4 best | rival | decided |",
+        "| --- |" + " ---: |" * 7 + " --- | --- | --- |",
+    ]
+    rows = [(c["setting"], c) for c in k["cells"]] + list(k["real"].items())
+    for name, c in rows:
+        v = c["values"]
+        L.append(f"| {name} | {cell(v['skew_fit'])} | {v['top10_share']:.3f} | "
+                 f"{v['top100_share']:.3f} | {v['top1000_share']:.3f} | "
+                 f"{v['distinct_per_counter']:.1f} | {v['candidates_per_entry']:.3f} | "
+                 f"{v['near_misses']:.1f} | {cell(c['won'])} | {c['rival']} | "
+                 f"{cell(c['decided'])} |")  # fmt: skip
+    L += ["", f"Each property's best threshold rule for \"C1R0 4 is best\", fitted on the {n} "
+          "cells (fewest misclassified; at the widest gap when several tie); leave-one-out: "
+          "cells misclassified when each is predicted by the rule fitted to the others; "
+          f"programs: the rule applied to our {programs} programs, which it was not fitted "
+          "to (right of them):", "",
+          "| property | rule | cells misclassified (undecided among them) | leave-one-out | "
+          "programs right |", "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
+    pair = k["pair"]
+    for key, rule in [*k["single"].items(), ("pair", pair)]:
+        name = ("best pair" if key == "pair"
+                else next(nm for kk, nm, _ in SEPARATORS if kk == key))  # fmt: skip
+        L.append(f"| {name} | {_rule_text(rule)} | {rule['errors']} "
+                 f"({rule['misclassified_undecided']}) | {rule['leave_one_out']} | "
+                 f"{_right(rule['real_confusion'])} of {programs} |")  # fmt: skip
+    return "\n".join(L)
+
+
+def _separation_verdict(r: dict) -> str:
+    k = r["separation"]
+    n, programs = len(k["cells"]), len(k["real"])
+    best = k["single"][k["best_single"][0]]
+    c = best["confusion"]
+    names = [next(nm for kk, nm, _ in SEPARATORS if kk == key) for key in k["best_single"]]
+    pair = k["pair"]
+    text = (f" The property that best separates the cells where 4 tables C1-R0 is best: "
+            f"{' = '.join(names)}; the rule {_rule_text(best)} misclassifies {best['errors']} "
+            f"of {n} cells (C1R0 4 best and predicted {c['both']}, best but not predicted "
+            f"{c['missed']}, predicted but not best {c['wrong']}, neither {c['neither']}"
+            + (f"; misclassified: {'; '.join(best['misclassified'])}, "
+               f"{best['misclassified_undecided']} of them undecided by the seeds"
+               if best["misclassified"] else "")
+            + f"), {best['leave_one_out']} when each cell is left out of the fit"
+            + (f", and is right on {_right(best['real_confusion'])} of our {programs} programs"
+               if programs else "") + ". "
+            + ("It separates them." if best["errors"] == 0 else
+               f"No single property separates them. The best pair rule, {_rule_text(pair)} "
+               f"({k['pairs_with_fewest_errors']} pairs equally good on the cells), "
+               f"misclassifies {pair['errors']} of {n} cells, {pair['leave_one_out']} when "
+               "each is left out"
+               + (f", and is right on {_right(pair['real_confusion'])} of our {programs} "
+                  "programs" if programs else "") + "."))  # fmt: skip
+    return text
 
 
 def _verdict(r: dict) -> str:
@@ -477,63 +805,79 @@ def _verdict(r: dict) -> str:
              "rho4": "rho_4", "nu4": "nu_4"}  # fmt: skip
     text = ["", ""]
     if not k["paper_best_cells"]:
-        text.append("4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
-                    "does not appear for any generator setting tried.")
+        text.append(
+            "4 tables C1-R0 is best in no cell of the sweep: the paper's ranking "
+            "does not appear for any generator setting tried."
+        )
     else:
         separating = [names[p] for p, o in k["overlap"].items() if o is False]
         text.append(
             f"4 tables C1-R0 is best (mean over the seeds) in {k['paper_best_cells']} of "
             f"{k['cells']} cells ({'; '.join(_with_seeds(k, r['seeds']))}), in every seed "
             f"in {k['paper_best_in_every_seed']} of them. "
-            + ("" if k["paper_best_cells"] == k["cells"] else
-               "No single property separates those cells from the others: each one's range "
-               "over them overlaps its range over the others (the table above)."
-               if not separating else
-               f"Separating them from the others: {', '.join(separating)} (the table above)."))
+            + (
+                ""
+                if k["paper_best_cells"] == k["cells"]
+                else "No single property separates those cells from the others: each one's range "
+                "over them overlaps its range over the others (the table above)."
+                if not separating
+                else f"Separating them from the others: {', '.join(separating)} (the table above)."
+            )
+        )
     nu = {}
     for c in r["cells"]:
         for n in c["best_c1r0_tables"]:
             nu.setdefault(n, []).append(noise_load(c["properties"], 4, r["preset"]))
-    text.append(" Best C1-R0 table count over the cells: " + ", ".join(
-        f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
-        for n, v in sorted(nu.items())) + ".")
+    text.append(
+        " Best C1-R0 table count over the cells: "
+        + ", ".join(
+            f"{n} tables in {len(v)} (nu_4 {min(v):.2f}-{max(v):.2f})"
+            for n, v in sorted(nu.items())
+        )
+        + "."
+    )
     r2 = k["reset2_beats_paper_best"]
-    text.append(f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
-                f"{k['cells']} cells"
-                + (f", with rho_4 {_span(k['reset2']['rho4'])} and candidate churn "
-                   f"{_span(k['reset2']['churn'])}." if r2 else "."))
+    text.append(
+        f" 2 tables C1-R1 (our programs' best) is below 4 tables C1-R0 in {len(r2)} of "
+        f"{k['cells']} cells"
+        + (
+            f", with rho_4 {_span(k['reset2']['rho4'])} and candidate churn "
+            f"{_span(k['reset2']['churn'])}."
+            if r2
+            else "."
+        )
+    )
     if r["real"]:
         rho = [p["properties"]["rho"]["4"] for p in r["real"].values()]
         churn = [p["properties"]["churn"] for p in r["real"].values()]
         best = {n: _names(p["best"]) for n, p in r["real"].items()}
         nu = [noise_load(p["properties"], 4) for p in r["real"].values()]
-        text.append(f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f}, nu_4 "
-                    f"{min(nu):.2f}-{max(nu):.2f} and "
-                    f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
-                    "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + ".")
+        text.append(
+            f" Our real programs have rho_4 {min(rho):.2f}-{max(rho):.2f}, nu_4 "
+            f"{min(nu):.2f}-{max(nu):.2f} and "
+            f"candidate churn {min(churn):.2f}-{max(churn):.2f}; their best "
+            "configurations: " + ", ".join(f"{n} {b}" for n, b in best.items()) + "."
+        )
+    if r.get("separation"):
+        text.append(_separation_verdict(r))
     return "## Verdict\n\n" + "".join(text[2:])
 
 
 def plots(r: dict, output_dir: Path, stem: str) -> None:
     """Error of four configurations against distinct tuples per interval, one panel per
     (skew, churn) setting; cells and programs by nu_4 and churn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     groups: dict = {}
     for c in r["cells"]:
-        key = (f"skew {c['skew']}, churn 0" if c["churn_setting"] == 0
-               else f"skew {c['skew']}, churn {c['churn_setting']}")
+        key = (
+            f"skew {c['skew']}, churn 0"
+            if c["churn_setting"] == 0
+            else f"skew {c['skew']}, churn {c['churn_setting']}"
+        )
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
-    cols = min(n, 5)
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.4 * rows), squeeze=False)
-    panels = list(axes.flat)
-    for ax in panels[n:]:
-        ax.set_visible(False)
+    fig, panels = panel_grid(n, 5, 3.4, 3.4)
     for ax, (title, cells) in zip(panels, groups.items(), strict=False):
         cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
@@ -543,8 +887,12 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
                         yerr=[[x["total"] - x["min"] for x in e],
                               [x["max"] - x["total"] for x in e]],
                         marker="o", capsize=2, label=label, lw=1)  # fmt: skip
-        ax.set(xscale="log", xlabel="distinct tuples per interval", title=title,
-               ylabel=f"error % ({r['seeds']} seeds: mean, min-max)")
+        ax.set(
+            xscale="log",
+            xlabel="distinct tuples per interval",
+            title=title,
+            ylabel=f"error % ({r['seeds']} seeds: mean, min-max)",
+        )
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_ylim(bottom=0)
     panels[0].legend(fontsize=7)
@@ -552,14 +900,23 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     for c in r["cells"]:
         p = c["properties"]
         won = PAPER_BEST in c["best"]
-        ax.scatter(noise_load(p, 4, r["preset"]), p["churn"] or 0, marker="o", s=25,
-                   color="tab:green" if won else "tab:gray")
+        ax.scatter(
+            noise_load(p, 4, r["preset"]),
+            p["churn"] or 0,
+            marker="o",
+            s=25,
+            color="tab:green" if won else "tab:gray",
+        )
     for name, p in r["real"].items():
         q = p["properties"]
         ax.scatter(noise_load(q, 4), q["churn"], marker="*", s=90, color="tab:red")
         ax.annotate(name, (noise_load(q, 4), q["churn"]), fontsize=7)
-    ax.set(xscale="log", xlabel="nu_4 (non-candidate tuples per 4-table counter / T)",
-           ylabel="candidate churn", title="green: C1R0 4 best; red: ours")
+    ax.set(
+        xscale="log",
+        xlabel="nu_4 (non-candidate tuples per 4-table counter / T)",
+        ylabel="candidate churn",
+        title="green: C1R0 4 best; red: ours",
+    )
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=110)
     plt.close(fig)
@@ -568,12 +925,22 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
 def headline(r: dict) -> list[tuple[str, str, str]]:
     """The paper's ranking against where it appears in our sweep."""
     k = r["conditions"]
-    rows = [("generator settings where 4 tables C1-R0 is best", "all (\"consistently\")",
-             f"{k['paper_best_cells']} of {k['cells']}")]
+    rows = [
+        (
+            "generator settings where 4 tables C1-R0 is best",
+            'all ("consistently")',
+            f"{k['paper_best_cells']} of {k['cells']}",
+        )
+    ]
     if r["real"]:
-        rows.append(("our programs where 4 tables C1-R0 is best", "all",
-                     cell(sum(PAPER_BEST in p["best"] for p in r["real"].values()), "d")
-                     + f" of {len(r['real'])}"))
+        rows.append(
+            (
+                "our programs where 4 tables C1-R0 is best",
+                "all",
+                cell(sum(PAPER_BEST in p["best"] for p in r["real"].values()), "d")
+                + f" of {len(r['real'])}",
+            )
+        )
     return rows
 
 
