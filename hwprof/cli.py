@@ -72,6 +72,12 @@ def _build_all(tops: list[Top], assignments: list[str]) -> list[tuple[Top, dict,
 
 
 def cmd_list(args) -> int:
+    if args.json:
+        print(json.dumps([{"name": top.name, "description": top.description,
+                           "params": [{"name": p.name, "default": p.default, "kind": p.kind,
+                                       "help": p.help} for p in top.params]}
+                          for top in _tops().values()], indent=2))  # fmt: skip
+        return 0
     for top in _tops().values():
         print(f"{top.name}: {top.description}")
         for p in top.params:
@@ -400,7 +406,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="hwprof", description="RTL, golden models and area for hardware profiling blocks."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="every top and its parameters").set_defaults(func=cmd_list)
+    lst = sub.add_parser("list", help="every top and its parameters")
+    lst.add_argument("--json", action="store_true", help="print the same as JSON")
+    lst.set_defaults(func=cmd_list)
 
     def with_tops(p, params=True):
         p.add_argument("tops", nargs="*", metavar="TOP", help="catalog names (default: all)")
@@ -418,7 +426,8 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="generate + synthesize every top, area table")
     rep.add_argument("-o", "--output", default="build", help="output directory")
     rep.add_argument("--all", action="store_true",
-                     help="also the slow variants (multihash 1M/0.1%%: half an hour)")  # fmt: skip
+                     help="also the slow variants (tens of minutes of yosys each; "
+                          "without --all the table lists them)")  # fmt: skip
     rep.add_argument("--fpga", action="store_true",
                      help="place and route every top instead (slow): fpga.{md,json}")  # fmt: skip
     rep.add_argument("--asic", action="store_true",
@@ -581,6 +590,7 @@ def _trace_parser(sub) -> None:
     info = tsub.add_parser("info", help="header, counts, tuples per interval, top PCs")
     info.add_argument("file", metavar="FILE")
     info.add_argument("--top", type=_count, default=10, metavar="N", help="top PCs to list")
+    info.add_argument("--json", action="store_true", help="print the same as JSON")
     info.set_defaults(func=_trace_command("cmd_info"))
     dump = tsub.add_parser("dump", help="records as hex text, one a line")
     dump.add_argument("file", metavar="FILE")

@@ -121,7 +121,13 @@ def format_info(info: dict) -> str:
 
 
 def cmd_info(args) -> int:
-    print(format_info(trace_info(args.file, top=args.top)))
+    info = trace_info(args.file, top=args.top)
+    if args.json:
+        import json
+
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        print(format_info(info))
     return 0
 
 

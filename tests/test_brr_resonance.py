@@ -3,6 +3,7 @@ hand-built streams, the generator builds what it says, and the quick run resonat
 the paper's argument says it must."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,3 +77,42 @@ def test_quick_run_resonates_on_even_loops(tmp_path, seed):
     kernel = [p for p in result["programs"] if p["program"] == "kernel"
               and p["stream"] == "calls" and p["rate"] == 10][0]  # fmt: skip
     assert br.resonates(kernel) and kernel["hw-counter"]["mean"] == pytest.approx(50.0)
+
+
+def test_page_reads_its_settings_from_the_record():
+    """The page's paper gap, trip-sweep share, rates and program count come from the
+    record (the committed one as input), not from the module's constants."""
+    path = Path(__file__).resolve().parent.parent / "docs/results/brr-resonance.json"
+    record = json.loads(path.read_text())
+    page = br._markdown(record, "brr-resonance")
+    assert "(only the 7-point gap)" in page and "| L | gcd(L, 2^10) |" in page
+    assert "the loop holding 50% of the events" in page and "Our 5 workloads" in page
+    record["paper_gap"] = 9.0
+    for row in record["sweeps"]:
+        if row["sweep"] == "trip":
+            row["share"] = 0.4
+    record["programs"] = [p for p in record["programs"] if p["program"] != "xz"]
+    page = br._markdown(record, "brr-resonance")
+    assert "(only the 9-point gap)" in page and "The paper's 9 points at 2^-10" in page
+    assert "the loop holding 40% of the events" in page and "50%" not in page
+    assert "Our 4 workloads" in page
+
+
+def test_verdict_names_where_brr_falls_below_random_sampling():
+    """The bullet on brr below the Bernoulli sampler lists the rows where brr's highest
+    accuracy is under Bernoulli's lowest, and which loop periods share a factor with the
+    LFSR's period (none for a 19-bit LFSR: 2^19 - 1 is prime)."""
+    path = Path(__file__).resolve().parent.parent / "docs/results/brr-resonance.json"
+    record = json.loads(path.read_text())
+    page = br._markdown(record, "brr-resonance")
+    assert "at 2^-13: L = 5, 11, 15, 16; real programs: kernel (taken, 2^-13)." in page
+    assert "L = 5, 6, 11, 15 share a factor with the period 2^20 - 1 = 1,048,575" in page
+    record["lfsr_width"] = 19
+    assert "share a factor" not in br._markdown(record, "brr-resonance")
+    for row in record["sweeps"]:
+        if row["sweep"] == "period" and row["value"] == 5:
+            row["bernoulli"]["min"] = row["brr"]["max"]  # not below: equal is not under
+    page = br._markdown(record, "brr-resonance")
+    assert "at 2^-10: L = 6, 11, 15; at 2^-13: L = 11, 15, 16;" in page
+    assert br.below_bernoulli({"brr": {"max": 90.0}, "bernoulli": {"min": 90.1}})
+    assert not br.below_bernoulli({"brr": {"max": 90.1}, "bernoulli": {"min": 90.1}})

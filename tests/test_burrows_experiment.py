@@ -102,3 +102,37 @@ def test_a_trace_shorter_than_an_interval_exits_2_and_writes_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err == "hwprof: error: no trace with a whole interval of loads\n"
     assert not out.exists()
+
+
+def test_lowest_error_within_the_budget_is_named_beside_the_lowest():
+    """The page names the lowest error over all structures and, apart, the lowest among
+    those whose storage is within the multi-hash budget (the committed record as input)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/burrows-hotlist.json"
+    record = json.loads(path.read_text())
+    page = bh.markdown(record, "burrows-hotlist")
+    assert ("Lowest mean error: H[P_16]_2048 (1,415,864 bits); lowest within the multi-hash "
+            "budget (139,152 bits): multi-hash C1R0 4.") in page  # fmt: skip
+    entry = record["summary"]["1m"]
+    entry["storage_bits"]["H[P_16]_2048"] = entry["budget_bits"]  # now it fits, just
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "budget (139,152 bits): H[P_16]_2048." in page
+    entry["storage_bits"]["H[P_16]_2048"] = entry["budget_bits"] + 1
+    entry["storage_bits"]["multi-hash C1R0 4"] = entry["budget_bits"] + 1
+    entry["error"]["H[P_256]_2048"]["mean"] = 3.0  # below the global hotlist's 24.88
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "budget (139,152 bits): H[P_256]_2048." in page
+
+
+def test_notes_read_the_interrupt_period_and_counter_widths_from_the_record():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/burrows-hotlist.json"
+    record = json.loads(path.read_text())
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "(60K-64K for 62K;" in page and "(14 bits at 10k, 20 bits at 1m)" in page
+    record["paper"]["interrupt_instructions"] = 93_000  # 93,000 // 31 = 3,000
+    record["configurations"]["1m"]["interval_length"] = 100_000
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "(90K-96K for 93K;" in page and "(14 bits at 10k, 17 bits at 1m)" in page

@@ -25,6 +25,24 @@ def test_list_names_every_top(capsys):
         assert f"{name}:" in out
 
 
+def test_list_json_says_what_the_table_says(capsys):
+    assert main(["list"]) == 0
+    table = capsys.readouterr().out
+    assert main(["list", "--json"]) == 0
+    tops = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in tops] == list(TOPS)
+    lines = []
+    for t in tops:
+        lines.append(f"{t['name']}: {t['description']}")
+        for p in t["params"]:
+            default = "derived" if p["default"] is None else json.dumps(p["default"])
+            lines.append(f"    {p['name']}={default}  ({p['kind']}) {p['help']}")
+    assert table.splitlines() == lines
+    brr = next(t for t in tops if t["name"] == "brr")
+    assert {"name": "width", "default": 20, "kind": "int", "help": "LFSR width, 16..32"} \
+        in brr["params"]  # fmt: skip
+
+
 def test_generate_writes_one_file_per_top(tmp_path, capsys):
     assert main(["generate", "brr", "-o", str(tmp_path)]) == 0
     text = (tmp_path / "brr.v").read_text()

@@ -149,7 +149,7 @@ def test_fast_metric_checker_catches_a_mutant(monkeypatch, old, new):
     namespace = dict(vars(interval_error))
     exec(textwrap.dedent(source.replace(old, new)).replace(
         "@njit(cache=True, nogil=True)\n", ""), namespace)  # fmt: skip
-    monkeypatch.setattr(interval_error, "_KERNELS", (rle, namespace["evaluate"]))
+    monkeypatch.setattr(interval_error, "_kernels", lambda: (rle, namespace["evaluate"]))
     assert check_formula_one(fast_error) != []
 
 

@@ -119,3 +119,29 @@ def test_claims_verdicts_the_other_way():
     assert worse["gain"] == {"a": -0.5} and worse["c1r0_4_beats_bsh"] is False
     at_one = _claims_of({"a": {"C1R0 1": 3.0, "C1R1 1": 2.0, "C1R0 4": 1.0}})
     assert at_one["under_1pct"] is False and at_one["c1r0_4_beats_bsh"] is True
+
+
+def test_page_reads_the_papers_numbers_from_the_record():
+    """The paper's figures in the page's prose come from the record's ``paper``, so a
+    record with other figures gives a page with those (the committed record as input)."""
+    from pathlib import Path
+
+    from hwprof.experiments.multihash_values import _comparison, _markdown
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/multihash-values.json"
+    record = json.loads(path.read_text())
+    page = _markdown(record, "multihash-values")
+    assert "gcc 5 % and go 1.5 % against 10 % and 20 %" in page
+    assert "(a 5- and 18.5-point gain, 2x and 13x)" in page
+    assert "[multihash-conditions](multihash-conditions.md)" in page
+    record["paper"]["best_multihash_1m"]["gcc"] = 2.5
+    record["paper"]["improvement_4_tables_go_1m"] = 12.0
+    record["paper"]["r1_8_tables_extra_fn_go_10k"] = 6.0
+    record["comparison"] = _comparison(record)
+    page = _markdown(record, "multihash-values")
+    assert "gcc 2.5 % and go 1.5 % against 10 % and 20 %" in page
+    assert "(a 7.5- and 18.5-point gain, 4x and 13x)" in page
+    assert "gcc 2.5 % vs 10 %, go 1.5 % vs 20 %" in page
+    assert "about 12% (absolute)" in page and "(the paper: about 12 on go at 1M)" in page
+    assert "add about 6 % of false negatives" in page
+    assert "gcc 5 %" not in page and "about 10" not in page and "about 4 %" not in page

@@ -234,3 +234,73 @@ def test_claims_with_a_zero_denominator_give_no_ratio():
     assert c["tagged_by_evict_hits"]["32"] == {"message_ratio_to_HP256": None,
                                                "message_ratio_to_R256": 0.4,
                                                "final_error": 0.0}  # fmt: skip
+
+
+# --- the readings of the sec. 5.3.1 selection ------------------------------------------
+
+
+def _messages(keys, wanted):
+    """256 at the last ``n`` occurrences of each key of ``wanted`` (key -> n)."""
+    messages = np.zeros(len(keys), dtype=np.int64)
+    for k, n in wanted.items():
+        messages[np.flatnonzero(keys == np.uint64(k))[-n:]] = 256
+    return messages
+
+
+def test_a_perfect_profile_has_no_error_under_every_reading(seed):
+    keys = stream(SPEC, np.random.default_rng(seed))
+    ideal = sv.IdealProfile(keys, [len(keys) // 3, len(keys) // 2, len(keys)])
+    for variant in sv.METRIC_VARIANTS:  # every event reported with a count of 1
+        errors = ideal.errors(np.ones(len(keys), dtype=np.int64), variant)
+        assert all(e is None or e == 0.0 for e in errors), variant
+        assert errors[-1] == 0.0, variant
+
+
+def _both_reading_matches_the_paper(keys) -> bool:
+    """Sec. 5.3.1: "from both profiles, we discard loads that execute infrequently, as well
+    as values that are infrequent for a given static load". The profile reports A's x ten
+    times and A's y once (y's estimated share 1/11 < 10 %: discarded from the profile, so
+    I_p(y) = 0), F's 9 once and one other F value once (F's estimated executions 512 <
+    1000: the load is discarded, I_p(9) = 0)."""
+    other_f = next(k for k in keys.tolist() if k >> 32 == 0xF and k & 0xFFFFFFFF != 9)
+    messages = _messages(keys, {key(0xA, 1): 10, key(0xA, 2): 1, key(0xF, 9): 1, other_f: 1})
+    ideal = sv.IdealProfile(keys, [len(keys)])
+    prefix = 100 * (1500 * (10 / 11 - 0.75) + 300 * (0.15 - 1 / 11) + 400 * 0.1) / 2200
+    both = 100 * (1500 * (10 / 11 - 0.75) + 300 * 0.15 + 400 * 0.4) / 2200
+    return ideal.errors(messages)[-1] == pytest.approx(prefix, rel=1e-12) and ideal.errors(
+        messages, "both"
+    )[-1] == pytest.approx(both, rel=1e-12)
+
+
+def test_the_both_reading_discards_what_the_profile_would(seed):
+    assert _both_reading_matches_the_paper(stream(SPEC, np.random.default_rng(seed)))
+
+
+def test_the_both_check_catches_a_profile_left_unfiltered(seed, monkeypatch):
+    """The mutant: the profile's own filters keep every tuple (``both`` = ``prefix``)."""
+    keys = stream(SPEC, np.random.default_rng(seed))
+    real = sv.selected_mask
+    monkeypatch.setattr(sv, "selected_mask", lambda c, p, n: np.ones(len(c), dtype=bool)
+                        if c.dtype == np.float64 else real(c, p, n))  # fmt: skip
+    assert not _both_reading_matches_the_paper(keys)
+
+
+def test_the_whole_reading_scores_a_load_before_it_reaches_1000():
+    """A (2000 events, shuffled) then F (1000 events: 9, 9, then three fresh values,
+    repeated): at 2500 events F has run 500 times, under the 1000 the prefix filters need;
+    the whole stream's filters select F's 9 (40 %), scored with its 200 events so far."""
+    rng = np.random.default_rng(5)
+    a = stream({0xA: SPEC[0xA]}, rng)
+    f = [key(0xF, 9) if i % 5 < 2 else key(0xF, 1000 + i) for i in range(1000)]
+    keys = np.concatenate([a, np.array(f, dtype=np.uint64)])
+    ideal = sv.IdealProfile(keys, [2000, 2500, 3000])
+    silent = np.zeros(len(keys), dtype=np.int64)  # no message: e(v) = I_i(v)
+    a_only = 100 * (1500 * 0.75 + 300 * 0.15) / 1800
+    with_f = 100 * (1500 * 0.75 + 300 * 0.15 + 200 * 0.4) / 2000
+    assert ideal.errors(silent)[:2] == pytest.approx([a_only, a_only], rel=1e-12)
+    assert ideal.errors(silent, "whole")[:2] == pytest.approx([a_only, with_f], rel=1e-12)
+    both_at_end = 100 * (1500 * 0.75 + 300 * 0.15 + 400 * 0.4) / 2200
+    for variant in sv.METRIC_VARIANTS:
+        assert ideal.errors(silent, variant)[-1] == pytest.approx(both_at_end, rel=1e-12)
+    with pytest.raises(ValueError, match="variant must be one of prefix, both, whole"):
+        ideal.errors(silent, "ideal")

@@ -22,6 +22,7 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     assert main(args) == 0
     for ext in ("md", "json", "png"):
         assert (tmp_path / f"stratified-long-quick.{ext}").stat().st_size > 0
+    assert (tmp_path / "stratified-long-quick-variants.png").stat().st_size > 0
     data = json.loads((tmp_path / "stratified-long-quick.json").read_text())
     grid = [list(g) for g in sl.QUICK["grid"]]
     assert data["seeds"] == sl.QUICK["seeds"] and data["events"] == sl.QUICK["events"]
@@ -36,13 +37,31 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     md = (tmp_path / "stratified-long-quick.md").read_text()
     assert "## The paper's claim" in md and "## Verdict" in md
     assert "Not run long: 100 iid few, 100 loop few." in md
-    # per setting: header, rule, one row per seed; the verdict table: header, rule, a row each
-    assert md.count("\n| ") == len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
+    # per setting: header, rule, one row per seed; the verdict table: header, rule, a row
+    # each; the model variants: header, rule, a row per setting, reading and grid; their
+    # points on the seed-mean curves: header, rule, a row per setting and reading
+    readings = ("prefix", "both", "whole")
+    keys = {f"{v}/{g}" for v in readings for g in sl.GRIDS}
+    rows = len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
+    assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(readings)
+    assert "## Model variants" in md
+    variants = data["variants"]
+    assert variants["sizes"]["events"] == sl.QUICK_VARIANTS["events"]
+    assert variants["linear"][-1] == sl.QUICK_VARIANTS["events"]
+    for c, g in zip(variants["cells"], grid, strict=True):
+        assert c["setting"] == g and set(c["points"]) == keys
+        for pts in c["points"].values():
+            for name in sl.PAIR:
+                assert len(pts[name]["reach"]) == sl.QUICK["seeds"]
+        # quick: the variants' streams and geometric grid are the main table's, so the
+        # default reading on that grid repeats its 5 % points
+        main_points = next(e for e in data["cells"] if e["setting"] == g)["points"]
+        assert c["points"]["prefix/geometric"] == {n: main_points[n] for n in sl.PAIR}
     assert "| quantity | paper | ours |" in capsys.readouterr().out
 
     assert main(args) == 0  # the same sizes: every setting kept, no unit run
     again = json.loads((tmp_path / "stratified-long-quick.json").read_text())
-    assert all(c["kept"] for c in again["cells"])
+    assert all(c["kept"] for c in again["cells"]) and again["variants"]["kept"]
     strip = ("kept",)
     assert [{k: v for k, v in c.items() if k not in strip} for c in again["cells"]] == [
         {k: v for k, v in c.items() if k not in strip} for c in data["cells"]

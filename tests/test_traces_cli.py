@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -191,6 +192,22 @@ def test_info_counts_tuples_and_candidates(tmp_path, capsys, seed):
     assert int(top[0][0], 16) == best
     loads_at_best = int(np.sum((columns["pc"] == best) & is_load))
     assert top[0][1:4] == [f"{loads_at_best:,}", "/", f"{by_pc[best] - loads_at_best:,}"]
+    # the same figures as JSON (--json)
+    assert main(["trace", "info", "--json", str(path)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["records"] == len(columns["kind"])
+    assert info["footer"]["counts"]["load"] == int(is_load.sum())
+    by_row = {(r["records"], r["tuple"], r["interval"]): r for r in info["tuples"]}
+    for tuple_name, x in (("<pc,value>", "value"), ("<pc,address>", "addr")):
+        distinct, (c1, c01) = expected_per_interval(columns["pc"][is_load], columns[x][is_load],
+                                                    10_000, (100, 10))  # fmt: skip
+        row = by_row[("loads", tuple_name, 10_000)]
+        assert row["intervals"] == 3
+        assert row["distinct"] == pytest.approx(np.mean(distinct))
+        assert row["candidates"]["1.0"] == pytest.approx(np.mean(c1))
+        assert row["candidates"]["0.1"] == pytest.approx(np.mean(c01))
+        assert by_row[("loads", tuple_name, 1_000_000)]["distinct"] is None
+    assert info["top_pcs"][0] == [best, loads_at_best, by_pc[best] - loads_at_best]
 
 
 def test_dump_format_and_filters(tmp_path, capsys):

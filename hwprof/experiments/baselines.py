@@ -35,6 +35,8 @@ fit in the whole budget; the hotlist ``budget / (8 + counter_bits / 8)`` entries
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from ..golden.multihash import MultiHashConfig
@@ -131,13 +133,8 @@ def _items(sketch, threshold):
         yield row[0], row[1]
 
 
-_HOTLIST = None
-
-
+@cache
 def _hotlist_kernel():
-    global _HOTLIST
-    if _HOTLIST is not None:
-        return _HOTLIST
     from numba import njit
 
     @njit(cache=True)
@@ -197,7 +194,6 @@ def _hotlist_kernel():
                 m += 1
         return m, p
 
-    _HOTLIST = kernel
     return kernel
 
 

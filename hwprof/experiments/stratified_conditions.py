@@ -556,6 +556,17 @@ def _verdict(r: dict) -> str:
     return text
 
 
+def error_curves(ax, cell: dict, seeds: int, title: str) -> None:
+    """One panel: each compressor's mean error curve over the ``seeds`` seeds of ``cell``
+    (a cell of this sweep or of stratified-long) and the 5 % line, log-log."""
+    for name in COMPRESSORS:
+        ys = [np.nan if y is None else y for y in cell["compressors"][name]["mean_curve"]]
+        ax.plot(cell["checkpoints"], ys, label=name, lw=1)
+    ax.axhline(5.0, color="red", lw=0.6, linestyle=":")
+    ax.set(xscale="log", yscale="log", title=title, xlabel="load events",
+           ylabel=f"error % (mean of {seeds})")  # fmt: skip
+
+
 def plots(r: dict, output_dir: Path, stem: str) -> None:
     """Mean error curves of the compressors, one panel per cell; and the reach ratio and
     A_16 against lag-256 repeats and the top-16 share, real programs beside the cells."""
@@ -564,17 +575,7 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
     cells = r["cells"]
     fig, flat = panel_grid(len(cells) + 2, 4, 3.4, 3.0)
     for ax, c in zip(flat, cells, strict=False):
-        for name in COMPRESSORS:
-            ys = [np.nan if y is None else y for y in c["compressors"][name]["mean_curve"]]
-            ax.plot(c["checkpoints"], ys, label=name, lw=1)
-        ax.axhline(5.0, color="red", lw=0.6, linestyle=":")
-        ax.set(
-            xscale="log",
-            yscale="log",
-            title=f"{c['loads_setting']} loads, {c['order']}, {c['rest']}",
-            xlabel="load events",
-            ylabel=f"error % (mean of {r['seeds']})",
-        )
+        error_curves(ax, c, r["seeds"], f"{c['loads_setting']} loads, {c['order']}, {c['rest']}")
     flat[0].legend(fontsize=6)
     ax = flat[len(cells)]
     for c in cells:

@@ -129,6 +129,26 @@ def compressor_counts(name: str, keys: np.ndarray, seed: int, cache=None) -> np.
     raise ValueError(f"unknown compressor {name!r}")
 
 
+#: readings of sec. 5.3.1's selection (``IdealProfile.errors``): ``prefix`` (the default)
+#: applies the filters to the ideal profile of the events so far; ``both`` also to the
+#: profiler's own profile ("from both profiles, we discard ..."), so a tuple the profile's
+#: estimates would discard has ``I_p = 0``; ``whole`` selects once, on the ideal profile
+#: of the whole stream, and scores those tuples at every checkpoint
+METRIC_VARIANTS = ("prefix", "both", "whole")
+
+
+def selected_mask(counts: np.ndarray, pc_of: np.ndarray, n_pcs: int) -> np.ndarray:
+    """Which tuples of a profile (``counts`` per distinct tuple, ``pc_of`` its load) pass
+    the sec. 5.3.1 filters: the load executed at least 1000 times, the tuple is at least
+    10 % of its load's executions, and those tuples make at least 40 % of the load's."""
+    per_pc = np.bincount(pc_of, weights=counts, minlength=n_pcs)
+    share = counts / np.maximum(per_pc[pc_of], 1)
+    invariant = (share >= INVARIANT_SHARE) & (per_pc[pc_of] >= MIN_LOAD_EXECUTIONS)
+    covered = np.bincount(pc_of[invariant], weights=counts[invariant], minlength=n_pcs)
+    good_pc = (per_pc >= MIN_LOAD_EXECUTIONS) & (covered >= LOAD_INVARIANT_SHARE * per_pc)
+    return invariant & good_pc[pc_of]
+
+
 class IdealProfile:
     """The ideal profile of a tuple stream at checkpoints, and the 5.3.1 error of a
     message profile against it."""
@@ -138,34 +158,49 @@ class IdealProfile:
         self.unique, self.inverse = np.unique(keys, return_inverse=True)
         self.pcs, self.pc_of = np.unique(self.unique >> np.uint64(32), return_inverse=True)
         self.checkpoints = list(checkpoints)
+        whole = np.bincount(self.inverse, minlength=len(self.unique))
+        #: the tuples the filters select on the whole stream (the ``whole`` reading)
+        self.whole_ids = np.flatnonzero(selected_mask(whole, self.pc_of, len(self.pcs)))
         self.selected = []  # per checkpoint: (tuple ids, their counts, I_i)
+        self.whole = []  # per checkpoint: the same for the whole stream's selection
         counts = np.zeros(len(self.unique), dtype=np.int64)
         previous = 0
         for e in self.checkpoints:
             counts += np.bincount(self.inverse[previous:e], minlength=len(self.unique))
             previous = e
             self.selected.append(self._select(counts))
+            self.whole.append(self._whole(counts))
 
     def _select(self, counts):
         per_pc = np.bincount(self.pc_of, weights=counts, minlength=len(self.pcs))
         share = counts / np.maximum(per_pc[self.pc_of], 1)
-        invariant = (share >= INVARIANT_SHARE) & (per_pc[self.pc_of] >= MIN_LOAD_EXECUTIONS)
-        covered = np.bincount(self.pc_of[invariant], weights=counts[invariant],
-                              minlength=len(self.pcs))  # fmt: skip
-        good_pc = (per_pc >= MIN_LOAD_EXECUTIONS) & (covered >= LOAD_INVARIANT_SHARE * per_pc)
-        ids = np.flatnonzero(invariant & good_pc[self.pc_of])
+        ids = np.flatnonzero(selected_mask(counts, self.pc_of, len(self.pcs)))
         return ids, counts[ids], share[ids]
 
-    def errors(self, message_counts: np.ndarray) -> list[float | None]:
+    def _whole(self, counts):
+        """``(ids, counts, I_i)`` of the whole stream's selected tuples at the counts so
+        far (a tuple not seen yet has weight 0; none seen: no tuple)."""
+        ids = self.whole_ids
+        per_pc = np.bincount(self.pc_of, weights=counts, minlength=len(self.pcs))
+        if counts[ids].sum() == 0:
+            ids = ids[:0]
+        return ids, counts[ids], counts[ids] / np.maximum(per_pc[self.pc_of[ids]], 1)
+
+    def errors(self, message_counts: np.ndarray, variant: str = "prefix") -> list[float | None]:
         """The profile error (%) at every checkpoint of the messages ``(keys[t],
-        message_counts[t])`` sent by then; None where no tuple passes the filters."""
+        message_counts[t])`` sent by then; None where no tuple passes the filters.
+        ``variant``: the reading of the selection (:data:`METRIC_VARIANTS`)."""
+        if variant not in METRIC_VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(METRIC_VARIANTS)}, "
+                             f"not {variant!r}")  # fmt: skip
         positions = np.flatnonzero(message_counts)
         ids = self.inverse[positions]
         weights = message_counts[positions]
         profile = np.zeros(len(self.unique), dtype=np.float64)
         profile_pc = np.zeros(len(self.pcs), dtype=np.float64)
         out, done = [], 0
-        for e, (sel, n_i, i_i) in zip(self.checkpoints, self.selected, strict=True):
+        for i, e in enumerate(self.checkpoints):
+            sel, n_i, i_i = (self.whole if variant == "whole" else self.selected)[i]
             upto = np.searchsorted(positions, e)
             np.add.at(profile, ids[done:upto], weights[done:upto])
             np.add.at(profile_pc, self.pc_of[ids[done:upto]], weights[done:upto])
@@ -175,6 +210,8 @@ class IdealProfile:
                 continue
             n_pc = profile_pc[self.pc_of[sel]]
             i_p = np.where(n_pc > 0, profile[sel] / np.maximum(n_pc, 1), 0.0)
+            if variant == "both":
+                i_p = np.where(selected_mask(profile, self.pc_of, len(self.pcs))[sel], i_p, 0.0)
             out.append(float(100.0 * np.sum(n_i * np.abs(i_i - i_p)) / np.sum(n_i)))
         return out
 

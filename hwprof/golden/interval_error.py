@@ -28,6 +28,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -35,13 +36,8 @@ from .multihash import BulkProfiler, ErrorRate, mean_error
 
 __all__ = ["IntervalTruth", "Bulk", "StreamResult", "profile_stream"]
 
-_KERNELS = None
-
-
+@cache
 def _kernels():
-    global _KERNELS
-    if _KERNELS is not None:
-        return _KERNELS
     from numba import njit
 
     @njit(cache=True, nogil=True)
@@ -112,8 +108,7 @@ def _kernels():
                 totals[r] = (f_pos + f_neg + n_pos + n_neg) / den
             begin = end
 
-    _KERNELS = (rle, evaluate)
-    return _KERNELS
+    return (rle, evaluate)
 
 
 class IntervalTruth:

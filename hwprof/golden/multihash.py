@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -347,12 +348,11 @@ def run_plain(keys, **params):
 
 # --- fast path ----------------------------------------------------------------------------
 
-_KERNEL = None
-
 # accumulator map (key -> entry) of the compiled path: open addressing, linear probing
 _EMPTY, _TOMB = -1, -2
 
 
+@cache
 def _kernel():
     """The compiled per-tuple loop (numba), the same rules as :meth:`MultiHashProfiler.step`.
 
@@ -362,9 +362,6 @@ def _kernel():
     rebuilt at every interval end (tombstones of entries evicted mid-interval
     live at most until then).
     """
-    global _KERNEL
-    if _KERNEL is not None:
-        return _KERNEL
     from numba import njit
 
     @njit(cache=True, nogil=True, inline="always")
@@ -521,7 +518,6 @@ def _kernel():
         state[1] = n_out
         state[2] = n_profiles
 
-    _KERNEL = kernel
     return kernel
 
 

@@ -30,6 +30,8 @@ are those sampled in it.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from .hotlist import Hotlist
@@ -140,13 +142,8 @@ class RandomizedPeriodic:
         return False
 
 
-_KERNEL = None
-
-
+@cache
 def _kernel():
-    global _KERNEL
-    if _KERNEL is not None:
-        return _KERNEL
     from numba import njit
 
     @njit(cache=True, nogil=True)
@@ -273,7 +270,6 @@ def _kernel():
         state[1] = left
         return m
 
-    _KERNEL = kernel
     return kernel
 
 

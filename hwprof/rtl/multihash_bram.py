@@ -74,10 +74,9 @@ from the same cases: after a boundary, a candidate outside E's set or E's set's
 candidates; after a pick, another pending way of the picked set or a pending set
 above it; else it holds. ``busy`` (hence the stall), the end marker (hence the
 FIFO's write enable) and the readout's read enable read that flop instead of
-the OR of every pending bit (1,000 at 1M: the OR -> marker -> FIFO ``level``
-enable was that configuration's ECP5 critical path, 55.2 MHz; 56.4 MHz with the
-flop, one placement each: no gain beyond placement noise, the critical path then
-the ``ro_set`` loop through the 250-set tree, docs/fpga.md). The prefix pick
+the OR of every pending bit (1,000 at 1M, where the OR -> marker -> FIFO ``level``
+enable was the ECP5 critical path; with the flop the critical path is the ``ro_set``
+loop through the set tree; the measurements are in docs/notes/multihash.md). The prefix pick
 (up to 32 sets, the defaults) keeps the OR: its Verilog is unchanged. The same
 records on the same cycles.
 

