@@ -788,7 +788,7 @@ def _separation_section(r: dict) -> str:
     rows = [(c["setting"], c) for c in k["cells"]] + list(k["real"].items())
     for name, c in rows:
         v = c["values"]
-        L.append(f"| {name} | {cell(v['skew_fit'])} | {v['top10_share']:.3f} | "
+        L.append(f"| {name} | {cell(v['skew_fit'], '.3f')} | {v['top10_share']:.3f} | "
                  f"{v['top100_share']:.3f} | {v['top1000_share']:.3f} | "
                  f"{v['distinct_per_counter']:.1f} | {v['candidates_per_entry']:.3f} | "
                  f"{v['near_misses']:.1f} | {cell(c['won'])} | {c['rival']} | "
