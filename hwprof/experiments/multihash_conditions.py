@@ -180,7 +180,7 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             "rho": {str(n): u * n / (counters * threshold) for n in tables}}  # fmt: skip
 
 
-#: the largest ranks of the Zipf fit: counts below this are too few to rank
+#: the Zipf fit uses the ranks with at least this many occurrences (fewer are too noisy to rank)
 SKEW_FIT_MIN_COUNT = 10
 #: the top-k shares measured (k tuples of an interval)
 TOP_K = (10, 100, 1000)
