@@ -140,13 +140,15 @@ def test_paper_ratios_are_those_of_the_papers_event_counts():
     assert sv.PAPER["stay_ratio_claim"] == round(stay["R_256"] / stay["H[P_256]_2048"])
 
 
-def _compressor(mean, messages, reach=None, stay=None, a16=2.0, overhead=None):
+def _compressor(mean, messages, reach=None, stay=None, a16=2.0, overhead=None, runs=None):
     """A compressor's summary as ``profile_program`` writes it, reduced to what
-    ``claims`` reads."""
+    ``claims`` reads; ``runs`` (the seeds' runs) defaults to one seed equal to the mean."""
+    if runs is None:
+        runs = [{"errors": mean, "messages": messages, "reach": reach, "stay": stay}]
     return {"mean": mean, "messages": {"mean": messages},
             "reach": reach and {"mean": reach}, "stay": stay and {"mean": stay},
             "a16_compression": {"mean": a16},
-            "overhead_pct": overhead and {"mean": overhead}}  # fmt: skip
+            "overhead_pct": overhead and {"mean": overhead}, "runs": runs}  # fmt: skip
 
 
 def test_claims_from_hand_made_summaries():
