@@ -1118,15 +1118,16 @@ def _verdict_lines(r) -> list[str]:
              and programs[p]["edges"]["max"][-1] < paper["edge_error_max"]]  # fmt: skip
     worst = [programs[p]["edges"]["max"][-1] for p in with_edges]
     out.append(
-        f"* Edge + call-target error under {paper['edge_error_max']:g}% (Fig. 11): holds in "
-        f"every seed on {_names(under)}"
+        f"* Edge + call-target error under {paper['edge_error_max']:g}% (Fig. 11): "
+        + (f"holds in every seed on {_names(under)}" if under else "")
         + (
-            f", not on {_names(p for p in with_edges if p not in under)}"
+            f"{', not' if under else 'does not hold'} on "
+            f"{_names(p for p in with_edges if p not in under)}"
             if len(under) < len(with_edges)
             else ""
         )
         + (
-            f" (ours at most {max(x for x in worst if x is not None):.2f}%)."
+            f" (our highest in any seed: {max(x for x in worst if x is not None):.2f}%)."
             if any(x is not None for x in worst)
             else "."
         )
@@ -1150,7 +1151,7 @@ def _verdict_lines(r) -> list[str]:
         f"on {_names(half_in)}): each of its counters ends the run holding an unsent part of a "
         f"period, so the ratio approaches {half:g} from below as a run grows. Its final error is "
         f"{_span(ps[p][fin] for p in names)} of R_256's (the paper's {same:g} inside on "
-        f"{_names(fin_in)}, lower in every seed on {_names(fin_lower)}), but its mean error over "
+        f"{_names(fin_in)}, lower in every seed on {_names(fin_lower)}); its mean error over "
         f"the checkpoints is {_span(ps[p][curve] for p in names)} of R_256's (above "
         f"{same:g} in every seed on {_names(worse)}) and it reaches {target:g}% later on "
         f"{_names(later)} (means)"
