@@ -108,9 +108,17 @@ def test_quick_run_writes_results(tmp_path, capsys):
             "tagged_most_accurate",
             "a16_compression",
             "edge_final_error",
+            "hp512_overhead_ratio_to_R256",
+            "per_seed",
         } <= set(claims)
+        assert all(len(v) == len(data["seeds"]) for v in claims["per_seed"].values()
+                   if isinstance(v, list))  # fmt: skip
+    # the shipped traces, at their default inputs
+    assert data["inputs"] == {"capture_limit": None,
+                              "input_scale": dict.fromkeys(data["programs"], 1)}  # fmt: skip
     text = (tmp_path / "stratified-values-quick.md").read_text()
     assert "## The paper's claims" in text and "Differences from the paper" in text
+    assert "## Verdicts" in text
 
 
 def test_trace_option_reads_the_given_file(tmp_path):
