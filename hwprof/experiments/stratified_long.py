@@ -59,10 +59,10 @@ NAME = "stratified-long"
 #: the ``(loads, order, rest)`` settings run long, in the order their units are
 #: submitted: the sweep's largest working set (the first run), then the loop-ordered
 #: streams (where the sweep's reach ratio came near the paper's), then the rest; last,
-#: beyond the sweep, many static loads with few values per load (the Zipf tail keeps
+#: beyond the sweep, 1000 static loads with few values per load (the Zipf tail keeps
 #: crossing the 1000-execution filter while the values repeat)
 GRID = ((1_000, "iid", "fresh"), (100, "loop", "few"), (100, "loop64", "few"),
-        (100, "iid", "few"), (1_000, "iid", "few"), (3_000, "iid", "few"))  # fmt: skip
+        (100, "iid", "few"), (1_000, "iid", "few"))  # fmt: skip
 #: the full run: events per stream (the length of the paper's longest graphs), seeds,
 #: checkpoints (geometric from 10,000 events, about as dense as the sweep's 14 up to 1M)
 LONG = {"events": 16_000_000, "seeds": 5, "checkpoints": 22, "grid": GRID}
@@ -510,10 +510,17 @@ def variants_markdown(r: dict, stem: str) -> list[str]:
                     f"{', '.join(open_)}" if open_ else "") + ".")  # fmt: skip
     selfs = [x for c in v["cells"] for k, pts in c["points"].items() if k.endswith("/linear")
              for x in self_ratios(pts["R_256"]) if x is not None]  # fmt: skip
+    hovering = sorted({setting_name(c["setting"]) for c in v["cells"]
+                       for k, pts in c["points"].items() if k.endswith("/linear")
+                       and any(x is None for x in pts["R_256"]["stay"])})  # fmt: skip
     if selfs:
-        L.append(f"- On the linear grid, R_256's own stay point is at most {max(selfs):.2f}x its "
-                 f"reach point in any setting, reading and seed (the paper's {lo:.1f}-{hi:.1f}"
-                 "x): no reading or grid makes R_256 hover near 5 % for long.")  # fmt: skip
+        L.append(f"- On the linear grid, where R_256 stays below 5 % by the last event, its own "
+                 f"stay point is at most {max(selfs):.2f}x its reach point (the paper's "
+                 f"{lo:.1f}-{hi:.1f}x); "
+                 + (f"some seeds' R_256 is still above 5 % at the last event in "
+                    f"{', '.join(hovering)}, where the main "
+                    "table's 16M events decide." if hovering
+                    else "in every seed it stays below by the last event."))  # fmt: skip
     L += ["", f"![model variants]({stem}-variants.png)", ""]
     return L
 
