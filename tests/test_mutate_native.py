@@ -40,7 +40,7 @@ SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
                "dense_intervals": 4, "dense_length": 50, "lead": 20, "fwd_below": 50,
                "rom_groups": False, "set_groups": False, "threshold_bits": (),
-               "boundary_pairs": False}
+               "boundary_pairs": False, "stop_short_threshold": 0}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -533,7 +533,7 @@ def test_threshold_intervals_errors():
 def test_threshold_intervals_at_the_defaults():
     """Bits 4 to 21 (thresholds up to 2**21 + 2), the colliders up to bit 15, every way
     climbing at bit 20; every test interval fits the 24-bit counters; the whole part
-    follows the set intervals."""
+    follows the set intervals (the stop-short interval follows it)."""
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
     parts = bench._threshold_intervals
@@ -541,7 +541,7 @@ def test_threshold_intervals_at_the_defaults():
     assert all(len(k) == 64 and t == 2 for k, t in parts[1::3])
     assert all(len(k) == 8 and t == 8 for k, t in parts[::3])
     assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**22
-    assert bench._directed_parts()[-1][1:] == (len(parts[-1][0]), 2**21 + 2)
+    assert bench._directed_parts()[-2][1:] == (len(parts[-1][0]), 2**21 + 2)
     # bit 20's test interval: the climber (way 0) and U, then ways 1-3 in turn to T - 1
     at20 = parts[3 * (20 - 4) + 2][0]
     assert len(at20) > 5 * 2**20 and len(set(at20[-3 * (2**20 - 256):].tolist())) == 3
@@ -635,3 +635,49 @@ def test_native_stage_same_record_on_jobs_1_and_2_and_resumes(tmp_path):
     runner.digest = "0" * 64
     with pytest.raises(RunError, match="records another run"):
         _native_stage(tmp_path, runner, mutants, RunOptions(jobs=1, resume=True), journal)
+
+
+def _stop_short_run(bench, threshold):
+    """``(records, reads)`` of the golden model over the stop-short interval at ``threshold``:
+    the records (keys) at its end and, per key hit more than once, ``(counts, position)``
+    before each hit (its counter in every hash)."""
+    keys = bench.stop_short().tolist()
+    model = MultiHashProfiler(**{**bench.params, "interval_length": len(keys),
+                                 "threshold": threshold})  # fmt: skip
+    many = {k for k in keys if keys.count(k) > 1}
+    reads, records = {}, []
+    for at, key in enumerate(keys):
+        if key in many:
+            counts = [model.counts[i][j] for i, j in enumerate(model.indices(key))]
+            reads.setdefault(key, []).append((counts, at))
+        profile = model.step(key)
+        if profile is not None:
+            records += [k for k, _ in profile]
+    assert model.position == 0  # the interval ended with the last key
+    return records, reads
+
+
+def test_stop_short_interval_stops_one_hit_short():
+    """At the defaults: per hash ``h`` a key whose other counters read ``T - 1`` (colliders
+    hit ``T - 1`` times, not promoted) comes ``T - 1`` times at distances 1, 2, 3 (its own
+    counter read at 0 to ``T - 2``) and is not recorded; with the compare one count early
+    (threshold ``T - 1``) every such key is recorded."""
+    top = get_top("multihash")
+    bench = native_bench(top, top.resolve({}))
+    t = bench.stop_short_threshold
+    assert (t, bench._directed_parts()[-1][1:]) == (5, (96, 5))
+    records, reads = _stop_short_run(bench, t)
+    assert records == []
+    climbers = [k for k, hits in reads.items() if len(hits) == t - 1 and
+                min(hits[0][0]) == 0 and sorted(hits[0][0])[1] >= t - 1]  # fmt: skip
+    assert len(climbers) == 4
+    for h, key in enumerate(climbers):
+        counts = [c for c, _ in reads[key]]
+        assert [c[h] for c in counts] == list(range(t - 1))  # its own counter, 0 to T - 2
+        assert all(c[u] >= t - 1 for c in counts for u in range(4) if u != h)
+        positions = [at for _, at in reads[key]]
+        assert np.diff(positions).tolist() == list(range(1, t - 1))
+    early, _ = _stop_short_run(bench, t - 1)
+    assert set(climbers) <= set(early)
+    with pytest.raises(ValueError, match="needs 76 tuples, more than stop_short_length 60"):
+        native_bench(top, top.resolve({}), stop_short_length=60).stop_short()

@@ -217,6 +217,18 @@ class MultihashBench:
     setup_length: int = 64
     threshold_window: int = 256
     climb_rounds: int = 4_096
+    #: the stop-short interval after the threshold intervals (``stop_short_threshold`` 0:
+    #: none): :attr:`stop_short_length` tuples at threshold ``T`` = ``stop_short_threshold``.
+    #: Per hash ``h`` a fresh key ``K_h`` and, per other hash ``u``, a key ``J_hu`` that
+    #: shares ``K_h``'s counter in hash ``u`` only, hit ``T - 1`` times back to back (not
+    #: promoted); then ``K_h`` ``T - 1`` times, at tuple distances 1, 2, 3, ... (a fresh key
+    #: between), and never again: its own counter in hash ``h`` alone is below ``T - 1``,
+    #: read from the tuple ahead, from stage C's forwarding and from the memory at counts 1
+    #: to ``T - 2``, so a compare with ``T - 1`` that says "at least" too early promotes
+    #: ``K_h`` (a record of a key the golden model leaves out). The threshold intervals'
+    #: keys climb past ``T``, where an early promotion gives the same count.
+    stop_short_threshold: int = 5
+    stop_short_length: int = 96
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -281,6 +293,9 @@ class MultihashBench:
         for keys, threshold in self._threshold_intervals:
             parts.append((start, len(keys), threshold))
             start += len(keys)
+        if self.stop_short_threshold:
+            parts.append((start, self.stop_short_length, self.stop_short_threshold))
+            start += self.stop_short_length
         return parts
 
     def schedule(self) -> tuple:
@@ -639,13 +654,67 @@ class MultihashBench:
         parts = [keys for keys, _ in self._threshold_intervals]
         return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
+    def stop_short(self) -> np.ndarray:
+        """The keys of the stop-short interval (see :attr:`stop_short_threshold`); ValueError
+        if they do not fit :attr:`stop_short_length`."""
+        from ..golden.multihash import MultiHashConfig
+
+        t = self.stop_short_threshold
+        if not t:
+            return np.zeros(0, np.uint64)
+        config = MultiHashConfig(**self.params)
+        hashes, n = config.hashes(), config.tables
+        rng = np.random.default_rng(41)
+        pool = _shuffled_pool(rng, config.key_bits)
+        index = np.stack([h.many(pool) for h in hashes])
+        free = np.ones(len(pool), bool)
+        used = [set() for _ in range(n)]  # counters of the interval's keys so far
+
+        def take(mask=True):
+            """A fresh pool key in ``mask`` whose counters no earlier key of the interval has."""
+            for at in np.flatnonzero(free & mask):
+                if all(int(index[i][at]) not in used[i] for i in range(n)):
+                    free[at] = False
+                    for i in range(n):
+                        used[i].add(int(index[i][at]))
+                    return at
+            raise ValueError("stop-short interval: the key pool has too few keys")
+
+        keys: list = []
+        for h in range(n):
+            k = take()
+            for u in range(n):
+                if u == h:
+                    continue
+                alone = index[u] == index[u][k]
+                for v in range(n):
+                    if v != u:
+                        alone &= index[v] != index[v][k]
+                for at in np.flatnonzero(free & alone):
+                    if all(int(index[v][at]) not in used[v] for v in range(n) if v != u):
+                        free[at] = False
+                        for v in range(n):
+                            used[v].add(int(index[v][at]))
+                        keys += [int(pool[at])] * (t - 1)
+                        break
+                else:
+                    raise ValueError("stop-short interval: no collider in the key pool")
+            keys.append(int(pool[k]))
+            for r in range(t - 2):  # then at distances 1, 2, 3, ... (r fresh keys before it)
+                keys += [int(pool[take()]) for _ in range(r)] + [int(pool[k])]
+        if len(keys) > self.stop_short_length:
+            raise ValueError(f"the stop-short interval needs {len(keys)} tuples, more than "
+                             f"stop_short_length {self.stop_short_length}")  # fmt: skip
+        keys += [int(pool[take()]) for _ in range(self.stop_short_length - len(keys))]
+        return np.array(keys, dtype=np.uint64)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
         forwarding interval (:meth:`forwarding`), the dense intervals
         (:meth:`dense`), the table-entry groups (:meth:`rom`), the set intervals
-        (:meth:`set_keys`), the boundary intervals (:meth:`boundary`) and the threshold
-        intervals (:meth:`thresholds`)."""
+        (:meth:`set_keys`), the boundary intervals (:meth:`boundary`), the threshold
+        intervals (:meth:`thresholds`) and the stop-short interval (:meth:`stop_short`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -656,7 +725,7 @@ class MultihashBench:
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
                                self.rom(), self.set_keys(), self.boundary(),
-                               self.thresholds()])  # fmt: skip
+                               self.thresholds(), self.stop_short()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
