@@ -3,7 +3,9 @@ a rejected one raises and leaves no Amaranth "created but never used" warning.""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import inspect
 import warnings
 
 import pytest
@@ -102,3 +104,38 @@ def test_defaults_construct_and_check_gives_the_config(cls):
         assert component.config == cls.check()
         del component
         gc.collect()
+
+
+def default_mismatches(cls) -> dict:
+    """``{name: (constructor default, config default)}`` where a component's constructor
+    and its golden config (the dataclass that :meth:`Checked.check` returns) give one
+    parameter different defaults."""
+    config = type(cls.check())
+    fields = {f.name: f.default for f in dataclasses.fields(config)
+              if f.default is not dataclasses.MISSING}  # fmt: skip
+    own = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+           if p.default is not inspect.Parameter.empty}  # fmt: skip
+    return {name: (own[name], fields[name]) for name in own.keys() & fields.keys()
+            if own[name] != fields[name]}  # fmt: skip
+
+
+def test_constructor_defaults_are_the_golden_configs():
+    """Each catalog top's RTL constructor repeats its golden config's defaults (the
+    catalog's own defaults come from the config, hwprof.block.golden_params); they agree."""
+    from hwprof.catalog import TOPS
+
+    classes = {t.build for t in TOPS.values() if inspect.isclass(t.build)}
+    checked = [cls for cls in classes if dataclasses.is_dataclass(cls.check())]
+    assert len(checked) >= 12
+    assert {cls.__name__: default_mismatches(cls) for cls in checked
+            if default_mismatches(cls)} == {}  # fmt: skip
+
+
+def test_the_default_check_finds_a_mismatch():
+    class Wider(Lfsr):
+        def __init__(self, width=24, seed=1, steps=1, form="fibonacci", taps=None,
+                     lockup_escape=True):  # fmt: skip
+            super().__init__(width, seed, steps, form, taps, lockup_escape)
+
+    assert default_mismatches(Lfsr) == {}
+    assert default_mismatches(Wider) == {"width": (24, 20)}

@@ -104,7 +104,7 @@ DEVICES = {
 }
 
 _COMMON_PNR = (
-    "--freq", "100",  # target clock (MHz) for timing-driven placement: the goal
+    "--freq", "100",  # target clock (MHz) for timing-driven placement: the 100 MHz goal
     "--seed", "1",  # placement seed: the same run gives the same figures
     "--timing-allow-fail",  # nextpnr exits 1 when timing fails; we want the report anyway
 )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Catalog entries of the branch-on-random unit (issue: foundation)."""
+"""Catalog entry of the branch-on-random unit (Lee & Zilles, sec. 3)."""
 
 from ..block import Property, Top, golden_params
 from ..golden.brr import BrrConfig
