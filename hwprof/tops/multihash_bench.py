@@ -655,8 +655,10 @@ class MultihashBench:
         return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
     def stop_short(self) -> np.ndarray:
-        """The keys of the stop-short interval (see :attr:`stop_short_threshold`); ValueError
-        if they do not fit :attr:`stop_short_length`."""
+        """The keys of the stop-short interval (see :attr:`stop_short_threshold`), each with
+        counters no other key of the interval has (but the one a ``J_hu`` shares with its
+        ``K_h``); ValueError if they do not fit :attr:`stop_short_length` or if that many
+        such keys do not exist (at most about the counters per table)."""
         from ..golden.multihash import MultiHashConfig
 
         t = self.stop_short_threshold
@@ -678,7 +680,9 @@ class MultihashBench:
                     for i in range(n):
                         used[i].add(int(index[i][at]))
                     return at
-            raise ValueError("stop-short interval: the key pool has too few keys")
+            raise ValueError(f"stop-short interval: no key left whose counters no other key of "
+                             f"the interval has (stop_short_length {self.stop_short_length}, "
+                             f"{config.table_size} counters per table)")  # fmt: skip
 
         keys: list = []
         for h in range(n):
