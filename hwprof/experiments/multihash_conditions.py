@@ -782,7 +782,7 @@ def markdown(r: dict, stem: str) -> str:
          f"{preset['interval_length']:,} tuples, threshold {preset['threshold']:,}, 2048 "
          "counters split over the tables, accumulator of "
          f"{preset['accumulator']:,} entries with retaining. Error = formula (1) in %, mean "
-         "[min-max] over the seeds.", "", _settings_line(r), "",
+         "[min-max] over the seeds." + _extra_line(r), "", _settings_line(r), "",
          "## The paper's claim", "", f"{r['paper']['claim']}. Its programs: "
          f"{r['paper']['programs']}. What it says of their streams: {r['paper']['distinct']}; "
          f"{r['paper']['candidates']}; candidate change between intervals: "
@@ -851,6 +851,21 @@ def markdown(r: dict, stem: str) -> str:
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
     L += ["", _real_section(r), "", _separation_section(r), "", _verdict(r), ""]
     return "\n".join(L)
+
+
+def _extra_line(r: dict) -> str:
+    """The cells with extra seeds and where they are used ("" when none has)."""
+    extra = [c for c in r["cells"] if c.get("extra_seeds")]
+    if not extra:
+        return ""
+    more = sorted({c["extra_seeds"]["seeds"] for c in extra})
+    return (
+        f" {len(extra)} cells have {_names(more)} seeds more (seed indexes from "
+        f"{extra[0]['extra_seeds']['first']} on); the sweep's tables and \"Where the "
+        f'paper\'s result appears" use the first {r["seeds"]} seeds of every cell; "Which '
+        "property decides\" and the verdict's sentences on its rules use all of a cell's "
+        "seeds."
+    )
 
 
 def _settings_line(r: dict) -> str:
