@@ -327,7 +327,7 @@ def test_lead_sentence_names_a_narrow_margin():
     assert mc._lead_sentence({"decided_cells": 19}, rules, rank, lead, "single rules") == (
         "fitted Zipf skew < 0.794 leads the single rules: it misclassifies 0 of the 19 "
         "decided cells, fewer than any other (top-100 share: 1); its margin, 0.001, is "
-        "narrower than the next rule's (0.134), and 0.274 between decided cells alone."
+        "narrower than the next rule's (0.134); between decided cells alone it is 0.274."
     )
 
 

@@ -1015,8 +1015,8 @@ def _lead_sentence(k: dict, rules: dict, rank: list[str], lead: dict, what: str)
     if first["margin"] is not None and second["margin"] is not None \
             and first["margin"] < second["margin"]:  # fmt: skip
         text += (
-            f"; its margin, {m(first)}, is narrower than the next rule's ({m(second)}), "
-            f"and {cell(first['decided_margin'], '.3f')} between decided cells alone"
+            f"; its margin, {m(first)}, is narrower than the next rule's ({m(second)}); "
+            f"between decided cells alone it is {cell(first['decided_margin'], '.3f')}"
         )
     fewest = min(rules.values(), key=lambda r: r["errors"])
     if fewest is not first and fewest["errors"] < first["errors"]:
@@ -1159,7 +1159,9 @@ def _separation_verdict(r: dict) -> str:
     clean = [names[key] for key in k["single_rank"]
              if single[key]["errors"] == single[key]["misclassified_undecided"]]  # fmt: skip
     text += (f" On the {k['decided_cells']} cells the seeds decide, "
-             + (f"{len(clean)} properties misclassify none: {', '.join(clean)}."
+             + (f"{len(clean)} "
+                + ("property misclassifies" if len(clean) == 1 else "properties misclassify")
+                + f" none: {', '.join(clean)}."
                 if clean else "every property misclassifies at least one."))  # fmt: skip
     if min(rule["errors"] for rule in k["single"].values()) == 0:
         return text + " A single property separates all cells."
