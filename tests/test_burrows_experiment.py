@@ -123,3 +123,16 @@ def test_lowest_error_within_the_budget_is_named_beside_the_lowest():
     entry["error"]["H[P_256]_2048"]["mean"] = 3.0  # below the global hotlist's 24.88
     page = bh.markdown(record, "burrows-hotlist")
     assert "budget (139,152 bits): H[P_256]_2048." in page
+
+
+def test_notes_read_the_interrupt_period_and_counter_widths_from_the_record():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/burrows-hotlist.json"
+    record = json.loads(path.read_text())
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "(60K-64K for 62K;" in page and "(14 bits at 10k, 20 bits at 1m)" in page
+    record["paper"]["interrupt_instructions"] = 93_000  # 93,000 // 31 = 3,000
+    record["configurations"]["1m"]["interval_length"] = 100_000
+    page = bh.markdown(record, "burrows-hotlist")
+    assert "(90K-96K for 93K;" in page and "(14 bits at 10k, 17 bits at 1m)" in page

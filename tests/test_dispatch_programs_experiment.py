@@ -1,6 +1,7 @@
 """``hwprof experiment selective-dispatch-programs`` (quick size, a shipped trace)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,3 +254,27 @@ def test_the_reading_is_generated_from_the_result(tmp_path, seed):
     assert dp._reading(result) == result["reading"]
     result["programs"][0]["long_call"]["median_from_entry"] = 123_456_789
     assert "123,456,789" in dp._reading(result) or "123.5 M" in dp._reading(result)
+
+
+def test_page_reads_the_papers_figures_from_the_record():
+    """The paper's averages, per-program figures, period and window on the page come from
+    the record's ``paper`` (the committed record as input), not from the module."""
+    import copy
+
+    path = Path(__file__).resolve().parent.parent / "docs/results"
+    path /= "selective-dispatch-programs.json"
+    record = json.loads(path.read_text())
+    page = dp._markdown(record, "selective-dispatch-programs")
+    assert "(the paper's window: 100 M)" in page and "(the paper: 20 M, swept" in page
+    assert "the paper's 255.bzip2: 99.92 / 99.94 / 99.98%" in page
+    other = copy.deepcopy(record)
+    other["paper"]["period"], other["paper"]["window"] = 10_000_000, 50_000_000
+    other["paper"]["programs"]["bzip2"]["basic_block"] = [90.0, 91.0, 92.0]
+    other["paper"]["averages"]["basic_block"]["accuracy"] = [None, 80.0, 85.0, 88.0, None]
+    other["beside"], other["reading"] = dp._beside(other), dp._reading(other)
+    page = dp._markdown(other, "selective-dispatch-programs")
+    assert "(the paper's window: 50 M)" in page and "(the paper: 10 M, swept" in page
+    assert "the paper's 255.bzip2: 90.00 / 91.00 / 92.00%" in page
+    assert "against the paper's 80.00 / 85.00 / 88.00%" in page
+    assert "| basic block | 10% | 14.35 |" in page and "| 80.00 |" in page
+    assert "99.92" not in page and "89.07" not in page

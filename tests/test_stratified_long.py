@@ -38,11 +38,19 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     assert "## The paper's claim" in md and "## Verdict" in md
     assert "Not run long: 100 iid few, 100 loop few." in md
     # per setting: header, rule, one row per seed; the verdict table: header, rule, a row
-    # each; the model variants: header, rule, a row per setting, reading and grid
-    keys = {f"{v}/{g}" for v in ("prefix", "both", "whole") for g in sl.GRIDS}
-    assert md.count("\n| ") == len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid) + 2 + len(
-        grid
-    ) * len(keys)
+    # each; the model variants: header, rule, a row per setting, reading and grid; their
+    # points on the seed-mean curves: header, rule, a row per setting and reading
+    readings = ("prefix", "both", "whole")
+    keys = {f"{v}/{g}" for v in readings for g in sl.GRIDS}
+    rows = len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
+    # and the variants over the full length: header, rule, a row per setting, reading, grid
+    long_grid = [list(g) for g in sl.QUICK_VARIANTS_LONG["grid"]]
+    assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(
+        readings
+    ) + 2 + len(long_grid) * len(keys)
+    assert "### The model variants over the full length" in md
+    assert [c["setting"] for c in data["variants_long"]["cells"]] == long_grid
+    assert data["variants_long"]["linear"][-1] == sl.QUICK_VARIANTS_LONG["events"]
     assert "## Model variants" in md
     variants = data["variants"]
     assert variants["sizes"]["events"] == sl.QUICK_VARIANTS["events"]
@@ -60,7 +68,9 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
 
     assert main(args) == 0  # the same sizes: every setting kept, no unit run
     again = json.loads((tmp_path / "stratified-long-quick.json").read_text())
-    assert all(c["kept"] for c in again["cells"]) and again["variants"]["kept"]
+    assert all(c["kept"] for c in again["cells"])
+    assert again["variants"]["kept"] == [sl.setting_name(g) for g in grid]
+    assert again["variants_long"]["kept"] == [sl.setting_name(g) for g in long_grid]
     strip = ("kept",)
     assert [{k: v for k, v in c.items() if k not in strip} for c in again["cells"]] == [
         {k: v for k, v in c.items() if k not in strip} for c in data["cells"]

@@ -537,7 +537,10 @@ def _brr_below_bernoulli(r: dict, name) -> list[str]:
                 "sample of the loop is fixed and uneven whatever the seed (brr's spread over "
                 f"the seeds there is at most {spread:.1f} points). The paper says brr "
                 "\"inherently eliminates\" resonance; in this model it resonates with loops "
-                "whose period shares a factor with the LFSR's.")  # fmt: skip
+                "whose period shares a factor with the LFSR's when a run covers whole LFSR "
+                "periods, as these do. The paper's accuracy runs compare four tap sets of a "
+                "wider LFSR (sec. 4.2), whose period is far longer than a run: its brr does "
+                "not repeat its states within one.")  # fmt: skip
     return [text]
 
 

@@ -502,9 +502,15 @@ def _bits(bits: float) -> str:
     return f"{bits:,.0f}"
 
 
+def _k(instructions: int) -> str:
+    """``62000`` -> ``62K``."""
+    return f"{instructions / 1000:g}K"
+
+
 def markdown(record: dict, stem: str) -> str:
     """The results page; every number from ``record``."""
     paper, summary = record["paper"], record["summary"]
+    interrupt = paper["interrupt_instructions"]
     cmd = f"hwprof experiment {NAME}" + (" --quick" if record["quick"] else "")
     t = record["timing"]
     ipl = ", ".join(f"{n} {cell(v, '.2f')}" for n, v in record["instructions_per_load"].items())
@@ -577,8 +583,10 @@ def markdown(record: dict, stem: str) -> str:
         "24-bit count entries as fit that budget;",
         "* per-site hotlists: per site sampled in an interval, a 32-bit pc tag, a 16-bit "
         "thinning level (p = f^-k) and N entries of a 32-bit value field and a count wide "
-        "enough for the interval (14 bits at 10K, 20 at 1M); the most sites of any "
-        "interval of the program;",
+        "enough for the interval ("
+        + ", ".join(f"{counter_bits(c['interval_length'])} bits at {k}"
+                    for k, c in record["configurations"].items())
+        + "); the most sites of any interval of the program;",
         f"* H[P_r]_{STRATIFIED_ENTRIES}: the table's {STRATIFIED_ENTRIES} counters of "
         "log2(r) bits, plus the interval's profile that software builds from the messages "
         "(distinct tuples named, most of any interval, x (64-bit key + count)).",
@@ -702,7 +710,9 @@ def markdown(record: dict, stem: str) -> str:
         "* The sampled fraction at the paper's point is of loads; the paper samples "
         "instructions, loads among them in proportion, so the fraction is the same. "
         f"Instructions per load of our traces: {ipl}.",
-        "* The randomized gap is uniform on R +- R // 31 (60K-64K for 62K; the paper "
+        "* The randomized gap is uniform on R +- R // 31 ("
+        f"{_k(interrupt - jitter_for(interrupt))}-{_k(interrupt + jitter_for(interrupt))} "
+        f"for {_k(interrupt)}; the paper "
         'says only "a small amount of randomization"); below R = 31 the sampler is '
         "strictly periodic after a random phase.",
         "* Formula (1) reports a tuple when its estimate reaches the threshold; once one "

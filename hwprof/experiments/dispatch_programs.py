@@ -108,6 +108,21 @@ PAPER_PROGRAMS = {
 #: a program "has a long call" when one method call holds more than this share of its
 #: hot-method basic-block executions (a flag set at that call's entry decides them all)
 LONG_CALL_SHARE = 0.5
+#: the paper's setup (sec. VII-A): profiling toggled every 20 M instructions over
+#: 100-million-instruction windows
+PAPER_SETUP = {"period": 20_000_000, "window": 100_000_000}
+
+
+def paper_record() -> dict:
+    """The paper's figures as a record stores them (read back by :func:`paper_of`)."""
+    return {"averages": PAPER, "programs": PAPER_PROGRAMS, **PAPER_SETUP}
+
+
+def paper_of(result: dict) -> dict:
+    """The paper's figures of a record: its ``paper`` field (lists where the constants
+    have tuples)."""
+    return result["paper"]
+
 
 _JIT: dict = {}
 
@@ -605,24 +620,32 @@ def _beside(result):
                 if q not in SAMPLED:  # the period does not matter: one value for all
                     cells += [cells[-1]] * (len(periods) - 1)
             n = len(periods)
-            paper_acc = PAPER[kind]["accuracy"][i]
+            paper_acc = paper_of(result)["averages"][kind]["accuracy"][i]
             paper_acc = "–" if paper_acc is None else f"{paper_acc:.2f}"
             out.append(" | ".join([f"| {_label(kind, pred)}", f"{100 * q:.0f}%",
-                                   f"{PAPER[kind][paper_key][i]:.2f}", *cells[:2 * n],
+                                   f"{paper_of(result)['averages'][kind][paper_key][i]:.2f}",
+                                   *cells[:2 * n],
                                    paper_acc, *cells[2 * n:]]) + " |")  # fmt: skip
     return out
 
 
+def _mega(instructions) -> str:
+    """``20_000_000`` -> ``20 M``."""
+    return f"{instructions / 1e6:g} M"
+
+
 def _markdown(result, stem) -> str:
     cmd = result["command"]
+    paper = paper_of(result)
     periods = result["periods"]
     mega = [f"{p / 1e6:g}M" for p in periods]
     lines = [
         "# Selective dispatch on real program structure (Vaswani et al., sec. VII)", "",
         f"`{cmd}` (seed {result['seed']}): {result.get('cpu_s', 0):.0f} s CPU for the "
         f"whole run, reading the traces included. Up to {result['window']:,} "
-        f"instructions of each program (the paper's window: 100 M); sampling periods "
-        f"{', '.join(f'{p:,}' for p in periods)} instructions (the paper: 20 M, swept "
+        f"instructions of each program (the paper's window: {_mega(paper['window'])}); "
+        f"sampling periods {', '.join(f'{p:,}' for p in periods)} instructions (the paper: "
+        f"{_mega(paper['period'])}, swept "
         f"here, not chosen), profiling on for 10, 25 and 50% of each; {result['seeds']} "
         f"random phases of the period per point (mean ± standard deviation over them; at 0% "
         f"and 100% neither the period nor the phase changes anything: one run); hot methods: "
@@ -734,7 +757,7 @@ def _plot(result, path: Path) -> None:
                             color=f"C{color}",
                             label=f"{_label(kind, pred)}, period {period / 1e6:g}M")  # fmt: skip
         for kind, key, name in paper:
-            ys = [np.nan if v is None else v for v in PAPER[kind][key]]
+            ys = [np.nan if v is None else v for v in paper_of(result)["averages"][kind][key]]
             marker = {"predictor": "x", "call graph": "^"}.get(name, "s")
             ax.plot(xs, ys, "k" + marker, ms=6, label=f"paper {name}".strip(),
                     mfc="none")  # fmt: skip
@@ -796,7 +819,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
               "command": "hwprof experiment selective-dispatch-programs"
               + (" --quick" if quick else "") + "".join(f" --trace {p}" for p in traces),
               "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-              "programs": [], "rows": []}  # fmt: skip
+              "paper": paper_record(), "programs": [], "rows": []}  # fmt: skip
     for prog in programs:
         phases = {period: rng.integers(0, period, SEEDS).tolist() for period in periods}
         for kind in ("basic_block", "callgraph"):
@@ -885,7 +908,7 @@ def _reading(result: dict) -> str:
         return [over(kind, pred, q, get, p, among) for p in P]
 
     bb, cg = "basic_block", "callgraph"
-    pb, pc = PAPER[bb], PAPER[cg]
+    pb, pc = paper_of(result)["averages"][bb], paper_of(result)["averages"][cg]
     n = len(names)
     bb_slots = [v for q in FRACTIONS for v in each(bb, False, q, slots)]
     cg100, cg25 = over(cg, False, 1.0, _dispatch), each(cg, False, 0.25, _dispatch)
@@ -958,7 +981,8 @@ def _reading(result: dict) -> str:
         "period (a block whose entry still predicts 'ignored' run by a call entered with "
         f"the flag set), at most {max(of_skips, default=0):.2f}% of the skips. (c) "
         "Call-graph accuracy (a sample per call, at the callee's entry) at the longest "
-        f"period ({mega(pl)}; the paper's: 20 M): {_slash([m for m, _ in cg_l])}% "
+        f"period ({mega(pl)}; the paper's: {_mega(paper_of(result)['period'])}): "
+        f"{_slash([m for m, _ in cg_l])}% "
         "(10 / 25 / 50%) against the "
         f"paper's {_slash(paper_cg)}%, each within {within:.1f} times the phase spread (sd "
         f"{_span([sd for _, sd in cg_l], ' points')} at {mega(pl)}); with {mega(p0)} "
@@ -1032,6 +1056,7 @@ def _long_reading(result: dict) -> str:
     bb = "basic_block"
     acc = lambda a: a["accuracy"]  # noqa: E731
     progs = {t["name"]: t for t in result["programs"]}
+    averages, theirs_all = paper_of(result)["averages"], paper_of(result)["programs"]
     long = [k for k, t in progs.items() if t["long_call"]["share"] > LONG_CALL_SHARE]
     rest = [k for k in progs if k not in long]
 
@@ -1056,7 +1081,7 @@ def _long_reading(result: dict) -> str:
     for k in long:
         lc = progs[k]["long_call"]
         off = [e for e in lc["on"] if e["on"] == 0]
-        paper = PAPER_PROGRAMS.get(k, {}).get(bb)
+        paper = theirs_all.get(k, {}).get(bb)
         text += (
             f"In {k}, {100 * lc['share']:.0f}% of the hot-method block executions are in a "
             f"single call (entered {_m(lc['entered'])} instructions into the window, its "
@@ -1064,7 +1089,7 @@ def _long_reading(result: dict) -> str:
             f"{_m(lc['median_from_entry'])} instructions after its call's entry): it reaches "
             f"{_slash(accs(k, pl))}% at {pl / 1e6:g} M (10 / 25 / 50%; {_slash(accs(k, p0))}% "
             f"at {p0 / 1e6:g} M"
-            + (f"; the paper's {PAPER_PROGRAMS[k]['name']}: {_slash(paper)}%" if paper else "")
+            + (f"; the paper's {theirs_all[k]['name']}: {_slash(paper)}%" if paper else "")
             + f"), against {_slash(block(k, pl))}% at {pl / 1e6:g} M with the flag taken "
             f"per block; that call was entered with the flag off in every phase at "
             f"{len(off)} of the {len(lc['on'])} sampled (fraction, period) points; its "
@@ -1082,11 +1107,11 @@ def _long_reading(result: dict) -> str:
             f"at entry instead of per block moves their accuracy at {pl / 1e6:g} M by "
             f"{_span(gap, ' points', 1)}, and they average {_slash(accs(None, pl, rest))}% "
             f"at {pl / 1e6:g} M against the paper's "
-            f"{_slash([PAPER[bb]['accuracy'][FRACTIONS.index(q)] for q in SAMPLED])}%. ")
-    for k in [k for k in PAPER_PROGRAMS if k in rest]:
-        ours, theirs = accs(k, pl), PAPER_PROGRAMS[k][bb]
+            f"{_slash([averages[bb]['accuracy'][FRACTIONS.index(q)] for q in SAMPLED])}%. ")
+    for k in [k for k in theirs_all if k in rest]:
+        ours, theirs = accs(k, pl), theirs_all[k][bb]
         text += (f"{k} reaches {_slash(ours)}% at {pl / 1e6:g} M, the paper's "
-                 f"{PAPER_PROGRAMS[k]['name']} {_slash(theirs)}%"
+                 f"{theirs_all[k]['name']} {_slash(theirs)}%"
                  + ("; ours is higher at 10%, where the paper says its samples missed "
                     "phases of its programs, and our input is one generated text "
                     "throughout (one phase)" if ours[0] > theirs[0] else "")

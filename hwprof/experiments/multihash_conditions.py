@@ -24,6 +24,14 @@ the hash tables), spread over the ``Z / n`` counters of one of ``n`` tables, in
 units of the threshold ``T``; and the *noise load* ``nu_n = (1 - share) L n / (Z T)``,
 the same for the tuples that are no candidate of their interval (they never leave the
 hash tables: a candidate soon gets an accumulator entry and is shielded).
+
+The shape of the value distribution (:func:`input_shape`, regenerated for each cell by
+:func:`cell_shape`): the Zipf skew fitted to the interval's rank-frequency curve, the
+share of the top 10, 100 and 1000 tuples, distinct tuples per counter, candidates per
+accumulator entry and the near misses (tuples between half the threshold and the
+threshold). :func:`separation` fits a threshold rule on each property, and on every
+pair, to the cells where 4 tables C1-R0 is best (:mod:`hwprof.experiments.separation`)
+and applies it to the real programs.
 """
 
 from __future__ import annotations
@@ -38,10 +46,29 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
-from .separation import apply_rule, best_rule, confusion, decided, leave_one_out
+from . import (
+    Experiment,
+    cell,
+    file_identity,
+    panel_grid,
+    previous_sweep,
+    sweep_cells,
+    write_results,
+)
+from .separation import (
+    RANK_CRITERIA,
+    apply_rule,
+    best_rule,
+    confusion,
+    decided,
+    deciding_criterion,
+    leave_one_out,
+    margin,
+    rank_rules,
+)
 
-__all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "CONFIGS"]
+__all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "input_shape", "skew_fit",
+           "separation", "CONFIGS"]  # fmt: skip
 
 NAME = "multihash-conditions"
 #: the configurations compared (retaining on, as in the paper's Figs. 10-12)
@@ -76,8 +103,16 @@ QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (
 #: intervals of each real program whose properties are measured (the first 15 of the 100
 #: that multihash-values profiles at 1M)
 REAL_INTERVALS = 15
+#: more seeds for the cells whose outcome the :data:`SEEDS` seeds leave undecided near the
+#: rules' thresholds: every cell of the full sweep at a skew setting in
+#: :data:`EXTRA_SKEWS` gets :data:`EXTRA_SEEDS` seeds more (seed indexes from
+#: :data:`SEEDS` on), kept in the cell as ``extra_seeds``
+EXTRA_SEEDS = 15
+EXTRA_SKEWS = (0.8,)
 #: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
 SWEEP_VERSION = 1
+#: bump when :func:`input_shape` changes (the cells' shapes are then measured again)
+SHAPE_VERSION = 1
 
 PAPER = {
     "claim": "4 tables C1-R0 consistently outperforms all other configurations including "
@@ -169,7 +204,7 @@ def stream_properties(intervals, threshold: int, counters: int = 2048) -> dict:
             "rho": {str(n): u * n / (counters * threshold) for n in tables}}  # fmt: skip
 
 
-#: the largest ranks of the Zipf fit: counts below this are too few to rank
+#: the Zipf fit uses the ranks with at least this many occurrences (fewer are too noisy to rank)
 SKEW_FIT_MIN_COUNT = 10
 #: the top-k shares measured (k tuples of an interval)
 TOP_K = (10, 100, 1000)
@@ -259,32 +294,8 @@ def run_cell(
 ) -> dict:
     """Every configuration of :data:`CONFIGS` on one generator setting, ``seeds`` seeds
     (seed index ``s``: generator seed ``seed + s``, hash seed ``1 + 100 s``)."""
-    config = PRESETS[preset]
-    length, threshold = config["interval_length"], config["threshold"]
-    errors: dict = {label: [] for label, _, _ in CONFIGS}
-    parts: dict = {label: [] for label, _, _ in CONFIGS}
-    props = []
-    for s in range(seeds):
-        profilers = [
-            Bulk(
-                tables=n,
-                conservative=True,
-                reset=reset,
-                retain=True,
-                hash_seed=1 + 100 * s,
-                **config,
-            )
-            for _, n, reset in CONFIGS
-        ]
-        stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
-        result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
-                                prefetch=False)  # fmt: skip
-        props.append(stream_properties(stream, threshold, MultiHashConfig().counters))
-        for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
-            errors[label].append(err.total)
-            parts[label].append(
-                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
-            )
+    errors, parts, props, _ = _run_seeds(preset, distinct, skew, churn, range(seeds),
+                                         intervals, seed)  # fmt: skip
     per_seed_best = [_lowest({k: v[s] for k, v in errors.items()}) for s in range(seeds)]
     out = {
         "distinct_setting": distinct,
@@ -299,6 +310,67 @@ def run_cell(
     out["best_c1r0_tables"] = _best_tables(out["errors"])
     out["paper_best_seeds"] = sum(PAPER_BEST in b for b in per_seed_best)
     return out
+
+
+def run_extra(
+    preset: str,
+    distinct: int,
+    skew: float,
+    churn: float,
+    first: int,
+    seeds: int,
+    intervals: int,
+    seed: int = 1,
+) -> dict:
+    """More seeds of one generator setting: seed indexes ``first`` to ``first + seeds - 1``,
+    numbered as in :func:`run_cell` (so ``first = SEEDS`` continues its seeds). Returns
+    ``{"first", "seeds", "errors", "per_seed_best", "paper_best_seeds", "properties",
+    "shape"}`` over these seeds alone (``shape``: :func:`input_shape` of the same
+    streams)."""
+    indexes = range(first, first + seeds)
+    errors, _, props, shapes = _run_seeds(preset, distinct, skew, churn, indexes, intervals,
+                                          seed, shape=True)  # fmt: skip
+    per_seed_best = [_lowest({k: v[i] for k, v in errors.items()}) for i in range(seeds)]
+    return {"first": first, "seeds": seeds,
+            "errors": {k: _summary(v) for k, v in errors.items()},
+            "per_seed_best": per_seed_best,
+            "paper_best_seeds": sum(PAPER_BEST in b for b in per_seed_best),
+            "properties": _mean_properties(props), "shape": _mean_shape(shapes)}  # fmt: skip
+
+
+def _run_seeds(preset, distinct, skew, churn, indexes, intervals, seed, shape=False):
+    """Every configuration on the streams of seed indexes ``indexes``: per configuration
+    the seeds' errors and error parts, and the streams' properties (and shapes)."""
+    config = PRESETS[preset]
+    length, threshold = config["interval_length"], config["threshold"]
+    counters = MultiHashConfig().counters
+    errors: dict = {label: [] for label, _, _ in CONFIGS}
+    parts: dict = {label: [] for label, _, _ in CONFIGS}
+    props, shapes = [], []
+    for s in indexes:
+        profilers = [
+            Bulk(
+                tables=n,
+                conservative=True,
+                reset=reset,
+                retain=True,
+                hash_seed=1 + 100 * s,
+                **config,
+            )
+            for _, n, reset in CONFIGS
+        ]
+        stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
+        result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
+                                prefetch=False)  # fmt: skip
+        props.append(stream_properties(stream, threshold, counters))
+        if shape:
+            shapes.append(input_shape(stream, threshold, counters, config["accumulator"]))
+        for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
+            errors[label].append(err.total)
+            parts[label].append(
+                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
+            )
+    return errors, parts, props, shapes
 
 
 def _lowest(errors: dict) -> list[str]:
@@ -358,6 +430,7 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
                             config["accumulator"])  # fmt: skip
         labels = [c[0] for c in CONFIGS]
         out[name] = {
+            "trace": file_identity(source["path"]) if "path" in source else source,
             "properties": props,
             "errors": {k: errors[k] for k in labels},
             "best": _lowest({k: errors[k]["total"] for k in labels}),
@@ -436,7 +509,7 @@ def conditions(cells: list[dict], preset: str = "1m") -> dict:
 
 #: the candidate properties :func:`separation` tries: key, name on the results page, format
 SEPARATORS = (
-    ("skew_fit", "fitted Zipf skew", ".2f"),
+    ("skew_fit", "fitted Zipf skew", ".3f"),
     ("top10_share", "top-10 share", ".3f"),
     ("top100_share", "top-100 share", ".3f"),
     ("top1000_share", "top-1000 share", ".3f"),
@@ -448,6 +521,10 @@ SEPARATORS = (
     ("near_misses", "near misses (T/2 to T) per interval", ".1f"),
     ("churn", "candidate churn", ".2f"),
 )
+
+
+#: the pair rules the results page lists, the first in rank order
+PAIRS_SHOWN = 10
 
 
 def separator_values(properties: dict, shape: dict, preset: str) -> dict:
@@ -481,9 +558,16 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
     undecided), its leave-one-out count and its confusion on the real programs (not
     fitted to them); the best pair rule likewise."""
     keys = [k for k, _, _ in SEPARATORS]
-    rows = [{"setting": _setting(c), **paper_best_outcome(c["errors"]),
-             "values": separator_values(c["properties"], s, preset)}
-            for c, s in zip(cells, shapes, strict=True)]  # fmt: skip
+    rows = []
+    for c, s in zip(cells, shapes, strict=True):
+        a = all_seeds(c, s)
+        row = {"setting": _setting(c), "seeds": a["seeds"], **paper_best_outcome(a["errors"]),
+               "values": separator_values(a["properties"], a["shape"], preset)}  # fmt: skip
+        if "extra_seeds" in c:
+            first = paper_best_outcome(c["errors"])
+            row["first_seeds"] = {"seeds": a["seeds"] - c["extra_seeds"]["seeds"],
+                                  "won": first["won"], "decided": first["decided"]}  # fmt: skip
+        rows.append(row)
     programs = {n: {**paper_best_outcome(p["errors"]),
                     "values": separator_values(p["properties"], p["shape"], "1m")}
                 for n, p in real.items() if "shape" in p}  # fmt: skip
@@ -504,19 +588,118 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
 
     singles = {k: judged(best_rule(values, labels, [k])) for k in keys}
     pairs = [best_rule(values, labels, pair) for pair in itertools.combinations(keys, 2)]
-    low = min(p["errors"] for p in pairs)
-    best_pairs = [judged(p) for p in pairs if p["errors"] == low]
-    best_pairs.sort(key=lambda p: (p["leave_one_out"], keys.index(p["properties"][0]),
-                                   keys.index(p["properties"][1])))  # fmt: skip
+    fewest_pair = min(p["errors"] for p in pairs)
+    pairs = [judged(p) for p in pairs if p["errors"] == fewest_pair]
+    for rule in [*singles.values(), *pairs]:
+        rule["margin"] = margin(rule, values)
+    rank = [keys[i] for i in rank_rules(list(singles.values()))]
+    pairs = [pairs[i] for i in rank_rules(pairs)]
     fewest = min(r["errors"] for r in singles.values())
-    return {"cells": rows, "real": programs, "single": singles,
+    return {"cells": rows, "real": programs, "single": singles, "single_rank": rank,
+            "lead": {"rule": rank[0], "runner_up": rank[1],
+                     "criterion": deciding_criterion(singles[rank[0]], singles[rank[1]])},
             "best_single": [k for k, r in singles.items() if r["errors"] == fewest],
-            "pair": best_pairs[0], "pairs_with_fewest_errors": len(best_pairs),
+            "pair": pairs[0],
+            "pair_lead": {"criterion": deciding_criterion(pairs[0], pairs[1])
+                          if len(pairs) > 1 else None},
+            "pairs_with_fewest_errors": len(pairs),
+            "ranked_pairs": [{k: p[k] for k in ("properties", "directions", "thresholds", "gap",
+                                                "margin", "errors", "misclassified_undecided",
+                                                "leave_one_out", "real_confusion")}
+                             for p in pairs[:PAIRS_SHOWN]],
             "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
 
 
 def _setting(c: dict) -> str:
     return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
+
+
+def extra_plan(quick: bool) -> dict:
+    """The extra seeds of the sweep: ``{"first": seed index, "seeds": how many, "grid":
+    [[distinct, skew, churn], ...]}`` (:data:`EXTRA_SEEDS`; none in the quick form)."""
+    cells = [] if quick else [list(g) for g in grid(quick) if g[1] in EXTRA_SKEWS]
+    return {"first": SEEDS, "seeds": EXTRA_SEEDS if cells else 0, "grid": cells}
+
+
+def _with_extra_seeds(cells, plan, settings, stem, run_options, log) -> list[dict]:
+    """``cells`` with the ``extra_seeds`` of ``plan`` (:func:`extra_plan`): kept where a
+    cell already has them with the same first seed and count, else run
+    (:func:`run_extra`); any other cell without ``extra_seeds``."""
+    want = {tuple(g) for g in plan["grid"]}
+
+    def key(c):
+        return (c["distinct_setting"], c["skew"], c["churn_setting"])
+
+    def kept(c):
+        old = c.get("extra_seeds")
+        return old if old and (old["first"], old["seeds"]) == (plan["first"], plan["seeds"]) \
+            else None  # fmt: skip
+
+    todo = {f"D{d}-s{s}-c{c}-extra": {"preset": settings["preset"], "distinct": d, "skew": s,
+                                      "churn": c, "first": plan["first"], "seeds": plan["seeds"],
+                                      "intervals": settings["intervals"], "seed": settings["seed"]}
+            for c0 in cells if key(c0) in want and not kept(c0)
+            for d, s, c in [key(c0)]}  # fmt: skip
+    done = sweep_cells(NAME, f"{stem}-extra", {**settings, "extra": plan}, run_extra, todo,
+                       run_options) if todo else {}  # fmt: skip
+    out = []
+    for c in cells:
+        base = {k: v for k, v in c.items() if k != "extra_seeds"}
+        if key(c) in want:
+            d, s, ch = key(c)
+            base["extra_seeds"] = kept(c) or done[f"D{d}-s{s}-c{ch}-extra"]
+            log(
+                f"D={d} s={s} churn={ch}: C1R0 4 best in {base['extra_seeds']['paper_best_seeds']}"
+                f" of {plan['seeds']} extra seeds"
+            )
+        out.append(base)
+    return out
+
+
+def all_seeds(c: dict, shape: dict) -> dict:
+    """A cell over all its seeds, its first :data:`SEEDS` and its ``extra_seeds``:
+    ``{"seeds", "errors" ({label: {"total", "seeds"}}), "properties", "shape"}``, the
+    properties and shape as means weighted by the seeds (a value not measured on one
+    part: the other part's)."""
+    extra = c.get("extra_seeds")
+    if not extra:
+        errors = {k: {"total": v["total"], "seeds": v["seeds"]} for k, v in c["errors"].items()}
+        return {"seeds": len(next(iter(errors.values()))["seeds"]), "errors": errors,
+                "properties": c["properties"], "shape": shape}  # fmt: skip
+    n = len(next(iter(c["errors"].values()))["seeds"])
+    m = extra["seeds"]
+    errors = {}
+    for k, v in c["errors"].items():
+        seeds = [*v["seeds"], *extra["errors"][k]["seeds"]]
+        errors[k] = {"total": float(np.mean(seeds)), "seeds": seeds}
+    return {"seeds": n + m, "errors": errors,
+            "properties": _weighted(c["properties"], n, extra["properties"], m),
+            "shape": _weighted(shape, n, extra["shape"], m)}  # fmt: skip
+
+
+def _weighted(a, wa: int, b, wb: int):
+    """The mean of ``a`` (weight ``wa``) and ``b`` (``wb``), dict by dict; None: the other."""
+    if isinstance(a, dict):
+        return {k: _weighted(a[k], wa, b.get(k), wb) for k in a}
+    if a is None or b is None:
+        return b if a is None else a
+    return (wa * a + wb * b) / (wa + wb)
+
+
+def _kept_shapes(path: Path, settings: dict, log) -> dict:
+    """The cells' shapes of an earlier record at ``path`` with the same ``settings`` (but
+    for the grid) and :data:`SHAPE_VERSION`, by ``(distinct, skew, churn)``; else {}."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    same = {k: v for k, v in old.get("settings", {}).items() if k != "grid"} == {
+        k: v for k, v in settings.items() if k != "grid"
+    }
+    if not same or old.get("shape_version") != SHAPE_VERSION or "shapes" not in old:
+        return {}
+    log(f"the input shapes of {path} have these settings: kept")
+    return {tuple(g): s for g, s in zip(old["settings"]["grid"], old["shapes"], strict=True)}
 
 
 def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
@@ -556,11 +739,15 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
         )
-    shapes = [cell_shape(preset, d, s, c, seeds, intervals, seed) for d, s, c in grid(quick)]
+    cells = _with_extra_seeds(cells, extra_plan(quick), settings, stem, run_options, log)
+    old_shapes = _kept_shapes(Path(output_dir) / f"{stem}.json", settings, log)
+    shapes = [old_shapes.get((d, s, c)) or cell_shape(preset, d, s, c, seeds, intervals, seed)
+              for d, s, c in grid(quick)]  # fmt: skip
     real = real_programs(Path(output_dir), log, quick)
     record = {"seed": seed, "quick": quick, "preset": preset, "seeds": seeds,
               "intervals": intervals, "settings": settings, "paper": PAPER, "cells": cells,
-              "conditions": conditions(cells, preset), "real": real, "shapes": shapes,
+              "conditions": conditions(cells, preset), "real": real,
+              "shape_version": SHAPE_VERSION, "shapes": shapes,
               "separation": separation(cells, shapes, real, preset),
               "seconds": time.perf_counter() - start}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
@@ -714,8 +901,14 @@ def _with_seeds(k: dict, seeds: int) -> list[str]:
 
 
 def _rule_text(rule: dict) -> str:
-    """A rule as text: ``candidate share < 0.335 and ...``."""
+    """A rule as text: ``candidate share < 0.335 and ...``; a rule beyond every value:
+    ``none (every cell: no)``."""
     names = {k: (n, f) for k, n, f in SEPARATORS}
+    c = rule.get("confusion")
+    if c and c["both"] + c["wrong"] == 0:
+        return "none (every cell: no)"
+    if c and c["missed"] + c["neither"] == 0:
+        return "none (every cell: yes)"
     return " and ".join(f"{names[p][0]} {d} {t:{names[p][1]}}"
                         for p, d, t in zip(rule["properties"], rule["directions"],
                                            rule["thresholds"], strict=True))  # fmt: skip
@@ -723,6 +916,93 @@ def _rule_text(rule: dict) -> str:
 
 def _right(c: dict) -> int:
     return c["both"] + c["neither"]
+
+
+def _seeds_text(k: dict) -> str:
+    """How many seeds each cell has, whose outcome the extra seeds changed, which stay
+    undecided (every number from ``k["cells"]``)."""
+    by: dict = {}
+    for row in k["cells"]:
+        by.setdefault(row["seeds"], []).append(row)
+    parts = [f"{len(rows)} cells have {n} seeds" for n, rows in sorted(by.items())]
+    text = "Seeds per cell: " + ", ".join(parts) + "."
+    extra = [row for row in k["cells"] if "first_seeds" in row]
+    if extra:
+        first = extra[0]["first_seeds"]["seeds"]
+        changed = [row["setting"] for row in extra if row["first_seeds"]["won"] != row["won"]]
+        now = [row["setting"] for row in extra
+               if row["decided"] and not row["first_seeds"]["decided"]]  # fmt: skip
+        still = [row["setting"] for row in extra if not row["decided"]]
+        text += (
+            f" The {len(extra)} cells with more seeds ({_list(s['setting'] for s in extra)})"
+            f" were run with {first} first; with all their seeds, 4 tables C1-R0 wins"
+            f" in {sum(s['won'] for s in extra)} of them (in "
+            f"{sum(s['first_seeds']['won'] for s in extra)} over the first {first}); "
+            + (f"the outcome changed in {_list(changed)}; " if changed else "no outcome changed; ")
+            + (f"decided now: {_list(now)}; " if now else "none became decided; ")
+            + (f"still undecided: {_list(still)}." if still else "none is undecided.")
+        )
+    return text
+
+
+def _list(items) -> str:
+    items = list(items)
+    return "; ".join(items) if items else "none"
+
+
+def _lead_sentence(k: dict, rules: dict, rank: list[str], lead: dict, what: str) -> str:
+    """One sentence: why the rule ``lead["rule"]`` leads ``rank`` (by the criterion
+    ``lead["criterion"]`` against ``lead["runner_up"]``)."""
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
+    first, second = rules[lead["rule"]], rules[lead["runner_up"]]
+    d = k["decided_cells"]
+
+    def decided_errors(rule):
+        return rule["errors"] - rule["misclassified_undecided"]
+
+    def m(rule):
+        return cell(rule["margin"], ".3f")
+
+    head = (
+        f"{_rule_text(first)} leads the {what}: it misclassifies {decided_errors(first)} "
+        f"of the {d} decided cells"
+    )
+    c = lead["criterion"]
+    if c == "decided_errors":
+        text = (
+            f"{head}, fewer than any other ({names.get(lead['runner_up'], 'next')}: "
+            f"{decided_errors(second)})"
+        )
+    else:
+        same = sum(decided_errors(r) == decided_errors(first) for r in rules.values()) - 1
+        text = f"{head}, as few as {same} other{'s' if same != 1 else ''}, and"
+        if c == "margin":
+            text += (
+                f" its threshold has the widest margin of those ({m(first)} of the "
+                f"property's spread over the cells; next {names.get(lead['runner_up'], '')}"
+                f" {m(second)})"
+            )
+        elif c == "leave_one_out":
+            text += (
+                f" as wide a margin as the next, and the fewest cells wrong when each is "
+                f"left out ({first['leave_one_out']} against {second['leave_one_out']})"
+            )
+        elif c == "errors":
+            text += (
+                " ties the next on margin and leave-one-out but misclassifies fewer cells "
+                f"in all ({first['errors']} against {second['errors']})"
+            )
+        else:
+            text += " ties the next on every criterion (it comes first in the list)"
+    fewest = min(rules.values(), key=lambda r: r["errors"])
+    if fewest is not first and fewest["errors"] < first["errors"]:
+        place = next(i for i, key in enumerate(rank) if rules[key] is fewest) + 1
+        text += (
+            f"; the rule with the fewest misclassified cells in all, {_rule_text(fewest)} "
+            f"({fewest['errors']}, {fewest['misclassified_undecided']} of them undecided), "
+            f"ranks {place}: its margin is {m(fewest)}"
+        )
+    return text + "."
 
 
 def _separation_section(r: dict) -> str:
@@ -733,69 +1013,121 @@ def _separation_section(r: dict) -> str:
     L = [
         "## Which property decides",
         "",
-        "Each cell is labelled by whether 4 tables C1-R0 has the lowest mean error, and "
-        "*decided* when the seeds tell it from its rival (the best other configuration when "
-        "it wins, the winner when it loses): the 95 % t interval of their mean paired "
-        f"difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells are "
-        "decided). Shape of the inputs (`input_shape`: means over the intervals and seeds; "
-        f"the Zipf skew fitted to the ranks with at least {SKEW_FIT_MIN_COUNT} occurrences; "
-        "near misses: tuples with half the threshold or more but below it):",
+        "Each cell is labelled by whether 4 tables C1-R0 has the lowest error, mean over all "
+        "the cell's seeds, and *decided* when the seeds tell it from its rival (the best other "
+        "configuration when it wins, the winner when it loses): the 95 % t interval of their "
+        f"mean paired difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells "
+        f"are decided). {_seeds_text(k)} Shape of the inputs (`input_shape`: means over the "
+        "intervals and seeds; the Zipf skew fitted to the ranks with at least "
+        f"{SKEW_FIT_MIN_COUNT} occurrences; near misses: tuples with half the threshold or "
+        "more but below it):",
         "",
-        "| input | fitted skew | top-10 share | top-100 share | top-1000 share | "
+        "| input | seeds | fitted skew | top-10 share | top-100 share | top-1000 share | "
         "distinct per counter | candidates per accumulator entry | near misses | "
         "C1R0 4 best | rival | decided |",
-        "| --- |" + " ---: |" * 7 + " --- | --- | --- |",
+        "| --- |" + " ---: |" * 8 + " --- | --- | --- |",
     ]
     rows = [(c["setting"], c) for c in k["cells"]] + list(k["real"].items())
     for name, c in rows:
         v = c["values"]
-        L.append(f"| {name} | {cell(v['skew_fit'])} | {v['top10_share']:.3f} | "
+        L.append(f"| {name} | {cell(c.get('seeds'), 'd')} | {cell(v['skew_fit'], '.3f')} | "
+                 f"{v['top10_share']:.3f} | "
                  f"{v['top100_share']:.3f} | {v['top1000_share']:.3f} | "
                  f"{v['distinct_per_counter']:.1f} | {v['candidates_per_entry']:.3f} | "
                  f"{v['near_misses']:.1f} | {cell(c['won'])} | {c['rival']} | "
                  f"{cell(c['decided'])} |")  # fmt: skip
+    criteria = ", then ".join(f"{w} {name}" for _, name, w in RANK_CRITERIA)
     L += ["", f"Each property's best threshold rule for \"C1R0 4 is best\", fitted on the {n} "
-          "cells (fewest misclassified; at the widest gap when several tie); leave-one-out: "
-          "cells misclassified when each is predicted by the rule fitted to the others; "
-          f"programs: the rule applied to our {programs} programs, which it was not fitted "
-          "to (right of them):", "",
-          "| property | rule | cells misclassified (undecided among them) | leave-one-out | "
-          "programs right |", "| --- | --- | ---: | ---: | ---: |"]  # fmt: skip
-    pair = k["pair"]
-    for key, rule in [*k["single"].items(), ("pair", pair)]:
-        name = ("best pair" if key == "pair"
-                else next(nm for kk, nm, _ in SEPARATORS if kk == key))  # fmt: skip
-        L.append(f"| {name} | {_rule_text(rule)} | {rule['errors']} "
-                 f"({rule['misclassified_undecided']}) | {rule['leave_one_out']} | "
-                 f"{_right(rule['real_confusion'])} of {programs} |")  # fmt: skip
+          "cells (fewest misclassified; at the widest gap when several tie), ranked: "
+          f"{criteria}. An undecided cell's label is not known, so misclassifying it is no "
+          "evidence against a rule; the margin is the gap between the two cells' values the "
+          "threshold lies in, as a share of the property's spread over the cells (a pair: "
+          "the narrower), so a threshold the sampling of one cell can move ranks low. "
+          "Leave-one-out: cells misclassified when each is predicted by the rule fitted to "
+          f"the others; programs: the rule applied to our {programs} programs, which it was "
+          "not fitted to (right of them).", "",
+          _lead_sentence(k, k["single"], k["single_rank"], k["lead"], "single rules"), "",
+          "| rank | property | rule | margin | gap | decided cells misclassified | "
+          "cells misclassified (undecided among them) | leave-one-out | programs right |",
+          "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
+    for i, key in enumerate(k["single_rank"], 1):
+        rule = k["single"][key]
+        L.append(
+            f"| {i} | {names[key]} | {_rule_text(rule)} | {cell(rule['margin'], '.3f')} | "
+            f"{cell(rule['gap'], '.3g')} | {rule['errors'] - rule['misclassified_undecided']} | "
+            f"{rule['errors']} ({rule['misclassified_undecided']}) | "
+            f"{rule['leave_one_out']} | {_right(rule['real_confusion'])} of {programs} |"
+        )
+    shown = len(k["ranked_pairs"])
+    L += [
+        "",
+        "Gap: the width of the gap between the two neighbouring cells' values the "
+        "threshold lies in, in the property's units (a pair: the narrower).",
+        "",
+        'The pair rules (two threshold rules joined by "and", each pair of properties\' '
+        f"best) that misclassify the fewest cells ({k['pair']['errors']}; "
+        f"{k['pairs_with_fewest_errors']} pairs"
+        + (f", the first {shown} shown" if shown < k["pairs_with_fewest_errors"] else "")
+        + "), in the same rank order:",
+        "",
+        "| rank | pair rule | margin | gap | decided cells misclassified | cells misclassified "
+        "(undecided among them) | leave-one-out | programs right |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for i, p in enumerate(k["ranked_pairs"], 1):
+        L.append(
+            f"| {i} | {_rule_text(p)} | {cell(p['margin'], '.3f')} | {cell(p['gap'], '.3g')} | "
+            f"{p['errors'] - p['misclassified_undecided']} | {p['errors']} "
+            f"({p['misclassified_undecided']}) | {p['leave_one_out']} | "
+            f"{_right(p['real_confusion'])} of {programs} |"
+        )
     return "\n".join(L)
 
 
+def _wrong_programs(rule: dict, k: dict) -> list[str]:
+    return [n for n, p in rule["real"].items() if p is None or p != k["real"][n]["won"]]
+
+
 def _separation_verdict(r: dict) -> str:
+    """The verdict's sentences on which property separates (``r["separation"]``)."""
     k = r["separation"]
     n, programs = len(k["cells"]), len(k["real"])
-    best = k["single"][k["best_single"][0]]
-    c = best["confusion"]
-    names = [next(nm for kk, nm, _ in SEPARATORS if kk == key) for key in k["best_single"]]
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
+    lead = k["single"][k["lead"]["rule"]]
+    c = lead["confusion"]
+
+    def on_programs(rule):
+        if not programs:
+            return ""
+        wrong = _wrong_programs(rule, k)
+        return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
+                "programs" + (f" (not on {', '.join(wrong)})" if wrong else ""))  # fmt: skip
+
+    text = (f" The property that leads the ranked rules: {names[k['lead']['rule']]}; the rule "
+            f"{_rule_text(lead)} (margin {cell(lead['margin'], '.3f')}) misclassifies "
+            f"{lead['errors']} of {n} cells (C1R0 4 best and predicted {c['both']}, best but "
+            f"not predicted {c['missed']}, predicted but not best {c['wrong']}, neither "
+            f"{c['neither']}"
+            + (f"; misclassified: {'; '.join(lead['misclassified'])}, "
+               f"{lead['misclassified_undecided']} of them undecided by the seeds"
+               if lead["misclassified"] else "")
+            + f"), {lead['leave_one_out']} when each cell is left out of the fit"
+            + on_programs(lead) + ".")  # fmt: skip
+    single = k["single"]
+    clean = [names[key] for key in k["single_rank"]
+             if single[key]["errors"] == single[key]["misclassified_undecided"]]  # fmt: skip
+    text += (f" On the {k['decided_cells']} cells the seeds decide, "
+             + (f"{len(clean)} properties misclassify none: {', '.join(clean)}."
+                if clean else "every property misclassifies at least one."))  # fmt: skip
+    if min(rule["errors"] for rule in k["single"].values()) == 0:
+        return text + " A single property separates all cells."
     pair = k["pair"]
-    text = (f" The property that best separates the cells where 4 tables C1-R0 is best: "
-            f"{' = '.join(names)}; the rule {_rule_text(best)} misclassifies {best['errors']} "
-            f"of {n} cells (C1R0 4 best and predicted {c['both']}, best but not predicted "
-            f"{c['missed']}, predicted but not best {c['wrong']}, neither {c['neither']}"
-            + (f"; misclassified: {'; '.join(best['misclassified'])}, "
-               f"{best['misclassified_undecided']} of them undecided by the seeds"
-               if best["misclassified"] else "")
-            + f"), {best['leave_one_out']} when each cell is left out of the fit"
-            + (f", and is right on {_right(best['real_confusion'])} of our {programs} programs"
-               if programs else "") + ". "
-            + ("It separates them." if best["errors"] == 0 else
-               f"No single property separates them. The best pair rule, {_rule_text(pair)} "
-               f"({k['pairs_with_fewest_errors']} pairs equally good on the cells), "
-               f"misclassifies {pair['errors']} of {n} cells, {pair['leave_one_out']} when "
-               "each is left out"
-               + (f", and is right on {_right(pair['real_confusion'])} of our {programs} "
-                  "programs" if programs else "") + "."))  # fmt: skip
-    return text
+    return (text + " No single property separates all cells without error. The leading pair "
+            f"rule, {_rule_text(pair)} (margin {cell(pair['margin'], '.3f')}), misclassifies "
+            f"{pair['errors']} of {n} cells ({pair['misclassified_undecided']} of them "
+            f"undecided), {pair['leave_one_out']} when each is left out" + on_programs(pair)
+            + ".")  # fmt: skip
 
 
 def _verdict(r: dict) -> str:
@@ -877,7 +1209,8 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
         )
         groups.setdefault(key, []).append(c)
     n = len(groups) + 1
-    fig, panels = panel_grid(n, 5, 3.4, 3.4)
+    rule = r.get("separation")
+    fig, panels = panel_grid(n + bool(rule), 6 if rule else 5, 3.4, 3.4)
     for ax, (title, cells) in zip(panels, groups.items(), strict=False):
         cells = sorted(cells, key=lambda c: c["properties"]["distinct"])
         xs = [c["properties"]["distinct"] for c in cells]
@@ -917,9 +1250,34 @@ def plots(r: dict, output_dir: Path, stem: str) -> None:
         ylabel="candidate churn",
         title="green: C1R0 4 best; red: ours",
     )
+    if rule:
+        _rule_panel(panels[n], rule)
     fig.tight_layout()
     fig.savefig(output_dir / f"{stem}.png", dpi=110)
     plt.close(fig)
+
+
+def _rule_panel(ax, k: dict) -> None:
+    """The cells and programs on the best pair rule's two properties, its thresholds as
+    lines (hollow: undecided by the seeds)."""
+    pair = k["pair"]
+    (px, py), (tx, ty) = pair["properties"], pair["thresholds"]
+    names = {key: name for key, name, _ in SEPARATORS}
+    for c in k["cells"]:
+        v = c["values"]
+        color = "tab:green" if c["won"] else "tab:gray"
+        ax.scatter(v[px], v[py], marker="o", s=25, edgecolors=color,
+                   facecolors=color if c["decided"] else "none")  # fmt: skip
+    for name, p in k["real"].items():
+        v = p["values"]
+        ax.scatter(v[px], v[py], marker="*", s=90, color="tab:red")
+        ax.annotate(name, (v[px], v[py]), fontsize=7)
+    ax.axvline(tx, color="black", lw=0.6, linestyle=":")
+    ax.axhline(ty, color="black", lw=0.6, linestyle=":")
+    ax.set(xlabel=names[px], ylabel=names[py],
+           title=f"best pair rule: {pair['errors']} of {len(k['cells'])} wrong\n"
+           "(hollow: undecided by the seeds)")  # fmt: skip
+    ax.title.set_fontsize(9)
 
 
 def headline(r: dict) -> list[tuple[str, str, str]]:
