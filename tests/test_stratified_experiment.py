@@ -3,6 +3,7 @@ profiles (filters and error computed by hand from the paper's definitions), the
 reach/stay points, and the quick run (and --trace) end to end."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from hwprof.cli import main
 from hwprof.experiments import stratified_values as sv
 from hwprof.golden.hashing import pack_key
+from hwprof.golden.hotlist import CYCLES_PER_MESSAGE
 
 
 def key(pc, value):
@@ -69,7 +71,8 @@ def test_error_is_the_weighted_invariance_difference(seed):
     assert errors[-1] == pytest.approx(expected, rel=1e-12)
     # no message at all: I_p = 0, the error is the weighted mean invariance
     assert ideal.errors(np.zeros(len(keys), dtype=np.int64))[-1] == pytest.approx(
-        100 * (1500 * 0.75 + 300 * 0.15 + 400 * 0.4) / 2200, rel=1e-12)
+        100 * (1500 * 0.75 + 300 * 0.15 + 400 * 0.4) / 2200, rel=1e-12
+    )
 
 
 def test_no_selected_tuple_gives_none():
@@ -98,10 +101,24 @@ def test_quick_run_writes_results(tmp_path, capsys):
         p = program["compressors"]["P_256"]
         assert p["min"] == p["max"]
     for claims in data["claims"].values():
-        assert {"reach_ratio_R_over_HP", "stay_ratio_R_over_HP", "P_over_R_mean_error",
-                "tagged_most_accurate", "a16_compression", "edge_final_error"} <= set(claims)
+        assert {
+            "reach_ratio_R_over_HP",
+            "stay_ratio_R_over_HP",
+            "P_over_R_mean_error",
+            "tagged_most_accurate",
+            "a16_compression",
+            "edge_final_error",
+            "hp512_overhead_ratio_to_R256",
+            "per_seed",
+        } <= set(claims)
+        assert all(len(v) == len(data["seeds"]) for v in claims["per_seed"].values()
+                   if isinstance(v, list))  # fmt: skip
+    # the shipped traces, at their default inputs
+    assert data["inputs"] == {"capture_limit": None,
+                              "input_scale": dict.fromkeys(data["programs"], 1)}  # fmt: skip
     text = (tmp_path / "stratified-values-quick.md").read_text()
     assert "## The paper's claims" in text and "Differences from the paper" in text
+    assert "## Verdicts" in text
 
 
 def test_trace_option_reads_the_given_file(tmp_path):
@@ -136,17 +153,20 @@ def test_paper_ratios_are_those_of_the_papers_event_counts():
     assert sv.PAPER["gcc_stay_5pct"] == {"H[P_256]_2048": 300_000, "R_256": 7_000_000}
     reach, stay = sv.PAPER["gcc_reach_5pct"], sv.PAPER["gcc_stay_5pct"]
     assert sv.PAPER["reach_ratio_claim"] == tuple(
-        r / reach["H[P_256]_2048"] for r in reach["R_256"])
+        r / reach["H[P_256]_2048"] for r in reach["R_256"]
+    )
     assert sv.PAPER["stay_ratio_claim"] == round(stay["R_256"] / stay["H[P_256]_2048"])
 
 
-def _compressor(mean, messages, reach=None, stay=None, a16=2.0, overhead=None):
+def _compressor(mean, messages, reach=None, stay=None, a16=2.0, overhead=None, runs=None):
     """A compressor's summary as ``profile_program`` writes it, reduced to what
-    ``claims`` reads."""
+    ``claims`` reads; ``runs`` (the seeds' runs) defaults to one seed equal to the mean."""
+    if runs is None:
+        runs = [{"errors": mean, "messages": messages, "reach": reach, "stay": stay}]
     return {"mean": mean, "messages": {"mean": messages},
             "reach": reach and {"mean": reach}, "stay": stay and {"mean": stay},
             "a16_compression": {"mean": a16},
-            "overhead_pct": overhead and {"mean": overhead}}  # fmt: skip
+            "overhead_pct": overhead and {"mean": overhead}, "runs": runs}  # fmt: skip
 
 
 def test_claims_from_hand_made_summaries():
@@ -234,6 +254,124 @@ def test_claims_with_a_zero_denominator_give_no_ratio():
     assert c["tagged_by_evict_hits"]["32"] == {"message_ratio_to_HP256": None,
                                                "message_ratio_to_R256": 0.4,
                                                "final_error": 0.0}  # fmt: skip
+
+
+def _run(errors, messages, reach=None, stay=None):
+    return {"errors": errors, "messages": messages, "reach": reach, "stay": stay}
+
+
+def test_per_seed_claims_from_hand_made_runs():
+    """Every per-seed ratio on two seeds' runs whose answers are worked out here
+    (binary-exact values, compared with ==); seed s's compressors against each other."""
+    runs = {
+        "R_256": [_run([4.0, 2.0], 100, 400, 800), _run([6.0, 2.0], 200, 600)],
+        "P_256": [_run([3.0, 3.0], 100), _run([3.0, 3.0], 100)],
+        "H[P_256]_2048": [_run([2.0, 1.0], 50, 100, 200), _run([2.0, 0.5], 100, 300, 300)],
+        "H[P_512]_2048": [_run([8.0, 1.0], 50), _run([4.0, 1.0], 100)],
+        "tagged": [_run([1.0, 0.5], 150), _run([1.0, 1.0], 300)],
+        "tagged_e32": [_run([1.0, 1.0], 100), _run([1.0, 1.0], 150)],
+        "tagged_e128": [_run([1.0, 1.0], 25), _run([1.0, 1.0], 50)],
+    }
+    per_seed = sv.per_seed_claims({n: {"runs": r} for n, r in runs.items()})
+    assert per_seed == {
+        "reach_ratio_R_over_HP": [4.0, 2.0],
+        "stay_ratio_R_over_HP": [4.0, None],  # seed 2's R_256 never stays below
+        "P_over_R_mean_error": [1.0, 0.75],  # mean errors 3 / 3, 3 / 4
+        "tagged_most_accurate": [True, False],  # seed 2: H[P_256]'s 0.5 < tagged's 1.0
+        "tagged_message_ratio_to_HP256": [3.0, 3.0],
+        "tagged_message_ratio_to_R256": [1.5, 1.5],
+        "tagged_by_evict_hits": {"32": {"message_ratio_to_HP256": [2.0, 1.5]},
+                                 "128": {"message_ratio_to_HP256": [0.5, 0.5]}},
+        "hp512_overhead_ratio_to_R256": [0.5, 0.5],
+        "hp512_final_error_ratio_to_R256": [0.5, 0.5],
+        "hp512_mean_error_ratio_to_R256": [1.5, 0.625],  # 4.5 / 3, 2.5 / 4
+    }  # fmt: skip
+
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+
+
+def _committed():
+    return json.loads((RESULTS / "stratified-values.json").read_text())
+
+
+def test_committed_claims_are_the_records_programs_checked():
+    """The committed record's claims are those of its programs and paper figures."""
+    record = _committed()
+    assert (
+        json.loads(json.dumps(sv.claims(record["programs"], record["paper"]))) == (record["claims"])
+    )
+
+
+def test_paper_figures_are_those_the_experiment_applies():
+    """The paper's threshold, filter and cost per message in PAPER are those the
+    experiment computes with."""
+    assert sv.PAPER["target_error_pct"] == sv.TARGET
+    assert sv.PAPER["min_load_executions"] == sv.MIN_LOAD_EXECUTIONS
+    assert sv.PAPER["cycles_per_message"] == CYCLES_PER_MESSAGE
+
+
+def test_the_page_reads_the_papers_figures_from_the_record():
+    """A record with other paper figures gives a page with those, none of the paper's own
+    (the page typed them before) left in the claims and verdicts."""
+    record = _committed()
+    record["paper"].update({
+        "gcc_reach_5pct": {"H[P_256]_2048": 100_000, "R_256": [400_000, 900_000]},
+        "gcc_stay_5pct": {"H[P_256]_2048": 250_000, "R_256": 9_000_000},
+        "reach_ratio_claim": [4.0, 9.0], "stay_ratio_claim": 36.0,
+        "tagged_overhead_ratio": 7.0, "tagged_overhead_ratio_min": 6.0,
+        "a16_compression": [1.7, 2.9], "edge_error_max": 2.0, "p_over_r_error_ratio": 1.25,
+        "hp512_error_ratio": 1.75, "hp512_overhead_ratio": 0.25, "target_error_pct": 6.0,
+        "min_load_executions": 1200, "cycles_per_message": 40, "machine_width": 8,
+        "graph_events": [3_000_000, 12_000_000], "a16_pronounced": ["li"],
+    })  # fmt: skip
+    record["inputs"] = {"capture_limit": 50_000_000,
+                        "input_scale": {"xz": 1, "bzip2": 3, "sort": 3, "perl": 6,
+                                        "python": 1}}  # fmt: skip
+    page = sv._summary(record, "stratified-values")
+    for text in ("first reaches 6% 4-9x sooner than R_256 (gcc: 100K vs 400K-900K events)",
+                 "stays below 6% about 36x sooner than R_256 (gcc: 250K vs 9M events)",
+                 "almost 7x the overhead", "6x or more the stratified sampler's",
+                 "A_16 adds 1.7-2.9x", "under 2% error", "(a ratio of 1.25)",
+                 "H[P_512]_2048 at 0.25x R_256's overhead", "similar accuracy (a ratio of 1.75)",
+                 "fewer than 1200 executions", "40 cycles per message", "8-way machine",
+                 "3M and 12M events", "pronounced on li,", "50M records",
+                 "inputs enlarged as `LARGE_SCALE`: bzip2 and sort x3, perl x6;",
+                 "stayed below 6% only after 9M events"):  # fmt: skip
+        assert text in page, text
+    claims = page[page.index("## The paper's claims") : page.index("What decides each claim")]
+    for text in ("200K", "600K-700K", "7M", "23x", "almost 3x", "1.15-2.5", "under 3%",
+                 "m88ksim", " 5%", "(a ratio of 1)"):  # fmt: skip
+        assert text not in claims, text
+
+
+def _reach_verdict(record, claim):
+    """The programs the page's reach sentence calls confirmed (all of them, or none)."""
+    record["paper"]["reach_ratio_claim"] = [claim, claim]
+    page = sv._summary(record, "stratified-values")
+    line = next(x for x in page.splitlines() if x.startswith("* Reaching"))
+    if "confirmed on every program" in line:
+        return sorted(record["claims"])
+    if "not reproduced on any program" in line:
+        assert "confirmed" not in line
+        return []
+    listed = line.split("confirmed on ")[1].split(" only")[0]
+    return sorted(listed.replace(" and ", ", ").split(", "))
+
+
+def test_confirmed_only_where_the_papers_number_lies_inside_the_seed_spread():
+    """The verdict word follows the per-seed spread: a paper number at either end of a
+    program's spread of per-seed reach ratios confirms it there, one a millionth beyond
+    it does not; the programs expected are worked out here from the record's per-seed
+    ratios."""
+    record = _committed()
+    per_seed = {p: c["per_seed"]["reach_ratio_R_over_HP"] for p, c in record["claims"].items()}
+    spreads = {p: (min(v), max(v)) for p, v in per_seed.items() if None not in v}
+    for lo, hi in spreads.values():
+        for claim in (lo, hi, lo * (1 - 1e-6), hi * (1 + 1e-6)):
+            inside = sorted(p for p, (a, b) in spreads.items() if a <= claim <= b)
+            assert _reach_verdict(record, claim) == inside, claim
+    assert _reach_verdict(record, 1e6) == []
 
 
 # --- the readings of the sec. 5.3.1 selection ------------------------------------------
