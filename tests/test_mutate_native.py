@@ -371,16 +371,16 @@ def test_native_bench_kills_a_mutant(tmp_path):
     mutants = list_mutants(verilog, "multihash", 6, 1, tmp_path)
     text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
     runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
-    verdict, detail = runner.run(0, 120)
+    verdict, detail, _ = runner.run(0, 120)
     assert verdict == "pass", detail
     assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
                         r"and markers match, no stall", detail)  # fmt: skip
-    verdicts = [runner.run(m.index, 120) for m in mutants]
+    verdicts = [runner.run(m.index, 120)[:2] for m in mutants]
     assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
     # the original against a golden model with the second write's threshold changed
     runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3))).expected(
         runner.bench.keys())
-    verdict, detail = runner.run(0, 120)
+    verdict, detail, _ = runner.run(0, 120)
     assert verdict == "fail" and "records differ" in detail
 
 
