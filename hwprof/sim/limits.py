@@ -151,12 +151,18 @@ def run_limited(cmd, *, cpu_limit: float | None = None, wall_limit: float | None
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
                             start_new_session=True)  # fmt: skip
     stopped = None
+    reaped = None
     try:
         wait = 0.01
         while True:
-            done = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            if done is not None:
-                break
+            if hasattr(os, "waitid"):  # look, leaving the process a zombie (pid taken)
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                    break
+            else:  # no waitid (macOS): reap it at once
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    reaped = status, usage
+                    break
             if wall_limit is not None and time.monotonic() - started >= wall_limit:
                 stopped = "wall"
                 break
@@ -165,11 +171,13 @@ def run_limited(cmd, *, cpu_limit: float | None = None, wall_limit: float | None
     finally:
         # the process is ended (a zombie, its pid still taken) or about to be killed:
         # end what it started too, then reap it
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _, status, usage = os.wait4(proc.pid, 0)
+        if reaped is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            reaped = os.wait4(proc.pid, 0)[1:]
+        status, usage = reaped
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     cpu = usage.ru_utime + usage.ru_stime
