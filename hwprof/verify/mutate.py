@@ -14,7 +14,7 @@ regression as the test bench:
 3. The regression runs once per mutant (``+mutsel=i``, a fixed seed); a run with
    a failing test, or one that exceeds the time limit, kills the mutant. The
    original (``mutsel=0``) must pass first; the limit is in CPU seconds of the
-   simulator's process (5 x the original's + 30 s), so that a run slowed by other
+   simulator's process (5 x the original's + 30), so that a run slowed by other
    jobs on the machine is not stopped, with a wall backstop (20 x that) only
    against a process that sleeps.
    With ``bench="native"`` (``hwprof mutate TOP --bench native``) the
