@@ -9,6 +9,7 @@ wall limit of the same number of seconds does).
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -145,6 +146,8 @@ def test_run_harness_limits_cpu_and_reports_its_cpu(tmp_path):
         run_harness(SPIN, cpu_limit=1)
     assert isinstance(caught.value, subprocess.TimeoutExpired)
     assert caught.value.run.stopped == "cpu" and "no verdict in 1 CPU-s" in str(caught.value)
+    again = pickle.loads(pickle.dumps(caught.value))  # as from a worker of a run
+    assert again.run == caught.value.run and str(again) == str(caught.value)
     fail = [sys.executable, "-c", "import sys; sys.exit('no such trace')"]
     with pytest.raises(RuntimeError, match=r"failed \(1\): no such trace"):
         run_harness(fail, cpu_limit=1)

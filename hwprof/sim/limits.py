@@ -96,6 +96,9 @@ class RunLimitExceeded(subprocess.TimeoutExpired):
     def __str__(self) -> str:
         return f"{self.run.limit_text()}: {self.cmd!r}"
 
+    def __reduce__(self):  # to cross from a worker process
+        return type(self), (self.cmd, self.run)
+
 
 def run_limited(cmd, *, cpu_limit: float | None = None, wall_limit: float | None = None,
                 cwd=None, env: dict | None = None, stdout=None, stderr=None,
