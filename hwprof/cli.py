@@ -286,15 +286,19 @@ def cmd_prove(args) -> int:
     workdir = Path(args.output) if args.output else None
     from .verify.formal import FormalError
 
+    records = [] if args.json else None
     try:
-        return 0 if prove_tops(tops, overrides, workdir=workdir,
-                               run_options=options_from_args(args),
-                               journal=journal_path("prove")) else 1  # fmt: skip
+        ok = prove_tops(tops, overrides, workdir=workdir, run_options=options_from_args(args),
+                        journal=journal_path("prove"), records=records,
+                        out=(lambda line: None) if args.json else print)  # fmt: skip
     except FormalError as exc:
         first = str(exc).splitlines()[0]
         raise UsageError(f"{first} (rerun with -o DIR to keep the yosys log)") from None
     except ValueError as exc:  # a parameter out of range, found by the properties' setup
         raise UsageError(str(exc).splitlines()[0]) from None
+    if args.json:
+        print(json.dumps(records, indent=2))
+    return 0 if ok else 1
 
 
 def cmd_mutate(args) -> int:
@@ -462,6 +466,7 @@ def _parser() -> argparse.ArgumentParser:
     reg.add_argument("--cycles", type=int, default=None, help="override the cycle count")
     reg.set_defaults(func=cmd_regress)
     prv = with_tops(sub.add_parser("prove", help="prove the blocks' properties (yosys sat)"))
+    prv.add_argument("--json", action="store_true", help="print the results as JSON records")
     prv.add_argument("-o", "--output", default=None,
                      help="keep each proof's files (and counterexample VCD) under DIR/TOP/PROPERTY")
     add_run_arguments(prv)

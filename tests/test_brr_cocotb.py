@@ -1,4 +1,4 @@
-"""cocotb tier: cocotb_tests/test_brr.py, test_lfsr.py, test_lfsr_bank.py on Verilator vs golden."""
+"""cocotb tier: cocotb_tests/test_brr.py on Verilator vs golden (LFSR: test_lfsr_cocotb.py)."""
 
 import pytest
 
@@ -7,10 +7,8 @@ from hwprof.golden.brr import LAYOUTS, target_freqs
 from hwprof.golden.brr import Brr as Golden
 from hwprof.golden.lfsr import TAPS
 from hwprof.rtl.brr import Brr
-from hwprof.sim.runner import run_cocotb
 from hwprof.synth import to_verilog
 from hwprof.verify.regress import run_top_regression
-from tests.lfsr_bank import BANK, LfsrBank, bank_params
 from tests.test_brr_layout import factor_from_ranks
 from tests.verilator_period import full_period_counts
 
@@ -54,21 +52,6 @@ def test_mutant_is_caught(mutation, seed):
     )  # fmt: skip
     assert result.tests == 1 and result.failed == 1, describe(result)
     assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
-
-
-def test_lfsr_top_wide_galois_multi_step(seed):
-    result = run_top_regression(get_top("lfsr"), {"width": 64, "form": "galois", "steps": 3},
-                                seed=seed, cycles=30_000)  # fmt: skip
-    assert result.passed, describe(result)
-
-
-def test_lfsr_library_at_every_brr_width(seed):
-    bank = [[form, width, bank_params(form, width)] for form, width in BANK]
-    result = run_cocotb(
-        verilog=to_verilog(LfsrBank(), "lfsr_bank"), toplevel="lfsr_bank",
-        test_module="test_lfsr_bank", env={"bank": bank, "cycles": 20_000}, seed=seed,
-    )  # fmt: skip
-    assert result.passed, describe(result)
 
 
 def test_regress_command(seed, capsys):

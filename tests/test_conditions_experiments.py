@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -241,6 +242,21 @@ def _mh_cell(distinct, skew, churn, best, paper_seeds, share):
             "best_c1r0_tables": [4 if best == "C1R0 4" else 8]}  # fmt: skip
 
 
+def _mirror_extra(cells, kw):
+    """Extra seeds that say what a hand-made cell's first seeds say: its best 0.1, the
+    others 1.0; the shape of the test's fake ``cell_shape``."""
+    c = next(c for c in cells
+             if (c["distinct_setting"], c["skew"], c["churn_setting"])
+             == (kw["distinct"], kw["skew"], kw["churn"]))  # fmt: skip
+    errors = {label: {"seeds": [0.1 if label in c["best"] else 1.0] * kw["seeds"]}
+              for label, _, _ in mc.CONFIGS}  # fmt: skip
+    shape = {"skew_fit": kw["skew"], "top_share": {"10": 0.1, "100": 0.3, "1000": 0.6},
+             "distinct_per_counter": kw["distinct"] / 2048, "candidates_per_entry": 0.05,
+             "near_misses": 100.0}  # fmt: skip
+    return {"first": kw["first"], "seeds": kw["seeds"], "errors": errors, "per_seed_best": [],
+            "paper_best_seeds": 0, "properties": c["properties"], "shape": shape}  # fmt: skip
+
+
 def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     tmp_path, monkeypatch
 ):
@@ -261,6 +277,10 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     ran = []
 
     def fake_sweep(name, stem, settings, run_cell, todo, run_options):
+        if run_cell is mc.run_extra:  # the skew-0.8 cells' extra seeds: as their first five
+            assert sorted(todo) == sorted(f"D{d}-s{s}-c{c}-extra" for d, s, c in old_grid
+                                          if s == 0.8)  # fmt: skip
+            return {key: _mirror_extra(earlier, kw) for key, kw in todo.items()}
         ran.extend(todo)
         # the new cells: C1R0 4 wins everywhere but at D=30,000 s=0.6 (C1R1 2)
         return {key: _mh_cell(kw["distinct"], kw["skew"], kw["churn"],
@@ -281,7 +301,10 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
                                   "D10000-s0.7-c0.0", "D30000-s0.7-c0.0"])  # fmt: skip
     record = json.loads((tmp_path / "multihash-conditions.json").read_text())
     assert len(record["cells"]) == 32
-    assert record["cells"][:27] == json.loads(json.dumps(earlier))
+    # every earlier field unchanged; the seven skew-0.8 cells gain their extra seeds
+    assert [{k: v for k, v in c.items() if k != "extra_seeds"} for c in record["cells"][:27]] \
+        == json.loads(json.dumps(earlier))  # fmt: skip
+    assert [c["skew"] for c in record["cells"] if "extra_seeds" in c] == [0.8] * 7
     k = record["conditions"]
     assert k["paper_best_cells"] == 5 and k["paper_best_in_every_seed"] == 2
     md = (tmp_path / "multihash-conditions.md").read_text()
@@ -300,7 +323,18 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     fit = record["separation"]["single"]["skew_fit"]
     assert fit["errors"] == 2 and fit["confusion"]["wrong"] == 1
     assert fit["misclassified"] == ["D=10,000 s=0.8 churn=0.0", "D=30,000 s=0.6 churn=0.0"]
-    assert "| fitted Zipf skew | fitted Zipf skew < 0.750 | 0.1 | 2 (2) |" in md
+    # margin: the gap 0.1 over the fitted skews' spread 0.5-1.2; D=10,000 s=0.8 is decided
+    # by its 20 seeds (its extra seeds agree with its first five), D=30,000 s=0.6 is not
+    # between decided cells no margin: the decided cells are the seven at skew 0.8, all on
+    # one side of the threshold
+    assert "| fitted Zipf skew | fitted Zipf skew < 0.750 | 0.143 | - | 0.1 | 1 | 2 (1) | 2 |" in md
+    assert "Seeds per cell: 25 cells have 5 seeds, 7 cells have 20 seeds." in md
+    assert "7 cells have 15 seeds more (seed indexes from 5 on); the sweep's tables" in md
+    # the share takes two values, so its margin is 1: it leads
+    assert (
+        "candidate share < 0.350 leads the single rules: it misclassifies 1 of the 7 "
+        "decided cells, as few as 10 others, and ties the next on every criterion"
+    ) in md
 
     # a second run keeps the cells' shapes as well as the cells
     def no_shape(*args):
@@ -310,3 +344,148 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     assert main(["experiment", "multihash-conditions", "-o", str(tmp_path)]) == 0
     again = json.loads((tmp_path / "multihash-conditions.json").read_text())
     assert again["shapes"] == record["shapes"] and again["cells"] == record["cells"]
+
+
+def test_extra_seeds_continue_the_cells_seeds():
+    """Seed index 1 run as an extra seed gives the same errors and shape as the second
+    seed of a two-seed cell (10K preset, a small cell)."""
+    two = mc.run_cell("10k", 300, 1.0, 1.0, seeds=2, intervals=3)
+    extra = mc.run_extra("10k", 300, 1.0, 1.0, first=1, seeds=1, intervals=3)
+    assert {k: v["seeds"] for k, v in extra["errors"].items()} == {
+        k: v["seeds"][1:] for k, v in two["errors"].items()
+    }
+    config = mc.PRESETS["10k"]
+    stream = mc.zipf_stream(2, 3, config["interval_length"], 300, 1.0, 1.0)
+    assert extra["shape"] == mc.input_shape(stream, config["threshold"], 2048,
+                                            config["accumulator"])  # fmt: skip
+    assert (extra["first"], extra["seeds"]) == (1, 1)
+    assert extra["paper_best_seeds"] == sum("C1R0 4" in b for b in extra["per_seed_best"])
+
+
+def test_extra_plan_takes_the_skew_0_8_cells():
+    plan = mc.extra_plan(False)
+    assert plan["first"] == mc.SEEDS == 5 and plan["seeds"] == 15
+    assert plan["grid"] == [[3_000, 0.8, 0.0], [10_000, 0.8, 0.0], [30_000, 0.8, 0.0],
+                            [100_000, 0.8, 0.0], [300_000, 0.8, 0.0], [10_000, 0.8, 1.0],
+                            [100_000, 0.8, 1.0]]  # fmt: skip
+    assert mc.extra_plan(True) == {"first": 5, "seeds": 0, "grid": []}
+
+
+def _extra(c1r0_4, rival, share, skew):
+    """Hand-made ``extra_seeds`` of three seeds: C1R0 4 and C1R1 2 errors, the others 9."""
+    errors = {label: {"total": 9.0, "min": 9.0, "max": 9.0, "seeds": [9.0] * 3}
+              for label, _, _ in mc.CONFIGS}  # fmt: skip
+    errors["C1R0 4"] = {"seeds": c1r0_4}
+    errors["C1R1 2"] = {"seeds": rival}
+    props = {"distinct": 1e4, "candidates": 50.0, "candidate_share": share, "churn": None,
+             "unshielded": 1e5, "rho": {"2": 0.5, "4": 1.0, "8": 2.0, "16": 4.0}}  # fmt: skip
+    shape = {
+        "skew_fit": skew,
+        "top_share": {"10": 0.1, "100": 0.3, "1000": 0.6},
+        "distinct_per_counter": 5.0,
+        "candidates_per_entry": 0.05,
+        "near_misses": None,
+    }
+    return {"first": 5, "seeds": 3, "errors": errors, "per_seed_best": [], "paper_best_seeds": 0,
+            "properties": props,
+            "shape": shape}  # fmt: skip
+
+
+def test_all_seeds_joins_the_seeds_and_weights_the_means():
+    c = _mh_cell(10_000, 0.8, 0.0, "C1R1 2", 0, 0.5)  # 5 seeds of 1.0 each, share 0.5
+    c["properties"]["churn"] = 0.2
+    shape = {
+        "skew_fit": 0.8,
+        "top_share": {"10": 0.3, "100": 0.5, "1000": 0.9},
+        "distinct_per_counter": 5.0,
+        "candidates_per_entry": 0.05,
+        "near_misses": 40.0,
+    }
+    alone = mc.all_seeds(c, shape)
+    assert alone["seeds"] == 5 and alone["shape"] is shape
+    assert alone["errors"]["C1R0 4"] == {"total": 1.0, "seeds": [1.0] * 5}
+    c["extra_seeds"] = _extra([0.0, 0.2, 0.1], [2.0, 2.0, 2.0], 0.1, 0.72)
+    both = mc.all_seeds(c, shape)
+    assert both["seeds"] == 8
+    assert both["errors"]["C1R0 4"]["seeds"] == [1.0] * 5 + [0.0, 0.2, 0.1]
+    assert both["errors"]["C1R0 4"]["total"] == pytest.approx(5.3 / 8)
+    assert both["errors"]["C1R1 2"]["total"] == pytest.approx((5 * 1.0 + 6.0) / 8)
+    # means weighted 5:3; a value measured on one part only: that part's
+    assert both["properties"]["candidate_share"] == pytest.approx((5 * 0.5 + 3 * 0.1) / 8)
+    assert both["properties"]["churn"] == 0.2 and both["shape"]["near_misses"] == 40.0
+    assert both["shape"]["skew_fit"] == pytest.approx((5 * 0.8 + 3 * 0.72) / 8)
+    assert both["shape"]["top_share"]["10"] == pytest.approx((5 * 0.3 + 3 * 0.1) / 8)
+    # the label over all 8 seeds: C1R0 4 (0.66) below C1R1 2 (1.375): won, where the
+    # first five seeds alone (1.0 each, C1R1 2 at 0.1) say lost
+    row = mc.separation([c], [shape], {}, "1m")["cells"][0]
+    assert row["won"] is True and row["seeds"] == 8
+    assert row["first_seeds"] == {"seeds": 5, "won": False, "decided": False}
+
+
+def test_extra_seeds_are_kept_or_run(monkeypatch):
+    plan = {"first": 5, "seeds": 3, "grid": [[10_000, 0.8, 0.0], [30_000, 0.8, 0.0]]}
+    settings = {"preset": "1m", "intervals": 4, "seed": 1}
+    old = _extra([0.1] * 3, [1.0] * 3, 0.2, 0.8)
+    cells = [{**_mh_cell(10_000, 0.8, 0.0, "C1R1 2", 0, 0.5), "extra_seeds": old},
+             _mh_cell(30_000, 0.8, 0.0, "C1R1 2", 0, 0.5),
+             {**_mh_cell(3_000, 1.0, 0.0, "C1R1 2", 0, 0.5), "extra_seeds": old}]  # fmt: skip
+    ran = {}
+
+    def fake_sweep(name, stem, identity, unit, todo, run_options):
+        assert unit is mc.run_extra and stem == "s-extra" and identity["extra"]["first"] == 5
+        ran.update(todo)
+        return {key: _extra([0.2] * 3, [1.0] * 3, 0.3, 0.7) for key in todo}
+
+    monkeypatch.setattr(mc, "sweep_cells", fake_sweep)
+    got = mc._with_extra_seeds(cells, plan, settings, "s", None, lambda text: None)
+    # the first keeps its extra seeds, the second gets them run, the third (not in the
+    # plan) loses its stale ones; nothing else of a cell changes
+    assert list(ran) == ["D30000-s0.8-c0.0-extra"]
+    assert ran["D30000-s0.8-c0.0-extra"] == {"preset": "1m", "distinct": 30_000, "skew": 0.8,
+                                             "churn": 0.0, "first": 5, "seeds": 3,
+                                             "intervals": 4, "seed": 1}  # fmt: skip
+    assert got[0]["extra_seeds"] is old and got[1]["extra_seeds"]["shape"]["skew_fit"] == 0.7
+    assert "extra_seeds" not in got[2]
+    assert [{k: v for k, v in c.items() if k != "extra_seeds"} for c in got] == [
+        {k: v for k, v in c.items() if k != "extra_seeds"} for c in cells
+    ]
+    # another count of extra seeds: run again
+    ran.clear()
+    mc._with_extra_seeds(got, {**plan, "seeds": 4}, settings, "s", None, lambda text: None)
+    assert sorted(ran) == ["D10000-s0.8-c0.0-extra", "D30000-s0.8-c0.0-extra"]
+
+
+def test_file_identity_names_the_bytes(tmp_path):
+    from hwprof.experiments import file_identity
+
+    path = tmp_path / "t.trace"
+    path.write_bytes(b"abc")
+    # the SHA-256 test vector of "abc" (FIPS 180-2, appendix B.1)
+    assert file_identity(path) == {
+        "file": "t.trace",
+        "path": str(path),
+        "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    }
+    path.write_bytes(b"abd")
+    assert not file_identity(path)["sha256"].startswith("ba7816bf")
+
+
+def test_real_programs_name_their_trace(tmp_path, monkeypatch):
+    """Each program's record says which trace file (name, path, SHA-256) it was measured
+    from (the 10K preset in place of 1M, on the shipped xz trace)."""
+    import hashlib
+
+    from hwprof.experiments import multihash_values as mv
+    from hwprof.traces import workloads
+
+    shipped = str(workloads.shipped_trace("xz"))
+    monkeypatch.setattr(mv, "_sources", lambda *a: [("xz", {"path": shipped})])
+    monkeypatch.setitem(mc.PRESETS, "1m", mc.PRESETS["10k"])
+    errors = {label: {"total": 1.0, "seeds": [1.0] * 5} for label, _, _ in mc.CONFIGS}
+    (tmp_path / "multihash-values.json").write_text(
+        json.dumps({"seed": 1, "presets": {"1m": {"xz": {"errors": errors}}}})
+    )
+    got = mc.real_programs(tmp_path, lambda text: None, False)
+    digest = hashlib.sha256(Path(shipped).read_bytes()).hexdigest()
+    assert got["xz"]["trace"] == {"file": workloads.shipped_trace("xz").name, "path": shipped,
+                                  "sha256": digest}  # fmt: skip

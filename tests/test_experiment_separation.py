@@ -187,3 +187,154 @@ def test_a_rule_beyond_every_value_reads_as_none():
     two = {"properties": ["candidate_share", "nu4"], "directions": ["<", ">"],
            "thresholds": [0.349, 1.27]}  # fmt: skip
     assert mc._rule_text(two) == "candidate share < 0.349 and nu_4 (noise load) > 1.27"
+
+
+def test_t_quantiles_match_the_published_table():
+    # two-sided 95 % points of Student's t (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2)
+    published = {1: 12.706, 4: 2.776, 9: 2.262, 14: 2.145, 19: 2.093, 24: 2.064, 29: 2.045}
+    assert {k: sep.T_975[k] for k in published} == published
+    assert all(sep.T_975[k] > sep.T_975[k + 1] for k in range(1, 30))
+
+
+def test_decided_with_twenty_seeds_by_hand():
+    # d alternates 0.1, 0.3 (mean 0.2, sd 0.1026): half-width 2.093 x 0.1026 / sqrt 20 = 0.048
+    a = [1.1, 1.3] * 10
+    assert sep.decided(a, [1.0] * 20) is True
+    # d alternates -0.8, 1.0 (mean 0.1, sd 0.9234): half-width 0.432
+    assert sep.decided([0.2, 2.0] * 10, [1.0] * 20) is False
+    with pytest.raises(ValueError, match="at most 31 seeds, not 32"):
+        sep.decided([1.0] * 32, [0.0] * 32)
+
+
+def test_margin_by_hand():
+    values = {"a": [0.0, 1.0, 3.0, 10.0], "b": [5.0, 6.0, None, 9.0]}
+    one = {"properties": ["a"], "thresholds": [2.0]}
+    # the threshold 2 lies between 1 and 3: gap 2 over the spread 10
+    assert sep.margin(one, values) == pytest.approx(0.2)
+    # b (None left out): 7.5 between 6 and 9, gap 3 over spread 4; the pair takes the narrower
+    pair = {"properties": ["a", "b"], "thresholds": [2.0, 7.5]}
+    assert sep.margin(pair, values) == pytest.approx(0.2)
+    assert sep.margin({"properties": ["b"], "thresholds": [7.5]}, values) == pytest.approx(0.75)
+    # only the cells in ``among`` bound the gap (3 left out: 1 to 10), the spread is all
+    among = [True, True, False, True]
+    assert sep.margin(one, values, among) == pytest.approx(0.9)
+    five = {"properties": ["a"], "thresholds": [5.0]}
+    assert sep.margin(five, values, [True, True, True, False]) is None
+    # beyond every value: no margin, and a pair with one such threshold has the other's
+    assert sep.margin({"properties": ["a"], "thresholds": [11.0]}, values) is None
+    assert sep.margin({"properties": ["a", "b"], "thresholds": [-1.0, 7.5]},
+                      values) == pytest.approx(0.75)  # fmt: skip
+
+
+def _judged(errors, undecided, loo, m):
+    return {"errors": errors, "misclassified_undecided": undecided, "leave_one_out": loo,
+            "margin": m}  # fmt: skip
+
+
+#: hand-made rules and the order the ranking must give them
+RULES = [
+    _judged(2, 2, 3, 0.001),  # 0: fewest errors, all undecided, threshold in a tiny gap
+    _judged(3, 3, 3, 0.06),  # 1: one more error, all undecided, a wide margin
+    _judged(3, 3, 4, 0.06),  # 2: as 1 but one more leave-one-out error
+    _judged(1, 0, 1, 0.5),  # 3: one decided cell wrong: after every rule with none
+    _judged(4, 4, 5, None),  # 4: beyond every value: after every margin
+    _judged(2, 2, 3, 0.06),  # 5: as 1 with one error fewer in all
+]
+RANKED = [5, 1, 2, 0, 4, 3]
+
+
+def _ranks_right(rank) -> bool:
+    """The checker: ``rank`` orders :data:`RULES` as :data:`RANKED`."""
+    return rank(RULES) == RANKED
+
+
+def test_rank_rules_puts_the_robust_rule_first():
+    assert _ranks_right(sep.rank_rules)
+    assert sep.deciding_criterion(RULES[5], RULES[1]) == "errors"
+    assert sep.deciding_criterion(RULES[1], RULES[2]) == "leave_one_out"
+    assert sep.deciding_criterion(RULES[2], RULES[0]) == "margin"
+    assert sep.deciding_criterion(RULES[4], RULES[3]) == "decided_errors"
+    assert sep.deciding_criterion(RULES[1], dict(RULES[1])) is None
+
+
+def test_rank_checker_catches_a_ranking_by_errors_first():
+    def by_errors(rules):  # the mutant: all errors first, as a plain "fewest wrong" would
+        return sorted(range(len(rules)), key=lambda i: (rules[i]["errors"], -(rules[i]["margin"]
+                                                                             or 0)))  # fmt: skip
+
+    def narrow_first(rules):  # the mutant: the margin's sign flipped
+        return sorted(range(len(rules)), key=lambda i: (
+            rules[i]["errors"] - rules[i]["misclassified_undecided"],
+            rules[i]["margin"] is None, rules[i]["margin"] or 0.0))  # fmt: skip
+
+    assert not _ranks_right(by_errors) and not _ranks_right(narrow_first)
+
+
+def test_lead_sentence_says_why():
+    def rule(key, t, errors, undecided, loo, m):
+        return {
+            "properties": [key],
+            "directions": ["<"],
+            "thresholds": [t],
+            "errors": errors,
+            "misclassified_undecided": undecided,
+            "leave_one_out": loo,
+            "margin": m,
+        }
+
+    rules = {"skew_fit": rule("skew_fit", 0.794, 2, 2, 3, 0.001),
+             "candidate_share": rule("candidate_share", 0.349, 3, 3, 3, 0.061),
+             "top10_share": rule("top10_share", 0.153, 3, 3, 7, 0.085),
+             "churn": rule("churn", 0.5, 4, 2, 6, 0.3)}  # fmt: skip
+    rank = [list(rules)[i] for i in sep.rank_rules(list(rules.values()))]
+    assert rank == ["top10_share", "candidate_share", "skew_fit", "churn"]
+    k = {"decided_cells": 17}
+    lead = {"rule": rank[0], "runner_up": rank[1],
+            "criterion": sep.deciding_criterion(rules[rank[0]], rules[rank[1]])}  # fmt: skip
+    assert mc._lead_sentence(k, rules, rank, lead, "single rules") == (
+        "top-10 share < 0.153 leads the single rules: it misclassifies 0 of the 17 decided "
+        "cells, as few as 2 others, and its threshold has the widest margin of those (0.085 "
+        "of the property's spread over the cells; next candidate share 0.061); the rule with "
+        "the fewest misclassified cells in all, fitted Zipf skew < 0.794 (2, 2 of them "
+        "undecided), ranks 3: its margin is 0.001."
+    )
+    # one decided cell wrong for every other rule: top-10 share leads by that alone
+    for key in ("skew_fit", "candidate_share", "churn"):
+        rules[key]["misclassified_undecided"] -= 1
+    rank = [list(rules)[i] for i in sep.rank_rules(list(rules.values()))]
+    lead = {"rule": rank[0], "runner_up": rank[1],
+            "criterion": sep.deciding_criterion(rules[rank[0]], rules[rank[1]])}  # fmt: skip
+    assert rank[:2] == ["top10_share", "candidate_share"]
+    assert mc._lead_sentence(k, rules, rank, lead, "single rules").startswith(
+        "top-10 share < 0.153 leads the single rules: it misclassifies 0 of the 17 decided "
+        "cells, fewer than any other (candidate share: 1);"
+    )
+
+
+def test_lead_sentence_names_a_narrow_margin():
+    """A rule that leads by its decided cells with a narrower margin than the next: the
+    sentence says so, with its margin between decided cells."""
+    skew = {"properties": ["skew_fit"], "directions": ["<"], "thresholds": [0.794],
+            "errors": 2, "misclassified_undecided": 2, "leave_one_out": 3, "margin": 0.001,
+            "decided_margin": 0.274}  # fmt: skip
+    share = {"properties": ["top100_share"], "directions": ["<"], "thresholds": [0.347],
+             "errors": 3, "misclassified_undecided": 2, "leave_one_out": 3, "margin": 0.134,
+             "decided_margin": 0.214}  # fmt: skip
+    rules = {"top100_share": share, "skew_fit": skew}
+    rank = [list(rules)[i] for i in sep.rank_rules(list(rules.values()))]
+    lead = {"rule": rank[0], "runner_up": rank[1],
+            "criterion": sep.deciding_criterion(skew, share)}  # fmt: skip
+    assert mc._lead_sentence({"decided_cells": 19}, rules, rank, lead, "single rules") == (
+        "fitted Zipf skew < 0.794 leads the single rules: it misclassifies 0 of the 19 "
+        "decided cells, fewer than any other (top-100 share: 1); its margin, 0.001, is "
+        "narrower than the next rule's (0.134); between decided cells alone it is 0.274."
+    )
+
+
+def test_pair_ties_counts_the_leading_ties():
+    tie = _judged(2, 2, 4, 0.001)
+    assert mc._pair_ties([tie, dict(tie), dict(tie), _judged(2, 2, 5, 0.001)]) == (
+        " (the first 3 tie on every criterion)"
+    )
+    assert mc._pair_ties([tie, _judged(2, 2, 4, 0.002)]) == ""
+    assert mc._pair_ties([tie]) == ""

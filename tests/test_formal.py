@@ -7,6 +7,7 @@ or ``make prove``).
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -19,7 +20,7 @@ from hwprof.rtl.tagged import TaggedCompressor
 from hwprof.synth import to_verilog
 from hwprof.tops.sva import lfsr_escape_property
 from hwprof.verify.formal import FormalError, Property, inject, resolve_names, run_property
-from hwprof.verify.prove import formal_param_sets, provable, prove_top
+from hwprof.verify.prove import formal_param_sets, provable, prove_top, prove_tops
 
 
 def test_brr_properties_prove():
@@ -143,10 +144,42 @@ def test_hierarchical_names_resolve_and_unknown_ones_are_errors():
         run_property(verilog, "brr", Property("bad", "", {"other": "always @* assert (1);"}))
 
 
-def test_cli_prove_brr(capsys):
-    assert main(["prove", "brr", "--jobs", "1", "-p", "lockup_escape=0"]) == 0
-    out = capsys.readouterr().out
-    assert "lfsr_zero_only_by_load: proved" in out
+def test_prove_brr_prints_and_records():
+    """One run of brr's properties (lockup_escape=0): the lines ``hwprof prove`` prints
+    and the records ``hwprof prove --json`` prints."""
+    lines, records = [], []
+    assert prove_tops([get_top("brr")], {"lockup_escape": False}, out=lines.append,
+                      records=records)  # fmt: skip
+    assert "  lfsr_zero_only_by_load: proved (k-induction, length 1)" in [
+        re.sub(r" \[[0-9.]+ s\]$", "", line) for line in lines]  # fmt: skip
+    names = [r["property"] for r in records]
+    assert "lfsr_zero_only_by_load" in names and len(names) == len(set(names))
+    for r in records:
+        assert r["top"] == "brr" and r["params"]["lockup_escape"] is False, r
+        assert (r["status"], r["ok"], r["trace"]) == ("proved", True, ""), r
+        assert r["seconds"] > 0 and f"  {r['property']}: proved" in " ".join(lines)
+
+
+def test_cli_prove_prints_lines_or_json(monkeypatch, capsys):
+    """``hwprof prove``: the lines by default; with --json the records alone, as JSON."""
+    import hwprof.verify.prove as prove
+
+    record = {"top": "brr", "params": {"width": 20}, "property": "p", "status": "proved",
+              "steps": 1, "ok": True, "seconds": 0.5, "trace": ""}  # fmt: skip
+
+    def fake(tops, overrides, out=print, records=None, **options):
+        out("brr (defaults):")
+        out("  p: proved (k-induction, length 1) [0.5 s]")
+        if records is not None:
+            records.append(record)
+        return True
+
+    monkeypatch.setattr(prove, "prove_tops", fake)
+    assert main(["prove", "brr"]) == 0
+    lines = ["brr (defaults):", "  p: proved (k-induction, length 1) [0.5 s]"]
+    assert capsys.readouterr().out.splitlines() == lines
+    assert main(["prove", "brr", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [record]
 
 
 def test_cli_prove_bad_input(capsys):

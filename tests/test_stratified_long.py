@@ -43,7 +43,14 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     readings = ("prefix", "both", "whole")
     keys = {f"{v}/{g}" for v in readings for g in sl.GRIDS}
     rows = len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
-    assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(readings)
+    # and the variants over the full length: header, rule, a row per setting, reading, grid
+    long_grid = [list(g) for g in sl.QUICK_VARIANTS_LONG["grid"]]
+    assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(
+        readings
+    ) + 2 + len(long_grid) * len(keys)
+    assert "### The model variants over the full length" in md
+    assert [c["setting"] for c in data["variants_long"]["cells"]] == long_grid
+    assert data["variants_long"]["linear"][-1] == sl.QUICK_VARIANTS_LONG["events"]
     assert "## Model variants" in md
     variants = data["variants"]
     assert variants["sizes"]["events"] == sl.QUICK_VARIANTS["events"]
@@ -63,6 +70,7 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     again = json.loads((tmp_path / "stratified-long-quick.json").read_text())
     assert all(c["kept"] for c in again["cells"])
     assert again["variants"]["kept"] == [sl.setting_name(g) for g in grid]
+    assert again["variants_long"]["kept"] == [sl.setting_name(g) for g in long_grid]
     strip = ("kept",)
     assert [{k: v for k, v in c.items() if k not in strip} for c in again["cells"]] == [
         {k: v for k, v in c.items() if k not in strip} for c in data["cells"]

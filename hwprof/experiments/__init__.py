@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Experiment", "all_experiments", "headline_table", "cell", "write_results",
-           "label_axes", "previous_sweep"]  # fmt: skip
+           "label_axes", "previous_sweep", "file_identity"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,17 @@ def write_results(output_dir, name: str, quick: bool, record: dict, markdown: st
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / f"{stem}.json").write_text(json.dumps(record, indent=1) + "\n")
     (output_dir / f"{stem}.md").write_text(markdown)
+
+
+def file_identity(path) -> dict:
+    """Which file a measurement read: ``{"file": its name, "path": the path as given,
+    "sha256": hex digest of its bytes}`` (records made from different checkouts compare by
+    the digest)."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    return {"file": Path(path).name, "path": str(path), "sha256": digest}
 
 
 def previous_sweep(path, settings: dict, log, ignore=()):

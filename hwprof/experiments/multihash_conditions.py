@@ -46,8 +46,26 @@ import numpy as np
 
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
-from . import Experiment, cell, panel_grid, previous_sweep, sweep_cells, write_results
-from .separation import apply_rule, best_rule, confusion, decided, leave_one_out
+from . import (
+    Experiment,
+    cell,
+    file_identity,
+    panel_grid,
+    previous_sweep,
+    sweep_cells,
+    write_results,
+)
+from .separation import (
+    RANK_CRITERIA,
+    apply_rule,
+    best_rule,
+    confusion,
+    decided,
+    deciding_criterion,
+    leave_one_out,
+    margin,
+    rank_rules,
+)
 
 __all__ = ["EXPERIMENTS", "run", "zipf_stream", "stream_properties", "input_shape", "skew_fit",
            "separation", "CONFIGS"]  # fmt: skip
@@ -85,6 +103,12 @@ QUICK = {"preset": "10k", "distinct": (300, 3_000), "skews": (1.0,), "churns": (
 #: intervals of each real program whose properties are measured (the first 15 of the 100
 #: that multihash-values profiles at 1M)
 REAL_INTERVALS = 15
+#: more seeds for the cells whose outcome the :data:`SEEDS` seeds leave undecided near the
+#: rules' thresholds: every cell of the full sweep at a skew setting in
+#: :data:`EXTRA_SKEWS` gets :data:`EXTRA_SEEDS` seeds more (seed indexes from
+#: :data:`SEEDS` on), kept in the cell as ``extra_seeds``
+EXTRA_SEEDS = 15
+EXTRA_SKEWS = (0.8,)
 #: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
 SWEEP_VERSION = 1
 #: bump when :func:`input_shape` changes (the cells' shapes are then measured again)
@@ -270,32 +294,8 @@ def run_cell(
 ) -> dict:
     """Every configuration of :data:`CONFIGS` on one generator setting, ``seeds`` seeds
     (seed index ``s``: generator seed ``seed + s``, hash seed ``1 + 100 s``)."""
-    config = PRESETS[preset]
-    length, threshold = config["interval_length"], config["threshold"]
-    errors: dict = {label: [] for label, _, _ in CONFIGS}
-    parts: dict = {label: [] for label, _, _ in CONFIGS}
-    props = []
-    for s in range(seeds):
-        profilers = [
-            Bulk(
-                tables=n,
-                conservative=True,
-                reset=reset,
-                retain=True,
-                hash_seed=1 + 100 * s,
-                **config,
-            )
-            for _, n, reset in CONFIGS
-        ]
-        stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
-        result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
-                                prefetch=False)  # fmt: skip
-        props.append(stream_properties(stream, threshold, MultiHashConfig().counters))
-        for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
-            errors[label].append(err.total)
-            parts[label].append(
-                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
-            )
+    errors, parts, props, _ = _run_seeds(preset, distinct, skew, churn, range(seeds),
+                                         intervals, seed)  # fmt: skip
     per_seed_best = [_lowest({k: v[s] for k, v in errors.items()}) for s in range(seeds)]
     out = {
         "distinct_setting": distinct,
@@ -310,6 +310,67 @@ def run_cell(
     out["best_c1r0_tables"] = _best_tables(out["errors"])
     out["paper_best_seeds"] = sum(PAPER_BEST in b for b in per_seed_best)
     return out
+
+
+def run_extra(
+    preset: str,
+    distinct: int,
+    skew: float,
+    churn: float,
+    first: int,
+    seeds: int,
+    intervals: int,
+    seed: int = 1,
+) -> dict:
+    """More seeds of one generator setting: seed indexes ``first`` to ``first + seeds - 1``,
+    numbered as in :func:`run_cell` (so ``first = SEEDS`` continues its seeds). Returns
+    ``{"first", "seeds", "errors", "per_seed_best", "paper_best_seeds", "properties",
+    "shape"}`` over these seeds alone (``shape``: :func:`input_shape` of the same
+    streams)."""
+    indexes = range(first, first + seeds)
+    errors, _, props, shapes = _run_seeds(preset, distinct, skew, churn, indexes, intervals,
+                                          seed, shape=True)  # fmt: skip
+    per_seed_best = [_lowest({k: v[i] for k, v in errors.items()}) for i in range(seeds)]
+    return {"first": first, "seeds": seeds,
+            "errors": {k: _summary(v) for k, v in errors.items()},
+            "per_seed_best": per_seed_best,
+            "paper_best_seeds": sum(PAPER_BEST in b for b in per_seed_best),
+            "properties": _mean_properties(props), "shape": _mean_shape(shapes)}  # fmt: skip
+
+
+def _run_seeds(preset, distinct, skew, churn, indexes, intervals, seed, shape=False):
+    """Every configuration on the streams of seed indexes ``indexes``: per configuration
+    the seeds' errors and error parts, and the streams' properties (and shapes)."""
+    config = PRESETS[preset]
+    length, threshold = config["interval_length"], config["threshold"]
+    counters = MultiHashConfig().counters
+    errors: dict = {label: [] for label, _, _ in CONFIGS}
+    parts: dict = {label: [] for label, _, _ in CONFIGS}
+    props, shapes = [], []
+    for s in indexes:
+        profilers = [
+            Bulk(
+                tables=n,
+                conservative=True,
+                reset=reset,
+                retain=True,
+                hash_seed=1 + 100 * s,
+                **config,
+            )
+            for _, n, reset in CONFIGS
+        ]
+        stream = list(zipf_stream(seed + s, intervals, length, distinct, skew, churn))
+        result = profile_stream(iter(stream), profilers, length, threshold, workers=2,
+                                prefetch=False)  # fmt: skip
+        props.append(stream_properties(stream, threshold, counters))
+        if shape:
+            shapes.append(input_shape(stream, threshold, counters, config["accumulator"]))
+        for (label, _, _), err in zip(CONFIGS, result.errors, strict=True):
+            errors[label].append(err.total)
+            parts[label].append(
+                [err.false_positive, err.false_negative, err.neutral_positive, err.neutral_negative]
+            )
+    return errors, parts, props, shapes
 
 
 def _lowest(errors: dict) -> list[str]:
@@ -369,6 +430,7 @@ def real_programs(output_dir: Path, log, quick: bool) -> dict:
                             config["accumulator"])  # fmt: skip
         labels = [c[0] for c in CONFIGS]
         out[name] = {
+            "trace": file_identity(source["path"]) if "path" in source else source,
             "properties": props,
             "errors": {k: errors[k] for k in labels},
             "best": _lowest({k: errors[k]["total"] for k in labels}),
@@ -461,6 +523,10 @@ SEPARATORS = (
 )
 
 
+#: the pair rules the results page lists, the first in rank order
+PAIRS_SHOWN = 10
+
+
 def separator_values(properties: dict, shape: dict, preset: str) -> dict:
     """The values of :data:`SEPARATORS` of one cell or program from its
     :func:`stream_properties` and :func:`input_shape`."""
@@ -492,9 +558,16 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
     undecided), its leave-one-out count and its confusion on the real programs (not
     fitted to them); the best pair rule likewise."""
     keys = [k for k, _, _ in SEPARATORS]
-    rows = [{"setting": _setting(c), **paper_best_outcome(c["errors"]),
-             "values": separator_values(c["properties"], s, preset)}
-            for c, s in zip(cells, shapes, strict=True)]  # fmt: skip
+    rows = []
+    for c, s in zip(cells, shapes, strict=True):
+        a = all_seeds(c, s)
+        row = {"setting": _setting(c), "seeds": a["seeds"], **paper_best_outcome(a["errors"]),
+               "values": separator_values(a["properties"], a["shape"], preset)}  # fmt: skip
+        if "extra_seeds" in c:
+            first = paper_best_outcome(c["errors"])
+            row["first_seeds"] = {"seeds": a["seeds"] - c["extra_seeds"]["seeds"],
+                                  "won": first["won"], "decided": first["decided"]}  # fmt: skip
+        rows.append(row)
     programs = {n: {**paper_best_outcome(p["errors"]),
                     "values": separator_values(p["properties"], p["shape"], "1m")}
                 for n, p in real.items() if "shape" in p}  # fmt: skip
@@ -515,22 +588,105 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
 
     singles = {k: judged(best_rule(values, labels, [k])) for k in keys}
     pairs = [best_rule(values, labels, pair) for pair in itertools.combinations(keys, 2)]
-    low = min(p["errors"] for p in pairs)
-    best_pairs = [judged(p) for p in pairs if p["errors"] == low]
-    best_pairs.sort(key=lambda p: (p["leave_one_out"], keys.index(p["properties"][0]),
-                                   keys.index(p["properties"][1])))  # fmt: skip
+    fewest_pair = min(p["errors"] for p in pairs)
+    pairs = [judged(p) for p in pairs if p["errors"] == fewest_pair]
+    known = [r["decided"] for r in rows]
+    for rule in [*singles.values(), *pairs]:
+        rule["margin"] = margin(rule, values)
+        rule["decided_margin"] = margin(rule, values, known)
+    rank = [keys[i] for i in rank_rules(list(singles.values()))]
+    pairs = [pairs[i] for i in rank_rules(pairs)]
     fewest = min(r["errors"] for r in singles.values())
-    return {"cells": rows, "real": programs, "single": singles,
+    return {"cells": rows, "real": programs, "single": singles, "single_rank": rank,
+            "lead": {"rule": rank[0], "runner_up": rank[1],
+                     "criterion": deciding_criterion(singles[rank[0]], singles[rank[1]])},
             "best_single": [k for k, r in singles.items() if r["errors"] == fewest],
-            "pair": best_pairs[0], "pairs_with_fewest_errors": len(best_pairs),
-            "tied_pairs": [{k: p[k] for k in ("properties", "directions", "thresholds", "gap",
-                                              "leave_one_out", "real_confusion")}
-                           for p in best_pairs],
+            "pair": pairs[0],
+            "pair_lead": {"criterion": deciding_criterion(pairs[0], pairs[1])
+                          if len(pairs) > 1 else None},
+            "pairs_with_fewest_errors": len(pairs),
+            "ranked_pairs": [{k: p[k] for k in ("properties", "directions", "thresholds", "gap",
+                                                "margin", "decided_margin", "errors",
+                                                "misclassified_undecided",
+                                                "leave_one_out", "real_confusion")}
+                             for p in pairs[:PAIRS_SHOWN]],
             "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
 
 
 def _setting(c: dict) -> str:
     return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
+
+
+def extra_plan(quick: bool) -> dict:
+    """The extra seeds of the sweep: ``{"first": seed index, "seeds": how many, "grid":
+    [[distinct, skew, churn], ...]}`` (:data:`EXTRA_SEEDS`; none in the quick form)."""
+    cells = [] if quick else [list(g) for g in grid(quick) if g[1] in EXTRA_SKEWS]
+    return {"first": SEEDS, "seeds": EXTRA_SEEDS if cells else 0, "grid": cells}
+
+
+def _with_extra_seeds(cells, plan, settings, stem, run_options, log) -> list[dict]:
+    """``cells`` with the ``extra_seeds`` of ``plan`` (:func:`extra_plan`): kept where a
+    cell already has them with the same first seed and count, else run
+    (:func:`run_extra`); any other cell without ``extra_seeds``."""
+    want = {tuple(g) for g in plan["grid"]}
+
+    def key(c):
+        return (c["distinct_setting"], c["skew"], c["churn_setting"])
+
+    def kept(c):
+        old = c.get("extra_seeds")
+        return old if old and (old["first"], old["seeds"]) == (plan["first"], plan["seeds"]) \
+            else None  # fmt: skip
+
+    todo = {f"D{d}-s{s}-c{c}-extra": {"preset": settings["preset"], "distinct": d, "skew": s,
+                                      "churn": c, "first": plan["first"], "seeds": plan["seeds"],
+                                      "intervals": settings["intervals"], "seed": settings["seed"]}
+            for c0 in cells if key(c0) in want and not kept(c0)
+            for d, s, c in [key(c0)]}  # fmt: skip
+    done = sweep_cells(NAME, f"{stem}-extra", {**settings, "extra": plan}, run_extra, todo,
+                       run_options) if todo else {}  # fmt: skip
+    out = []
+    for c in cells:
+        base = {k: v for k, v in c.items() if k != "extra_seeds"}
+        if key(c) in want:
+            d, s, ch = key(c)
+            base["extra_seeds"] = kept(c) or done[f"D{d}-s{s}-c{ch}-extra"]
+            log(
+                f"D={d} s={s} churn={ch}: C1R0 4 best in {base['extra_seeds']['paper_best_seeds']}"
+                f" of {plan['seeds']} extra seeds"
+            )
+        out.append(base)
+    return out
+
+
+def all_seeds(c: dict, shape: dict) -> dict:
+    """A cell over all its seeds, its first :data:`SEEDS` and its ``extra_seeds``:
+    ``{"seeds", "errors" ({label: {"total", "seeds"}}), "properties", "shape"}``, the
+    properties and shape as means weighted by the seeds (a value not measured on one
+    part: the other part's)."""
+    extra = c.get("extra_seeds")
+    if not extra:
+        errors = {k: {"total": v["total"], "seeds": v["seeds"]} for k, v in c["errors"].items()}
+        return {"seeds": len(next(iter(errors.values()))["seeds"]), "errors": errors,
+                "properties": c["properties"], "shape": shape}  # fmt: skip
+    n = len(next(iter(c["errors"].values()))["seeds"])
+    m = extra["seeds"]
+    errors = {}
+    for k, v in c["errors"].items():
+        seeds = [*v["seeds"], *extra["errors"][k]["seeds"]]
+        errors[k] = {"total": float(np.mean(seeds)), "seeds": seeds}
+    return {"seeds": n + m, "errors": errors,
+            "properties": _weighted(c["properties"], n, extra["properties"], m),
+            "shape": _weighted(shape, n, extra["shape"], m)}  # fmt: skip
+
+
+def _weighted(a, wa: int, b, wb: int):
+    """The mean of ``a`` (weight ``wa``) and ``b`` (``wb``), dict by dict; None: the other."""
+    if isinstance(a, dict):
+        return {k: _weighted(a[k], wa, b.get(k), wb) for k in a}
+    if a is None or b is None:
+        return b if a is None else a
+    return (wa * a + wb * b) / (wa + wb)
 
 
 def _kept_shapes(path: Path, settings: dict, log) -> dict:
@@ -586,6 +742,7 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
         )
+    cells = _with_extra_seeds(cells, extra_plan(quick), settings, stem, run_options, log)
     old_shapes = _kept_shapes(Path(output_dir) / f"{stem}.json", settings, log)
     shapes = [old_shapes.get((d, s, c)) or cell_shape(preset, d, s, c, seeds, intervals, seed)
               for d, s, c in grid(quick)]  # fmt: skip
@@ -625,7 +782,7 @@ def markdown(r: dict, stem: str) -> str:
          f"{preset['interval_length']:,} tuples, threshold {preset['threshold']:,}, 2048 "
          "counters split over the tables, accumulator of "
          f"{preset['accumulator']:,} entries with retaining. Error = formula (1) in %, mean "
-         "[min-max] over the seeds.", "", _settings_line(r), "",
+         "[min-max] over the seeds." + _extra_line(r), "", _settings_line(r), "",
          "## The paper's claim", "", f"{r['paper']['claim']}. Its programs: "
          f"{r['paper']['programs']}. What it says of their streams: {r['paper']['distinct']}; "
          f"{r['paper']['candidates']}; candidate change between intervals: "
@@ -696,6 +853,21 @@ def markdown(r: dict, stem: str) -> str:
     return "\n".join(L)
 
 
+def _extra_line(r: dict) -> str:
+    """The cells with extra seeds and where they are used ("" when none has)."""
+    extra = [c for c in r["cells"] if c.get("extra_seeds")]
+    if not extra:
+        return ""
+    more = sorted({c["extra_seeds"]["seeds"] for c in extra})
+    return (
+        f" {len(extra)} cells have {_names(more)} seeds more (seed indexes from "
+        f"{extra[0]['extra_seeds']['first']} on); the sweep's tables and \"Where the "
+        f'paper\'s result appears" use the first {r["seeds"]} seeds of every cell; "Which '
+        "property decides\" and the verdict's sentences on its rules use all of a cell's "
+        "seeds."
+    )
+
+
 def _settings_line(r: dict) -> str:
     """The settings the sweep ran, grouped by skew and churn (the grid of the record)."""
     groups: dict = {}
@@ -764,6 +936,99 @@ def _right(c: dict) -> int:
     return c["both"] + c["neither"]
 
 
+def _seeds_text(k: dict) -> str:
+    """How many seeds each cell has, whose outcome the extra seeds changed, which stay
+    undecided (every number from ``k["cells"]``)."""
+    by: dict = {}
+    for row in k["cells"]:
+        by.setdefault(row["seeds"], []).append(row)
+    parts = [f"{len(rows)} cells have {n} seeds" for n, rows in sorted(by.items())]
+    text = "Seeds per cell: " + ", ".join(parts) + "."
+    extra = [row for row in k["cells"] if "first_seeds" in row]
+    if extra:
+        first = extra[0]["first_seeds"]["seeds"]
+        changed = [row["setting"] for row in extra if row["first_seeds"]["won"] != row["won"]]
+        now = [row["setting"] for row in extra
+               if row["decided"] and not row["first_seeds"]["decided"]]  # fmt: skip
+        still = [row["setting"] for row in extra if not row["decided"]]
+        text += (
+            f" The {len(extra)} cells with more seeds ({_list(s['setting'] for s in extra)})"
+            f" were run with {first} first; with all their seeds, 4 tables C1-R0 wins"
+            f" in {sum(s['won'] for s in extra)} of them (in "
+            f"{sum(s['first_seeds']['won'] for s in extra)} over the first {first}); "
+            + (f"the outcome changed in {_list(changed)}; " if changed else "no outcome changed; ")
+            + (f"decided now: {_list(now)}; " if now else "none became decided; ")
+            + (f"still undecided: {_list(still)}." if still else "none is undecided.")
+        )
+    return text
+
+
+def _list(items) -> str:
+    items = list(items)
+    return "; ".join(items) if items else "none"
+
+
+def _lead_sentence(k: dict, rules: dict, rank: list[str], lead: dict, what: str) -> str:
+    """One sentence: why the rule ``lead["rule"]`` leads ``rank`` (by the criterion
+    ``lead["criterion"]`` against ``lead["runner_up"]``)."""
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
+    first, second = rules[lead["rule"]], rules[lead["runner_up"]]
+    d = k["decided_cells"]
+
+    def decided_errors(rule):
+        return rule["errors"] - rule["misclassified_undecided"]
+
+    def m(rule):
+        return cell(rule["margin"], ".3f")
+
+    head = (
+        f"{_rule_text(first)} leads the {what}: it misclassifies {decided_errors(first)} "
+        f"of the {d} decided cells"
+    )
+    c = lead["criterion"]
+    if c == "decided_errors":
+        text = (
+            f"{head}, fewer than any other ({names.get(lead['runner_up'], 'next')}: "
+            f"{decided_errors(second)})"
+        )
+    else:
+        same = sum(decided_errors(r) == decided_errors(first) for r in rules.values()) - 1
+        text = f"{head}, as few as {same} other{'s' if same != 1 else ''}, and"
+        if c == "margin":
+            text += (
+                f" its threshold has the widest margin of those ({m(first)} of the "
+                f"property's spread over the cells; next {names.get(lead['runner_up'], '')}"
+                f" {m(second)})"
+            )
+        elif c == "leave_one_out":
+            text += (
+                f" as wide a margin as the next, and the fewest cells wrong when each is "
+                f"left out ({first['leave_one_out']} against {second['leave_one_out']})"
+            )
+        elif c == "errors":
+            text += (
+                " ties the next on margin and leave-one-out but misclassifies fewer cells "
+                f"in all ({first['errors']} against {second['errors']})"
+            )
+        else:
+            text += " ties the next on every criterion (it comes first in the list)"
+    if first["margin"] is not None and second["margin"] is not None \
+            and first["margin"] < second["margin"]:  # fmt: skip
+        text += (
+            f"; its margin, {m(first)}, is narrower than the next rule's ({m(second)}); "
+            f"between decided cells alone it is {cell(first['decided_margin'], '.3f')}"
+        )
+    fewest = min(rules.values(), key=lambda r: r["errors"])
+    if fewest is not first and fewest["errors"] < first["errors"]:
+        place = next(i for i, key in enumerate(rank) if rules[key] is fewest) + 1
+        text += (
+            f"; the rule with the fewest misclassified cells in all, {_rule_text(fewest)} "
+            f"({fewest['errors']}, {fewest['misclassified_undecided']} of them undecided), "
+            f"ranks {place}: its margin is {m(fewest)}"
+        )
+    return text + "."
+
+
 def _separation_section(r: dict) -> str:
     """The shape of every input and how well each property's rule separates the cells
     where 4 tables C1-R0 is best (every number from ``r["separation"]``)."""
@@ -772,62 +1037,93 @@ def _separation_section(r: dict) -> str:
     L = [
         "## Which property decides",
         "",
-        "Each cell is labelled by whether 4 tables C1-R0 has the lowest mean error, and "
-        "*decided* when the seeds tell it from its rival (the best other configuration when "
-        "it wins, the winner when it loses): the 95 % t interval of their mean paired "
-        f"difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells are "
-        "decided). Shape of the inputs (`input_shape`: means over the intervals and seeds; "
-        f"the Zipf skew fitted to the ranks with at least {SKEW_FIT_MIN_COUNT} occurrences; "
-        "near misses: tuples with half the threshold or more but below it):",
+        "Each cell is labelled by whether 4 tables C1-R0 has the lowest error, mean over all "
+        "the cell's seeds, and *decided* when the seeds tell it from its rival (the best other "
+        "configuration when it wins, the winner when it loses): the 95 % t interval of their "
+        f"mean paired difference over the seeds excludes 0 ({k['decided_cells']} of {n} cells "
+        f"are decided). {_seeds_text(k)} Shape of the inputs (`input_shape`: means over the "
+        "intervals and seeds; the Zipf skew fitted to the ranks with at least "
+        f"{SKEW_FIT_MIN_COUNT} occurrences; near misses: tuples with half the threshold or "
+        "more but below it):",
         "",
-        "| input | fitted skew | top-10 share | top-100 share | top-1000 share | "
+        "| input | seeds | fitted skew | top-10 share | top-100 share | top-1000 share | "
         "distinct per counter | candidates per accumulator entry | near misses | "
         "C1R0 4 best | rival | decided |",
-        "| --- |" + " ---: |" * 7 + " --- | --- | --- |",
+        "| --- |" + " ---: |" * 8 + " --- | --- | --- |",
     ]
     rows = [(c["setting"], c) for c in k["cells"]] + list(k["real"].items())
     for name, c in rows:
         v = c["values"]
-        L.append(f"| {name} | {cell(v['skew_fit'], '.3f')} | {v['top10_share']:.3f} | "
+        L.append(f"| {name} | {cell(c.get('seeds'), 'd')} | {cell(v['skew_fit'], '.3f')} | "
+                 f"{v['top10_share']:.3f} | "
                  f"{v['top100_share']:.3f} | {v['top1000_share']:.3f} | "
                  f"{v['distinct_per_counter']:.1f} | {v['candidates_per_entry']:.3f} | "
                  f"{v['near_misses']:.1f} | {cell(c['won'])} | {c['rival']} | "
                  f"{cell(c['decided'])} |")  # fmt: skip
+    criteria = ", then ".join(f"{w} {name}" for _, name, w in RANK_CRITERIA)
     L += ["", f"Each property's best threshold rule for \"C1R0 4 is best\", fitted on the {n} "
-          "cells (fewest misclassified; at the widest gap when several tie); leave-one-out: "
-          "cells misclassified when each is predicted by the rule fitted to the others; "
-          f"programs: the rule applied to our {programs} programs, which it was not fitted "
-          "to (right of them):", "",
-          "| property | rule | gap | cells misclassified (undecided among them) | "
+          "cells (fewest misclassified; at the widest gap when several tie), ranked: "
+          f"{criteria}. An undecided cell's label is not known, so misclassifying it is no "
+          "evidence against a rule; the margin is the gap between the two cells' values the "
+          "threshold lies in, as a share of the property's spread over the cells (a pair: "
+          "the narrower), so a threshold the sampling of one cell can move ranks low; the "
+          "margin between decided cells is the same gap with only decided cells bounding it "
+          "(not a ranking criterion). "
+          "Leave-one-out: cells misclassified when each is predicted by the rule fitted to "
+          f"the others; programs: the rule applied to our {programs} programs, which it was "
+          "not fitted to (right of them).", "",
+          _lead_sentence(k, k["single"], k["single_rank"], k["lead"], "single rules"), "",
+          "| rank | property | rule | margin | margin between decided cells | gap | "
+          "decided cells misclassified | cells misclassified (undecided among them) | "
           "leave-one-out | programs right |",
-          "| --- | --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
-    pair = k["pair"]
-    for key, rule in [*k["single"].items(), ("pair", pair)]:
-        name = ("best pair" if key == "pair"
-                else next(nm for kk, nm, _ in SEPARATORS if kk == key))  # fmt: skip
+          "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    names = {kk: nm for kk, nm, _ in SEPARATORS}
+    for i, key in enumerate(k["single_rank"], 1):
+        rule = k["single"][key]
         L.append(
-            f"| {name} | {_rule_text(rule)} | {cell(rule['gap'], '.3g')} | "
+            f"| {i} | {names[key]} | {_rule_text(rule)} | {cell(rule['margin'], '.3f')} | "
+            f"{cell(rule['decided_margin'], '.3f')} | {cell(rule['gap'], '.3g')} | "
+            f"{rule['errors'] - rule['misclassified_undecided']} | "
             f"{rule['errors']} ({rule['misclassified_undecided']}) | "
             f"{rule['leave_one_out']} | {_right(rule['real_confusion'])} of {programs} |"
         )
+    shown = len(k["ranked_pairs"])
     L += [
         "",
         "Gap: the width of the gap between the two neighbouring cells' values the "
-        "threshold lies in (a pair: the narrower); a narrow gap is a threshold the sampling "
-        "of one cell can move.",
+        "threshold lies in, in the property's units (a pair: the narrower).",
         "",
-        f"The {k['pairs_with_fewest_errors']} pair rules with the fewest misclassified cells "
-        f"({pair['errors']}), by leave-one-out count:",
+        'The pair rules (two threshold rules joined by "and", each pair of properties\' '
+        f"best) that misclassify the fewest cells ({k['pair']['errors']}; "
+        f"{k['pairs_with_fewest_errors']} pairs"
+        + (f", the first {shown} shown" if shown < k["pairs_with_fewest_errors"] else "")
+        + "), in the same rank order"
+        + _pair_ties(k["ranked_pairs"])
+        + ":",
         "",
-        "| pair rule | gap | leave-one-out | programs right |",
-        "| --- | ---: | ---: | ---: |",
+        "| rank | pair rule | margin | margin between decided cells | gap | decided cells "
+        "misclassified | cells misclassified (undecided among them) | leave-one-out | "
+        "programs right |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for p in k["tied_pairs"]:
+    for i, p in enumerate(k["ranked_pairs"], 1):
         L.append(
-            f"| {_rule_text(p)} | {cell(p['gap'], '.3g')} | {p['leave_one_out']} | "
+            f"| {i} | {_rule_text(p)} | {cell(p['margin'], '.3f')} | "
+            f"{cell(p['decided_margin'], '.3f')} | {cell(p['gap'], '.3g')} | "
+            f"{p['errors'] - p['misclassified_undecided']} | {p['errors']} "
+            f"({p['misclassified_undecided']}) | {p['leave_one_out']} | "
             f"{_right(p['real_confusion'])} of {programs} |"
         )
     return "\n".join(L)
+
+
+def _pair_ties(pairs: list[dict]) -> str:
+    """How many of the first pairs tie with the first on every ranking criterion (none:
+    "")."""
+    tied = 1
+    while tied < len(pairs) and deciding_criterion(pairs[0], pairs[tied]) is None:
+        tied += 1
+    return f" (the first {tied} tie on every criterion)" if tied > 1 else ""
 
 
 def _wrong_programs(rule: dict, k: dict) -> list[str]:
@@ -839,10 +1135,8 @@ def _separation_verdict(r: dict) -> str:
     k = r["separation"]
     n, programs = len(k["cells"]), len(k["real"])
     names = {kk: nm for kk, nm, _ in SEPARATORS}
-    best = k["single"][k["best_single"][0]]
-    c = best["confusion"]
-    near = [names[key] for key, rule in k["single"].items()
-            if rule["errors"] == best["errors"] + 1]  # fmt: skip
+    lead = k["single"][k["lead"]["rule"]]
+    c = lead["confusion"]
 
     def on_programs(rule):
         if not programs:
@@ -851,33 +1145,31 @@ def _separation_verdict(r: dict) -> str:
         return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
                 "programs" + (f" (not on {', '.join(wrong)})" if wrong else ""))  # fmt: skip
 
-    text = (f" The property that best separates the cells where 4 tables C1-R0 is best: "
-            f"{' = '.join(names[key] for key in k['best_single'])}; the rule "
-            f"{_rule_text(best)} (in a gap of {cell(best['gap'], '.3g')}) misclassifies "
-            f"{best['errors']} of {n} cells (C1R0 4 best and predicted {c['both']}, best but "
+    text = (f" The property that leads the ranked rules: {names[k['lead']['rule']]}; the rule "
+            f"{_rule_text(lead)} (margin {cell(lead['margin'], '.3f')}) misclassifies "
+            f"{lead['errors']} of {n} cells (C1R0 4 best and predicted {c['both']}, best but "
             f"not predicted {c['missed']}, predicted but not best {c['wrong']}, neither "
             f"{c['neither']}"
-            + (f"; misclassified: {'; '.join(best['misclassified'])}, "
-               f"{best['misclassified_undecided']} of them undecided by the seeds"
-               if best["misclassified"] else "")
-            + f"), {best['leave_one_out']} when each cell is left out of the fit"
-            + on_programs(best) + "."
-            + (f" One cell more: {', '.join(near)}." if near else ""))  # fmt: skip
-    clean = [names[key] for key, rule in k["single"].items()
-             if rule["errors"] == rule["misclassified_undecided"]]  # fmt: skip
+            + (f"; misclassified: {'; '.join(lead['misclassified'])}, "
+               f"{lead['misclassified_undecided']} of them undecided by the seeds"
+               if lead["misclassified"] else "")
+            + f"), {lead['leave_one_out']} when each cell is left out of the fit"
+            + on_programs(lead) + ".")  # fmt: skip
+    single = k["single"]
+    clean = [names[key] for key in k["single_rank"]
+             if single[key]["errors"] == single[key]["misclassified_undecided"]]  # fmt: skip
     text += (f" On the {k['decided_cells']} cells the seeds decide, "
-             + (f"{len(clean)} properties misclassify none: {', '.join(clean)}."
+             + (f"{len(clean)} "
+                + ("property misclassifies" if len(clean) == 1 else "properties misclassify")
+                + f" none: {', '.join(clean)}."
                 if clean else "every property misclassifies at least one."))  # fmt: skip
-    if best["errors"] == 0:
-        return text + " It separates them."
+    if min(rule["errors"] for rule in k["single"].values()) == 0:
+        return text + " A single property separates all cells."
     pair = k["pair"]
-    all_right = sum(_right(p["real_confusion"]) == programs for p in k["tied_pairs"])
-    return (text + " No single property separates them without error. The best pair rule, "
-            f"{_rule_text(pair)}, misclassifies {pair['errors']} of {n} cells "
-            f"({pair['misclassified_undecided']} of them undecided), {pair['leave_one_out']} "
-            "when each is left out" + on_programs(pair)
-            + f"; {k['pairs_with_fewest_errors']} pairs misclassify as few cells"
-            + (f", {all_right} of them right on all our programs" if programs else "")
+    return (text + " No single property separates all cells without error. The leading pair "
+            f"rule, {_rule_text(pair)} (margin {cell(pair['margin'], '.3f')}), misclassifies "
+            f"{pair['errors']} of {n} cells ({pair['misclassified_undecided']} of them "
+            f"undecided), {pair['leave_one_out']} when each is left out" + on_programs(pair)
             + ".")  # fmt: skip
 
 

@@ -9,6 +9,13 @@ the misclassification count of a rule that was not fitted to the cell it predict
 
 A cell's outcome can be *undecided*: its seeds do not tell the two configurations apart
 (:func:`decided`, a paired t interval over the seeds).
+
+:func:`rank_rules` orders fitted rules so the robust one leads: fewest misclassified
+*decided* cells (an undecided cell's label is not known, so getting it "wrong" is no
+evidence against a rule), then the widest :func:`margin` (a threshold in a gap narrow
+against the property's spread is one the sampling of a cell can move), then leave-one-out,
+then all misclassified cells; :func:`deciding_criterion` names the criterion that puts one
+rule ahead of the next.
 """
 
 from __future__ import annotations
@@ -18,11 +25,15 @@ import math
 
 import numpy as np
 
-__all__ = ["best_rule", "leave_one_out", "apply_rule", "confusion", "decided", "T_975"]
+__all__ = ["best_rule", "leave_one_out", "apply_rule", "confusion", "decided", "T_975", "margin",
+           "rank_rules", "deciding_criterion", "RANK_CRITERIA"]  # fmt: skip
 
-#: two-sided 95 % quantiles of Student's t, by degrees of freedom (1-10)
+#: two-sided 95 % quantiles of Student's t, by degrees of freedom (1-30)
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-         9: 2.262, 10: 2.228}  # fmt: skip
+         9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
+         16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074,
+         23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045,
+         30: 2.042}  # fmt: skip
 
 
 def _thresholds(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,3 +148,55 @@ def decided(a: list[float], b: list[float]) -> bool:
         raise ValueError(f"decided: at most {max(T_975) + 1} seeds, not {len(d)}")
     half = T_975[len(d) - 1] * float(np.std(d, ddof=1)) / math.sqrt(len(d))
     return bool(abs(float(np.mean(d))) > half)
+
+
+def margin(rule: dict, values: dict[str, list[float | None]], among=None) -> float | None:
+    """How far the rule's threshold is from the cells on either side, scale-free: for each
+    of its properties whose threshold lies between two cells' values, the gap between the
+    nearest value below and the nearest above, over the spread (largest minus smallest
+    value) of that property over all the cells; the smallest of these. ``among``: one bool
+    per cell, the cells whose values bound the gap (None: all; the spread is always over
+    all). None: every threshold lies beyond every such value (a rule that puts all those
+    cells on one side)."""
+    out = []
+    for name, t in zip(rule["properties"], rule["thresholds"], strict=True):
+        v = np.array([np.nan if x is None else x for x in values[name]], float)
+        ok = ~np.isnan(v)
+        near = v[ok & (np.ones(len(v), bool) if among is None else np.asarray(among, bool))]
+        below, above = near[near < t], near[near > t]
+        if len(below) and len(above):
+            out.append(float((above.min() - below.max()) / (v[ok].max() - v[ok].min())))
+    return min(out) if out else None
+
+
+#: :func:`rank_rules`' criteria, in order: (key, what it is, which way is better)
+RANK_CRITERIA = (
+    ("decided_errors", "misclassified decided cells", "fewer"),
+    ("margin", "margin", "wider"),
+    ("leave_one_out", "cells wrong in leave-one-out", "fewer"),
+    ("errors", "misclassified cells", "fewer"),
+)
+
+
+def _rank_key(rule: dict) -> tuple:
+    m = rule["margin"]
+    return (rule["errors"] - rule["misclassified_undecided"], m is None, -(m or 0.0),
+            rule["leave_one_out"], rule["errors"])  # fmt: skip
+
+
+def rank_rules(rules: list[dict]) -> list[int]:
+    """The indexes of ``rules`` in rank order (:data:`RANK_CRITERIA`; full ties keep the
+    given order). Each rule needs ``errors``, ``misclassified_undecided``,
+    ``leave_one_out`` and ``margin`` (None ranks after every number)."""
+    return sorted(range(len(rules)), key=lambda i: _rank_key(rules[i]))
+
+
+def deciding_criterion(first: dict, second: dict) -> str | None:
+    """The key of the first of :data:`RANK_CRITERIA` on which ``first`` ranks ahead of
+    ``second`` (None: they tie on all)."""
+    a, b = _rank_key(first), _rank_key(second)
+    # key positions: decided errors 0, margin 1-2, leave-one-out 3, errors 4
+    for (name, _, _), part in zip(RANK_CRITERIA, ((0,), (1, 2), (3,), (4,)), strict=True):
+        if tuple(a[i] for i in part) != tuple(b[i] for i in part):
+            return name
+    return None

@@ -67,23 +67,27 @@ def prove_unit(top: str, overrides: dict, index: int, prop: str,
 
 
 def prove_tops(tops: list[Top], overrides: dict | None = None, workdir: Path | None = None,
-               out=print, run_options=None, journal: Path | None = None) -> bool:  # fmt: skip
+               out=print, run_options=None, journal: Path | None = None,
+               records: list | None = None) -> bool:  # fmt: skip
     """Prove every property of ``tops`` at each formal parameter set, one unit per
     property (``run_options``: where, :class:`hwprof.run.RunOptions`, default in-process;
     ``journal``: the file recording them, for ``--resume``). Prints the results in order
-    as they come in; True if none failed. A unit that raises (a yosys error) raises
-    :class:`~hwprof.verify.formal.FormalError` with its message, after the others."""
+    as they come in; True if none failed. ``records``: a list that gets one dict per
+    property, in the same order (top, params, property, status, steps, ok, seconds). A
+    unit that raises (a yosys error) raises :class:`~hwprof.verify.formal.FormalError`
+    with its message, after the others."""
     from ..run import Journal, RunOptions, Unit, run_units
     from .formal import FormalError
 
     overrides = overrides or {}
-    units, headers = [], {}
+    units, headers, params_of = [], {}, {}
     for top in tops:
         sets = formal_param_sets(top, overrides)
         for index, chosen in enumerate(sets):
             params = top.resolve(chosen)
             changed = {k: v for k, v in params.items() if v != top.resolve({})[k]}
             names = [p.name for p in top.properties(params)]
+            params_of.update({f"{top.name}/{index}/{name}": params for name in names})
             if names:
                 what = ", ".join(f"{k}={v}" for k, v in changed.items()) or "defaults"
                 headers[f"{top.name}/{index}/{names[0]}"] = f"{top.name} ({what}):"
@@ -106,6 +110,12 @@ def prove_tops(tops: list[Top], overrides: dict | None = None, workdir: Path | N
             if o.ok:
                 r = o.value
                 out(f"  {r['name']}: {r['summary']} [{o.timing.get('seconds', 0):.1f} s]")
+                if records is not None:
+                    records.append({"top": key.split("/", 1)[0], "params": params_of[key],
+                                    "property": r["name"], "status": r["status"],
+                                    "steps": r["steps"], "ok": r["ok"],
+                                    "seconds": o.timing.get("seconds"),
+                                    "trace": r["trace"]})  # fmt: skip
                 if r["status"] == "failed":
                     out("    " + r["trace"].replace("\n", "\n    "))
             else:
