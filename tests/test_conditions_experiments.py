@@ -325,8 +325,11 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     assert fit["misclassified"] == ["D=10,000 s=0.8 churn=0.0", "D=30,000 s=0.6 churn=0.0"]
     # margin: the gap 0.1 over the fitted skews' spread 0.5-1.2; D=10,000 s=0.8 is decided
     # by its 20 seeds (its extra seeds agree with its first five), D=30,000 s=0.6 is not
-    assert "| fitted Zipf skew | fitted Zipf skew < 0.750 | 0.143 | 0.1 | 1 | 2 (1) | 2 |" in md
+    # between decided cells no margin: the decided cells are the seven at skew 0.8, all on
+    # one side of the threshold
+    assert "| fitted Zipf skew | fitted Zipf skew < 0.750 | 0.143 | - | 0.1 | 1 | 2 (1) | 2 |" in md
     assert "Seeds per cell: 25 cells have 5 seeds, 7 cells have 20 seeds." in md
+    assert "7 cells have 15 seeds more (seed indexes from 5 on); the sweep's tables" in md
     # the share takes two values, so its margin is 1: it leads
     assert (
         "candidate share < 0.350 leads the single rules: it misclassifies 1 of the 7 "

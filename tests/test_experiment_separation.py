@@ -215,6 +215,11 @@ def test_margin_by_hand():
     pair = {"properties": ["a", "b"], "thresholds": [2.0, 7.5]}
     assert sep.margin(pair, values) == pytest.approx(0.2)
     assert sep.margin({"properties": ["b"], "thresholds": [7.5]}, values) == pytest.approx(0.75)
+    # only the cells in ``among`` bound the gap (3 left out: 1 to 10), the spread is all
+    among = [True, True, False, True]
+    assert sep.margin(one, values, among) == pytest.approx(0.9)
+    five = {"properties": ["a"], "thresholds": [5.0]}
+    assert sep.margin(five, values, [True, True, True, False]) is None
     # beyond every value: no margin, and a pair with one such threshold has the other's
     assert sep.margin({"properties": ["a"], "thresholds": [11.0]}, values) is None
     assert sep.margin({"properties": ["a", "b"], "thresholds": [-1.0, 7.5]},
@@ -304,3 +309,32 @@ def test_lead_sentence_says_why():
         "top-10 share < 0.153 leads the single rules: it misclassifies 0 of the 17 decided "
         "cells, fewer than any other (candidate share: 1);"
     )
+
+
+def test_lead_sentence_names_a_narrow_margin():
+    """A rule that leads by its decided cells with a narrower margin than the next: the
+    sentence says so, with its margin between decided cells."""
+    skew = {"properties": ["skew_fit"], "directions": ["<"], "thresholds": [0.794],
+            "errors": 2, "misclassified_undecided": 2, "leave_one_out": 3, "margin": 0.001,
+            "decided_margin": 0.274}  # fmt: skip
+    share = {"properties": ["top100_share"], "directions": ["<"], "thresholds": [0.347],
+             "errors": 3, "misclassified_undecided": 2, "leave_one_out": 3, "margin": 0.134,
+             "decided_margin": 0.214}  # fmt: skip
+    rules = {"top100_share": share, "skew_fit": skew}
+    rank = [list(rules)[i] for i in sep.rank_rules(list(rules.values()))]
+    lead = {"rule": rank[0], "runner_up": rank[1],
+            "criterion": sep.deciding_criterion(skew, share)}  # fmt: skip
+    assert mc._lead_sentence({"decided_cells": 19}, rules, rank, lead, "single rules") == (
+        "fitted Zipf skew < 0.794 leads the single rules: it misclassifies 0 of the 19 "
+        "decided cells, fewer than any other (top-100 share: 1); its margin, 0.001, is "
+        "narrower than the next rule's (0.134); between decided cells alone it is 0.274."
+    )
+
+
+def test_pair_ties_counts_the_leading_ties():
+    tie = _judged(2, 2, 4, 0.001)
+    assert mc._pair_ties([tie, dict(tie), dict(tie), _judged(2, 2, 5, 0.001)]) == (
+        " (the first 3 tie on every criterion)"
+    )
+    assert mc._pair_ties([tie, _judged(2, 2, 4, 0.002)]) == ""
+    assert mc._pair_ties([tie]) == ""

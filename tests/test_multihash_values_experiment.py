@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 from hwprof.cli import main
 from hwprof.experiments.multihash_values import configurations, hash_seed
+from hwprof.traces import workloads
 
 
 def test_configurations_are_the_papers():
@@ -31,6 +34,11 @@ def test_quick_run(tmp_path, capsys):
     assert "| fully associative (paper) |" in md and "| 4-way x 25 sets |" in md
     data = json.loads((tmp_path / "multihash-values-quick.json").read_text())
     r = next(iter(data["presets"]["10k"].values()))
+    # the trace each program was read from, by name and digest
+    shipped = workloads.shipped_trace("xz")
+    assert data["traces"] == {"xz (shipped)": {
+        "file": shipped.name, "path": str(Path(shipped).absolute()),
+        "sha256": hashlib.sha256(Path(shipped).read_bytes()).hexdigest()}}  # fmt: skip
     assert r["intervals"] == 30 and r["distinct"] > r["candidates"] > 0
     for label in ("C1R0 4", "C1R0 4 4-way", "C1R0 4 10-way", "count-min", "frequent-items",
                   "hotlist"):

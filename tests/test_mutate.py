@@ -266,3 +266,78 @@ def test_cheap_equivalence_out_of_time(tmp_path):
     dead = _inv("$or$orig.v:5$2", "u", 1)
     assert cheap_equivalence(DEAD_TREE, "tree", [dead], tmp_path / "a") == [UNREAD]
     assert cheap_equivalence(DEAD_TREE, "tree", [dead], tmp_path / "b", timeout=0.001) == [None]
+
+
+# --- the mutant's time limit: CPU seconds of the simulator, not wall time ------------------
+
+#: a stand-in for cocotb's simulator command: by ``+mutsel=i``, 1 hangs (spins), 2 is
+#: slow in wall time only (sleeps, as a run waiting for a core), 3 fails, others pass;
+#: it writes a JUnit results file as cocotb does
+_FAKE_SIM = """
+import os, sys, time
+index = int(next(a for a in sys.argv if a.startswith("+mutsel=")).split("=")[1])
+if index == 1:
+    while True:
+        pass
+if index == 2:
+    time.sleep(2.5)
+failures = 1 if index == 3 else 0
+with open(os.environ["COCOTB_RESULTS_FILE"], "w") as f:
+    f.write(f'<testsuites><testsuite name="t" tests="2" failures="{failures}"/></testsuites>')
+"""
+
+
+def _fake_command(tmp_path):
+    import os
+    import sys
+
+    return {"cmds": [[sys.executable, "-c", _FAKE_SIM, f"+{CTRL}=0"]], "cwd": str(tmp_path),
+            "env": dict(os.environ)}  # fmt: skip
+
+
+def test_a_hanging_mutant_is_killed_by_the_cpu_limit(tmp_path):
+    import time
+
+    from hwprof.verify.mutate import mutant_unit, run_regression
+
+    command = _fake_command(tmp_path)
+    verdict, detail, cpu = run_regression(command, tmp_path, 0, 1)
+    assert (verdict, detail) == ("pass", "0/2 tests failed") and cpu < 1
+    assert run_regression(command, tmp_path, 3, 1)[:2] == ("fail", "1/2 tests failed")
+    started = time.monotonic()
+    got = mutant_unit(1, "mutate ...", top="t", verilog="", command=command,
+                      build_dir=str(tmp_path), cpu_limit=1, equiv_timeout=None, workdir=None,
+                      cheap=True)  # fmt: skip
+    assert got == {"status": "killed", "detail": "no verdict in 1 CPU-s"}
+    assert time.monotonic() - started < 60
+
+
+def test_a_mutant_slowed_in_wall_time_is_not_killed(tmp_path):
+    """Mutant 2 sleeps 2.5 s at almost no CPU: it passes under a 1 CPU-second limit,
+    where the old limit (1 s of wall time) would have killed it."""
+    import subprocess
+
+    from hwprof.verify.mutate import run_regression
+
+    command = _fake_command(tmp_path)
+    verdict, detail, cpu = run_regression(command, tmp_path, 2, 1)
+    assert (verdict, detail) == ("pass", "0/2 tests failed") and cpu < 1
+    old = [f"+{CTRL}=2" if a == f"+{CTRL}=0" else a for a in command["cmds"][0]]
+    env = {**command["env"], "COCOTB_RESULTS_FILE": str(tmp_path / "old.xml")}
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run(old, env=env, timeout=1)
+
+
+def test_the_limit_is_five_times_the_originals_cpu_plus_30(capsys):
+    from hwprof.verify.mutate import MutateError, _original_passes
+
+    lines = []
+    assert _original_passes("x", lambda i, limit: ("pass", "", 10.0), 4, lines.append, 60.0,
+                            "here") == 80  # fmt: skip
+    assert lines[0].startswith("original passes the x bench (10 CPU-s, ")
+    assert lines[0].endswith("running 4 mutants (80 CPU-s each at most, wall backstop 1600 s)")
+    assert _original_passes("x", lambda i, limit: ("pass", "", 2.0), 4, lines.append, 60.0,
+                            "here") == 60  # fmt: skip
+    with pytest.raises(MutateError, match="the original design fails the x bench"):
+        _original_passes("x", lambda i, limit: ("timeout", "no verdict", 3600.0), 4,
+                         lines.append, 60.0, "here")  # fmt: skip

@@ -371,16 +371,16 @@ def test_native_bench_kills_a_mutant(tmp_path):
     mutants = list_mutants(verilog, "multihash", 6, 1, tmp_path)
     text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
     runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
-    verdict, detail = runner.run(0, 120)
+    verdict, detail, _ = runner.run(0, 120)
     assert verdict == "pass", detail
     assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
                         r"and markers match, no stall", detail)  # fmt: skip
-    verdicts = [runner.run(m.index, 120) for m in mutants]
+    verdicts = [runner.run(m.index, 120)[:2] for m in mutants]
     assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
     # the original against a golden model with the second write's threshold changed
     runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3))).expected(
         runner.bench.keys())
-    verdict, detail = runner.run(0, 120)
+    verdict, detail, _ = runner.run(0, 120)
     assert verdict == "fail" and "records differ" in detail
 
 
@@ -681,3 +681,41 @@ def test_stop_short_interval_stops_one_hit_short():
     assert set(climbers) <= set(early)
     with pytest.raises(ValueError, match="needs 76 tuples, more than stop_short_length 60"):
         native_bench(top, top.resolve({}), stop_short_length=60).stop_short()
+
+
+class _StandIn:
+    """A harness stand-in for run_native: a Python process instead of the Verilator
+    harness, ``script`` run under the bench's CPU limit; its one transfer compared."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def run(self, keys, work, drain, ready, seed, plusargs=(), cpu_limit=None):
+        import sys
+
+        from hwprof.sim.native import run_harness
+
+        report = run_harness([sys.executable, "-c", self.script], cpu_limit=cpu_limit)
+        return StreamRun(1, 1, 0, 0.0, 0.0, 0.0, 0.0, np.zeros(1, np.uint64),
+                         process_cpu_seconds=report["process_cpu_seconds"])  # fmt: skip
+
+
+class _Bench:
+    drain, ready, seed = 0, 0.5, 1
+
+    @staticmethod
+    def compare(run, want):
+        return 0, "1 records and markers match"
+
+
+def test_native_run_limits_cpu_not_wall(tmp_path):
+    """A run that sleeps 2.5 s passes under a 1 CPU-second limit; one that spins is
+    stopped by it, a timeout (the mutant killed), with the limit in its detail."""
+    from hwprof.verify.mutate_native import run_native
+
+    slow = "import json, time; time.sleep(2.5); print(json.dumps({}))"
+    verdict, detail, cpu = run_native(_Bench, _StandIn(slow), tmp_path, 2, 1, (None, None))
+    assert (verdict, detail) == ("pass", "native: 1 records and markers match") and cpu < 1
+    verdict, detail, cpu = run_native(_Bench, _StandIn("while True: pass"), tmp_path, 1, 1,
+                                      (None, None))  # fmt: skip
+    assert (verdict, detail) == ("timeout", "native: no verdict in 1 CPU-s") and cpu >= 0.9

@@ -74,11 +74,26 @@ def test_expected_data_names_every_kind_of_file():
         assert any(n.endswith(part) for n in names), part
 
 
-def test_installed_package_finds_its_data_outside_the_checkout(wheel, tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def site(wheel, tmp_path_factory) -> Path:
+    """The wheel installed into a directory of its own (its ``bin/hwprof`` too)."""
+    site = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
                     "--target", str(site), str(wheel)],
                    check=True, capture_output=True)  # fmt: skip
+    return site
+
+
+def hwprof(site: Path, cwd: Path, *args: str, path: str | None = None):
+    """The installed ``hwprof`` command run in ``cwd`` with only ``site`` on PYTHONPATH."""
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run([str(site / "bin" / "hwprof"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def test_installed_package_finds_its_data_outside_the_checkout(site, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
@@ -104,3 +119,46 @@ def test_installed_package_finds_its_data_outside_the_checkout(wheel, tmp_path):
                           capture_output=True, text=True)  # fmt: skip
     assert info.returncode == 0, info.stderr
     assert "load" in info.stdout
+
+
+@pytest.mark.cocotb
+def test_installed_regress_runs_outside_the_checkout(site, tmp_path, seed):
+    """``hwprof regress brr``: the installed cocotb module on Verilator, built under the
+    current directory's build/."""
+    run = hwprof(site, tmp_path, "regress", "brr", "--seed", str(seed), "--cycles", "2000")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"brr: PASS (1 tests, 0 failed, seed {seed};" in run.stdout
+    assert (tmp_path / "build" / "sim").is_dir()
+
+
+def test_installed_capture_runs_outside_the_checkout(site, tmp_path):
+    """``hwprof trace capture``: the valgrind tool built from the installed source, or,
+    with no valgrind on PATH, one line that says how to install it and no file."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    run = hwprof(site, tmp_path, "trace", "capture", "-o", "none.trace", "--", "true",
+                 path=str(empty))  # fmt: skip
+    assert run.returncode == 2 and run.stdout == ""
+    assert len(run.stderr.splitlines()) == 1 and "valgrind not found" in run.stderr
+    assert "apt-get install valgrind" in run.stderr
+    assert not list(tmp_path.glob("none.trace*"))
+    if shutil.which("valgrind") is None:
+        pytest.skip("no valgrind on this machine: the capture itself is not run")
+    run = hwprof(site, tmp_path, "trace", "capture", "-o", "true.trace", "--",
+                 shutil.which("true"))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    info = hwprof(site, tmp_path, "trace", "info", "--json", "true.trace")
+    assert info.returncode == 0, info.stderr
+    assert '"load":' in info.stdout and (tmp_path / "build" / "valgrind").is_dir()
+
+
+def test_installed_experiment_runs_outside_the_checkout(site, tmp_path):
+    """``hwprof experiment multihash-values --quick``: the shipped xz trace from the
+    installed package; the table and the files it wrote."""
+    run = hwprof(site, tmp_path, "experiment", "multihash-values", "--quick", "-o", "out",
+                 "--jobs", "1")  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "xz (shipped)" in run.stderr  # the progress line names the trace it read
+    assert "| quantity | paper | ours |" in run.stdout
+    written = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"multihash-values-quick.json", "multihash-values-quick.md"} <= written

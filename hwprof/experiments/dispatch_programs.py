@@ -790,16 +790,6 @@ def _traces(quick: bool, traces) -> list[tuple[Path, str]]:
     return found
 
 
-def _load() -> str:
-    try:
-        import os
-
-        one, five, _ = os.getloadavg()
-        return f"load average {one:.1f} at the end, {five:.1f} over 5 minutes, 2 cores"
-    except OSError:
-        return "load not known"
-
-
 def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     began, cpu = time.perf_counter(), time.process_time()
     found = _traces(quick, traces)
@@ -849,7 +839,6 @@ def run(output_dir: Path, seed: int, quick: bool, traces=()) -> dict:
     result["reading"] = _reading(result)
     result["elapsed_s"] = time.perf_counter() - began
     result["cpu_s"] = time.process_time() - cpu
-    result["load"] = _load()
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     stem = "selective-dispatch-programs-quick" if quick else "selective-dispatch-programs"

@@ -590,8 +590,10 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
     pairs = [best_rule(values, labels, pair) for pair in itertools.combinations(keys, 2)]
     fewest_pair = min(p["errors"] for p in pairs)
     pairs = [judged(p) for p in pairs if p["errors"] == fewest_pair]
+    known = [r["decided"] for r in rows]
     for rule in [*singles.values(), *pairs]:
         rule["margin"] = margin(rule, values)
+        rule["decided_margin"] = margin(rule, values, known)
     rank = [keys[i] for i in rank_rules(list(singles.values()))]
     pairs = [pairs[i] for i in rank_rules(pairs)]
     fewest = min(r["errors"] for r in singles.values())
@@ -604,7 +606,8 @@ def separation(cells: list[dict], shapes: list[dict], real: dict, preset: str = 
                           if len(pairs) > 1 else None},
             "pairs_with_fewest_errors": len(pairs),
             "ranked_pairs": [{k: p[k] for k in ("properties", "directions", "thresholds", "gap",
-                                                "margin", "errors", "misclassified_undecided",
+                                                "margin", "decided_margin", "errors",
+                                                "misclassified_undecided",
                                                 "leave_one_out", "real_confusion")}
                              for p in pairs[:PAIRS_SHOWN]],
             "decided_cells": sum(r["decided"] for r in rows)}  # fmt: skip
@@ -779,7 +782,7 @@ def markdown(r: dict, stem: str) -> str:
          f"{preset['interval_length']:,} tuples, threshold {preset['threshold']:,}, 2048 "
          "counters split over the tables, accumulator of "
          f"{preset['accumulator']:,} entries with retaining. Error = formula (1) in %, mean "
-         "[min-max] over the seeds.", "", _settings_line(r), "",
+         "[min-max] over the seeds." + _extra_line(r), "", _settings_line(r), "",
          "## The paper's claim", "", f"{r['paper']['claim']}. Its programs: "
          f"{r['paper']['programs']}. What it says of their streams: {r['paper']['distinct']}; "
          f"{r['paper']['candidates']}; candidate change between intervals: "
@@ -848,6 +851,21 @@ def markdown(r: dict, stem: str) -> str:
         L.append(f"| {name} | {_span(k['won'][key], spec)} | {_span(k['lost'][key], spec)} |")
     L += ["", _real_section(r), "", _separation_section(r), "", _verdict(r), ""]
     return "\n".join(L)
+
+
+def _extra_line(r: dict) -> str:
+    """The cells with extra seeds and where they are used ("" when none has)."""
+    extra = [c for c in r["cells"] if c.get("extra_seeds")]
+    if not extra:
+        return ""
+    more = sorted({c["extra_seeds"]["seeds"] for c in extra})
+    return (
+        f" {len(extra)} cells have {_names(more)} seeds more (seed indexes from "
+        f"{extra[0]['extra_seeds']['first']} on); the sweep's tables and \"Where the "
+        f'paper\'s result appears" use the first {r["seeds"]} seeds of every cell; "Which '
+        "property decides\" and the verdict's sentences on its rules use all of a cell's "
+        "seeds."
+    )
 
 
 def _settings_line(r: dict) -> str:
@@ -994,6 +1012,12 @@ def _lead_sentence(k: dict, rules: dict, rank: list[str], lead: dict, what: str)
             )
         else:
             text += " ties the next on every criterion (it comes first in the list)"
+    if first["margin"] is not None and second["margin"] is not None \
+            and first["margin"] < second["margin"]:  # fmt: skip
+        text += (
+            f"; its margin, {m(first)}, is narrower than the next rule's ({m(second)}); "
+            f"between decided cells alone it is {cell(first['decided_margin'], '.3f')}"
+        )
     fewest = min(rules.values(), key=lambda r: r["errors"])
     if fewest is not first and fewest["errors"] < first["errors"]:
         place = next(i for i, key in enumerate(rank) if rules[key] is fewest) + 1
@@ -1042,20 +1066,24 @@ def _separation_section(r: dict) -> str:
           f"{criteria}. An undecided cell's label is not known, so misclassifying it is no "
           "evidence against a rule; the margin is the gap between the two cells' values the "
           "threshold lies in, as a share of the property's spread over the cells (a pair: "
-          "the narrower), so a threshold the sampling of one cell can move ranks low. "
+          "the narrower), so a threshold the sampling of one cell can move ranks low; the "
+          "margin between decided cells is the same gap with only decided cells bounding it "
+          "(not a ranking criterion). "
           "Leave-one-out: cells misclassified when each is predicted by the rule fitted to "
           f"the others; programs: the rule applied to our {programs} programs, which it was "
           "not fitted to (right of them).", "",
           _lead_sentence(k, k["single"], k["single_rank"], k["lead"], "single rules"), "",
-          "| rank | property | rule | margin | gap | decided cells misclassified | "
-          "cells misclassified (undecided among them) | leave-one-out | programs right |",
-          "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+          "| rank | property | rule | margin | margin between decided cells | gap | "
+          "decided cells misclassified | cells misclassified (undecided among them) | "
+          "leave-one-out | programs right |",
+          "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     names = {kk: nm for kk, nm, _ in SEPARATORS}
     for i, key in enumerate(k["single_rank"], 1):
         rule = k["single"][key]
         L.append(
             f"| {i} | {names[key]} | {_rule_text(rule)} | {cell(rule['margin'], '.3f')} | "
-            f"{cell(rule['gap'], '.3g')} | {rule['errors'] - rule['misclassified_undecided']} | "
+            f"{cell(rule['decided_margin'], '.3f')} | {cell(rule['gap'], '.3g')} | "
+            f"{rule['errors'] - rule['misclassified_undecided']} | "
             f"{rule['errors']} ({rule['misclassified_undecided']}) | "
             f"{rule['leave_one_out']} | {_right(rule['real_confusion'])} of {programs} |"
         )
@@ -1069,20 +1097,33 @@ def _separation_section(r: dict) -> str:
         f"best) that misclassify the fewest cells ({k['pair']['errors']}; "
         f"{k['pairs_with_fewest_errors']} pairs"
         + (f", the first {shown} shown" if shown < k["pairs_with_fewest_errors"] else "")
-        + "), in the same rank order:",
+        + "), in the same rank order"
+        + _pair_ties(k["ranked_pairs"])
+        + ":",
         "",
-        "| rank | pair rule | margin | gap | decided cells misclassified | cells misclassified "
-        "(undecided among them) | leave-one-out | programs right |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| rank | pair rule | margin | margin between decided cells | gap | decided cells "
+        "misclassified | cells misclassified (undecided among them) | leave-one-out | "
+        "programs right |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for i, p in enumerate(k["ranked_pairs"], 1):
         L.append(
-            f"| {i} | {_rule_text(p)} | {cell(p['margin'], '.3f')} | {cell(p['gap'], '.3g')} | "
+            f"| {i} | {_rule_text(p)} | {cell(p['margin'], '.3f')} | "
+            f"{cell(p['decided_margin'], '.3f')} | {cell(p['gap'], '.3g')} | "
             f"{p['errors'] - p['misclassified_undecided']} | {p['errors']} "
             f"({p['misclassified_undecided']}) | {p['leave_one_out']} | "
             f"{_right(p['real_confusion'])} of {programs} |"
         )
     return "\n".join(L)
+
+
+def _pair_ties(pairs: list[dict]) -> str:
+    """How many of the first pairs tie with the first on every ranking criterion (none:
+    "")."""
+    tied = 1
+    while tied < len(pairs) and deciding_criterion(pairs[0], pairs[tied]) is None:
+        tied += 1
+    return f" (the first {tied} tie on every criterion)" if tied > 1 else ""
 
 
 def _wrong_programs(rule: dict, k: dict) -> list[str]:
@@ -1118,7 +1159,9 @@ def _separation_verdict(r: dict) -> str:
     clean = [names[key] for key in k["single_rank"]
              if single[key]["errors"] == single[key]["misclassified_undecided"]]  # fmt: skip
     text += (f" On the {k['decided_cells']} cells the seeds decide, "
-             + (f"{len(clean)} properties misclassify none: {', '.join(clean)}."
+             + (f"{len(clean)} "
+                + ("property misclassifies" if len(clean) == 1 else "properties misclassify")
+                + f" none: {', '.join(clean)}."
                 if clean else "every property misclassifies at least one."))  # fmt: skip
     if min(rule["errors"] for rule in k["single"].values()) == 0:
         return text + " A single property separates all cells."

@@ -27,7 +27,7 @@ import numpy as np
 from ..golden.interval_error import Bulk, profile_stream
 from ..golden.multihash import PRESETS, MultiHashConfig
 from ..traces.keys import DEFAULT_VALUE_MAP, KEY_TEXT, SyntheticValueTrace, trace_keys
-from . import Experiment, cell
+from . import Experiment, cell, file_identity
 from .baselines import baselines_for, budget_bytes
 from .moved import before_key_change, moved_lines
 
@@ -727,7 +727,9 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
               "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
                          for k in dict.fromkeys(p for p, _, _ in plan)},
-              "paper": PAPER, "complete": False, "value_map": DEFAULT_VALUE_MAP}  # fmt: skip
+              "paper": PAPER, "complete": False, "value_map": DEFAULT_VALUE_MAP,
+              "traces": {name: file_identity(source["path"])
+                         for name, source in sources if "path" in source}}  # fmt: skip
     output_dir = Path(output_dir)
     stem = "multihash-values-quick" if quick else "multihash-values"
     result["before_key_change"] = before_key_change(

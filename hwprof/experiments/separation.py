@@ -150,19 +150,22 @@ def decided(a: list[float], b: list[float]) -> bool:
     return bool(abs(float(np.mean(d))) > half)
 
 
-def margin(rule: dict, values: dict[str, list[float | None]]) -> float | None:
+def margin(rule: dict, values: dict[str, list[float | None]], among=None) -> float | None:
     """How far the rule's threshold is from the cells on either side, scale-free: for each
     of its properties whose threshold lies between two cells' values, the gap between the
     nearest value below and the nearest above, over the spread (largest minus smallest
-    value) of that property over the cells; the smallest of these. None: every threshold
-    lies beyond every value (a rule that puts all cells on one side)."""
+    value) of that property over all the cells; the smallest of these. ``among``: one bool
+    per cell, the cells whose values bound the gap (None: all; the spread is always over
+    all). None: every threshold lies beyond every such value (a rule that puts all those
+    cells on one side)."""
     out = []
     for name, t in zip(rule["properties"], rule["thresholds"], strict=True):
-        v = np.array([x for x in values[name] if x is not None], float)
-        v = v[~np.isnan(v)]
-        below, above = v[v < t], v[v > t]
+        v = np.array([np.nan if x is None else x for x in values[name]], float)
+        ok = ~np.isnan(v)
+        near = v[ok & (np.ones(len(v), bool) if among is None else np.asarray(among, bool))]
+        below, above = near[near < t], near[near > t]
         if len(below) and len(above):
-            out.append(float((above.min() - below.max()) / (v.max() - v.min())))
+            out.append(float((above.min() - below.max()) / (v[ok].max() - v[ok].min())))
     return min(out) if out else None
 
 

@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .limits import RunLimitExceeded, run_limited
 from .runner import (
     DEFAULT_BUILD_ROOT,
     VERILATOR_WAIVED_WARNINGS,
@@ -120,18 +122,33 @@ def _build_native(build: Path, verilog: str, top: str, source: Path, defines: di
         raise RuntimeError(f"native build of {top} failed:\n{tail}")
 
 
-def run_harness(cmd: list, timeout: float | None = None) -> dict:
+def run_harness(cmd: list, timeout: float | None = None,
+                cpu_limit: float | None = None) -> dict:  # fmt: skip
     """Run a harness (``cmd``: the executable and its arguments); its last stdout line,
-    JSON (harness.h ``report``).
+    JSON (harness.h ``report``), with ``process_cpu_seconds``: the CPU seconds of the
+    harness process from its start to its end (``os.wait4``).
 
-    ``timeout``: seconds (``subprocess.TimeoutExpired`` after them; None: no limit).
+    ``timeout``: wall-clock seconds; ``cpu_limit``: CPU seconds of the harness process,
+    with a wall backstop of :data:`hwprof.sim.limits.WALL_BACKSTOP_FACTOR` times it if
+    no ``timeout`` is given (:func:`hwprof.sim.limits.run_limited`); None and None: no
+    limit. A run stopped by a limit raises :class:`hwprof.sim.limits.RunLimitExceeded`
+    (a ``subprocess.TimeoutExpired``; its ``run.stopped`` says which limit).
     """
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
-    if proc.returncode != 0:
-        raise RuntimeError(f"{Path(cmd[0]).name} failed ({proc.returncode}): "
-                           f"{proc.stderr.strip()[-2000:]}")  # fmt: skip
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        run = run_limited(cmd, cpu_limit=cpu_limit, wall_limit=timeout, stdout=stdout,
+                          stderr=stderr)  # fmt: skip
+        if run.stopped is not None:
+            raise RunLimitExceeded([str(c) for c in cmd], run)
+        stdout.seek(0)
+        stderr.seek(0)
+        out = stdout.read().decode()
+        err = stderr.read().decode(errors="replace")
+    if run.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[0]).name} failed ({run.returncode}): "
+                           f"{err.strip()[-2000:]}")  # fmt: skip
+    report = json.loads(out.strip().splitlines()[-1])
+    report["process_cpu_seconds"] = run.cpu_seconds
+    return report
 
 
 # --- blocks with a stream in and a stream out ------------------------------------------
@@ -187,6 +204,8 @@ class StreamRun:
     cpu_cycles_per_second: float
     cycle: np.ndarray
     fields: dict = field(default_factory=dict)
+    #: CPU seconds of the harness process, start to end (``cpu_seconds``: its run loop)
+    process_cpu_seconds: float = 0.0
 
     def __len__(self) -> int:
         return len(self.cycle)
@@ -316,14 +335,16 @@ class StreamHarness:
                                 extra_args=tuple(extra_args))  # fmt: skip
 
     def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1,
-            plusargs: tuple[str, ...] = (), timeout: float | None = None) -> StreamRun:  # fmt: skip
+            plusargs: tuple[str, ...] = (), timeout: float | None = None,
+            cpu_limit: float | None = None) -> StreamRun:  # fmt: skip
         """Stream ``keys`` (an array, or a path to a file of uint64 keys) through the block.
 
         ``drain``: cycles run after the last key is accepted (the block's latency,
         or a readout). ``ready``: the fraction of cycles with the output's ready
         high (seeded xorshift pattern, ``seed``; 1.0: always). ``plusargs``:
         ``+name=value`` arguments for the Verilog's ``$value$plusargs``;
-        ``timeout``: seconds (``subprocess.TimeoutExpired`` after them).
+        ``timeout``: wall-clock seconds, ``cpu_limit``: CPU seconds of the harness
+        process (:func:`run_harness`; ``subprocess.TimeoutExpired`` after either).
         """
         work = Path(work)
         work.mkdir(parents=True, exist_ok=True)
@@ -334,7 +355,8 @@ class StreamHarness:
             write_keys(np.asarray(keys, dtype=np.uint64), path)
         out = work / "out.bin"
         ppm = round(ready * READY_PPM)
-        report = run_harness([self.exe, path, out, drain, ppm, seed, *plusargs], timeout)
+        report = run_harness([self.exe, path, out, drain, ppm, seed, *plusargs], timeout,
+                             cpu_limit)  # fmt: skip
         words = report["words"]
         raw = np.fromfile(out, dtype="<u8")
         if raw.size != report["transfers"] * (1 + words):
@@ -348,7 +370,8 @@ class StreamHarness:
                          cycles_per_second=report["cycles_per_second"],
                          cpu_seconds=report["cpu_seconds"],
                          cpu_cycles_per_second=report["cpu_cycles_per_second"],
-                         cycle=raw[:, 0].copy(), fields=fields)  # fmt: skip
+                         cycle=raw[:, 0].copy(), fields=fields,
+                         process_cpu_seconds=report["process_cpu_seconds"])  # fmt: skip
 
 
 def _readies(ready: float, seed: int):

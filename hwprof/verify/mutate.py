@@ -13,7 +13,10 @@ regression as the test bench:
    mutant (a build takes tens of seconds; a regression run a few).
 3. The regression runs once per mutant (``+mutsel=i``, a fixed seed); a run with
    a failing test, or one that exceeds the time limit, kills the mutant. The
-   original (``mutsel=0``) must pass first.
+   original (``mutsel=0``) must pass first; the limit is in CPU seconds of the
+   simulator's process (5 x the original's + 30), so that a run slowed by other
+   jobs on the machine is not stopped, with a wall backstop (20 x that) only
+   against a process that sleeps.
    With ``bench="native"`` (``hwprof mutate TOP --bench native``) the
    mutants run first on the native bench (:mod:`hwprof.verify.mutate_native`: the same
    one Verilog compiled once with the C++ stream harness, a real trace per
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import subprocess
 import tempfile
@@ -43,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog import Top
+from ..sim.limits import WALL_BACKSTOP_FACTOR, run_limited
 from ..sim.runner import (
     DEFAULT_BUILD_ROOT,
     WAIVER_ARGS,
@@ -477,8 +482,15 @@ def capture_test_command(top: Top, build_dir: Path, env: dict, seed: int) -> dic
 
 
 def run_regression(command: dict, build_dir: Path, index: int,
-                   timeout: float) -> tuple[str, str]:  # fmt: skip
-    """Run the captured regression on mutant ``index``: ("pass" | "fail" | "timeout", detail)."""
+                   cpu_limit: float) -> tuple[str, str, float]:  # fmt: skip
+    """Run the captured regression on mutant ``index``: ("pass" | "fail" | "timeout",
+    detail, CPU seconds).
+
+    ``cpu_limit``: CPU seconds of the simulator process (cocotb's Verilator binary, the
+    command's own process: :func:`hwprof.sim.limits.run_limited`), with a wall backstop
+    of :data:`hwprof.sim.limits.WALL_BACKSTOP_FACTOR` times it against a process that
+    sleeps; a run stopped by either is "timeout", its detail saying which.
+    """
     from cocotb_tools.runner import get_results
 
     # a file of this attempt's own: an earlier attempt's simulator (its worker killed) may
@@ -487,20 +499,23 @@ def run_regression(command: dict, build_dir: Path, index: int,
     env = {**command["env"], "COCOTB_RESULTS_FILE": str(results)}
     cmds = [[f"+{CTRL}={index}" if arg == f"+{CTRL}=0" else arg for arg in c]
             for c in command["cmds"]]  # fmt: skip
+    used = 0.0
     with open(build_dir / f"run-{index}.log", "w") as log:
         for cmd in cmds:
-            try:
-                subprocess.run(cmd, cwd=command["cwd"], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, timeout=timeout)  # fmt: skip
-            except subprocess.TimeoutExpired:
-                return "timeout", f"no verdict in {timeout:.0f} s"
+            run = run_limited(cmd, cpu_limit=max(1.0, cpu_limit - used), cwd=command["cwd"],
+                              env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+            used += run.cpu_seconds
+            if run.stopped == "cpu":
+                return "timeout", f"no verdict in {math.ceil(cpu_limit)} CPU-s", used
+            if run.stopped is not None:
+                return "timeout", run.limit_text(), used
     if not results.exists():
-        return "fail", "the simulation ended without results (crash)"
+        return "fail", "the simulation ended without results (crash)", used
     tests, failed = get_results(results)
     results.unlink()
     if tests == 0:
-        return "fail", "no test ran"
-    return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed"
+        return "fail", "no test ran", used
+    return ("fail" if failed else "pass"), f"{failed}/{tests} tests failed", used
 
 
 def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str, out,
@@ -533,18 +548,24 @@ def _run_mutant_units(report: MutationReport, pending: list[Mutant], design: str
 BENCHES = ("cocotb", "native")
 
 
-def _original_passes(name: str, run, count: int, out, min_timeout: float, where: str) -> float:
-    """Run the original design (``mutsel=0``) on a bench; it must pass. The time limit of
-    each mutant's run: 5 x the original's + 30 s, at least ``min_timeout``."""
+#: the CPU seconds of the original design's run (it must end within them)
+ORIGINAL_CPU_LIMIT = 3600.0
+
+
+def _original_passes(name: str, run, count: int, out, min_limit: float, where: str) -> float:
+    """Run the original design (``mutsel=0``) on a bench; it must pass. The CPU limit of
+    each mutant's run (CPU seconds of the simulation's process, measured the same way as
+    the original's): 5 x the original's + 30 s, at least ``min_limit``."""
     t0 = time.monotonic()
-    verdict, detail = run(0, 3600)
-    base = time.monotonic() - t0
+    verdict, detail, cpu = run(0, ORIGINAL_CPU_LIMIT)
+    wall = time.monotonic() - t0
     if verdict != "pass":
         raise MutateError(f"the original design fails the {name} bench ({detail}); see {where}")
-    timeout = max(min_timeout, 5 * base + 30)
-    out(f"original passes the {name} bench ({base:.0f} s); running {count} mutants "
-        f"({timeout:.0f} s each at most)")  # fmt: skip
-    return timeout
+    limit = max(min_limit, 5 * cpu + 30)
+    out(f"original passes the {name} bench ({cpu:.0f} CPU-s, {wall:.0f} s wall); running "
+        f"{count} mutants ({math.ceil(limit)} CPU-s each at most, wall backstop "
+        f"{WALL_BACKSTOP_FACTOR * math.ceil(limit):.0f} s)")  # fmt: skip
+    return limit
 
 
 def _run_native_units(report: MutationReport, runner, pending: list[Mutant], out,
@@ -558,7 +579,7 @@ def _run_native_units(report: MutationReport, runner, pending: list[Mutant], out
     from .mutate_native import native_unit
 
     where = str(runner.harness.exe.parent)
-    timeout = _original_passes("native", runner.run, len(pending), out, 30.0, where)
+    cpu_limit = _original_passes("native", runner.run, len(pending), out, 30.0, where)
     by_index = {m.index: m for m in pending}
     survivors = set()
 
@@ -582,7 +603,8 @@ def _run_native_units(report: MutationReport, runner, pending: list[Mutant], out
     native_journal = None if journal is None else Path(journal).with_name(
         f"{Path(journal).stem}-native{Path(journal).suffix}")  # fmt: skip
     run_units([Unit(str(m.index), native_unit, {"index": m.index}) for m in pending],
-              run_options or RunOptions(jobs=1), shared={**runner.shared(), "timeout": timeout},
+              run_options or RunOptions(jobs=1),
+              shared={**runner.shared(), "cpu_limit": cpu_limit},
               journal=None if native_journal is None else Journal(native_journal, identity),
               on_done=done, name=f"mutate {report.top} (native)")  # fmt: skip
     return [m for m in pending if m.index in survivors]
@@ -611,8 +633,8 @@ def _drop_cheaply_equivalent(verilog: str, top: str, pending: list, work: Path,
 
 
 def mutant_unit(index: int, mutation: str, *, top: str, verilog: str, command: dict,
-                build_dir: str, timeout: float, equiv_timeout: float | None, workdir: str | None,
-                cheap: bool) -> dict:  # fmt: skip
+                build_dir: str, cpu_limit: float, equiv_timeout: float | None,
+                workdir: str | None, cheap: bool) -> dict:  # fmt: skip
     """One mutant, the unit of a run (:mod:`hwprof.run`): its cocotb regression on the
     shared build (``build_dir``, on a file system the workers share), then, if it
     survives, the equivalence checks (:func:`cheap_equivalence` if ``cheap``, then
@@ -620,10 +642,8 @@ def mutant_unit(index: int, mutation: str, *, top: str, verilog: str, command: d
 
     Returns ``{"status": killed | equivalent | survived, "detail": ...}``.
     """
-    verdict, detail = run_regression(command, Path(build_dir), index, timeout)
-    if verdict == "timeout":
-        return {"status": "killed", "detail": "no verdict in the time limit"}
-    if verdict == "fail":
+    verdict, detail, _ = run_regression(command, Path(build_dir), index, cpu_limit)
+    if verdict in ("fail", "timeout"):
         return {"status": "killed", "detail": detail}
     with tempfile.TemporaryDirectory(prefix="hwprof-mutant-") as tmp:
         work = Path(workdir) / f"m{index}" if workdir is not None else Path(tmp)
@@ -709,9 +729,9 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
             out(f"{top.name}: building the mutants into one Verilator model (cocotb)")
             build_dir = _build(top.name, text, Path(build_root))
             command = capture_test_command(top, build_dir, env, seed)
-            timeout = _original_passes(
+            cpu_limit = _original_passes(
                 "cocotb",
-                lambda i, t: run_regression(command, build_dir, i, t),
+                lambda i, limit: run_regression(command, build_dir, i, limit),
                 len(pending),
                 out,
                 60.0,
@@ -731,7 +751,7 @@ def mutate_top(top: Top, n: int, seed: int = 1, *, overrides: dict | None = None
                     "verilog": verilog,
                     "command": command,
                     "build_dir": str(build_dir),
-                    "timeout": timeout,
+                    "cpu_limit": cpu_limit,
                     "equiv_timeout": equiv_timeout,
                     "cheap": native is None,
                     "workdir": None if workdir is None else str(work.absolute()),

@@ -8,7 +8,8 @@ with the native stream harness (:class:`hwprof.sim.native.StreamHarness`,
 ``hwprof/sim/native/stream.cpp``), and each mutant is one run of the harness on
 the tuples of a shipped real trace with the output back-pressured, compared with
 the golden model's output computed once. A mismatch, a crash or a run over the
-time limit kills the mutant.
+time limit (CPU seconds of the harness process, with a wall backstop against a
+process that sleeps) kills the mutant.
 
 A top takes part when its catalog entry has a ``native_bench``
 (:class:`hwprof.block.Top`).
@@ -17,8 +18,8 @@ A top takes part when its catalog entry has a ``native_bench``
 from __future__ import annotations
 
 import hashlib
+import math
 import shutil
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..catalog import TOPS, Top
+from ..sim.limits import RunLimitExceeded
 from ..sim.runner import DEFAULT_BUILD_ROOT
 
 __all__ = ["native_bench", "NativeRunner", "run_native", "native_unit"]
@@ -88,9 +90,9 @@ class NativeRunner:
         """The arguments every :func:`native_unit` of this bench takes (paths and the bench)."""
         return {"bench": self.bench, "harness": self.harness, "data": str(self.data)}
 
-    def run(self, index: int, timeout: float) -> tuple[str, str]:
+    def run(self, index: int, cpu_limit: float) -> tuple[str, str, float]:
         """Mutant ``index`` (0: the original) in this process: :func:`run_native`."""
-        return run_native(self.bench, self.harness, self.data, index, timeout,
+        return run_native(self.bench, self.harness, self.data, index, cpu_limit,
                           (self.want, self.free_want))  # fmt: skip
 
 
@@ -99,55 +101,62 @@ def _load(data: Path, name: str):
     return np.fromfile(path, dtype="<u8").reshape(-1, 3) if path.exists() else None
 
 
-def run_native(bench, harness, data: Path, index: int, timeout: float,
-               wants=None) -> tuple[str, str]:  # fmt: skip
+def run_native(bench, harness, data: Path, index: int, cpu_limit: float,
+               wants=None) -> tuple[str, str, float]:  # fmt: skip
     """Mutant ``index`` (0: the original) on the native bench: ("pass" | "fail" |
-    "timeout", detail).
+    "timeout", detail, the harness runs' CPU seconds).
 
     The back-pressured run with the configuration writes, then (if it passes) the
-    always-ready run at the reset values (the bench's ``free_tuples``). ``data``: the
-    directory of the keys and the golden model's output (:class:`NativeRunner`);
-    ``wants``: that output already in memory, else read from ``data``. Each run writes
-    its output in a directory of its own under ``data``, removed after.
+    always-ready run at the reset values (the bench's ``free_tuples``), the two within
+    ``cpu_limit`` CPU seconds of the harness process, each with a wall backstop
+    (:func:`hwprof.sim.native.run_harness`). ``data``: the directory of the keys and
+    the golden model's output (:class:`NativeRunner`); ``wants``: that output already
+    in memory, else read from ``data``. Each run writes its output in a directory of
+    its own under ``data``, removed after.
     """
     data = Path(data)
     want, free_want = wants if wants is not None else (_load(data, "want"),
                                                        _load(data, "free-want"))  # fmt: skip
     b = bench
-    started = time.monotonic()
+    used = 0.0
 
     def once(keys, ready, plusargs, limit):
         work = data / f"native-{index}-{uuid.uuid4().hex[:8]}"
         try:
             return harness.run(keys, work, b.drain, ready, b.seed,
                                plusargs=(f"+mutsel={index}", *plusargs),
-                               timeout=limit)  # fmt: skip
+                               cpu_limit=limit)  # fmt: skip
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
     try:
-        run = once(data / "keys.bin", b.ready, (), timeout)
+        run = once(data / "keys.bin", b.ready, (), cpu_limit)
+        used += run.process_cpu_seconds
         mismatches, what = b.compare(run, want)
         if mismatches or free_want is None:
-            return ("fail" if mismatches else "pass"), f"native: {what}"
-        left = max(1.0, timeout - (time.monotonic() - started))
-        free = once(data / "free-keys.bin", 1.0, ("+nocfg",), left)
-    except subprocess.TimeoutExpired:
-        return "timeout", f"native: no verdict in {timeout:.0f} s"
+            return ("fail" if mismatches else "pass"), f"native: {what}", used
+        free = once(data / "free-keys.bin", 1.0, ("+nocfg",), max(1.0, cpu_limit - used))
+        used += free.process_cpu_seconds
+    except RunLimitExceeded as exc:
+        used += exc.run.cpu_seconds
+        if exc.run.stopped == "cpu":
+            return "timeout", f"native: no verdict in {math.ceil(cpu_limit)} CPU-s", used
+        return "timeout", f"native: {exc.run.limit_text()}", used
     except RuntimeError as exc:  # the harness failed, or its output file is short
-        return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})"
+        return "fail", f"native: crash ({str(exc).splitlines()[0][:120]})", used
     mismatches, free_what = b.compare(free, free_want)
     if mismatches:
-        return "fail", f"native, always ready: {free_what}"
+        return "fail", f"native, always ready: {free_what}", used
     if free.stalls:
         return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
-                        "throughput: none while threshold >= candidates + 7)")  # fmt: skip
-    return "pass", f"native: {what}; always ready: {free_what}, no stall"
+                        "throughput: none while threshold >= candidates + 7)"), used  # fmt: skip
+    return "pass", f"native: {what}; always ready: {free_what}, no stall", used
 
 
-def native_unit(index: int, *, bench, harness, data: str, timeout: float) -> dict:
+def native_unit(index: int, *, bench, harness, data: str, cpu_limit: float) -> dict:
     """One mutant on the native bench, the unit of a run (:mod:`hwprof.run`): the harness
     executable and the bench's files by path (``data``, on a file system the workers
-    share). Returns ``{"verdict": pass | fail | timeout, "detail": ...}``."""
-    verdict, detail = run_native(bench, harness, Path(data), index, timeout)
+    share), ``cpu_limit`` CPU seconds (:func:`run_native`). Returns ``{"verdict": pass |
+    fail | timeout, "detail": ...}``."""
+    verdict, detail, _ = run_native(bench, harness, Path(data), index, cpu_limit)
     return {"verdict": verdict, "detail": detail}
