@@ -40,7 +40,8 @@ SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-
                "counts_repeat": 150, "fwd_interval": 1000, "fwd_threshold": 100, "fwd_repeat": 150,
                "dense_intervals": 4, "dense_length": 50, "lead": 20, "fwd_below": 50,
                "rom_groups": False, "set_groups": False, "threshold_bits": (),
-               "boundary_pairs": False, "stop_short_threshold": 0}
+               "boundary_pairs": False, "stop_short_threshold": 0,
+               "long_count_bit": 0}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -681,6 +682,91 @@ def test_stop_short_interval_stops_one_hit_short():
     assert set(climbers) <= set(early)
     with pytest.raises(ValueError, match="needs 76 tuples, more than stop_short_length 60"):
         native_bench(top, top.resolve({}), stop_short_length=60).stop_short()
+
+
+def _lt_wrong_at(a, b, p):
+    """``a < b`` with the level-1 group of bits ``p - 1`` and ``p`` of the compare tree wrong
+    (its ``lt`` term inverted by the ``lt`` of bit ``p - 1``): flipped when bit ``p - 1``
+    is 0 in ``a`` and 1 in ``b``, bit ``p`` differs and the bits above are equal."""
+    lo, hi = p - 1, p
+    flip = (not a >> lo & 1 and b >> lo & 1 and (a >> hi & 1) != (b >> hi & 1)
+            and a >> (hi + 1) == b >> (hi + 1))  # fmt: skip
+    return (a < b) != bool(flip)
+
+
+def _long_count_run(bench, wrong_bit=0):
+    """``(records, reads)`` of the golden model over the long-count interval: its records
+    and X's counters before each hit with the tuple ahead. With ``wrong_bit``, a stand-in
+    of the RTL's minimum (a counter is a minimum iff its pair compares say ``<=`` every
+    other; the new estimate the OR of the minima's ``+ 1``) whose compare of counter 0
+    (read) with counter 1 (forwarded from the tuple ahead) is wrong at that bit."""
+    keys, x, ys = bench._long_count
+    keys = keys.tolist()
+    model = MultiHashProfiler(**{**bench.params, "interval_length": len(keys),
+                                 "threshold": (1 << bench.long_count_bit) + 2})  # fmt: skip
+    n = model.config.tables
+    reads, records, before = [], [], None
+    for at, key in enumerate(keys):
+        index = model.indices(key)
+        old = [model.counts[i][index[i]] for i in range(n)]
+        if key == x:
+            reads.append((old, before))
+        ahead = before is not None and [a == b for a, b in zip(model.indices(before), index)]
+        if wrong_bit and ahead == [False, True] + [False] * (n - 2):
+            le = [[True] * n for _ in range(n)]
+            for i in range(n):
+                for j in range(i + 1, n):
+                    a, b = old[i], old[j]
+                    lt = _lt_wrong_at(a, b, wrong_bit) if (i, j) == (0, 1) else a < b
+                    le[i][j], le[j][i] = lt or a == b, not lt
+            is_min = [all(le[i][j] for j in range(n) if j != i) for i in range(n)]
+            new = [v + 1 if m else v for v, m in zip(old, is_min, strict=True)]
+            estimate = 0
+            for v, m in zip(new, is_min, strict=True):
+                estimate |= v if m else 0
+            assert estimate < model.threshold  # (not promoted here)
+            for i in range(n):
+                model.counts[i][index[i]] = new[i]
+            model.position += 1
+        else:
+            profile = model.step(key)
+            if profile is not None:
+                records += profile
+        before = key
+    assert model.position == 0  # the interval ended with the last key
+    return records, reads
+
+
+def test_long_count_interval_reaches_bit_17_of_a_pair_compare():
+    """At the defaults: X's counter 0 (read) at ``2**17`` and counter 1 (forwarded from the
+    tuple ahead, a minimum) at ``2**17 - 2``, ``2**17 - 1``: bits 16-17 of their compare
+    decide; X recorded with ``T + 6``; with that compare wrong (the stand-in of the RTL's
+    minimum), a lower count."""
+    top = get_top("multihash")
+    bench = native_bench(top, top.resolve({}))
+    p = bench.long_count_bit
+    t = (1 << p) + 2
+    keys, x, ys = bench._long_count
+    assert (p, bench._directed_parts()[-1][1:]) == (17, (len(keys), t))
+    assert len(keys) == 4 * (1 << 16) + 10
+    config = MultiHashConfig(**bench.params)
+    ix = [h(x) for h in config.hashes()]
+    for y in ys:  # only table 1's counter shared with X
+        assert [h(y) for h in config.hashes()][:2] != ix[:2]
+        assert [a == b for a, b in zip([h(y) for h in config.hashes()], ix)] == [
+            False, True, False, False]
+    records, reads = _long_count_run(bench)
+    assert records == [(x, t + 6)]
+    forwarded = [old for old, ahead in reads if ahead in ys]
+    assert forwarded == [[1 << 17, (1 << 17) - 2, (1 << 17) - 2, (1 << 17) - 2],
+                         [1 << 17, (1 << 17) - 1, (1 << 17) - 1, (1 << 17) - 1]]
+    assert all(max(old) <= t for old, _ in reads)  # (T written when promoted, then shielded)
+    wrong, _ = _long_count_run(bench, wrong_bit=17)
+    assert len(wrong) == 1 and wrong[0][0] == x and wrong[0][1] < t + 6
+    assert _long_count_run(bench, wrong_bit=16)[0] == records  # another bit: not reached
+    assert _lt_wrong_at(1 << 17, (1 << 17) - 2, 17) and not (1 << 17) < (1 << 17) - 2
+    with pytest.raises(ValueError, match="long-count interval of bit 23 needs"):
+        native_bench(top, top.resolve({}), long_count_bit=23).long_count()
 
 
 class _StandIn:

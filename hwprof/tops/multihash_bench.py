@@ -229,6 +229,20 @@ class MultihashBench:
     #: keys climb past ``T``, where an early promotion gives the same count.
     stop_short_threshold: int = 5
     stop_short_length: int = 96
+    #: the long-count interval after the stop-short interval (``long_count_bit`` 0: none):
+    #: one interval at threshold ``T = 2**p + 2`` (``p`` = ``long_count_bit``, ``H =
+    #: 2**(p - 1)``). A key ``J`` that shares only table 0's counter with a key ``X`` hit
+    #: ``2 H`` times (that counter at ``2 H``: bit ``p`` set, bit ``p - 1`` clear; not
+    #: promoted), ``X`` ``2 H - 2`` times back to back (its other counters at ``2 H - 2``:
+    #: bit ``p - 1`` set, bit ``p`` clear), then twice a key ``Y_r`` that shares only table
+    #: 1's counter with ``X`` and ``X`` right after it (counter 1 forwarded from the tuple
+    #: ahead, counter 0 read: the pair compare of counters 0 and 1 at their bits ``p - 1``
+    #: and ``p``, with counter 1 a minimum), then ``X`` 8 times back to back (promoted at
+    #: ``T``, recorded with ``T + 6``). A compare of the two wrong at those bits leaves
+    #: counter 1 (or every counter) where it was, and ``X`` is promoted later, with a lower
+    #: count. The other parts' counts stay below ``2**16``. ``4 H + 10`` tuples: 262,154 at
+    #: bit 17.
+    long_count_bit: int = 17
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -296,6 +310,10 @@ class MultihashBench:
         if self.stop_short_threshold:
             parts.append((start, self.stop_short_length, self.stop_short_threshold))
             start += self.stop_short_length
+        if self.long_count_bit:
+            n = len(self.long_count())
+            parts.append((start, n, (1 << self.long_count_bit) + 2))
+            start += n
         return parts
 
     def schedule(self) -> tuple:
@@ -712,13 +730,56 @@ class MultihashBench:
         keys += [int(pool[take()]) for _ in range(self.stop_short_length - len(keys))]
         return np.array(keys, dtype=np.uint64)
 
+    @cached_property
+    def _long_count(self) -> tuple[np.ndarray, int, list]:
+        """``(keys, X, [Y_0, Y_1])`` of the long-count interval (see
+        :attr:`long_count_bit`)."""
+        from ..golden.multihash import MultiHashConfig
+
+        p = self.long_count_bit
+        if not p:
+            return np.zeros(0, np.uint64), 0, []
+        config = MultiHashConfig(**self.params)
+        n = config.tables
+        half = 1 << (p - 1)
+        if n < 2 or p + 1 > config.counter_bits or 4 * half + 12 >= 1 << config.counter_bits:
+            raise ValueError(f"the long-count interval of bit {p} needs 2 tables or more and "
+                             f"counters of {p + 2} bits or more ({config.tables} tables, "
+                             f"{config.counter_bits}-bit counters)")  # fmt: skip
+        rng = np.random.default_rng(43)
+        pool = _shuffled_pool(rng, config.key_bits)
+        index = np.stack([h.many(pool) for h in config.hashes()])
+        x = 0
+
+        def sharing(table, start=1):
+            """The pool keys after ``start`` that share table ``table``'s counter with X only."""
+            alone = index[table] == index[table][x]
+            for v in range(n):
+                if v != table:
+                    alone &= index[v] != index[v][x]
+            alone[:start] = False
+            return np.flatnonzero(alone)
+
+        j, ys = sharing(0), sharing(1)
+        if len(j) < 1 or len(ys) < 2:
+            raise ValueError("long-count interval: no key in the pool shares one counter "
+                             "with X only")
+        jk, xk, (y0, y1) = int(pool[j[0]]), int(pool[x]), (int(k) for k in pool[ys[:2]])
+        keys = [jk] * (2 * half) + [xk] * (2 * half - 2) + [y0, xk, y1, xk] + [xk] * 8
+        return np.array(keys, dtype=np.uint64), xk, [y0, y1]
+
+    def long_count(self) -> np.ndarray:
+        """The keys of the long-count interval (see :attr:`long_count_bit`)."""
+        return self._long_count[0]
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
         forwarding interval (:meth:`forwarding`), the dense intervals
         (:meth:`dense`), the table-entry groups (:meth:`rom`), the set intervals
         (:meth:`set_keys`), the boundary intervals (:meth:`boundary`), the threshold
-        intervals (:meth:`thresholds`) and the stop-short interval (:meth:`stop_short`)."""
+        intervals (:meth:`thresholds`), the stop-short interval (:meth:`stop_short`) and the
+        long-count interval (:meth:`long_count`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -729,7 +790,8 @@ class MultihashBench:
             keys = keys ^ (byte * np.uint64(0x0101010101010101) & mask)
         return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
                                self.rom(), self.set_keys(), self.boundary(),
-                               self.thresholds(), self.stop_short()])  # fmt: skip
+                               self.thresholds(), self.stop_short(),
+                               self.long_count()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
