@@ -763,7 +763,7 @@ class MultihashBench:
         j, ys = sharing(0), sharing(1)
         if len(j) < 1 or len(ys) < 2:
             raise ValueError("long-count interval: no key in the pool shares one counter "
-                             "with X only")
+                             "with X only")  # fmt: skip
         jk, xk, (y0, y1) = int(pool[j[0]]), int(pool[x]), (int(k) for k in pool[ys[:2]])
         keys = [jk] * (2 * half) + [xk] * (2 * half - 2) + [y0, xk, y1, xk] + [xk] * 8
         return np.array(keys, dtype=np.uint64), xk, [y0, y1]
