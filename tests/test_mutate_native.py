@@ -49,6 +49,17 @@ def _small_bench(**changes) -> MultihashBench:
     return native_bench(top, top.resolve(SMALL), **{**SMALL_BENCH, **changes})
 
 
+def _small_mutants_runner(count: int, tmp_path):
+    """``count`` mutants (seed 1) of the small profiler built into one design, and the
+    native runner of that design on the small bench."""
+    component = get_top("multihash").construct(SMALL)
+    verilog = to_verilog(component, "multihash")
+    mutants = list_mutants(verilog, "multihash", count, 1, tmp_path)
+    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
+    return mutants, NativeRunner(_small_bench(), component, text, tmp_path,
+                                 extra_args=_BUILD_ARGS)  # fmt: skip
+
+
 def test_config_drive_writes_at_the_given_tuples():
     drive = config_drive(((50, 60, 3), (1530, 40, 2)), 16)
     assert drive["cfg_we"] == ("!cfg_off && in_valid_q && in_ready && "
@@ -366,12 +377,7 @@ def test_native_bench_kills_a_mutant(tmp_path):
     """Six mutants of the small profiler in one build: the original passes both runs (the
     back-pressured one with the writes, the always-ready one), at least one mutant is
     killed, and the check fails against other configuration writes."""
-    top = get_top("multihash")
-    component = top.construct(SMALL)
-    verilog = to_verilog(component, "multihash")
-    mutants = list_mutants(verilog, "multihash", 6, 1, tmp_path)
-    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
-    runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
+    mutants, runner = _small_mutants_runner(6, tmp_path)
     verdict, detail, _ = runner.run(0, 120)
     assert verdict == "pass", detail
     assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
@@ -603,12 +609,7 @@ def test_native_stage_same_record_on_jobs_1_and_2_and_resumes(tmp_path):
     timing too) and gives the same record (about two minutes with the build)."""
     from hwprof.run import RunOptions
 
-    top = get_top("multihash")
-    component = top.construct(SMALL)
-    verilog = to_verilog(component, "multihash")
-    mutants = list_mutants(verilog, "multihash", 8, 1, tmp_path)
-    text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
-    runner = NativeRunner(_small_bench(), component, text, tmp_path, extra_args=_BUILD_ARGS)
+    mutants, runner = _small_mutants_runner(8, tmp_path)
     journal = tmp_path / "runs" / "mutate-multihash.jsonl"
     native = journal.with_name("mutate-multihash-native.jsonl")
     one, survivors, lines = _native_stage(tmp_path, runner, mutants, RunOptions(jobs=1), journal)
