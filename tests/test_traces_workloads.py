@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 
 from hwprof.traces import workloads
 from hwprof.traces.tracefile import BRANCH_KINDS, LOAD, TraceError, TraceReader
 from hwprof.traces.workloads import (
+    MORE_WORKLOADS,
     SHIPPED_LIMIT,
     WORKLOADS,
     shipped_trace,
@@ -127,4 +129,45 @@ def test_scaled_traces_have_their_own_cache_name(tmp_path):
             workloads.cached_trace_path("perl", scale=bad, **common)
         with pytest.raises(TraceError, match="input scale must be a positive integer"):
             workload_command("perl", tmp_path, 1, scale=bad)
-    assert set(workloads.LARGE_SCALE) == set(WORKLOADS)
+    # every program of the value experiments has a large scale, and only known workloads do
+    assert set(WORKLOADS) <= set(workloads.LARGE_SCALE)
+    assert set(workloads.LARGE_SCALE) <= set(WORKLOADS) | set(workloads.MORE_WORKLOADS)
+
+
+def test_sha256sum_workload_hashes_the_seeded_text(tmp_path):
+    texts = []
+    for sub, seed, scale in (("a", 3, 1), ("b", 3, 1), ("c", 4, 1), ("d", 3, 2)):
+        (tmp_path / sub).mkdir()
+        command = workload_command("sha256sum", tmp_path / sub, seed, scale=scale)
+        assert command == ["sha256sum", "input.txt"]
+        texts.append((tmp_path / sub / "input.txt").read_text())
+    assert texts[0] == texts[1] != texts[2]
+    assert [len(t.split()) for t in texts] == [60_000, 60_000, 60_000, 120_000]
+    assert "sha256sum" not in WORKLOADS  # not among the five every experiment loops over
+    assert workloads.LARGE_SCALE["sha256sum"] == 100
+
+
+def test_sha256sum_workload_names_the_missing_program(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(TraceError, match=r"workload sha256sum needs sha256sum on PATH "
+                                         r"\(Debian: apt-get install coreutils\)"):  # fmt: skip
+        workload_command("sha256sum", tmp_path, 1)
+    assert not (tmp_path / "input.txt").exists()  # nothing written
+    stub = tmp_path / "sha256sum"
+    stub.write_text("#!/bin/sh\n")
+    stub.chmod(0o755)
+    assert workload_command("sha256sum", tmp_path, 1) == ["sha256sum", "input.txt"]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("sha256sum") is None,
+                    reason="valgrind or sha256sum not installed")  # fmt: skip
+def test_sha256sum_skip_covers_its_start_up(tmp_path):
+    """On an empty input sha256sum runs fewer guest instructions than the workload skips,
+    so a capture starts while the program hashes its input."""
+    from hwprof.traces.capture import capture
+
+    (tmp_path / "empty.txt").write_text("")
+    result = capture(["sha256sum", "empty.txt"], tmp_path / "t.trace", kinds="loads",
+                     progress=False, stdout=subprocess.DEVNULL, cwd=tmp_path)  # fmt: skip
+    assert result["exit_status"] == 0
+    assert 0 < result["guest_instructions"] < MORE_WORKLOADS["sha256sum"].skip

@@ -128,6 +128,19 @@ def _gzip(work: Path, seed: int, scale: int = 1) -> list[str]:
                                       60_000 * scale)]  # fmt: skip
 
 
+def _tool(name: str, package: str) -> str:
+    """``name`` (a program of this machine) when it is on PATH, else a TraceError naming it."""
+    if shutil.which(name) is None:
+        raise TraceError(f"workload {name} needs {name} on PATH (Debian: apt-get install "
+                         f"{package})")  # fmt: skip
+    return name
+
+
+def _sha256sum(work: Path, seed: int, scale: int = 1) -> list[str]:
+    program = _tool("sha256sum", "coreutils")  # before the input is written
+    return [program, _text(work / "input.txt", np.random.default_rng(seed), 60_000 * scale)]
+
+
 def _compile(work: Path, source: str) -> str:
     """Compile ``PROGRAMS_DIR/source`` with ``cc -O2`` into the work dir; its path."""
     compiler = shutil.which("cc") or shutil.which("gcc")
@@ -189,10 +202,13 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 #: Programs beyond the five, for the experiments that name them (captured on demand
 #: with :func:`trace_for`; not among the programs other experiments loop over; interp
 #: and kernel ship a trace of control transfers). Skips measured as above: gzip 0.25M
-#: instructions, interp 0.13M (argument 0); kernel 1.54M with its matrix filled
-#: (1000 rows, 0 passes), so its skip starts in the kernel's loop.
+#: instructions, sha256sum 0.18M, interp 0.13M (argument 0); kernel 1.54M with its matrix
+#: filled (1000 rows, 0 passes), so its skip starts in the kernel's loop. sha256sum is the
+#: one whose load values are spread thin: most of its loads read the message schedule
+#: (words of the input and words mixed from them), few values repeat (multihash-values).
 MORE_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("gzip", "gzip -9 compressing 60K words of Zipf text", 1_000_000, _gzip),
+    Workload("sha256sum", "sha256sum of 60K words of Zipf text", 1_000_000, _sha256sum),
     Workload("interp", "a bytecode interpreter calling one handler per instruction, running "
              "a 6-instruction sum-of-squares loop (100K iterations, 8 times)", 200_000, _interp,
              source="interp.c"),
@@ -203,9 +219,9 @@ MORE_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 
 #: Input scale per workload that gives at least 100M loads after the skip (the
 #: default inputs give xz 458M guest instructions and more than 100M loads, bzip2
-#: 36.4M loads, perl 34.4M, python 31.2M, sort 14.7M): multihash-values' 100
-#: intervals of 1M loads. Measured: docs/traces.md.
-LARGE_SCALE = {"xz": 1, "bzip2": 4, "perl": 5, "python": 4, "sort": 8}
+#: 36.4M loads, perl 34.4M, python 31.2M, sort 14.7M, sha256sum 1.3M): multihash-values'
+#: 100 intervals of 1M loads. Measured: docs/traces.md.
+LARGE_SCALE = {"xz": 1, "bzip2": 4, "perl": 5, "python": 4, "sort": 8, "sha256sum": 100}
 
 #: the environment of every workload (locale-independent behaviour)
 WORKLOAD_ENV = {"LC_ALL": "C"}
