@@ -544,3 +544,23 @@ def test_real_programs_name_their_trace(tmp_path, monkeypatch):
     digest = hashlib.sha256(Path(shipped).read_bytes()).hexdigest()
     assert got["xz"]["trace"] == {"file": workloads.shipped_trace("xz").name, "path": shipped,
                                   "sha256": digest}  # fmt: skip
+
+
+def test_verdict_says_where_a_program_ties():
+    """A program whose seeds do not decide 4 tables C1-R0 against its rival counts as right
+    for a rule, and the verdict says that this is no evidence; a decided one is not named."""
+    import copy
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/multihash-conditions.json"
+    record = json.loads(path.read_text())
+    k = record["separation"]
+    lead = k["single"][k["lead"]["rule"]]
+    for p in k["real"].values():
+        p["decided"] = True
+    assert "no evidence" not in mc._separation_verdict(record)
+    tied = copy.deepcopy(record)
+    right = [n for n, p in lead["real"].items() if p == tied["separation"]["real"][n]["won"]]
+    tied["separation"]["real"][right[0]]["decided"] = False
+    text = mc._separation_verdict(tied)
+    assert (f"; on {right[0]} the seeds do not tell 4 tables C1-R0 from its rival (a tie "
+            "within their spread), so being right there is no evidence") in text  # fmt: skip

@@ -1161,8 +1161,12 @@ def _separation_verdict(r: dict) -> str:
         if not programs:
             return ""
         wrong = _wrong_programs(rule, k)
+        loose = [n for n, p in k["real"].items() if not p["decided"] and n not in wrong]
         return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
-                "programs" + (f" (not on {', '.join(wrong)})" if wrong else ""))  # fmt: skip
+                "programs" + (f" (not on {', '.join(wrong)})" if wrong else "")
+                + (f"; on {', '.join(loose)} the seeds do not tell 4 tables C1-R0 from its "
+                   "rival (a tie within their spread), so being right there is no evidence"
+                   if loose else ""))  # fmt: skip
 
     text = (f" The property that leads the ranked rules: {names[k['lead']['rule']]}; the rule "
             f"{_rule_text(lead)} (margin {cell(lead['margin'], '.3f')}) misclassifies "
