@@ -536,3 +536,21 @@ def test_a_run_keeps_the_programs_of_the_record_and_adds_the_new(tmp_path, monke
     assert "readings" in second["programs"][names[0]]
     assert "readings" not in second["programs"][names[2]]
     assert all("properties" in p for p in second["programs"].values())
+
+
+def test_a_stay_never_reached_is_reported_as_a_bound():
+    """R_256 above 5 % at the last event in two of three seeds: the stay ratio is bounded by
+    the last event over H[P]'s stay point (16,000 / 1,000 and / 4,000), not left out."""
+
+    def program(events, second=3000):
+        runs = {"R_256": [{"stay": None}, {"stay": second}, {"stay": None}],
+                "H[P_256]_2048": [{"stay": 1000}, {"stay": 1000}, {"stay": 4000}]}  # fmt: skip
+        return {"events": events, "compressors": {n: {"runs": r} for n, r in runs.items()}}
+
+    programs = {"a": program(16_000), "b": program(200_000, None)}
+    text = sv._open_stays(programs, ["a", "b"], 5.0, 23.0)
+    assert "on a in 2 of 3 seeds (stay ratios > 16.00, 3.00, > 4.00; the paper's 23 may lie " \
+        "inside: undecided)" in text  # fmt: skip
+    assert "on b in 3 of 3 seeds (stay ratios > 200.00, > 200.00, > 50.00; above the paper's 23 " \
+        "in every seed)" in text  # fmt: skip
+    assert sv._open_stays({"a": program(16_000)}, [], 5.0, 23.0) == ""

@@ -209,11 +209,16 @@ def test_gcc_inputs_tag_the_capture_cache(tmp_path, monkeypatch):
                     reason="valgrind or gcc not installed")  # fmt: skip
 def test_gcc_workload_repeats(tmp_path):
     """Two captures of cc1 after its start-up take the same path and read the same values
-    (pointers included: valgrind lays memory out alike, the random seed is fixed)."""
-    a = trace_for("gcc", limit=50_000, cache=tmp_path / "a")
-    b = trace_for("gcc", limit=50_000, cache=tmp_path / "b")
+    (pointers included: valgrind lays memory out alike, gcc's random seed is fixed), but
+    for the two per-run random words of the C library (the stack protector's canary and
+    the pointer guard, from AT_RANDOM: docs/traces.md)."""
+    a = trace_for("gcc", limit=200_000, cache=tmp_path / "a")
+    b = trace_for("gcc", limit=200_000, cache=tmp_path / "b")
     with TraceReader(a) as ra, TraceReader(b) as rb:
         ca, cb = next(ra.chunks()), next(rb.chunks())
         assert ra.footer["skipped_instructions"] >= WORKLOADS_ALL["gcc"].skip
-    for col in ("kind", "pc", "addr", "value"):
+    for col in ("kind", "pc", "addr"):
         assert (getattr(ca, col) == getattr(cb, col)).all(), col
+    differ = ca.value != cb.value
+    assert differ.mean() < 1e-3
+    assert len(set(ca.value[differ].tolist())) <= 2 and len(set(cb.value[differ].tolist())) <= 2
