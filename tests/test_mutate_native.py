@@ -777,7 +777,7 @@ class _StandIn:
     def __init__(self, script):
         self.script = script
 
-    def run(self, keys, work, drain, ready, seed, plusargs=(), cpu_limit=None):
+    def run(self, keys, work, drain, ready, seed, plusargs=(), cpu_limit=None, stalls=False):
         import sys
 
         from hwprof.sim.native import run_harness
@@ -801,8 +801,8 @@ def test_native_run_limits_cpu_not_wall(tmp_path):
     from hwprof.verify.mutate_native import run_native
 
     slow = "import json, time; time.sleep(2.5); print(json.dumps({}))"
-    verdict, detail, cpu = run_native(_Bench, _StandIn(slow), tmp_path, 2, 1, (None, None))
+    verdict, detail, cpu = run_native(_Bench, _StandIn(slow), tmp_path, 2, 1, (None, None, None))
     assert (verdict, detail) == ("pass", "native: 1 records and markers match") and cpu < 1
     verdict, detail, cpu = run_native(_Bench, _StandIn("while True: pass"), tmp_path, 1, 1,
-                                      (None, None))  # fmt: skip
+                                      (None, None, None))  # fmt: skip
     assert (verdict, detail) == ("timeout", "native: no verdict in 1 CPU-s") and cpu >= 0.9
