@@ -180,7 +180,7 @@ def stall_runs(tuples: int, interval_length: int, threshold: int, records,
     ``writes``: ``(tuple, interval, threshold)``, each written in the cycle that
     accepts that tuple (:meth:`ReadoutStall.configure`); ``holds``: ``(tuple,
     cycles)``, ``records.ready`` held low for ``cycles`` cycles after the cycle that
-    accepts that tuple.
+    accepts that tuple (a hold replaces one still under way).
 
     Returns ``runs``: an array of rows ``(first cycle, tuple, cycles)``, one per run of
     stalled cycles (``tuple``: the one waiting), and ``leave``: the cycles in which a
@@ -257,7 +257,7 @@ def stall_runs(tuples: int, interval_length: int, threshold: int, records,
             leave.append(cycle)
         if accept:
             if i in holds:
-                held_to = max(held_to, cycle + holds[i])
+                held_to = cycle + holds[i]  # (replacing a hold under way)
             i += 1
         cycle += 1
     return {
