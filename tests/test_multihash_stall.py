@@ -77,6 +77,11 @@ def test_held_readout_stalls_at_threshold_minus_one_by_hand():
     got = stall_runs(40, 10, 10, [8, 0], ready, writes=[(3, 30, 20)], holds=[(9, 40)])
     assert got["runs"].tolist() == [[29, 29, 28]]
     assert got["leave"].tolist() == [*range(50, 58), 58, 74]
+    # 4 records: all in the FIFO by cycle 19; in 50 one leaves (full at the cycle's start:
+    # no marker), the marker enters in 51, tuple 29 is taken in 52 (23 cycles)
+    got = stall_runs(40, 10, 10, [4, 0], ready, writes=[(3, 30, 20)], holds=[(9, 40)])
+    assert got["runs"].tolist() == [[29, 29, 23]]
+    assert got["leave"].tolist()[:5] == [50, 51, 52, 53, 54]
 
 
 def test_threshold_one_and_interval_end_stall_from_position_zero():
