@@ -13,15 +13,19 @@ interval would end 26 times in 260,000 tuples). Every record and every end
 marker (its ``end`` flag) read out is compared, in order, with the golden model
 (:class:`hwprof.golden.multihash.MultiHashProfiler` stepped over the same tuples,
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
-tuples), and nothing may follow the last marker. The golden model has no timing
-(cycles are not compared with it). The keys are relabelled per block
+tuples), and nothing may follow the last marker. The golden model has no timing;
+the cycles in which the input stalls are compared, every run of stalls, with the
+stall rule's cycle model (:meth:`MultihashBench.expected_stalls`,
+:mod:`hwprof.golden.multihash_stall`). The keys are relabelled per block
 (:attr:`MultihashBench.relabel`); a directed interval, a forwarding and a
 requalifying interval, dense intervals, table-entry groups, set intervals,
-boundary and threshold intervals follow the trace's tuples
-(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
+boundary, threshold, stop-short, long-count and hold intervals follow the trace's
+tuples (:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
 :attr:`MultihashBench.fwd_below`, :attr:`MultihashBench.dense_intervals`,
 :attr:`MultihashBench.rom_groups`, :attr:`MultihashBench.set_groups`,
-:attr:`MultihashBench.boundary_pairs`, :attr:`MultihashBench.threshold_bits`); a
+:attr:`MultihashBench.boundary_pairs`, :attr:`MultihashBench.threshold_bits`,
+:attr:`MultihashBench.stop_short_threshold`, :attr:`MultihashBench.long_count_bit`,
+:attr:`MultihashBench.hold_thresholds`); a
 second run per mutant, always ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
