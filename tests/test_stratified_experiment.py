@@ -533,8 +533,11 @@ def test_a_run_keeps_the_programs_of_the_record_and_adds_the_new(tmp_path, monke
     assert second["timing"]["kept"] == names[:2]
     assert "were kept from the earlier record" in (out / "stratified-values-quick.md").read_text()
     # the first program is scored under every reading in the quick run, once
-    assert "readings" in second["programs"][names[0]]
-    assert "readings" not in second["programs"][names[2]]
+    for key in ("readings", "readings_long"):
+        assert key in second["programs"][names[0]]
+        assert key not in second["programs"][names[2]]
+    long = second["programs"][names[0]]["readings_long"]
+    assert long["events"] == min(sv.QUICK_LONG_READINGS["events"], 20_000)  # the whole trace
     assert all("properties" in p for p in second["programs"].values())
 
 

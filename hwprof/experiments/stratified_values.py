@@ -104,6 +104,14 @@ READING_PROGRAMS = ("gcc",)
 READING_STEP = {"full": 50_000, "quick": 10_000}
 #: the two compressors of the paper's gcc points
 READING_PAIR = ("R_256", "H[P_256]_2048")
+#: the same readings past the paper's 16M events, where the curves settle: events, the
+#: linear grid's step and the geometric checkpoints (as dense as the main run's), and the
+#: loads-only capture they read (40M loads after the same skip; the quick run reads the
+#: shipped trace)
+LONG_READINGS = {"events": 32_000_000, "step": 200_000, "checkpoints": 35,
+                 "capture_limit": 40_000_000}  # fmt: skip
+QUICK_LONG_READINGS = {"events": 240_000, "step": 20_000, "checkpoints": 10,
+                       "capture_limit": None}  # fmt: skip
 
 #: The paper's statements (sec. 3.4, 5.4, 5.6, 5.7), for the summary. Sec. 5.4, gcc:
 #: H[P_256]_2048 "reaches this error threshold after 200K events whereas R_256 reaches this
@@ -517,6 +525,7 @@ def reading_points(keys: np.ndarray, seed: int, checkpoints: int, step: int) -> 
     cps = sorted(set(grids["geometric"]) | set(grids["linear"]))
     ideal, cache = IdealProfile(keys, cps), {}
     points = {f"{v}/{g}": {} for v in METRIC_VARIANTS for g in grids}
+    out = {"events": events}
     curves = {v: {} for v in METRIC_VARIANTS}
     for name in READING_PAIR:
         counts = compressor_counts(name, keys, seed, cache)
@@ -526,7 +535,7 @@ def reading_points(keys: np.ndarray, seed: int, checkpoints: int, step: int) -> 
                 reach, stay = reach_and_stay(grid, [at[c] for c in grid])
                 points[f"{v}/{g}"][name] = {"reach": reach, "stay": stay}
             curves[v][name] = [at[c] for c in grids["linear"]]
-    return {"points": points, "curves": curves, "linear": grids["linear"]}
+    return {**out, "points": points, "curves": curves, "linear": grids["linear"]}
 
 
 def program_readings(path: str, events: int, seed: int, checkpoints: int, step: int) -> dict:
@@ -551,7 +560,7 @@ def combine_readings(per_seed: list[dict], step: int) -> dict:
     compressor the mean curve over the seeds on the linear grid (None where a seed has no
     value)."""
     first = per_seed[0]
-    return {"step": step, "linear": first["linear"],
+    return {"step": step, "linear": first["linear"], "events": first.get("events"),
             "points": {k: {n: {w: [p["points"][k][n][w] for p in per_seed]
                                for w in ("reach", "stay")} for n in READING_PAIR}
                        for k in first["points"]},
@@ -745,6 +754,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
         seeds = [seed + i for i in range(size["seeds"])]
         kept = kept_programs(output_dir / f"{stem}.json", seeds, size, quick)
         step = READING_STEP["quick" if quick else "full"]
+        long = QUICK_LONG_READINGS if quick else LONG_READINGS
         # traces travel by path: absolute, for workers whose working directory differs
         units = []
         for i, p in enumerate(paths):
@@ -756,10 +766,18 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
                           for s in seeds]  # fmt: skip
             if "properties" not in entry:
                 units.append(Unit(f"{i}-properties", program_properties, where))
-            if _readings_wanted(p, i, quick) and "readings" not in entry:
+            if not _readings_wanted(p, i, quick):
+                continue
+            if "readings" not in entry:
                 units += [Unit(f"{i}-readings-seed{s}", program_readings,
                                {**where, "seed": s, "checkpoints": size["checkpoints"],
                                 "step": step}) for s in seeds]  # fmt: skip
+            if "readings_long" not in entry:
+                path = long_trace(p, long, cache, traces is not None or quick)
+                units += [Unit(f"{i}-long-seed{s}", program_readings,
+                               {"path": str(Path(path).absolute()), "events": long["events"],
+                                "seed": s, "checkpoints": long["checkpoints"],
+                                "step": long["step"]}) for s in seeds]  # fmt: skip
         identity = {"experiment": "stratified-values", "seed": seed, "quick": quick,
                     "traces": [str(Path(p).absolute()) for p in paths]}  # fmt: skip
         outcomes = run_units(
@@ -793,6 +811,10 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
             programs[program]["readings"] = combine_readings(
                 [outcomes[f"{i}-readings-seed{s}"].value for s in seeds], step
             )
+        if f"{i}-long-seed{seeds[0]}" in outcomes:
+            programs[program]["readings_long"] = combine_readings(
+                [outcomes[f"{i}-long-seed{s}"].value for s in seeds], long["step"]
+            )
     output_dir.mkdir(parents=True, exist_ok=True)
     checked = claims(programs)
     earlier = _earlier_timing(output_dir / f"{stem}.json", kept_names)
@@ -824,6 +846,22 @@ def _readings_wanted(path, index: int, quick: bool) -> bool:
     except TraceError:
         return False
     return header.get("workload") in READING_PROGRAMS
+
+
+def long_trace(path, long: dict, cache: Path, given: bool) -> Path:
+    """The trace of :data:`LONG_READINGS`' run for the program of trace ``path``: a
+    loads-only capture of its workload (same seed and skip, ``long["capture_limit"]``
+    loads) into ``cache``; ``path`` itself for a trace given with ``--trace`` or the quick
+    run."""
+    if given:
+        return Path(path)
+    from ..traces import workloads
+
+    with open_trace(path) as reader:
+        header = reader.header or {}
+    return workloads.trace_for(header["workload"], kinds="loads", seed=header.get("seed", 1),
+                               limit=long["capture_limit"], cache=cache, progress=True,
+                               scale=header.get("scale", 1))  # fmt: skip
 
 
 def _earlier_timing(path: Path, kept: list[str]) -> dict | None:
@@ -1474,10 +1512,62 @@ def readings_verdicts(entry: dict, events: int) -> dict:
     return {k: verdict({"points": pts}, events) for k, pts in entry["points"].items()}
 
 
+def _reading_rows(g: dict, events: int, paper: dict) -> list[str]:
+    """The table of a readings entry (:func:`combine_readings`) over ``events``: per reading
+    and grid the 5 % points, ratios and verdicts; then how R_256 hovers at 5 %."""
+    from .stratified_long import self_ratios  # it imports this module
+
+    lo, hi = paper["reach_ratio_claim"]
+    verdicts = readings_verdicts(g, events)
+    out = ["| reading | grid | R_256 reach | H[P] reach | reach R/H[P] (paper "
+           f"{lo:g}-{hi:g}) | verdict | R_256 stay | H[P] stay | stay R/H[P] (paper "
+           f"about {paper['stay_ratio_claim']:g}) | verdict | R self |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for key, pts in g["points"].items():
+        reading, grid = key.split("/")
+        v = verdicts[key]
+        selfs = [x for x in self_ratios(pts["R_256"]) if x is not None]
+        out.append(
+            f"| {reading} | {grid} | {_points_text(pts['R_256']['reach'])} | "
+            f"{_points_text(pts['H[P_256]_2048']['reach'])} | "
+            f"{_bounds_text(v['reach_seeds'])} | {v['reach']} | "
+            f"{_points_text(pts['R_256']['stay'])} | "
+            f"{_points_text(pts['H[P_256]_2048']['stay'])} | "
+            f"{_bounds_text(v['stay_seeds'])} | {v['stay']} | "
+            + (f"{np.mean(selfs):.2f} [{min(selfs):.2f}-{max(selfs):.2f}]" if selfs
+               else "-") + " |")  # fmt: skip
+    linear = g["linear"]
+    marks = [x for x in (1_000_000, 4_000_000, 16_000_000, 32_000_000) if x in linear]
+    marks = marks or [linear[-1]]
+    out += ["", f"How R_256 hovers at 5 % (linear grid, every {g['step']:,} events):", ""]
+    for reading, curves in g["mean_curves"].items():
+        at = {x: curves["R_256"][linear.index(x)] for x in marks}
+        cross = g["crossings"][reading]["R_256"]
+        above = [x for x, e in zip(linear, curves["R_256"], strict=True)
+                 if e is not None and e > TARGET]  # fmt: skip
+        late = 1_000_000 if linear[-1] > 1_000_000 else linear[len(linear) // 2]
+        tail = [e for x, e in zip(linear, curves["R_256"], strict=True)
+                if x >= late and e is not None]  # fmt: skip
+        out.append(
+            f"- `{reading}`: R_256's error, mean over the seeds, "
+            + ", ".join(f"{_f(e)} % at {_events(x)}" for x, e in at.items())
+            + (f"; the mean curve is last above 5 % at {above[-1]:,} events"
+               if above else "; the mean curve is never above 5 %")
+            + (f"; from {_events(late)} on it lies between {min(tail):.2f} and "
+               f"{max(tail):.2f} %" if tail else "")
+            + "; each seed's curve crosses 5 % "
+            + (f"{min(cross)}" if min(cross) == max(cross) else f"{min(cross)}-{max(cross)}")
+            + " times. "
+            "H[P_256]_2048's mean: "
+            + ", ".join(f"{_f(curves['H[P_256]_2048'][linear.index(x)])} % at {_events(x)}"
+                        for x in marks) + ".")  # fmt: skip
+    return out
+
+
 def _readings_lines(r: dict, stem: str) -> list[str]:
     """Per program scored under every reading: R_256's and H[P_256]_2048's 5 % points and
     their ratios per reading and grid with the verdicts, and how R_256 hovers at 5 %."""
-    from .stratified_long import READINGS, self_ratios
+    from .stratified_long import READINGS  # it imports this module
 
     paper, out = r["paper"], []
     reach, stay = paper["gcc_reach_5pct"], paper["gcc_stay_5pct"]
@@ -1486,7 +1576,6 @@ def _readings_lines(r: dict, stem: str) -> list[str]:
         g = p.get("readings")
         if not g:
             continue
-        verdicts = readings_verdicts(g, p["events"])
         n_seeds = len(next(iter(g["points"].values()))["R_256"]["reach"])
         out += [f"## {prog}: R_256 against H[P_256]_2048 under each reading", "",
                 f"The paper's gcc (sec. 5.4, Fig. 7): H[P_256]_2048 first reaches 5 % after "
@@ -1505,48 +1594,21 @@ def _readings_lines(r: dict, stem: str) -> list[str]:
                 "point over its reach point (the paper's: "
                 f"{stay['R_256'] / reach['R_256'][1]:.1f}-{stay['R_256'] / reach['R_256'][0]:.1f}"
                 ").", "",
-                "| reading | grid | R_256 reach | H[P] reach | reach R/H[P] (paper "
-                f"{lo:g}-{hi:g}) | verdict | R_256 stay | H[P] stay | stay R/H[P] (paper "
-                f"about {paper['stay_ratio_claim']:g}) | verdict | R self |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
-        for key, pts in g["points"].items():
-            reading, grid = key.split("/")
-            v = verdicts[key]
-            selfs = [x for x in self_ratios(pts["R_256"]) if x is not None]
-            out.append(
-                f"| {reading} | {grid} | {_points_text(pts['R_256']['reach'])} | "
-                f"{_points_text(pts['H[P_256]_2048']['reach'])} | "
-                f"{_bounds_text(v['reach_seeds'])} | {v['reach']} | "
-                f"{_points_text(pts['R_256']['stay'])} | "
-                f"{_points_text(pts['H[P_256]_2048']['stay'])} | "
-                f"{_bounds_text(v['stay_seeds'])} | {v['stay']} | "
-                + (f"{np.mean(selfs):.2f} [{min(selfs):.2f}-{max(selfs):.2f}]" if selfs
-                   else "-") + " |")  # fmt: skip
-        linear = g["linear"]
-        marks = [x for x in (1_000_000, 4_000_000, 16_000_000) if x in linear] or [linear[-1]]
-        out += ["", f"How R_256 hovers at 5 % (linear grid, every {g['step']:,} events):", ""]
-        for reading, curves in g["mean_curves"].items():
-            at = {x: curves["R_256"][linear.index(x)] for x in marks}
-            cross = g["crossings"][reading]["R_256"]
-            above = [x for x, e in zip(linear, curves["R_256"], strict=True)
-                     if e is not None and e > TARGET]  # fmt: skip
-            late = 1_000_000 if linear[-1] > 1_000_000 else linear[len(linear) // 2]
-            tail = [e for x, e in zip(linear, curves["R_256"], strict=True)
-                    if x >= late and e is not None]  # fmt: skip
-            out.append(
-                f"- `{reading}`: R_256's error, mean over the seeds, "
-                + ", ".join(f"{_f(e)} % at {_events(x)}" for x, e in at.items())
-                + (f"; the mean curve is last above 5 % at {above[-1]:,} events"
-                   if above else "; the mean curve is never above 5 %")
-                + (f"; from {_events(late)} on it lies between {min(tail):.2f} and "
-                   f"{max(tail):.2f} %" if tail else "")
-                + "; each seed's curve crosses 5 % "
-                + (f"{min(cross)}" if min(cross) == max(cross) else f"{min(cross)}-{max(cross)}")
-                + " times. "
-                "H[P_256]_2048's mean: "
-                + ", ".join(f"{_f(curves['H[P_256]_2048'][linear.index(x)])} % at {_events(x)}"
-                            for x in marks) + ".")  # fmt: skip
+                *_reading_rows(g, g.get("events") or p["events"], paper)]  # fmt: skip
         out += ["", f"![{prog} under each reading]({stem}-{prog}-readings.png)", ""]
+        gl = p.get("readings_long")
+        if gl:
+            out += [f"### {prog} over {gl['events']:,} events", "",
+                    f"The same two compressors, readings and seeds over {gl['events']:,} "
+                    f"load events of {prog} (the full run reads a capture of its loads alone, "
+                    "after the same skip; the paper's graphs stop at "
+                    f"{_events(paper['graph_events'][-1])}), "
+                    "on geometric checkpoints as dense as the table's and a linear grid every "
+                    f"{gl['step']:,} events: where the curves settle, and how the stay points "
+                    "move when the run is longer.", "",
+                    *_reading_rows(gl, gl["events"], paper), "",
+                    f"![{prog} over {gl['events']:,} events]({stem}-{prog}-readings-long.png)",
+                    ""]  # fmt: skip
     return out
 
 
@@ -1558,8 +1620,9 @@ def _plot_readings(output_dir: Path, stem: str, programs: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    for prog, p in programs.items():
-        g = p.get("readings")
+    entries = [(prog, p, p.get(k), s) for prog, p in programs.items()
+               for k, s in (("readings", ""), ("readings_long", "-long"))]  # fmt: skip
+    for prog, p, g, suffix in entries:
         if not g:
             continue
         fig, axes = plt.subplots(1, 2, figsize=(12, 4))
@@ -1576,7 +1639,7 @@ def _plot_readings(output_dir: Path, stem: str, programs: dict) -> None:
             ax.grid(alpha=0.3)
         axes[0].legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(output_dir / f"{stem}-{prog}-readings.png", dpi=100)
+        fig.savefig(output_dir / f"{stem}-{prog}-readings{suffix}.png", dpi=100)
         plt.close(fig)
 
 
