@@ -531,7 +531,14 @@ def test_a_run_keeps_the_programs_of_the_record_and_adds_the_new(tmp_path, monke
     for name in names[:2]:
         assert second["programs"][name] == first["programs"][name]
     assert second["timing"]["kept"] == names[:2]
-    assert "were kept from the earlier record" in (out / "stratified-values-quick.md").read_text()
+    # each program names the run that made it: the first two the first run's
+    runs = second["timing"]["program_runs"]
+    assert runs[names[0]] == runs[names[1]] == {"date": first["timing"]["date"],
+                                                "seconds": first["timing"]["seconds"]}  # fmt: skip
+    assert runs[names[2]] == {"date": second["timing"]["date"],
+                              "seconds": second["timing"]["seconds"]}  # fmt: skip
+    assert (f"{names[0]} and {names[1]} from the run of {first['timing']['date']}"
+            in (out / "stratified-values-quick.md").read_text())  # fmt: skip
     # the first program is scored under every reading in the quick run, once
     for key in ("readings", "readings_long"):
         assert key in second["programs"][names[0]]

@@ -817,7 +817,8 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
             )
     output_dir.mkdir(parents=True, exist_ok=True)
     checked = claims(programs)
-    earlier = _earlier_timing(output_dir / f"{stem}.json", kept_names)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    runs = program_runs(output_dir / f"{stem}.json", kept_names, list(programs), now)
     result = {"seed": seed, "seeds": seeds, "source": source,
               "traces": [str(p) for p in paths], "inputs": _inputs(source, size, programs),
               "programs": programs, "claims": checked,
@@ -827,7 +828,10 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
               "timing": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                          "seconds": time.perf_counter() - start,
                          "unit_seconds": unit_seconds, "kept": kept_names,
-                         "earlier": earlier}}  # fmt: skip
+                         "program_runs": runs}}  # fmt: skip
+    for name in programs:  # this run's programs: its wall time
+        if name not in kept_names:
+            runs[name]["seconds"] = result["timing"]["seconds"]
     _plot(output_dir / f"{stem}.png", programs, PAPER)
     _plot_readings(output_dir, stem, programs)
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -864,16 +868,26 @@ def long_trace(path, long: dict, cache: Path, given: bool) -> Path:
                                scale=header.get("scale", 1))  # fmt: skip
 
 
-def _earlier_timing(path: Path, kept: list[str]) -> dict | None:
-    """The timing of the earlier run whose programs ``kept`` were carried over (None: none
-    kept)."""
-    if not kept:
-        return None
+def program_runs(path: Path, kept: list[str], programs: list[str], now: str) -> dict:
+    """Per program, the run whose compressor units made its entry: ``{"date", "seconds"}``
+    of that run (``now`` and no seconds yet for this run's); a kept program's from the earlier
+    record at ``path`` (its ``program_runs``, else that record's own run, or the run before
+    it for the programs that record had kept)."""
     try:
         old = json.loads(Path(path).read_text()).get("timing") or {}
     except (OSError, ValueError):
-        return None
-    return old.get("earlier") or {k: v for k, v in old.items() if k != "kept"}
+        old = {}
+    earlier = old.get("program_runs") or {}
+    out = {}
+    for name in programs:
+        if name not in kept:
+            out[name] = {"date": now}
+        elif name in earlier:
+            out[name] = earlier[name]
+        else:
+            before = old.get("earlier") if name in (old.get("kept") or []) else old
+            out[name] = {k: (before or {}).get(k) for k in ("date", "seconds")}
+    return out
 
 
 def _inputs(source: str, size: dict, programs) -> dict | None:
@@ -1655,11 +1669,16 @@ def _timing_line(r: dict) -> str:
     )
     line = f"This run: {t['seconds']:.0f} s wall, {spent}."
     if t.get("kept"):
-        earlier = t.get("earlier") or {}
-        line += (f" The programs {_names(t['kept'])} were kept from the earlier record (same "
-                 "traces, seeds, key, events and checkpoints; not rerun)"
-                 + (f", whose run took {earlier['seconds']:.0f} s wall ({earlier['date']})"
-                    if "seconds" in earlier else "") + ".")  # fmt: skip
+        runs = t.get("program_runs") or {}
+        by_run = {}
+        for name in t["kept"]:
+            run = runs.get(name) or t.get("earlier") or {}
+            by_run.setdefault((run.get("date"), run.get("seconds")), []).append(name)
+        line += (f" The compressor runs of {_names(t['kept'])} were kept from earlier records "
+                 "(same traces, seeds, key, events and checkpoints; not rerun): "
+                 + "; ".join(f"{_names(names)} from the run of {date}"
+                             + (f" ({seconds:.0f} s wall)" if seconds else "")
+                             for (date, seconds), names in by_run.items()) + ".")  # fmt: skip
     return line
 
 
