@@ -1443,7 +1443,7 @@ def _summary(r, stem):
               "checked as ratios.",
               *(["* gcc: ours is this machine's GCC compiler proper (cc1, -O2) compiling a "
                  "preprocessed file of three of our C programs (docs/traces.md), after its "
-                 "start-up; the paper's is SpecInt95's gcc compiling cccp.i, a bigger input "
+                 "start-up; the paper's is SpecInt95's gcc compiling cccp.i, another input "
                  "and an older compiler, so the working sets differ."]
                 if "gcc" in r["programs"] else []),
               f"* Overhead: the paper divides {paper['cycles_per_message']} cycles per message "
