@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from hwprof.cli import main
-from hwprof.run import executor
+from hwprof.run import RUNS_ENV, executor
 from tests.run_units import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,9 @@ LIMIT = 240
 
 
 def env():
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    """The children's environment: journals under their working directory (``build/runs``),
+    whatever the suite's ``HWPROF_RUNS_DIR``."""
+    return {**{k: v for k, v in os.environ.items() if k != RUNS_ENV}, "PYTHONPATH": str(ROOT)}
 
 
 def as_from_a_terminal() -> None:
@@ -234,18 +236,19 @@ def test_unreachable_scheduler(tmp_path, monkeypatch, capsys):
 def test_mutation_run_same_records_in_process_and_on_two_workers(tmp_path):
     """Two mutants of brr (a short regression: --cycles 300), each a unit: the records of
     --jobs 1 and --jobs 2 are the same but for their timing. (Run in the repository, whose
-    build/ caches the Verilator build of the mutants.)"""
+    build/ caches the Verilator build of the mutants; the journal goes to a temporary
+    directory.)"""
     got = {}
     for jobs in ("1", "2"):
         proc = subprocess.run([sys.executable, "-m", "hwprof.cli", "mutate", "brr", "-n", "2",
                                "--cycles", "300", "--jobs", jobs, "--records",
                                str(tmp_path / f"m{jobs}.json")],
-                              cwd=ROOT, env=env(), capture_output=True, text=True,
-                              timeout=2 * LIMIT)  # fmt: skip
+                              cwd=ROOT, env={**env(), RUNS_ENV: str(tmp_path / "runs")},
+                              capture_output=True, text=True, timeout=2 * LIMIT)  # fmt: skip
         assert proc.returncode == 0, proc.stdout + proc.stderr
         data = json.loads((tmp_path / f"m{jobs}.json").read_text())
         assert set(data.pop("timing")) == {"seconds"}
-        lines = (ROOT / "build/runs/mutate-brr.jsonl").read_text().splitlines()
+        lines = (tmp_path / "runs/mutate-brr.jsonl").read_text().splitlines()
         got[jobs] = data, without_timing({r["unit"]: r for r in map(json.loads, lines[1:])})
     assert got["1"] == got["2"]
     data, records = got["1"]
