@@ -876,8 +876,9 @@ def _extra_line(r: dict) -> str:
     by: dict = {}
     for c in extra:
         by[c["extra_seeds"]["seeds"]] = by.get(c["extra_seeds"]["seeds"], 0) + 1
-    groups = " and ".join(f"{n} cells have {m} seeds more" for m, n in sorted(by.items(),
-                                                                          reverse=True))
+    groups = " and ".join(
+        f"{n} cells have {m} seeds more" for m, n in sorted(by.items(), reverse=True)
+    )
     return (
         f" {groups} (seed indexes from "
         f"{extra[0]['extra_seeds']['first']} on); the sweep's tables and \"Where the "
