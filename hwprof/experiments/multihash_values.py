@@ -461,7 +461,8 @@ def _markdown(result: dict, stem: str) -> str:
         for name, r in programs.items():
             col = result["collisions"][name]
             first = r["errors"]["C1R0 4"]
-            L.append(f"| {_shown(name, selected)} | {r['tuples']:,} | {col['keys']:,} ({col['pairs']:,}) | "
+            L.append(f"| {_shown(name, selected)} | {r['tuples']:,} | {col['keys']:,} "
+                     f"({col['pairs']:,}) | "
                      f"{preset} | {r['intervals']} | {r['distinct']:,.0f} | "
                      f"{r['candidates']:.1f} ({r['candidates_max']}) | "
                      f"{first['no_candidate']} |")  # fmt: skip
