@@ -1,0 +1,822 @@
+"""When does R_256 stay above 5 % about 23x longer than H[P_256]_2048? (Sastry et al.)
+
+On gcc the paper's ``H[P_256]_2048`` first reaches 5 % error after 200K load events and
+``R_256`` after 600K-700K (3-3.5x); to stay below 5 % ``R_256`` needs about 7M events,
+"about 23 times longer" than ``H[P_256]_2048`` (300K; sec. 5.4, Fig. 7), and gcc has "a
+much bigger working set than the other programs". This experiment sweeps two properties
+of the stream that decide the two curves' late course, with the generator of
+``stratified-conditions`` (:func:`~hwprof.experiments.stratified_conditions.value_stream`,
+independent draws, Zipf(1) shares):
+
+* the static loads (:data:`LOADS`): under the sec. 5.3.1 filter a load is scored only
+  once it has executed 1000 times, so with Zipf shares the loads of the tail enter the
+  selection one by one, about linearly in the events, until the tail is exhausted
+  (:func:`selected_loads`, :func:`growth`);
+* the values per load (:data:`RESTS`: the other values besides the top two, or fresh
+  values): with few values each stratum of ``H[P_256]_2048``'s table holds about one
+  tuple and counts it almost exactly (:func:`strata_occupancy`).
+
+The grid is chosen from the properties (loads from a working set the 1000-execution
+filter exhausts early to one it does not exhaust by the last event; values from none to
+the sweep's "few" and fresh), not fitted to the paper's numbers. Per cell and seed it
+runs ``R_256`` and ``H[P_256]_2048`` over :data:`EVENTS` events, scores them at every
+checkpoint of a grid fine at the start (:data:`GRID`) under the readings ``prefix``
+(the default) and ``both`` of the sec. 5.3.1 selection, and reports the reach and stay
+points, their ratios with a verdict per cell (:func:`verdict`), and the mechanism's
+quantities: the selected loads at each checkpoint, how they grow, the tuples per
+occupied stratum and ``R_256``'s error while loads still enter (:func:`plateau`). The
+same quantities are measured on real traces (:func:`trace_run`, any trace file).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..golden import compressors_fast as cf
+from . import Experiment, panel_grid, sweep_cells, write_results
+from .stratified_conditions import PAPER, SKEW, value_stream
+from .stratified_values import (
+    IdealProfile,
+    compressor_counts,
+    reach_and_stay,
+    selected_mask,
+)
+
+__all__ = ["EXPERIMENTS", "run", "seed_run", "trace_run", "selected_loads", "growth",
+           "strata_occupancy", "occupancy_of", "plateau", "ratio_bounds", "verdict",
+           "checkpoint_grid"]  # fmt: skip
+
+NAME = "stratified-stay"
+#: static loads: the 1000-execution filter exhausts a Zipf(1) tail of L loads after
+#: about 1000 * L * H_L events (H_L the harmonic number): 0.5M, 1.9M, 7.5M and 26M
+LOADS = (100, 300, 1000, 3000)
+#: values per load: the other values besides the top two (0: only the top two; 6: the
+#: "few" of stratified-conditions), or fresh random values
+RESTS = (0, 1, 2, 6, "fresh")
+SEEDS = 5
+EVENTS = 16_000_000
+#: the checkpoints: ``(step, up to)`` pieces, every 10K events to 1M (the paper's gcc
+#: points of H[P_256] and R_256's first crossing lie there), every 50K to 4M, every 200K
+#: to 16M
+GRID = ((10_000, 1_000_000), (50_000, 4_000_000), (200_000, 16_000_000))
+READINGS = ("prefix", "both")
+PAIR = ("R_256", "H[P_256]_2048")
+#: the share of the final selected loads at which the selection counts as exhausted
+EXHAUSTED = 0.95
+#: the window of the selection's growth over which R_256's plateau is read: from this
+#: share of the final selected loads to :data:`EXHAUSTED`
+PLATEAU_FROM = 0.10
+QUICK = {"events": 200_000, "loads": (100, 1000), "rests": (0, 6), "seeds": 2,
+         "grid": ((5_000, 100_000), (20_000, 200_000)), "programs": 1}  # fmt: skip
+FULL = {"events": EVENTS, "loads": LOADS, "rests": RESTS, "seeds": SEEDS, "grid": GRID,
+        "programs": 5}  # fmt: skip
+#: bump when a unit's measurements change (earlier journals are then not reused)
+VERSION = 1
+#: the paper's points on gcc (sec. 5.4) and its claims as ranges
+GCC = {"reach": {"H[P_256]_2048": 200_000, "R_256": (600_000, 700_000)},
+       "stay": {"H[P_256]_2048": 300_000, "R_256": 7_000_000}}  # fmt: skip
+CLAIMS = {"reach": tuple(PAPER["reach_ratio"]), "stay": (PAPER["stay_ratio"],) * 2}
+REPRODUCED, DIFFERS, UNDECIDED = "reproduced", "differs", "undecided"
+
+
+def checkpoint_grid(pieces) -> list[int]:
+    """The checkpoints of ``(step, up to)`` pieces: every ``step`` events from the previous
+    piece's end (0 for the first) up to and including ``up to``."""
+    out, start = [], 0
+    for step, end in pieces:
+        out += list(range(start + step, end + 1, step))
+        start = end
+    return out
+
+
+def rest_label(rest) -> str:
+    """A values setting as the page names it: ``"m=2"`` or ``"fresh"``."""
+    return "fresh" if rest == "fresh" else f"m={rest}"
+
+
+def cell_stream(loads: int, rest, events: int, seed: int) -> np.ndarray:
+    """The keys of one cell's seed: :func:`value_stream`, independent draws, Zipf(1)
+    shares; ``rest`` the other values per load (an int) or ``"fresh"``."""
+    if rest == "fresh":
+        return value_stream(seed, events, loads, SKEW, "iid", "fresh")
+    return value_stream(seed, events, loads, SKEW, "iid", "few", rest_values=int(rest))
+
+
+# --- the mechanism's measures ------------------------------------------------------------
+
+
+def selected_loads(ideal: IdealProfile) -> list[int]:
+    """The static loads that pass the sec. 5.3.1 filters (``prefix`` reading) at each
+    checkpoint of ``ideal``."""
+    return [int(len(np.unique(ideal.pc_of[ids]))) for ids, _, _ in ideal.selected]
+
+
+def growth(checkpoints, selected) -> dict:
+    """How the selection grows over a run, from the selected loads at each checkpoint.
+
+    ``final``: the selected loads at the last checkpoint; ``exhausted_at``: the first
+    checkpoint from which at least :data:`EXHAUSTED` of ``final`` are selected to the
+    end; ``half_at``: the same for half of ``final``; ``late_growth``: ``final`` over the
+    selected loads at the last checkpoint at or before half the last (1: no load entered in the
+    run's second half; 2: as many loads entered in the second half as in the first, as
+    a linear growth to the end gives); ``slope``: the least-squares slope of log
+    selected loads against log events over the checkpoints from the one with at least
+    :data:`PLATEAU_FROM` of ``final`` up to ``exhausted_at`` (1: linear; None: fewer than
+    two such checkpoints).
+    """
+    cps = np.asarray(checkpoints, dtype=np.float64)
+    sel = np.asarray(selected, dtype=np.float64)
+    final = float(sel[-1])
+
+    def settled(share):
+        if final == 0:
+            return None
+        below = np.flatnonzero(sel < share * final)
+        return int(cps[0]) if len(below) == 0 else (
+            int(cps[below[-1] + 1]) if below[-1] + 1 < len(cps) else None)  # fmt: skip
+
+    exhausted = settled(EXHAUSTED)
+    middle = sel[max(int(np.searchsorted(cps, cps[-1] / 2, side="right")) - 1, 0)]
+    window = (sel >= PLATEAU_FROM * final) & (sel > 0) & (cps <= (exhausted or cps[-1]))
+    slope = None
+    if np.count_nonzero(window) >= 2 and len(np.unique(sel[window])) >= 2:
+        slope = float(np.polyfit(np.log(cps[window]), np.log(sel[window]), 1)[0])
+    return {"final": int(final), "exhausted_at": exhausted, "half_at": settled(0.5),
+            "late_growth": float(final / middle) if middle > 0 else None,
+            "slope": slope}  # fmt: skip
+
+
+def strata_occupancy(keys: np.ndarray, seed: int, index_bits: int = 11) -> dict:
+    """How many tuples share a stratum of ``H[P_256]_2048``'s table (2^``index_bits``
+    counters, the hash of seed ``seed``) over the whole of ``keys``.
+
+    ``occupied``: strata with at least one tuple; ``tuples_per_stratum``: distinct tuples
+    per occupied stratum; ``effective``: the event-weighted mean, over the strata, of the
+    effective number of tuples in a stratum (``(sum c)^2 / sum c^2`` of its tuples'
+    counts ``c``: 1 where one tuple makes all its events, k for k equal tuples);
+    ``selected_effective``: the same over the strata holding a tuple that passes the
+    sec. 5.3.1 filters on the whole stream, weighted by those tuples' events.
+    """
+    unique, counts = np.unique(keys, return_counts=True)
+    return occupancy_of(unique, counts, seed, index_bits)
+
+
+def occupancy_of(unique: np.ndarray, counts: np.ndarray, seed: int, index_bits: int = 11) -> dict:
+    """:func:`strata_occupancy` from the distinct tuples ``unique`` (sorted) and their
+    ``counts``."""
+    index = cf.hash_index(unique, index_bits, seed).astype(np.int64)
+    size = 1 << index_bits
+    c = counts.astype(np.float64)
+    total = np.bincount(index, weights=c, minlength=size)
+    square = np.bincount(index, weights=c * c, minlength=size)
+    occupied = total > 0
+    effective = np.where(occupied, total**2 / np.maximum(square, 1), 0.0)
+    pcs, pc_of = np.unique(unique >> np.uint64(32), return_inverse=True)
+    chosen = selected_mask(counts, pc_of, len(pcs))
+    weight = np.bincount(index[chosen], weights=c[chosen], minlength=size)
+    return {"occupied": int(np.count_nonzero(occupied)),
+            "tuples_per_stratum": float(len(unique) / max(np.count_nonzero(occupied), 1)),
+            "effective": float(np.sum(total * effective) / np.sum(total)),
+            "selected_effective": (float(np.sum(weight * effective) / np.sum(weight))
+                                   if weight.sum() > 0 else None)}  # fmt: skip
+
+
+def plateau(checkpoints, errors, selected) -> float | None:
+    """R_256's error level while the working set enters the selection: the median of
+    ``errors`` over the checkpoints where the selected loads lie between
+    :data:`PLATEAU_FROM` and :data:`EXHAUSTED` of their final count (None: no such
+    checkpoint with an error)."""
+    final = selected[-1]
+    inside = [e for e, s in zip(errors, selected, strict=True)
+              if e is not None and PLATEAU_FROM * final <= s < EXHAUSTED * final]  # fmt: skip
+    return float(np.median(inside)) if inside else None
+
+
+# --- one stream ---------------------------------------------------------------------------
+
+
+def stream_run(keys: np.ndarray, seed: int, checkpoints) -> dict:
+    """``R_256`` and ``H[P_256]_2048`` (compressor seed ``seed``) on ``keys``: per reading
+    of :data:`READINGS` each one's error curve and 5 % points; the selected loads at each
+    checkpoint, their growth, the strata's occupancy and R_256's plateau (prefix)."""
+    cps = list(checkpoints)
+    ideal = IdealProfile(keys, cps)
+    sel = selected_loads(ideal)
+    counts = np.bincount(ideal.inverse, minlength=len(ideal.unique))
+    out = {"distinct": int(len(ideal.unique)), "selected": sel, "growth": growth(cps, sel),
+           "strata": occupancy_of(ideal.unique, counts, seed),
+           "runs": {r: {} for r in READINGS}}  # fmt: skip
+    cache = {}
+    for name in PAIR:
+        messages = compressor_counts(name, keys, seed, cache)
+        for reading in READINGS:
+            errors = ideal.errors(messages, reading)
+            reach, stay = reach_and_stay(cps, errors)
+            out["runs"][reading][name] = {"errors": errors, "reach": reach, "stay": stay}
+    out["plateau"] = plateau(cps, out["runs"]["prefix"]["R_256"]["errors"], sel)
+    out["final_R"] = out["runs"]["prefix"]["R_256"]["errors"][-1]
+    return out
+
+
+def seed_run(loads: int, rest, events: int, grid, seed: int) -> dict:
+    """A unit: one cell's seed (generator and compressor seed ``seed``)."""
+    return stream_run(cell_stream(loads, rest, events, seed), seed, checkpoint_grid(grid))
+
+
+def trace_keys_of(path, events: int) -> tuple[np.ndarray, str]:
+    """The first ``events`` load keys of a trace file (as stratified-values reads them)
+    and the program's name."""
+    from .stratified_values import read_streams
+
+    keys, _, _, program = read_streams(Path(path), events)
+    return keys, program
+
+
+def trace_run(path: str, events: int, grid, seed: int) -> dict:
+    """A unit: the mechanism's quantities and the two compressors' runs (seed ``seed``) on
+    the first ``events`` loads of any trace file (fewer if it holds fewer; the grid is
+    cut there)."""
+    keys, program = trace_keys_of(path, events)
+    cps = [c for c in checkpoint_grid(grid) if c <= len(keys)]
+    return {
+        "program": program,
+        "events": int(len(keys)),
+        "checkpoints": cps,
+        **stream_run(keys, seed, cps),
+    }
+
+
+# --- ratios and verdicts ------------------------------------------------------------------
+
+
+def ratio_bounds(r, h, events: int, first: int) -> tuple[float, float]:
+    """One seed's ratio R/H[P] of two 5 % points as ``(low, high)``.
+
+    ``None``: no point by the last checkpoint (``events``), so the point lies beyond it. A
+    point at the grid's ``first`` checkpoint is a bound too: the curve may have crossed
+    anywhere before it. Both measured, neither first: the ratio itself.
+    """
+    r_lo, r_hi = (events, math.inf) if r is None else ((0.0, first) if r == first else (r, r))
+    h_lo, h_hi = (events, math.inf) if h is None else ((0.0, first) if h == first else (h, h))
+    low = r_lo / h_hi if h_hi != math.inf else 0.0
+    high = r_hi / h_lo if h_lo > 0 else math.inf
+    if r is None and h is None:
+        return (0.0, math.inf)
+    return (float(low), float(high))
+
+
+def verdict(bounds, claim) -> str:
+    """:data:`REPRODUCED` where the paper's range ``claim = (lo, hi)`` lies inside the seed
+    spread of ``bounds`` (each seed's ``(low, high)``: some seed at most ``hi`` and some
+    seed at least ``lo`` for every value a bounded seed may take), :data:`DIFFERS` where
+    every seed lies below ``lo`` or every seed above ``hi``, else :data:`UNDECIDED`."""
+    lo, hi = claim
+    if any(b[1] <= hi for b in bounds) and any(b[0] >= lo for b in bounds):
+        return REPRODUCED
+    if all(b[1] < lo for b in bounds) or all(b[0] > hi for b in bounds):
+        return DIFFERS
+    return UNDECIDED
+
+
+def judge(per_seed: list[dict], checkpoints, events: int) -> dict:
+    """Per reading and claim: each seed's 5 % points and ratio bounds, the seeds whose H[P]
+    or R point is the grid's first checkpoint, and the verdict."""
+    out = {}
+    first = checkpoints[0]
+    for reading in READINGS:
+        out[reading] = {}
+        for what, claim in CLAIMS.items():
+            r = [s["runs"][reading]["R_256"][what] for s in per_seed]
+            h = [s["runs"][reading]["H[P_256]_2048"][what] for s in per_seed]
+            bounds = [ratio_bounds(a, b, events, first) for a, b in zip(r, h, strict=True)]
+            out[reading][what] = {"R_256": r, "H[P_256]_2048": h,
+                                  "bounds": [list(b) for b in bounds],
+                                  "first_checkpoint_seeds": sum(a == first or b == first
+                                                                for a, b in zip(r, h,
+                                                                                strict=True)),
+                                  "verdict": verdict(bounds, claim)}  # fmt: skip
+        both = [
+            CLAIMS["reach"][0] <= rb[0] and rb[1] <= CLAIMS["reach"][1]
+            and _near_stay(sb)
+            for rb, sb in zip(out[reading]["reach"]["bounds"], out[reading]["stay"]["bounds"],
+                              strict=True)
+        ]  # fmt: skip
+        out[reading]["seeds_both"] = int(sum(both))
+    return out
+
+
+def _near_stay(b) -> bool:
+    """A seed's stay ratio within a factor 1.5 of the paper's 23 (15.3-34.5), measured."""
+    return b[0] == b[1] and CLAIMS["stay"][0] / 1.5 <= b[0] <= CLAIMS["stay"][1] * 1.5
+
+
+def summarise(per_seed: list[dict], checkpoints, events: int) -> dict:
+    """One cell (or program) over its seeds: the verdicts (:func:`judge`), the mean
+    selected loads and error curves, and the spread of every mechanism quantity."""
+    n = len(checkpoints)
+
+    def mean_curve(get):
+        curves = [get(s) for s in per_seed]
+        return [None if any(c[i] is None for c in curves)
+                else float(np.mean([c[i] for c in curves])) for i in range(n)]  # fmt: skip
+
+    return {
+        "judged": judge(per_seed, checkpoints, events),
+        "selected": mean_curve(lambda s: s["selected"]),
+        "curves": {reading: {name: mean_curve(lambda s, r=reading, m=name:
+                                               s["runs"][r][m]["errors"])
+                             for name in PAIR} for reading in READINGS},
+        "growth": {k: _spread([s["growth"][k] for s in per_seed])
+                   for k in ("final", "exhausted_at", "half_at", "late_growth", "slope")},
+        "strata": {k: _spread([s["strata"][k] for s in per_seed])
+                   for k in ("occupied", "tuples_per_stratum", "effective",
+                             "selected_effective")},
+        "plateau": _spread([s["plateau"] for s in per_seed]),
+        "final_R": _spread([s["final_R"] for s in per_seed]),
+        "distinct": _spread([s["distinct"] for s in per_seed]),
+        "unmeasured": {k: sum(s["growth"][k] is None for s in per_seed)
+                       for k in ("exhausted_at", "slope")},
+    }  # fmt: skip
+
+
+def _spread(values) -> dict | None:
+    """Mean, min and max over the seeds that have a value, with how many do (None:
+    none)."""
+    have = [v for v in values if v is not None]
+    if not have:
+        return None
+    return {"mean": float(np.mean(have)), "min": float(np.min(have)),
+            "max": float(np.max(have)), "seeds": len(have)}  # fmt: skip
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+def _log(text: str) -> None:
+    print(f"{NAME}: {text}", file=sys.stderr, flush=True)
+
+
+def default_traces(size: dict) -> list[Path]:
+    """stratified-values' traces of the workloads (the shipped ones for the quick form;
+    captured into build/traces otherwise, as stratified-values captures them)."""
+    from ..traces import workloads
+    from .stratified_values import FULL as VALUES_FULL
+
+    names = list(workloads.WORKLOADS)[: size["programs"]]
+    if size is QUICK:
+        return [workloads.shipped_trace(n) for n in names]
+    return [workloads.trace_for(n, kinds="loads,branches", limit=VALUES_FULL["capture_limit"],
+                                scale=workloads.LARGE_SCALE[n], progress=True)
+            for n in names]  # fmt: skip
+
+
+def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None) -> dict:
+    """Run every cell of the sweep and every trace, one unit per cell (or trace) and seed
+    (seed index ``s``: generator and compressor seed ``seed + s``); write
+    ``stratified-stay[-quick].{json,md,png}`` into ``output_dir``. ``traces``: trace
+    files to measure (default: stratified-values' programs)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    size = QUICK if quick else FULL
+    stem = f"{NAME}-quick" if quick else NAME
+    paths = [Path(t) for t in traces] if traces else default_traces(size)
+    for p in paths:  # every trace is read before anything is written
+        if not Path(p).is_file():
+            from ..traces.tracefile import TraceError
+
+            raise TraceError(f"{p}: no such trace file")
+    seeds = [seed + s for s in range(size["seeds"])]
+    cps = checkpoint_grid(size["grid"])
+    settings = {"version": VERSION, "seed": seed, "seeds": size["seeds"],
+                "events": size["events"], "grid": [list(g) for g in size["grid"]]}  # fmt: skip
+    todo = {f"L{loads}-{rest_label(rest)}-seed{s}": {"loads": loads, "rest": rest,
+                                                     "events": size["events"],
+                                                     "grid": settings["grid"], "seed": s}
+            for loads in size["loads"] for rest in size["rests"] for s in seeds}  # fmt: skip
+    done = sweep_cells(NAME, stem, settings, seed_run, todo, run_options)
+    cells = []
+    for loads in size["loads"]:
+        for rest in size["rests"]:
+            per_seed = [done[f"L{loads}-{rest_label(rest)}-seed{s}"] for s in seeds]
+            cells.append({"loads": loads, "rest": rest, "label": f"{loads} {rest_label(rest)}",
+                          **summarise(per_seed, cps, size["events"])})  # fmt: skip
+            j = cells[-1]["judged"]["prefix"]
+            _log(f"{cells[-1]['label']}: reach {j['reach']['verdict']}, stay "
+                 f"{j['stay']['verdict']} {[_bound(b) for b in j['stay']['bounds']]}")  # fmt: skip
+    ptodo = {f"trace{i}-seed{s}": {"path": str(Path(p).absolute()), "events": size["events"],
+                                   "grid": settings["grid"], "seed": s}
+             for i, p in enumerate(paths) for s in seeds}  # fmt: skip
+    pdone = sweep_cells(NAME, f"{stem}-programs", {**settings, "traces": [str(p) for p in paths]},
+                        trace_run, ptodo, run_options) if ptodo else {}  # fmt: skip
+    programs = {}
+    for i, p in enumerate(paths):
+        per_seed = [pdone[f"trace{i}-seed{s}"] for s in seeds]
+        first = per_seed[0]
+        name = first["program"] if first["program"] not in programs else f"{first['program']}-{i}"
+        programs[name] = {"trace": Path(p).name, "events": first["events"],
+                          "checkpoints": first["checkpoints"],
+                          **summarise(per_seed, first["checkpoints"], first["events"])}  # fmt: skip
+    record = {"name": NAME, "seed": seed, "quick": quick, "seeds": seeds,
+              "events": size["events"], "settings": settings, "checkpoints": cps,
+              "loads": list(size["loads"]), "rests": list(size["rests"]),
+              "paper": {"reach_ratio": list(CLAIMS["reach"]), "stay_ratio": CLAIMS["stay"][0],
+                        "gcc": GCC, "working_set": PAPER["gcc"]},
+              "definitions": {"exhausted": EXHAUSTED, "plateau_from": PLATEAU_FROM},
+              "cells": cells, "programs": programs}  # fmt: skip
+    record["conditions"] = conditions(record)
+    record["timing"] = {"seconds": time.perf_counter() - start,
+                        "cpu_seconds_main": time.process_time() - cpu}  # fmt: skip
+    write_results(output_dir, NAME, quick, record, markdown(record, stem))
+    plot(record, Path(output_dir), stem)
+    return record["conditions"]
+
+
+def conditions(r: dict) -> dict:
+    """Per reading: the cells whose verdict is :data:`REPRODUCED` for each claim and for
+    both, the cells with a seed inside both (reach 3-3.5 and stay within 1.5x of 23), the
+    mechanism's ranges over the cells where the stay ratio is reproduced, and which
+    programs lie inside those ranges."""
+    out = {}
+    for reading in READINGS:
+        item = {}
+        for what in ("reach", "stay"):
+            item[what] = [c["label"] for c in r["cells"]
+                          if c["judged"][reading][what]["verdict"] == REPRODUCED]  # fmt: skip
+        item["both"] = [c for c in item["reach"] if c in item["stay"]]
+        item["seed_both"] = [c["label"] for c in r["cells"] if c["judged"][reading]["seeds_both"]]
+        stay = [c for c in r["cells"] if c["label"] in item["stay"]]
+        ranges = {}
+        for key, get in MECHANISM.items():
+            values = [get(c) for c in stay]
+            values = [v for v in values if v is not None]
+            ranges[key] = [min(values), max(values)] if values else None
+        item["ranges"] = ranges
+        item["programs"] = {name: {"stay": p["judged"][reading]["stay"]["verdict"],
+                                   "reach": p["judged"][reading]["reach"]["verdict"],
+                                   "inside": {k: _inside(get(p), ranges[k])
+                                              for k, get in MECHANISM.items()}}
+                            for name, p in r["programs"].items()}  # fmt: skip
+        out[reading] = item
+    return out
+
+
+def _mean(s):
+    return None if s is None else s["mean"]
+
+
+#: the mechanism's quantities compared between cells and programs: the late growth of the
+#: selection (how much of it enters in the run's second half) and the effective tuples per
+#: stratum around the selected tuples
+MECHANISM = {
+    "late_growth": lambda c: _mean(c["growth"]["late_growth"]),
+    "selected_effective": lambda c: _mean(c["strata"]["selected_effective"]),
+}
+
+
+def _inside(value, bounds) -> bool | None:
+    if value is None or bounds is None:
+        return None
+    return bounds[0] <= value <= bounds[1]
+
+
+# --- the page -----------------------------------------------------------------------------
+
+
+def _bound(b) -> str:
+    """A seed's ratio: the value, ``> low``, ``< high`` or '?'."""
+    lo, hi = b
+    if lo == hi:
+        return f"{lo:.2f}"
+    if math.isinf(hi):
+        return f">{lo:.2f}" if lo > 0 else "?"
+    return f"<{hi:.2f}"
+
+
+def _ev(x) -> str:
+    """Events in thousands (K) or millions (M)."""
+    if x is None:
+        return "-"
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.0f}K"
+
+
+def _points(values, first) -> str:
+    """Seeds' 5 % points: min-max, '*' where a seed's point is the first checkpoint, '-'
+    where a seed has none."""
+    have = [v for v in values if v is not None]
+    if not have:
+        return "-"
+    text = _ev(min(have)) if min(have) == max(have) else f"{_ev(min(have))}-{_ev(max(have))}"
+    if any(v == first for v in have):
+        text += f" ({sum(v == first for v in have)}*)"
+    if len(have) < len(values):
+        text += f" ({len(values) - len(have)} -)"
+    return text
+
+
+def _sp(s, spec=".2f") -> str:
+    if s is None:
+        return "-"
+    text = f"{s['mean']:{spec}} [{s['min']:{spec}}-{s['max']:{spec}}]"
+    return text
+
+
+def _sp_ev(s) -> str:
+    if s is None:
+        return "-"
+    return f"{_ev(s['mean'])} [{_ev(s['min'])}-{_ev(s['max'])}]"
+
+
+def _names(items) -> str:
+    items = list(items)
+    return ", ".join(items) if items else "none"
+
+
+def mechanism_table(rows: dict, events: int) -> list[str]:
+    """The mechanism's quantities, one row per cell or program (``rows``: label ->
+    summary)."""
+    L = ["| setting | distinct tuples | selected loads at the end | half selected at | "
+         f"{EXHAUSTED:.0%} selected at | late growth | slope | tuples per occupied stratum | "
+         "effective tuples per stratum (all / selected) | R_256 plateau % | R_256 final % |",
+         "| --- |" + " ---: |" * 10]  # fmt: skip
+    for label, c in rows.items():
+        g, s = c["growth"], c["strata"]
+        ex = _sp_ev(g["exhausted_at"])
+        if c["unmeasured"]["exhausted_at"]:
+            ex += f" ({c['unmeasured']['exhausted_at']} not by {_ev(events)})"
+        L.append(f"| {label} | {_sp(c['distinct'], ',.0f')} | {_sp(g['final'], ',.0f')} | "
+                 f"{_sp_ev(g['half_at'])} | {ex} | {_sp(g['late_growth'])} | "
+                 f"{_sp(g['slope'])} | {_sp(s['tuples_per_stratum'])} | "
+                 f"{_sp(s['effective'])} / {_sp(s['selected_effective'])} | "
+                 f"{_sp(c['plateau'])} | {_sp(c['final_R'])} |")  # fmt: skip
+    return L
+
+
+def ratio_table(rows: dict, reading: str, first: int) -> list[str]:
+    """Per cell or program: the seeds' 5 % points, each seed's ratios and the verdicts
+    under ``reading``."""
+    L = ["| setting | R_256 reach | H[P] reach | reach R/H[P] per seed | reach | R_256 stay | "
+         "H[P] stay | stay R/H[P] per seed | stay | seeds with both |",
+         "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- | ---: |"]  # fmt: skip
+    for label, c in rows.items():
+        j = c["judged"][reading]
+        cols = []
+        for what in ("reach", "stay"):
+            x = j[what]
+            cols += [_points(x["R_256"], first), _points(x["H[P_256]_2048"], first),
+                     ", ".join(_bound(b) for b in x["bounds"]), f"**{x['verdict']}**"]  # fmt: skip
+        L.append(f"| {label} | " + " | ".join(cols) + f" | {j['seeds_both']} |")
+    return L
+
+
+def markdown(r: dict, stem: str) -> str:
+    """The results page, every number from the record ``r``."""
+    cmd = f"hwprof experiment {NAME}" + (" --quick" if r["quick"] else "")
+    p = r["paper"]
+    cps, events = r["checkpoints"], r["events"]
+    steps = "; ".join(f"every {_ev(s)} to {_ev(e)}" for s, e in r["settings"]["grid"])
+    cells = {c["label"]: c for c in r["cells"]}
+    lo, hi = p["reach_ratio"]
+    L = [
+        "# Stratified against random sampling: when R_256 stays above 5 % 23x longer",
+        "",
+        f"Produced by `{cmd}`: {len(r['cells'])} generated streams ({len(r['loads'])} static-"
+        f"load counts x {len(r['rests'])} value settings), {len(r['seeds'])} seeds each "
+        f"(generator, hash tables, LFSR: seeds {r['seeds'][0]}-{r['seeds'][-1]}), "
+        f"{events:,} load events per stream, R_256 and H[P_256]_2048 scored with the "
+        "error metric and filters of stratified-values (sec. 5.3.1) at "
+        f"{len(cps)} checkpoints ({steps}), under the `prefix` reading (the default) and "
+        "the `both` reading of the selection; and the same on "
+        f"{len(r['programs'])} real program(s).",
+        "",
+        "## The paper's claim",
+        "",
+        f"gcc (sec. 5.4, Fig. 7): H[P_256]_2048 first reaches 5 % after "
+        f"{_ev(p['gcc']['reach']['H[P_256]_2048'])} load events, R_256 after "
+        f"{'-'.join(_ev(x) for x in p['gcc']['reach']['R_256'])} ({lo:g}-{hi:g}x); R_256 "
+        f"stays below 5 % after about {_ev(p['gcc']['stay']['R_256'])}, about "
+        f"{p['stay_ratio']:g}x later than H[P_256]_2048 ({_ev(p['gcc']['stay']['H[P_256]_2048'])}"
+        f"). gcc is {p['working_set']}.",
+        "",
+        "## The properties swept",
+        "",
+        "The generator of stratified-conditions, independent draws: static loads with "
+        "Zipf(1) shares, each with an invariant value (share U(0.4, 1)), a second value "
+        "with half the rest, and for the remainder either m other values of the load "
+        "(m = 0: the second value takes it) or fresh random values. Two properties:",
+        "",
+        "* **Static loads**: a load is scored once it has executed 1000 times, so the "
+        "loads of a Zipf tail enter the selection one by one, about linearly in the events, "
+        "until the tail is exhausted; while they enter, the newest loads hold a steady "
+        "share of the selected events, each with a handful of R_256 samples, and R_256's "
+        "error holds a plateau.",
+        "* **Values per load**: with few values, H[P_256]_2048's 2048 strata each hold "
+        "about one hot tuple (effective tuples per stratum near 1) and count it almost "
+        "exactly, so its error settles early.",
+        "",
+        "The grid of each property is chosen from the property (loads: from a tail "
+        "exhausted early in the run to one not exhausted by its end; values: from none to "
+        "the 6 of stratified-conditions' 'few', and fresh), not fitted to the paper's "
+        "numbers.",
+        "",
+        "## The mechanism, per setting",
+        "",
+        f"Mean [min-max] over the seeds. Selected loads: loads passing the filters on the "
+        f"events so far; 'half selected at' and '{EXHAUSTED:.0%} selected at': the first "
+        "checkpoint from which half (95 %) of the final count is selected; late growth: "
+        "the final count over the count at half the events (1: none entered in the second "
+        f"half, 2: a linear growth to the end); slope: of log selected loads against log "
+        f"events from {PLATEAU_FROM:.0%} of the final count to 95 % (1: linear). Tuples per "
+        "stratum: over H[P_256]_2048's occupied strata (its hash, each seed's), distinct "
+        "tuples and the event-weighted effective number ((sum c)^2 / sum c^2 of the "
+        "stratum's tuple counts), over all strata and over those holding a selected "
+        f"tuple. R_256 plateau: the median of its error (prefix) while the selected loads "
+        f"lie between {PLATEAU_FROM:.0%} and {EXHAUSTED:.0%} of the final count.",
+        "",
+        *mechanism_table(cells, events),
+        "",
+    ]
+    for reading in READINGS:
+        L += [f"## Reach and stay points, `{reading}` reading", "",
+              "Points: min-max over the seeds ('(n*)': n seeds' point is the first "
+              f"checkpoint, {_ev(cps[0])}, where the curve may have crossed anywhere before; "
+              "'(n -)': n seeds without a point by the last event). Ratios per seed: "
+              "'>x' and '<x' are bounds (a point at the first checkpoint or past the last). "
+              f"Verdict: 'reproduced' where the paper's number ({lo:g}-{hi:g}; "
+              f"{p['stay_ratio']:g}) lies inside our seed spread, 'differs' where every seed "
+              "lies on one side, 'undecided' otherwise. Seeds with both: seeds whose reach "
+              f"ratio lies in {lo:g}-{hi:g} and whose stay ratio lies within 1.5x of "
+              f"{p['stay_ratio']:g}.", "",
+              *ratio_table(cells, reading, cps[0]), ""]  # fmt: skip
+    L += ["![sweep](" + stem + ".png)", "", *program_section(r), "", *verdict_lines(r), ""]
+    L += ["Related: [stratified-long](stratified-long.md) (the generator's earlier settings "
+          "over 16M events, and the model variants), "
+          "[stratified-conditions](stratified-conditions.md), "
+          "[stratified-values](stratified-values.md), and the note "
+          "[why the stay ratio did not appear](../notes/stratified-stay-below.md).", "",
+          f"Command: `{cmd}`" + ("" if r["quick"] else
+                                 " (with `--trace FILE ...` for other programs' traces)")
+          + ".", "", _timing(r), ""]  # fmt: skip
+    return "\n".join(L)
+
+
+def _timing(r: dict) -> str:
+    t = r.get("timing") or {}
+    if "seconds" not in t:
+        return ""
+    return f"This run: {t['seconds']:.0f} s wall."
+
+
+def program_section(r: dict) -> list[str]:
+    """The real programs: the mechanism's quantities, the points and where they sit."""
+    if not r["programs"]:
+        return ["## Our real programs", "", "None measured in this run."]
+    events = max(x["events"] for x in r["programs"].values())
+    L = ["## Our real programs", "",
+         f"The first {events:,} loads of each trace (as stratified-values reads them), the "
+         "same grid, seeds and measures:", "",
+         *mechanism_table({f"{n} ({x['trace']})": x for n, x in r["programs"].items()},
+                          events), ""]  # fmt: skip
+    for reading in READINGS:
+        L += [f"`{reading}` reading:", "",
+              *ratio_table(r["programs"], reading, r["checkpoints"][0]), ""]  # fmt: skip
+    return L
+
+
+def verdict_lines(r: dict) -> list[str]:
+    """The verdict, per reading, computed from the record."""
+    p, k = r["paper"], r["conditions"]
+    lo, hi = p["reach_ratio"]
+    L = ["## Verdict", ""]
+    for reading in READINGS:
+        c = k[reading]
+        ranges = c["ranges"]
+        where = []
+        for name, x in c["programs"].items():
+            inside = [key for key, v in x["inside"].items() if v]
+            where.append(f"{name} (stay {x['stay']}, reach {x['reach']}; inside "
+                         f"{' and '.join(inside) if inside else 'neither range'})")  # fmt: skip
+        text = (f"* `{reading}`: the stay ratio {p['stay_ratio']:g} lies inside our seed "
+                f"spread in {_names(c['stay'])}; the reach ratio {lo:g}-{hi:g} in "
+                f"{_names(c['reach'])}; both in the same cell: {_names(c['both'])}; a seed "
+                f"with both: {_names(c['seed_both'])}.")  # fmt: skip
+        if ranges["late_growth"]:
+            text += (f" Where the stay ratio is reproduced, the selection's late growth is "
+                     f"{ranges['late_growth'][0]:.2f}-{ranges['late_growth'][1]:.2f} and the "
+                     "effective tuples per stratum (selected) "
+                     + (f"{ranges['selected_effective'][0]:.2f}-"
+                        f"{ranges['selected_effective'][1]:.2f}"
+                        if ranges["selected_effective"] else "-")
+                     + ".")  # fmt: skip
+        if where:
+            text += " Our programs: " + "; ".join(where) + "."
+        L.append(text)
+    return L
+
+
+def _bounds_points(ax, xs, bounds, color, label):
+    """Each seed's ratio at ``xs``: a dot where measured, a triangle where bounded."""
+    for j, (x, b) in enumerate(zip(xs, bounds, strict=True)):
+        lo, hi = b
+        lab = label if j == 0 else None
+        if lo == hi:
+            ax.scatter(x, lo, color=color, s=10, label=lab)
+        elif math.isinf(hi) and lo > 0:
+            ax.scatter(x, lo, color=color, marker="^", s=16, label=lab)
+        elif not math.isinf(hi):
+            ax.scatter(x, hi, color=color, marker="v", s=16, label=lab)
+
+
+def plot(r: dict, output_dir: Path, stem: str) -> None:
+    """Per seed the stay and reach ratios of every cell and program beside the paper's
+    (prefix and both); the selected loads over the run; effective tuples per stratum
+    against the selection's late growth; the mean error curves of two cells."""
+    import matplotlib.pyplot as plt
+
+    fig, flat = panel_grid(5, 3, 5.2, 3.6)
+    rows = [(c["label"], c) for c in r["cells"]] + list(r["programs"].items())
+    n = len(r["seeds"])
+    for ax, what in zip(flat[:2], ("stay", "reach"), strict=True):
+        for i, (_, c) in enumerate(rows):
+            for reading, dx, color in (("prefix", -0.18, "tab:blue"), ("both", 0.18, "tab:orange")):
+                xs = [i + dx + 0.05 * (j - (n - 1) / 2) for j in range(n)]
+                _bounds_points(ax, xs, c["judged"][reading][what]["bounds"], color,
+                               reading if i == 0 else None)  # fmt: skip
+        if what == "stay":
+            ax.axhline(r["paper"]["stay_ratio"], color="red", lw=1, ls="--", label="paper")
+        else:
+            ax.axhspan(*r["paper"]["reach_ratio"], color="red", alpha=0.2, label="paper")
+        ax.set_xticks(range(len(rows)), [x for x, _ in rows], rotation=90, fontsize=6)
+        ax.set(yscale="log", ylabel=f"{what} 5 %: R_256 / H[P_256]_2048",
+               title=f"{what} ratio per seed (^ v: bounds)")  # fmt: skip
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    ax = flat[2]
+    cps = np.array(r["checkpoints"]) / 1e6
+    for c in r["cells"]:
+        if c["rest"] == r["rests"][0]:
+            ax.plot(cps, c["selected"], lw=1, label=f"{c['loads']} loads")
+    for name, x in r["programs"].items():
+        ax.plot(np.array(x["checkpoints"]) / 1e6, x["selected"], lw=1, ls="--", label=name)
+    ax.set(xlabel="load events (M)", ylabel="selected loads", yscale="log",
+           title="loads passing the filters")  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+    ax = flat[3]
+    colors = {REPRODUCED: "tab:green", DIFFERS: "tab:gray", UNDECIDED: "tab:olive"}
+    for c in r["cells"]:
+        x, y = MECHANISM["late_growth"](c), MECHANISM["selected_effective"](c)
+        if x is None or y is None:
+            continue
+        ax.scatter(x, y, color=colors[c["judged"]["prefix"]["stay"]["verdict"]], s=14)
+        ax.annotate(c["label"], (x, y), fontsize=5)
+    for name, p in r["programs"].items():
+        x, y = MECHANISM["late_growth"](p), MECHANISM["selected_effective"](p)
+        if x is not None and y is not None:
+            ax.scatter(x, y, marker="*", s=80, color="tab:red")
+            ax.annotate(name, (x, y), fontsize=7)
+    for v, color in colors.items():
+        ax.scatter([], [], color=color, label=f"stay {v} (prefix)")
+    ax.set(xlabel="late growth of the selection", ylabel="effective tuples per stratum",
+           yscale="log", title="where the programs sit (* real)")  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+    ax = flat[4]
+    best = max(r["cells"], key=lambda c: max(b[0] for b in c["judged"]["prefix"]["stay"]["bounds"]))
+    for c, style in ((best, "-"), (r["cells"][-1] if r["cells"][-1] is not best
+                                   else r["cells"][0], ":")):  # fmt: skip
+        for name, color in zip(PAIR, ("tab:blue", "tab:green"), strict=True):
+            ys = [np.nan if y is None else y for y in c["curves"]["prefix"][name]]
+            ax.plot(cps, ys, color=color, ls=style, lw=1, label=f"{c['label']} {name}")
+    ax.axhline(5.0, color="red", lw=0.6)
+    ax.set(xlabel="load events (M)", ylabel=f"error % (prefix, mean of {n})", ylim=(0, 20),
+           title="mean error curves")  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(output_dir / f"{stem}.png", dpi=100)
+    plt.close(fig)
+
+
+def headline(r: dict) -> list[tuple[str, str, str]]:
+    """The cells where the paper's gcc ratios lie inside our seed spread, per reading."""
+    p, rows = r["paper"], []
+    lo, hi = p["reach_ratio"]
+    for reading in READINGS:
+        c = r["conditions"][reading]
+        rows += [(f"cells with the stay ratio inside our spread ({reading})",
+                  f"about {p['stay_ratio']:g} (gcc)", _names(c["stay"])),
+                 (f"cells with the reach ratio inside our spread ({reading})",
+                  f"{lo:g}-{hi:g} (gcc)", _names(c["reach"])),
+                 (f"cells with both ({reading})", "both (gcc)", _names(c["both"]))]  # fmt: skip
+    return rows
+
+
+EXPERIMENTS = [Experiment(NAME, "stratified (H[P_256]) against random (R_256) sampling swept "
+                          "over static loads and values per load, 16M events: when R_256 "
+                          "stays above 5 % about 23x longer (Fig. 7); the same measures on "
+                          "real traces", run, takes_traces=True, units=True,
+                          headline=headline)]  # fmt: skip
