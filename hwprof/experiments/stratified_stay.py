@@ -30,6 +30,7 @@ same quantities are measured on real traces (:func:`trace_run`, any trace file).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -228,6 +229,7 @@ def seed_run(loads: int, rest, events: int, grid, seed: int) -> dict:
     return stream_run(cell_stream(loads, rest, events, seed), seed, checkpoint_grid(grid))
 
 
+@functools.lru_cache(maxsize=1)
 def trace_keys_of(path, events: int) -> tuple[np.ndarray, str]:
     """The first ``events`` load keys of a trace file (as stratified-values reads them)
     and the program's name."""
@@ -393,11 +395,25 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     cps = checkpoint_grid(size["grid"])
     settings = {"version": VERSION, "seed": seed, "seeds": size["seeds"],
                 "events": size["events"], "grid": [list(g) for g in size["grid"]]}  # fmt: skip
-    todo = {f"L{loads}-{rest_label(rest)}-seed{s}": {"loads": loads, "rest": rest,
-                                                     "events": size["events"],
-                                                     "grid": settings["grid"], "seed": s}
-            for loads in size["loads"] for rest in size["rests"] for s in seeds}  # fmt: skip
-    done = sweep_cells(NAME, stem, settings, seed_run, todo, run_options)
+
+    def cell_units(rests):
+        return {f"L{loads}-{rest_label(rest)}-seed{s}": {"loads": loads, "rest": rest,
+                                                         "events": size["events"],
+                                                         "grid": settings["grid"], "seed": s}
+                for rest in rests for loads in size["loads"] for s in seeds}  # fmt: skip
+
+    # the fresh-valued cells, the slowest (millions of distinct tuples), run last
+    done = sweep_cells(NAME, stem, settings, seed_run,
+                       cell_units([x for x in size["rests"] if x != "fresh"]),
+                       run_options)  # fmt: skip
+    ptodo = {f"trace{i}-seed{s}": {"path": str(Path(p).absolute()), "events": size["events"],
+                                   "grid": settings["grid"], "seed": s}
+             for i, p in enumerate(paths) for s in seeds}  # fmt: skip
+    pdone = sweep_cells(NAME, f"{stem}-programs", {**settings, "traces": [str(p) for p in paths]},
+                        trace_run, ptodo, run_options) if ptodo else {}  # fmt: skip
+    if "fresh" in size["rests"]:
+        done.update(sweep_cells(NAME, f"{stem}-fresh", settings, seed_run,
+                                cell_units(["fresh"]), run_options))  # fmt: skip
     cells = []
     for loads in size["loads"]:
         for rest in size["rests"]:
@@ -407,11 +423,6 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
             j = cells[-1]["judged"]["prefix"]
             _log(f"{cells[-1]['label']}: reach {j['reach']['verdict']}, stay "
                  f"{j['stay']['verdict']} {[_bound(b) for b in j['stay']['bounds']]}")  # fmt: skip
-    ptodo = {f"trace{i}-seed{s}": {"path": str(Path(p).absolute()), "events": size["events"],
-                                   "grid": settings["grid"], "seed": s}
-             for i, p in enumerate(paths) for s in seeds}  # fmt: skip
-    pdone = sweep_cells(NAME, f"{stem}-programs", {**settings, "traces": [str(p) for p in paths]},
-                        trace_run, ptodo, run_options) if ptodo else {}  # fmt: skip
     programs = {}
     for i, p in enumerate(paths):
         per_seed = [pdone[f"trace{i}-seed{s}"] for s in seeds]
