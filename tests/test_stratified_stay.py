@@ -181,10 +181,20 @@ def hand_record():
     for label, per_seed in (("A", a), ("B", b)):
         cells.append({"label": label, "loads": 1, "rest": 0,
                       **st.summarise(per_seed, cps, events)})  # fmt: skip
+    # a program: stratified-values' points (first checkpoint 100, 300 events), stay 2 and 3
+    points = {
+        "R_256": {"reach": [200, 300], "stay": [300, 450]},
+        "H[P_256]_2048": {"reach": [150, 150], "stay": [150, 150]},
+    }
+    prog = {"trace": "p.trace", "program": "prog", "events": events, "checkpoints": cps,
+            "distinct": 10, "selected": [1, 2, 2], "growth": st.growth(cps, [1, 2, 2]),
+            "strata": {k: {"mean": 1.2, "min": 1.2, "max": 1.2, "seeds": 2}
+                       for k in ("occupied", "tuples_per_stratum", "effective",
+                                 "selected_effective")},
+            "stratified_values": {"events": events, "checkpoints": 3, "first": 100,
+                                  "points": points}}  # fmt: skip
     r = {"paper": {"reach_ratio": [3.0, 3.5], "stay_ratio": 23.0}, "cells": cells,
-         "programs": {"prog": {"trace": "p.trace", "events": events, "checkpoints": cps,
-                               **st.summarise(b, cps, events)}},
-         "checkpoints": cps}  # fmt: skip
+         "programs": {"prog": prog}, "checkpoints": cps}  # fmt: skip
     r["conditions"] = st.conditions(r)
     return r
 
@@ -204,6 +214,8 @@ def test_verdicts_of_a_hand_made_record():
     text = "\n".join(st.verdict_lines(r))
     assert "the stay ratio 23 lies inside our seed spread in A;" in text
     assert "prog (stay differs, reach differs" in text
+    assert "prog (not scored under this reading" in text  # the both reading
+    assert "**differs**" in "\n".join(st.program_section(r))
     table = "\n".join(st.ratio_table({x["label"]: x for x in r["cells"]}, "prefix", 100))
     assert "| B |" in table and "**differs**" in table and "**reproduced**" in table
     # H[P]'s stay point at the first checkpoint: only a bound (>= 2), so not 'differs'

@@ -25,7 +25,9 @@ checkpoint of a grid fine at the start (:data:`GRID`) under the readings ``prefi
 points, their ratios with a verdict per cell (:func:`verdict`), and the mechanism's
 quantities: the selected loads at each checkpoint, how they grow, the tuples per
 occupied stratum and ``R_256``'s error while loads still enter (:func:`plateau`). The
-same quantities are measured on real traces (:func:`trace_run`, any trace file).
+same quantities are measured on real traces (:func:`trace_mechanism`, any trace file;
+:func:`trace_run` also runs the two compressors on one), beside stratified-values' 5 %
+points of those programs when its record lies beside the results.
 """
 
 from __future__ import annotations
@@ -49,16 +51,18 @@ from .stratified_values import (
 )
 
 __all__ = ["EXPERIMENTS", "run", "seed_run", "trace_run", "selected_loads", "growth",
-           "strata_occupancy", "occupancy_of", "plateau", "ratio_bounds", "verdict",
-           "checkpoint_grid"]  # fmt: skip
+           "strata_occupancy", "occupancy_of", "mechanism", "trace_mechanism", "plateau",
+           "ratio_bounds", "verdict", "checkpoint_grid"]  # fmt: skip
 
 NAME = "stratified-stay"
 #: static loads: the 1000-execution filter exhausts a Zipf(1) tail of L loads after
-#: about 1000 * L * H_L events (H_L the harmonic number): 0.5M, 1.9M, 7.5M and 26M
-LOADS = (100, 300, 1000, 3000)
+#: about 1000 * L * H_L events (H_L the harmonic number): 0.5M, 7.5M and 26M (beyond the
+#: run)
+LOADS = (100, 1000, 3000)
 #: values per load: the other values besides the top two (0: only the top two; 6: the
-#: "few" of stratified-conditions), or fresh random values
-RESTS = (0, 1, 2, 6, "fresh")
+#: "few" of stratified-conditions); ``"fresh"`` (fresh random values) is supported but
+#: not in the full form (about 4x a seed's CPU time: millions of distinct tuples)
+RESTS = (0, 1, 2, 6)
 SEEDS = 5
 EVENTS = 16_000_000
 #: the checkpoints: ``(step, up to)`` pieces, every 10K events to 1M (the paper's gcc
@@ -253,6 +257,28 @@ def trace_run(path: str, events: int, grid, seed: int) -> dict:
     }
 
 
+def mechanism(keys: np.ndarray, checkpoints, seeds) -> dict:
+    """The mechanism's quantities of any key stream, without running a compressor: the
+    selected loads at each checkpoint and their growth (:func:`growth`), and the strata's
+    occupancy (:func:`strata_occupancy`) under the hash of each of ``seeds``."""
+    cps = list(checkpoints)
+    ideal = IdealProfile(keys, cps)
+    sel = selected_loads(ideal)
+    counts = np.bincount(ideal.inverse, minlength=len(ideal.unique))
+    strata = [occupancy_of(ideal.unique, counts, s) for s in seeds]
+    return {"events": int(len(keys)), "checkpoints": cps, "distinct": int(len(ideal.unique)),
+            "selected": sel, "growth": growth(cps, sel),
+            "strata": {k: _spread([x[k] for x in strata]) for k in strata[0]}}  # fmt: skip
+
+
+def trace_mechanism(path: str, events: int, grid, seeds) -> dict:
+    """A unit: :func:`mechanism` of the first ``events`` loads of any trace file (fewer if
+    it holds fewer; the grid is cut there)."""
+    keys, program = trace_keys_of(path, events)
+    cps = [c for c in checkpoint_grid(grid) if c <= len(keys)]
+    return {"program": program, **mechanism(keys, cps, list(seeds))}
+
+
 # --- ratios and verdicts ------------------------------------------------------------------
 
 
@@ -406,11 +432,11 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     done = sweep_cells(NAME, stem, settings, seed_run,
                        cell_units([x for x in size["rests"] if x != "fresh"]),
                        run_options)  # fmt: skip
-    ptodo = {f"trace{i}-seed{s}": {"path": str(Path(p).absolute()), "events": size["events"],
-                                   "grid": settings["grid"], "seed": s}
-             for i, p in enumerate(paths) for s in seeds}  # fmt: skip
-    pdone = sweep_cells(NAME, f"{stem}-programs", {**settings, "traces": [str(p) for p in paths]},
-                        trace_run, ptodo, run_options) if ptodo else {}  # fmt: skip
+    ptodo = {f"trace{i}": {"path": str(Path(p).absolute()), "events": size["events"],
+                           "grid": settings["grid"], "seeds": seeds}
+             for i, p in enumerate(paths)}  # fmt: skip
+    pdone = sweep_cells(NAME, f"{stem}-traces", {**settings, "traces": [str(p) for p in paths]},
+                        trace_mechanism, ptodo, run_options) if ptodo else {}  # fmt: skip
     if "fresh" in size["rests"]:
         done.update(sweep_cells(NAME, f"{stem}-fresh", settings, seed_run,
                                 cell_units(["fresh"]), run_options))  # fmt: skip
@@ -423,14 +449,13 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
             j = cells[-1]["judged"]["prefix"]
             _log(f"{cells[-1]['label']}: reach {j['reach']['verdict']}, stay "
                  f"{j['stay']['verdict']} {[_bound(b) for b in j['stay']['bounds']]}")  # fmt: skip
+    values = _values_record(Path(output_dir), quick)
     programs = {}
     for i, p in enumerate(paths):
-        per_seed = [pdone[f"trace{i}-seed{s}"] for s in seeds]
-        first = per_seed[0]
-        name = first["program"] if first["program"] not in programs else f"{first['program']}-{i}"
-        programs[name] = {"trace": Path(p).name, "events": first["events"],
-                          "checkpoints": first["checkpoints"],
-                          **summarise(per_seed, first["checkpoints"], first["events"])}  # fmt: skip
+        x = pdone[f"trace{i}"]
+        name = x["program"] if x["program"] not in programs else f"{x['program']}-{i}"
+        programs[name] = {"trace": Path(p).name, **x,
+                          "stratified_values": _values_of(values, x["program"])}  # fmt: skip
     record = {"name": NAME, "seed": seed, "quick": quick, "seeds": seeds,
               "events": size["events"], "settings": settings, "checkpoints": cps,
               "loads": list(size["loads"]), "rests": list(size["rests"]),
@@ -444,6 +469,51 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plot(record, Path(output_dir), stem)
     return record["conditions"]
+
+
+def program_verdicts(p: dict, reading: str) -> dict:
+    """A program's reach and stay verdicts from stratified-values' points (its prefix
+    reading; None under another reading or without that record), with each seed's
+    ratio bounds (its first checkpoint and last event)."""
+    v = p.get("stratified_values")
+    if not v or reading != "prefix":
+        return {"reach": None, "stay": None}
+    out = {}
+    for what, claim in CLAIMS.items():
+        pts = v["points"]
+        bounds = [ratio_bounds(a, b, v["events"], v["first"])
+                  for a, b in zip(pts["R_256"][what], pts["H[P_256]_2048"][what],
+                                  strict=True)]  # fmt: skip
+        out[what] = verdict(bounds, claim)
+        out[f"{what}_bounds"] = [list(b) for b in bounds]
+    return out
+
+
+def _values_record(output_dir: Path, quick: bool) -> dict | None:
+    """stratified-values' record beside the results (the quick one for the quick form)."""
+    import json
+
+    path = output_dir / ("stratified-values-quick.json" if quick else "stratified-values.json")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _values_of(record: dict | None, program: str) -> dict | None:
+    """A program's R_256 and H[P_256]_2048 5 % points and ratios per seed from
+    stratified-values' record (its geometric checkpoints, prefix reading); None if absent."""
+    if not record or program not in record.get("programs", {}):
+        return None
+    c = record["programs"][program]["compressors"]
+    per = record["claims"][program]["per_seed"]
+    return {"events": record["programs"][program]["events"],
+            "checkpoints": len(record["programs"][program]["checkpoints"]),
+            "first": record["programs"][program]["checkpoints"][0],
+            "points": {n: {w: [run.get(w) for run in c[n]["runs"]] for w in ("reach", "stay")}
+                       for n in PAIR},
+            "reach_ratio": per["reach_ratio_R_over_HP"],
+            "stay_ratio": per["stay_ratio_R_over_HP"]}  # fmt: skip
 
 
 def conditions(r: dict) -> dict:
@@ -466,8 +536,7 @@ def conditions(r: dict) -> dict:
             values = [v for v in values if v is not None]
             ranges[key] = [min(values), max(values)] if values else None
         item["ranges"] = ranges
-        item["programs"] = {name: {"stay": p["judged"][reading]["stay"]["verdict"],
-                                   "reach": p["judged"][reading]["reach"]["verdict"],
+        item["programs"] = {name: {**program_verdicts(p, reading),
                                    "inside": {k: _inside(get(p), ranges[k])
                                               for k, get in MECHANISM.items()}}
                             for name, p in r["programs"].items()}  # fmt: skip
@@ -476,7 +545,8 @@ def conditions(r: dict) -> dict:
 
 
 def _mean(s):
-    return None if s is None else s["mean"]
+    """A spread's mean (a plain number as it is; None as None)."""
+    return s["mean"] if isinstance(s, dict) else s
 
 
 #: the mechanism's quantities compared between cells and programs: the late growth of the
@@ -546,23 +616,36 @@ def _names(items) -> str:
     return ", ".join(items) if items else "none"
 
 
+def _any(x, spec=".2f") -> str:
+    """A spread (:func:`_sp`), a plain number, or '-'."""
+    if isinstance(x, dict) or x is None:
+        return _sp(x, spec)
+    return f"{x:{spec}}"
+
+
+def _any_ev(x) -> str:
+    return _sp_ev(x) if isinstance(x, dict) or x is None else _ev(x)
+
+
 def mechanism_table(rows: dict, events: int) -> list[str]:
     """The mechanism's quantities, one row per cell or program (``rows``: label ->
-    summary)."""
+    summary; a program's growth is one number, its plateau and final error not
+    measured: '-')."""
     L = ["| setting | distinct tuples | selected loads at the end | half selected at | "
          f"{EXHAUSTED:.0%} selected at | late growth | slope | tuples per occupied stratum | "
          "effective tuples per stratum (all / selected) | R_256 plateau % | R_256 final % |",
          "| --- |" + " ---: |" * 10]  # fmt: skip
     for label, c in rows.items():
         g, s = c["growth"], c["strata"]
-        ex = _sp_ev(g["exhausted_at"])
-        if c["unmeasured"]["exhausted_at"]:
-            ex += f" ({c['unmeasured']['exhausted_at']} not by {_ev(events)})"
-        L.append(f"| {label} | {_sp(c['distinct'], ',.0f')} | {_sp(g['final'], ',.0f')} | "
-                 f"{_sp_ev(g['half_at'])} | {ex} | {_sp(g['late_growth'])} | "
-                 f"{_sp(g['slope'])} | {_sp(s['tuples_per_stratum'])} | "
-                 f"{_sp(s['effective'])} / {_sp(s['selected_effective'])} | "
-                 f"{_sp(c['plateau'])} | {_sp(c['final_R'])} |")  # fmt: skip
+        ex = _any_ev(g["exhausted_at"])
+        missing = (c.get("unmeasured") or {}).get("exhausted_at")
+        if missing:
+            ex += f" ({missing} not by {_ev(events)})"
+        L.append(f"| {label} | {_any(c['distinct'], ',.0f')} | {_any(g['final'], ',.0f')} | "
+                 f"{_any_ev(g['half_at'])} | {ex} | {_any(g['late_growth'])} | "
+                 f"{_any(g['slope'])} | {_any(s['tuples_per_stratum'])} | "
+                 f"{_any(s['effective'])} / {_any(s['selected_effective'])} | "
+                 f"{_any(c.get('plateau'))} | {_any(c.get('final_R'))} |")  # fmt: skip
     return L
 
 
@@ -682,18 +765,37 @@ def _timing(r: dict) -> str:
 
 
 def program_section(r: dict) -> list[str]:
-    """The real programs: the mechanism's quantities, the points and where they sit."""
+    """The real programs: the mechanism's quantities, and stratified-values' points."""
     if not r["programs"]:
         return ["## Our real programs", "", "None measured in this run."]
     events = max(x["events"] for x in r["programs"].values())
     L = ["## Our real programs", "",
          f"The first {events:,} loads of each trace (as stratified-values reads them), the "
-         "same grid, seeds and measures:", "",
+         "same grid and measures (the strata under each seed's hash; no compressor is run "
+         "here):", "",
          *mechanism_table({f"{n} ({x['trace']})": x for n, x in r["programs"].items()},
                           events), ""]  # fmt: skip
-    for reading in READINGS:
-        L += [f"`{reading}` reading:", "",
-              *ratio_table(r["programs"], reading, r["checkpoints"][0]), ""]  # fmt: skip
+    have = {n: x for n, x in r["programs"].items() if x.get("stratified_values")}
+    if not have:
+        return L + ["No stratified-values record beside these results: the programs' 5 % "
+                    "points are not shown."]  # fmt: skip
+    v0 = next(iter(have.values()))["stratified_values"]
+    L += [f"Their R_256 and H[P_256]_2048 5 % points, from stratified-values' record "
+          f"({v0['events']:,} events, {v0['checkpoints']} geometric checkpoints from "
+          f"{_ev(v0['first'])}, prefix reading; the same seeds), with the verdicts of this "
+          "page:", "",
+          "| program | R_256 reach | H[P] reach | reach R/H[P] per seed | reach | R_256 stay | "
+          "H[P] stay | stay R/H[P] per seed | stay |",
+          "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |"]  # fmt: skip
+    for name, x in have.items():
+        v, pv = x["stratified_values"], program_verdicts(x, "prefix")
+        cols = []
+        for what in ("reach", "stay"):
+            cols += [_points(v["points"]["R_256"][what], v["first"]),
+                     _points(v["points"]["H[P_256]_2048"][what], v["first"]),
+                     ", ".join(_bound(b) for b in pv[f"{what}_bounds"]),
+                     f"**{pv[what]}**"]  # fmt: skip
+        L.append(f"| {name} | " + " | ".join(cols) + " |")
     return L
 
 
@@ -708,7 +810,12 @@ def verdict_lines(r: dict) -> list[str]:
         where = []
         for name, x in c["programs"].items():
             inside = [key for key, v in x["inside"].items() if v]
-            where.append(f"{name} (stay {x['stay']}, reach {x['reach']}; inside "
+            judged = (
+                f"stay {x['stay']}, reach {x['reach']}"
+                if x["stay"]
+                else "not scored under this reading"
+            )
+            where.append(f"{name} ({judged}; inside "
                          f"{' and '.join(inside) if inside else 'neither range'})")  # fmt: skip
         text = (f"* `{reading}`: the stay ratio {p['stay_ratio']:g} lies inside our seed "
                 f"spread in {_names(c['stay'])}; the reach ratio {lo:g}-{hi:g} in "
@@ -748,7 +855,9 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, flat = panel_grid(5, 3, 5.2, 3.6)
-    rows = [(c["label"], c) for c in r["cells"]] + list(r["programs"].items())
+    rows = [(c["label"], c) for c in r["cells"]]
+    progs = [(n, program_verdicts(p, "prefix")) for n, p in r["programs"].items()]
+    progs = [(n, v) for n, v in progs if v["stay"]]
     n = len(r["seeds"])
     for ax, what in zip(flat[:2], ("stay", "reach"), strict=True):
         for i, (_, c) in enumerate(rows):
@@ -756,11 +865,17 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
                 xs = [i + dx + 0.05 * (j - (n - 1) / 2) for j in range(n)]
                 _bounds_points(ax, xs, c["judged"][reading][what]["bounds"], color,
                                reading if i == 0 else None)  # fmt: skip
+        for i, (_, v) in enumerate(progs):
+            bounds = v[f"{what}_bounds"]
+            xs = [len(rows) + i + 0.05 * (j - (len(bounds) - 1) / 2) for j in range(len(bounds))]
+            _bounds_points(ax, xs, bounds, "tab:red", "program (prefix)" if i == 0 else None)
         if what == "stay":
             ax.axhline(r["paper"]["stay_ratio"], color="red", lw=1, ls="--", label="paper")
         else:
             ax.axhspan(*r["paper"]["reach_ratio"], color="red", alpha=0.2, label="paper")
-        ax.set_xticks(range(len(rows)), [x for x, _ in rows], rotation=90, fontsize=6)
+        ax.set_xticks(
+            range(len(rows) + len(progs)), [x for x, _ in rows + progs], rotation=90, fontsize=6
+        )
         ax.set(yscale="log", ylabel=f"{what} 5 %: R_256 / H[P_256]_2048",
                title=f"{what} ratio per seed (^ v: bounds)")  # fmt: skip
         ax.grid(alpha=0.3)
