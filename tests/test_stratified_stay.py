@@ -213,7 +213,7 @@ def test_verdicts_of_a_hand_made_record():
     assert c["stay"] == ["A"] and c["both"] == ["A"]
     text = "\n".join(st.verdict_lines(r))
     assert "the stay ratio 23 lies inside our seed spread in A;" in text
-    assert "prog (stay differs, reach differs" in text
+    assert "prog (stay differs, reach differs; inside" in text
     assert "prog (not scored under this reading" in text  # the both reading
     assert "**differs**" in "\n".join(st.program_section(r))
     table = "\n".join(st.ratio_table({x["label"]: x for x in r["cells"]}, "prefix", 100))

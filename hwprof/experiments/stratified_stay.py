@@ -550,10 +550,11 @@ def _mean(s):
 
 
 #: the mechanism's quantities compared between cells and programs: the late growth of the
-#: selection (how much of it enters in the run's second half) and the effective tuples per
-#: stratum around the selected tuples
+#: selection (how much of it enters in the run's second half), the distinct tuples per
+#: occupied stratum and the effective tuples per stratum around the selected tuples
 MECHANISM = {
     "late_growth": lambda c: _mean(c["growth"]["late_growth"]),
+    "tuples_per_stratum": lambda c: _mean(c["strata"]["tuples_per_stratum"]),
     "selected_effective": lambda c: _mean(c["strata"]["selected_effective"]),
 }
 
@@ -799,6 +800,32 @@ def program_section(r: dict) -> list[str]:
     return L
 
 
+#: the page's names of the :data:`MECHANISM` quantities
+MECHANISM_TEXT = {"late_growth": "late growth of the selection",
+                  "tuples_per_stratum": "tuples per occupied stratum",
+                  "selected_effective": "effective tuples per stratum (selected)"}  # fmt: skip
+
+
+def sit_table(r: dict) -> list[str]:
+    """Where the programs sit: per mechanism quantity, its range over the cells where the
+    stay ratio is reproduced (per reading) and each program's value."""
+    k = r["conditions"]
+    names = list(r["programs"])
+    L = ["| quantity | " + " | ".join(f"cells with the stay ratio reproduced ({x})"
+                                     for x in READINGS)
+         + "".join(f" | {n}" for n in names) + " |",
+         "| --- |" + " --- |" * len(READINGS) + " ---: |" * len(names)]  # fmt: skip
+    for key, text in MECHANISM_TEXT.items():
+        ranges = [k[x]["ranges"][key] for x in READINGS]
+        cols = ["-" if rg is None else f"{rg[0]:.2f}-{rg[1]:.2f}" for rg in ranges]
+        for n in names:
+            v = MECHANISM[key](r["programs"][n])
+            inside = [x for x in READINGS if k[x]["programs"][n]["inside"][key]]
+            cols.append("-" if v is None else f"{v:.2f}" + (" (inside)" if inside else ""))
+        L.append(f"| {text} | " + " | ".join(cols) + " |")
+    return L
+
+
 def verdict_lines(r: dict) -> list[str]:
     """The verdict, per reading, computed from the record."""
     p, k = r["paper"], r["conditions"]
@@ -806,32 +833,24 @@ def verdict_lines(r: dict) -> list[str]:
     L = ["## Verdict", ""]
     for reading in READINGS:
         c = k[reading]
-        ranges = c["ranges"]
         where = []
         for name, x in c["programs"].items():
-            inside = [key for key, v in x["inside"].items() if v]
-            judged = (
-                f"stay {x['stay']}, reach {x['reach']}"
-                if x["stay"]
-                else "not scored under this reading"
-            )
-            where.append(f"{name} ({judged}; inside "
-                         f"{' and '.join(inside) if inside else 'neither range'})")  # fmt: skip
+            inside = [MECHANISM_TEXT[key] for key, v in x["inside"].items() if v]
+            judged = (f"stay {x['stay']}, reach {x['reach']}" if x["stay"]
+                      else "not scored under this reading")  # fmt: skip
+            where.append(f"{name} ({judged}; inside the reproduced cells' range of "
+                         f"{', '.join(inside) if inside else 'no quantity'})")  # fmt: skip
         text = (f"* `{reading}`: the stay ratio {p['stay_ratio']:g} lies inside our seed "
                 f"spread in {_names(c['stay'])}; the reach ratio {lo:g}-{hi:g} in "
                 f"{_names(c['reach'])}; both in the same cell: {_names(c['both'])}; a seed "
                 f"with both: {_names(c['seed_both'])}.")  # fmt: skip
-        if ranges["late_growth"]:
-            text += (f" Where the stay ratio is reproduced, the selection's late growth is "
-                     f"{ranges['late_growth'][0]:.2f}-{ranges['late_growth'][1]:.2f} and the "
-                     "effective tuples per stratum (selected) "
-                     + (f"{ranges['selected_effective'][0]:.2f}-"
-                        f"{ranges['selected_effective'][1]:.2f}"
-                        if ranges["selected_effective"] else "-")
-                     + ".")  # fmt: skip
         if where:
             text += " Our programs: " + "; ".join(where) + "."
         L.append(text)
+    if r["programs"]:
+        L += ["", "Where our programs sit (the mechanism's quantities; '(inside)': within "
+              "the range of the cells where the stay ratio is reproduced under some reading):",
+              "", *sit_table(r)]  # fmt: skip
     return L
 
 
@@ -894,19 +913,19 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
     ax = flat[3]
     colors = {REPRODUCED: "tab:green", DIFFERS: "tab:gray", UNDECIDED: "tab:olive"}
     for c in r["cells"]:
-        x, y = MECHANISM["late_growth"](c), MECHANISM["selected_effective"](c)
+        x, y = MECHANISM["late_growth"](c), MECHANISM["tuples_per_stratum"](c)
         if x is None or y is None:
             continue
         ax.scatter(x, y, color=colors[c["judged"]["prefix"]["stay"]["verdict"]], s=14)
         ax.annotate(c["label"], (x, y), fontsize=5)
     for name, p in r["programs"].items():
-        x, y = MECHANISM["late_growth"](p), MECHANISM["selected_effective"](p)
+        x, y = MECHANISM["late_growth"](p), MECHANISM["tuples_per_stratum"](p)
         if x is not None and y is not None:
             ax.scatter(x, y, marker="*", s=80, color="tab:red")
             ax.annotate(name, (x, y), fontsize=7)
     for v, color in colors.items():
         ax.scatter([], [], color=color, label=f"stay {v} (prefix)")
-    ax.set(xlabel="late growth of the selection", ylabel="effective tuples per stratum",
+    ax.set(xlabel="late growth of the selection", ylabel="tuples per occupied stratum",
            yscale="log", title="where the programs sit (* real)")  # fmt: skip
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6)
