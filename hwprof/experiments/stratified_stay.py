@@ -329,14 +329,18 @@ def judge(per_seed: list[dict], checkpoints, events: int) -> dict:
                                                                 for a, b in zip(r, h,
                                                                                 strict=True)),
                                   "verdict": verdict(bounds, claim)}  # fmt: skip
-        both = [
-            CLAIMS["reach"][0] <= rb[0] and rb[1] <= CLAIMS["reach"][1]
-            and _near_stay(sb)
-            for rb, sb in zip(out[reading]["reach"]["bounds"], out[reading]["stay"]["bounds"],
-                              strict=True)
-        ]  # fmt: skip
-        out[reading]["seeds_both"] = int(sum(both))
+        inside = {"reach": [_in_reach(b) for b in out[reading]["reach"]["bounds"]],
+                  "stay": [_near_stay(b) for b in out[reading]["stay"]["bounds"]]}  # fmt: skip
+        for what in ("reach", "stay"):
+            out[reading][what]["seeds_inside"] = int(sum(inside[what]))
+        out[reading]["seeds_both"] = int(sum(a and b for a, b in zip(*inside.values(),
+                                                                     strict=True)))  # fmt: skip
     return out
+
+
+def _in_reach(b) -> bool:
+    """A seed's reach ratio measured (not a bound) and inside the paper's 3-3.5."""
+    return b[0] == b[1] and CLAIMS["reach"][0] <= b[0] <= CLAIMS["reach"][1]
 
 
 def _near_stay(b) -> bool:
@@ -530,6 +534,11 @@ def conditions(r: dict) -> dict:
                           if c["judged"][reading][what]["verdict"] == REPRODUCED]  # fmt: skip
         item["both"] = [c for c in item["reach"] if c in item["stay"]]
         item["seed_both"] = [c["label"] for c in r["cells"] if c["judged"][reading]["seeds_both"]]
+        for what in ("reach", "stay"):
+            item[f"seed_{what}"] = [c["label"] for c in r["cells"]
+                                    if c["judged"][reading][what]["seeds_inside"]]  # fmt: skip
+        item["reach_spreads"] = {c["label"]: _exact_span(c["judged"][reading]["reach"]["bounds"])
+                                 for c in r["cells"] if c["label"] in item["reach"]}  # fmt: skip
         stay = [c for c in r["cells"] if c["label"] in item["stay"]]
         ranges = {}
         for key, get in MECHANISM.items():
@@ -558,6 +567,12 @@ MECHANISM = {
     "tuples_per_stratum": lambda c: _mean(c["strata"]["tuples_per_stratum"]),
     "selected_effective": lambda c: _mean(c["strata"]["selected_effective"]),
 }
+
+
+def _exact_span(bounds) -> list[float] | None:
+    """The smallest and largest measured (not bounded) ratio of a cell's seeds."""
+    exact = [b[0] for b in bounds if b[0] == b[1]]
+    return [min(exact), max(exact)] if exact else None
 
 
 def _inside(value, bounds) -> bool | None:
@@ -655,7 +670,7 @@ def ratio_table(rows: dict, reading: str, first: int) -> list[str]:
     """Per cell or program: the seeds' 5 % points, each seed's ratios and the verdicts
     under ``reading``."""
     L = ["| setting | R_256 reach | H[P] reach | reach R/H[P] per seed | reach | R_256 stay | "
-         "H[P] stay | stay R/H[P] per seed | stay | seeds with both |",
+         "H[P] stay | stay R/H[P] per seed | stay | seeds inside: reach / stay / both |",
          "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- | ---: |"]  # fmt: skip
     for label, c in rows.items():
         j = c["judged"][reading]
@@ -664,7 +679,10 @@ def ratio_table(rows: dict, reading: str, first: int) -> list[str]:
             x = j[what]
             cols += [_points(x["R_256"], first), _points(x["H[P_256]_2048"], first),
                      ", ".join(_bound(b) for b in x["bounds"]), f"**{x['verdict']}**"]  # fmt: skip
-        L.append(f"| {label} | " + " | ".join(cols) + f" | {j['seeds_both']} |")
+        L.append(
+            f"| {label} | " + " | ".join(cols) + f" | {j['reach']['seeds_inside']} / "
+            f"{j['stay']['seeds_inside']} / {j['seeds_both']} |"
+        )
     return L
 
 
@@ -743,9 +761,12 @@ def markdown(r: dict, stem: str) -> str:
               "'>x' and '<x' are bounds (a point at the first checkpoint or past the last). "
               f"Verdict: 'reproduced' where the paper's number ({lo:g}-{hi:g}; "
               f"{p['stay_ratio']:g}) lies inside our seed spread, 'differs' where every seed "
-              "lies on one side, 'undecided' otherwise. Seeds with both: seeds whose reach "
-              f"ratio lies in {lo:g}-{hi:g} and whose stay ratio lies within 1.5x of "
-              f"{p['stay_ratio']:g}.", "",
+              "lies on one side, 'undecided' otherwise (a spread of bounds that contains the "
+              "paper's number counts as containing it only where some seed is certainly on "
+              "each side). Seeds inside: seeds whose measured reach ratio lies in "
+              f"{lo:g}-{hi:g}, whose measured stay ratio lies within 1.5x of "
+              f"{p['stay_ratio']:g} ({p['stay_ratio'] / 1.5:.1f}-{p['stay_ratio'] * 1.5:.1f}), "
+              "and both in the same seed.", "",
               *ratio_table(cells, reading, cps[0]), ""]  # fmt: skip
     L += ["![sweep](" + stem + ".png)", "", *program_section(r), "", *verdict_lines(r), ""]
     L += ["Related: [stratified-long](stratified-long.md) (the generator's earlier settings "
@@ -841,10 +862,16 @@ def verdict_lines(r: dict) -> list[str]:
                       else "not scored under this reading")  # fmt: skip
             where.append(f"{name} ({judged}; inside the reproduced cells' range of "
                          f"{', '.join(inside) if inside else 'no quantity'})")  # fmt: skip
+        spans = [f"{n} {v[0]:.2f}-{v[1]:.2f}" for n, v in c["reach_spreads"].items() if v]
         text = (f"* `{reading}`: the stay ratio {p['stay_ratio']:g} lies inside our seed "
                 f"spread in {_names(c['stay'])}; the reach ratio {lo:g}-{hi:g} in "
-                f"{_names(c['reach'])}; both in the same cell: {_names(c['both'])}; a seed "
-                f"with both: {_names(c['seed_both'])}.")  # fmt: skip
+                f"{_names(c['reach'])}"
+                + (f" (their measured seeds' reach ratios: {'; '.join(spans)})" if spans
+                   else "")
+                + f"; both in the same cell: {_names(c['both'])}. A seed's own reach ratio "
+                f"inside {lo:g}-{hi:g}: {_names(c['seed_reach'])}; its stay ratio within 1.5x "
+                f"of {p['stay_ratio']:g}: {_names(c['seed_stay'])}; both in one seed: "
+                f"{_names(c['seed_both'])}.")  # fmt: skip
         if where:
             text += " Our programs: " + "; ".join(where) + "."
         L.append(text)
