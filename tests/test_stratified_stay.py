@@ -93,6 +93,9 @@ def test_selected_loads_and_growth_on_a_hand_made_stream():
     assert g["half_at"] == 10_000
     assert g["late_growth"] == pytest.approx(1.0)  # 10 at the 20,000-th event
     assert g["slope"] == pytest.approx(1.0)  # j loads at 2000 j
+    # 5 of the final 10 selected by the 10,000-th event: half enter after it
+    assert st.entering_after(cps, sel, after=10_000) == pytest.approx(0.5)
+    assert st.entering_after(cps, sel, after=1_000) is None  # no checkpoint by then
 
 
 def test_growth_of_a_selection_still_entering_at_the_end():
@@ -193,8 +196,9 @@ def hand_record():
                                  "selected_effective")},
             "stratified_values": {"events": events, "checkpoints": 3, "first": 100,
                                   "points": points}}  # fmt: skip
-    r = {"paper": {"reach_ratio": [3.0, 3.5], "stay_ratio": 23.0}, "cells": cells,
-         "programs": {"prog": prog}, "checkpoints": cps}  # fmt: skip
+    r = {"paper": {"reach_ratio": [3.0, 3.5], "stay_ratio": 23.0, "gcc": st.GCC},
+         "cells": cells, "programs": {"prog": prog}, "checkpoints": cps,
+         "events": events}  # fmt: skip
     r["conditions"] = st.conditions(r)
     return r
 
@@ -211,6 +215,14 @@ def test_verdicts_of_a_hand_made_record():
     assert a["judged"]["prefix"]["seeds_both"] == 1  # seed 1: reach 3.2, stay 20
     c = r["conditions"]["prefix"]
     assert c["stay"] == ["A"] and c["both"] == ["A"]
+    # the paper's own points against the seeds' (hand-made: none of the paper's size)
+    assert c["points"]["A"]["R_256 stay"] == st.DIFFERS  # 200 and 300 against 7M
+    assert st.paper_points({"stay": {"R_256": [6_000_000, None], "H[P_256]_2048": [10, 10]},
+                            "reach": {"R_256": [650_000, 650_000],
+                                      "H[P_256]_2048": [10, 10]}},
+                           events=16_000_000, first=10) == {
+        "R_256 reach": st.REPRODUCED, "H[P_256]_2048 reach": st.DIFFERS,
+        "R_256 stay": st.REPRODUCED, "H[P_256]_2048 stay": st.DIFFERS}  # fmt: skip
     text = "\n".join(st.verdict_lines(r))
     assert "the stay ratio 23 lies inside our seed spread in A;" in text
     assert "prog (stay differs, reach differs; inside" in text

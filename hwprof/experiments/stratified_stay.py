@@ -51,8 +51,8 @@ from .stratified_values import (
 )
 
 __all__ = ["EXPERIMENTS", "run", "seed_run", "trace_run", "selected_loads", "growth",
-           "strata_occupancy", "occupancy_of", "mechanism", "trace_mechanism", "plateau",
-           "ratio_bounds", "verdict", "checkpoint_grid"]  # fmt: skip
+           "strata_occupancy", "occupancy_of", "entering_after", "mechanism",
+           "trace_mechanism", "plateau", "ratio_bounds", "verdict", "checkpoint_grid"]  # fmt: skip
 
 NAME = "stratified-stay"
 #: static loads: the 1000-execution filter exhausts a Zipf(1) tail of L loads after
@@ -77,6 +77,10 @@ EXHAUSTED = 0.95
 #: the window of the selection's growth over which R_256's plateau is read: from this
 #: share of the final selected loads to :data:`EXHAUSTED`
 PLATEAU_FROM = 0.10
+#: the events after which the loads still entering the selection are counted
+#: (:func:`entering_after`): past the paper's gcc points of H[P_256] (300K) and R_256's
+#: first crossing (600K-700K)
+ENTERING_AFTER = 1_000_000
 QUICK = {"events": 200_000, "loads": (100, 1000), "rests": (0, 6), "seeds": 2,
          "grid": ((5_000, 100_000), (20_000, 200_000)), "programs": 1}  # fmt: skip
 FULL = {"events": EVENTS, "loads": LOADS, "rests": RESTS, "seeds": SEEDS, "grid": GRID,
@@ -155,6 +159,17 @@ def growth(checkpoints, selected) -> dict:
     return {"final": int(final), "exhausted_at": exhausted, "half_at": settled(0.5),
             "late_growth": float(final / middle) if middle > 0 else None,
             "slope": slope}  # fmt: skip
+
+
+def entering_after(checkpoints, selected, after: int = ENTERING_AFTER) -> float | None:
+    """The share of the final selected loads that enter the selection after ``after``
+    events: 1 - (selected loads at the last checkpoint at or before ``after``) / (selected
+    loads at the end); None where nothing is selected at the end or no checkpoint lies at
+    or before ``after``."""
+    i = int(np.searchsorted(np.asarray(checkpoints), after, side="right")) - 1
+    if i < 0 or not selected[-1]:
+        return None
+    return float(1.0 - selected[i] / selected[-1])
 
 
 def strata_occupancy(keys: np.ndarray, seed: int, index_bits: int = 11) -> dict:
@@ -268,7 +283,8 @@ def mechanism(keys: np.ndarray, checkpoints, seeds) -> dict:
     counts = np.bincount(ideal.inverse, minlength=len(ideal.unique))
     strata = [occupancy_of(ideal.unique, counts, s) for s in seeds]
     return {"events": int(len(keys)), "checkpoints": cps, "distinct": int(len(ideal.unique)),
-            "selected": sel, "growth": growth(cps, sel),
+            "selected": sel, "growth": {**growth(cps, sel),
+                                        "entering_after": entering_after(cps, sel)},
             "strata": {k: _spread([x[k] for x in strata]) for k in strata[0]}}  # fmt: skip
 
 
@@ -364,8 +380,10 @@ def summarise(per_seed: list[dict], checkpoints, events: int) -> dict:
         "curves": {reading: {name: mean_curve(lambda s, r=reading, m=name:
                                                s["runs"][r][m]["errors"])
                              for name in PAIR} for reading in READINGS},
-        "growth": {k: _spread([s["growth"][k] for s in per_seed])
-                   for k in ("final", "exhausted_at", "half_at", "late_growth", "slope")},
+        "growth": {**{k: _spread([s["growth"][k] for s in per_seed])
+                      for k in ("final", "exhausted_at", "half_at", "late_growth", "slope")},
+                   "entering_after": _spread([entering_after(checkpoints, s["selected"])
+                                              for s in per_seed])},
         "strata": {k: _spread([s["strata"][k] for s in per_seed])
                    for k in ("occupied", "tuples_per_stratum", "effective",
                              "selected_effective")},
@@ -461,6 +479,9 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
         name = x["program"] if x["program"] not in programs else f"{x['program']}-{i}"
         programs[name] = {"trace": Path(p).name, **x,
                           "stratified_values": _values_of(values, x["program"])}  # fmt: skip
+        programs[name]["growth"] = {**x["growth"],
+                                    "entering_after": entering_after(x["checkpoints"],
+                                                                     x["selected"])}  # fmt: skip
     record = {"name": NAME, "seed": seed, "quick": quick, "seeds": seeds,
               "events": size["events"], "settings": settings, "checkpoints": cps,
               "loads": list(size["loads"]), "rests": list(size["rests"]),
@@ -470,7 +491,8 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
               "cells": cells, "programs": programs}  # fmt: skip
     record["conditions"] = conditions(record)
     record["timing"] = {"seconds": time.perf_counter() - start,
-                        "cpu_seconds_main": time.process_time() - cpu}  # fmt: skip
+                        "cpu_seconds_main": time.process_time() - cpu,
+                        "units": _unit_times([stem, f"{stem}-traces"])}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plot(record, Path(output_dir), stem)
     return record["conditions"]
@@ -539,6 +561,13 @@ def conditions(r: dict) -> dict:
                                     if c["judged"][reading][what]["seeds_inside"]]  # fmt: skip
         item["reach_spreads"] = {c["label"]: _exact_span(c["judged"][reading]["reach"]["bounds"])
                                  for c in r["cells"] if c["label"] in item["reach"]}  # fmt: skip
+        item["points"] = {c["label"]: paper_points(c["judged"][reading], r["events"],
+                                                   r["checkpoints"][0])
+                          for c in r["cells"]}  # fmt: skip
+        for what in ("reach", "stay"):
+            item[f"points_{what}"] = [
+                label for label, v in item["points"].items()
+                if all(v[f"{n} {what}"] == REPRODUCED for n in PAIR)]  # fmt: skip
         stay = [c for c in r["cells"] if c["label"] in item["stay"]]
         ranges = {}
         for key, get in MECHANISM.items():
@@ -554,16 +583,41 @@ def conditions(r: dict) -> dict:
     return out
 
 
+def point_bounds(point, events: int, first: int) -> tuple[float, float]:
+    """One seed's 5 % point as ``(low, high)``: past the last event where None, anywhere up
+    to the first checkpoint where it is that checkpoint, else the point itself."""
+    if point is None:
+        return (float(events), math.inf)
+    if point == first:
+        return (0.0, float(first))
+    return (float(point), float(point))
+
+
+def paper_points(judged: dict, events: int, first: int) -> dict:
+    """Per compressor and claim (``"R_256 stay"``, ...), the verdict of the paper's gcc
+    point (:data:`GCC`) against our seeds' points (:func:`verdict`)."""
+    out = {}
+    for what in ("reach", "stay"):
+        for name in PAIR:
+            paper = GCC[what][name]
+            claim = tuple(paper) if isinstance(paper, tuple | list) else (paper, paper)
+            bounds = [point_bounds(x, events, first) for x in judged[what][name]]
+            out[f"{name} {what}"] = verdict(bounds, claim)
+    return out
+
+
 def _mean(s):
     """A spread's mean (a plain number as it is; None as None)."""
     return s["mean"] if isinstance(s, dict) else s
 
 
-#: the mechanism's quantities compared between cells and programs: the late growth of the
-#: selection (how much of it enters in the run's second half), the distinct tuples per
-#: occupied stratum and the effective tuples per stratum around the selected tuples
+#: the mechanism's quantities compared between cells and programs: the share of the
+#: selected loads entering after :data:`ENTERING_AFTER` events, the log-log slope of the
+#: selection's growth, the distinct tuples per occupied stratum and the effective tuples
+#: per stratum around the selected tuples
 MECHANISM = {
-    "late_growth": lambda c: _mean(c["growth"]["late_growth"]),
+    "entering_after": lambda c: _mean(c["growth"].get("entering_after")),
+    "slope": lambda c: _mean(c["growth"]["slope"]),
     "tuples_per_stratum": lambda c: _mean(c["strata"]["tuples_per_stratum"]),
     "selected_effective": lambda c: _mean(c["strata"]["selected_effective"]),
 }
@@ -649,9 +703,10 @@ def mechanism_table(rows: dict, events: int) -> list[str]:
     summary; a program's growth is one number, its plateau and final error not
     measured: '-')."""
     L = ["| setting | distinct tuples | selected loads at the end | half selected at | "
-         f"{EXHAUSTED:.0%} selected at | late growth | slope | tuples per occupied stratum | "
+         f"{EXHAUSTED:.0%} selected at | entering after {ENTERING_AFTER / 1e6:g}M | late growth | "
+         "slope | tuples per occupied stratum | "
          "effective tuples per stratum (all / selected) | R_256 plateau % | R_256 final % |",
-         "| --- |" + " ---: |" * 10]  # fmt: skip
+         "| --- |" + " ---: |" * 11]  # fmt: skip
     for label, c in rows.items():
         g, s = c["growth"], c["strata"]
         ex = _any_ev(g["exhausted_at"])
@@ -659,7 +714,8 @@ def mechanism_table(rows: dict, events: int) -> list[str]:
         if missing:
             ex += f" ({missing} not by {_ev(events)})"
         L.append(f"| {label} | {_any(c['distinct'], ',.0f')} | {_any(g['final'], ',.0f')} | "
-                 f"{_any_ev(g['half_at'])} | {ex} | {_any(g['late_growth'])} | "
+                 f"{_any_ev(g['half_at'])} | {ex} | {_any(g.get('entering_after'))} | "
+                 f"{_any(g['late_growth'])} | "
                  f"{_any(g['slope'])} | {_any(s['tuples_per_stratum'])} | "
                  f"{_any(s['effective'])} / {_any(s['selected_effective'])} | "
                  f"{_any(c.get('plateau'))} | {_any(c.get('final_R'))} |")  # fmt: skip
@@ -740,7 +796,9 @@ def markdown(r: dict, stem: str) -> str:
         "",
         f"Mean [min-max] over the seeds. Selected loads: loads passing the filters on the "
         f"events so far; 'half selected at' and '{EXHAUSTED:.0%} selected at': the first "
-        "checkpoint from which half (95 %) of the final count is selected; late growth: "
+        "checkpoint from which half (95 %) of the final count is selected; entering after "
+        f"{ENTERING_AFTER / 1e6:g}M: the share of the final count selected only after "
+        f"{ENTERING_AFTER:,} events; late growth: "
         "the final count over the count at half the events (1: none entered in the second "
         f"half, 2: a linear growth to the end); slope: of log selected loads against log "
         f"events from {PLATEAU_FROM:.0%} of the final count to 95 % (1: linear). Tuples per "
@@ -780,11 +838,38 @@ def markdown(r: dict, stem: str) -> str:
     return "\n".join(L)
 
 
+def _unit_times(stems) -> dict:
+    """The units' CPU and wall seconds added, from the journals of ``stems`` (the units
+    of this run and those a resumed run took from an earlier one)."""
+    import json
+
+    from ..run import journal_path
+
+    cpu = wall = 0.0
+    count = 0
+    for stem in stems:
+        try:
+            lines = journal_path(f"experiment-{stem}").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            entry = json.loads(line)
+            if "unit" in entry and entry.get("ok"):
+                cpu += (entry.get("timing") or {}).get("cpu_seconds", 0.0)
+                wall += (entry.get("timing") or {}).get("seconds", 0.0)
+                count += 1
+    return {"count": count, "cpu_seconds": cpu, "seconds": wall}
+
+
 def _timing(r: dict) -> str:
     t = r.get("timing") or {}
     if "seconds" not in t:
         return ""
-    return f"This run: {t['seconds']:.0f} s wall."
+    u = t.get("units") or {}
+    units = (f" Its {u['count']} units: {u['cpu_seconds']:.0f} CPU-s, {u['seconds']:.0f} s of "
+             "wall time added (their journals; units run beside each other on a shared "
+             "machine)." if u.get("count") else "")  # fmt: skip
+    return f"This run: {t['seconds']:.0f} s wall." + units
 
 
 def program_section(r: dict) -> list[str]:
@@ -823,7 +908,9 @@ def program_section(r: dict) -> list[str]:
 
 
 #: the page's names of the :data:`MECHANISM` quantities
-MECHANISM_TEXT = {"late_growth": "late growth of the selection",
+MECHANISM_TEXT = {"entering_after": f"share of the selected loads entering after "
+                                    f"{ENTERING_AFTER / 1e6:g}M events",
+                  "slope": "slope of the selection's growth (log-log)",
                   "tuples_per_stratum": "tuples per occupied stratum",
                   "selected_effective": "effective tuples per stratum (selected)"}  # fmt: skip
 
@@ -872,6 +959,13 @@ def verdict_lines(r: dict) -> list[str]:
                 f"inside {lo:g}-{hi:g}: {_names(c['seed_reach'])}; its stay ratio within 1.5x "
                 f"of {p['stay_ratio']:g}: {_names(c['seed_stay'])}; both in one seed: "
                 f"{_names(c['seed_both'])}.")  # fmt: skip
+        g = p["gcc"]
+        text += (f" The paper's own points (H[P_256]_2048 {_ev(g['reach']['H[P_256]_2048'])} / "
+                 f"{_ev(g['stay']['H[P_256]_2048'])}, R_256 "
+                 f"{'-'.join(_ev(x) for x in g['reach']['R_256'])} / "
+                 f"{_ev(g['stay']['R_256'])}, reach / stay) inside our seeds' spread of points: "
+                 f"both compressors' stay points in {_names(c['points_stay'])}; both reach "
+                 f"points in {_names(c['points_reach'])}.")  # fmt: skip
         if where:
             text += " Our programs: " + "; ".join(where) + "."
         L.append(text)
@@ -941,26 +1035,35 @@ def plot(r: dict, output_dir: Path, stem: str) -> None:
     ax = flat[3]
     colors = {REPRODUCED: "tab:green", DIFFERS: "tab:gray", UNDECIDED: "tab:olive"}
     for c in r["cells"]:
-        x, y = MECHANISM["late_growth"](c), MECHANISM["tuples_per_stratum"](c)
+        x, y = MECHANISM["entering_after"](c), MECHANISM["tuples_per_stratum"](c)
         if x is None or y is None:
             continue
         ax.scatter(x, y, color=colors[c["judged"]["prefix"]["stay"]["verdict"]], s=14)
         ax.annotate(c["label"], (x, y), fontsize=5)
     for name, p in r["programs"].items():
-        x, y = MECHANISM["late_growth"](p), MECHANISM["tuples_per_stratum"](p)
+        x, y = MECHANISM["entering_after"](p), MECHANISM["tuples_per_stratum"](p)
         if x is not None and y is not None:
             ax.scatter(x, y, marker="*", s=80, color="tab:red")
             ax.annotate(name, (x, y), fontsize=7)
     for v, color in colors.items():
         ax.scatter([], [], color=color, label=f"stay {v} (prefix)")
-    ax.set(xlabel="late growth of the selection", ylabel="tuples per occupied stratum",
+    ax.set(xlabel=f"share of selected loads entering after {ENTERING_AFTER / 1e6:g}M events",
+           ylabel="tuples per occupied stratum",
            yscale="log", title="where the programs sit (* real)")  # fmt: skip
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6)
     ax = flat[4]
-    best = max(r["cells"], key=lambda c: max(b[0] for b in c["judged"]["prefix"]["stay"]["bounds"]))
-    for c, style in ((best, "-"), (r["cells"][-1] if r["cells"][-1] is not best
-                                   else r["cells"][0], ":")):  # fmt: skip
+    # the cell with the most seeds inside both ratios (then inside the stay ratio), beside
+    # the cell of the same loads with the most values
+    best = max(
+        r["cells"],
+        key=lambda c: (
+            c["judged"]["prefix"]["seeds_both"],
+            c["judged"]["prefix"]["stay"]["seeds_inside"],
+        ),
+    )
+    other = [c for c in r["cells"] if c["loads"] == best["loads"] and c is not best][-1:]
+    for c, style in [(best, "-")] + [(o, ":") for o in other]:
         for name, color in zip(PAIR, ("tab:blue", "tab:green"), strict=True):
             ys = [np.nan if y is None else y for y in c["curves"]["prefix"][name]]
             ax.plot(cps, ys, color=color, ls=style, lw=1, label=f"{c['label']} {name}")
