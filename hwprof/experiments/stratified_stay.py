@@ -56,14 +56,14 @@ __all__ = ["EXPERIMENTS", "run", "seed_run", "trace_run", "selected_loads", "gro
 
 NAME = "stratified-stay"
 #: static loads: the 1000-execution filter exhausts a Zipf(1) tail of L loads after
-#: about 1000 * L * H_L events (H_L the harmonic number): 0.5M, 7.5M and 26M (beyond the
-#: run)
-LOADS = (100, 1000, 3000)
+#: about 1000 * L * H_L events (H_L the harmonic number): 0.5M, 1.9M, 7.5M and 26M (beyond
+#: the run)
+LOADS = (100, 300, 1000, 3000)
 #: values per load: the other values besides the top two (0: only the top two; 6: the
-#: "few" of stratified-conditions); any count and ``"fresh"`` (fresh random values) are
-#: supported, but the full form runs these three (a seed takes about 14 CPU-s, a fresh one
-#: about 53: millions of distinct tuples)
-RESTS = (0, 1, 6)
+#: "few" of stratified-conditions); ``"fresh"`` (fresh random values) is supported but not
+#: in the full form (a seed takes about 14 CPU-s, a fresh one about 53: millions of
+#: distinct tuples)
+RESTS = (0, 1, 2, 6)
 SEEDS = 5
 EVENTS = 16_000_000
 #: the checkpoints: ``(step, up to)`` pieces, every 10K events to 1M (the paper's gcc
@@ -534,7 +534,8 @@ def _values_of(record: dict | None, program: str) -> dict | None:
         return None
     c = record["programs"][program]["compressors"]
     per = record["claims"][program]["per_seed"]
-    return {"events": record["programs"][program]["events"],
+    traces = [Path(t).name for t in record.get("traces", []) if Path(t).name.startswith(program)]
+    return {"events": record["programs"][program]["events"], "traces": traces,
             "checkpoints": len(record["programs"][program]["checkpoints"]),
             "first": record["programs"][program]["checkpoints"][0],
             "points": {n: {w: [run.get(w) for run in c[n]["runs"]] for w in ("reach", "stay")}
@@ -787,10 +788,11 @@ def markdown(r: dict, stem: str) -> str:
         "about one hot tuple (effective tuples per stratum near 1) and count it almost "
         "exactly, so its error settles early.",
         "",
-        "The grid of each property is chosen from the property (loads: from a tail "
-        "exhausted early in the run to one not exhausted by its end; values: from none to "
-        "the 6 of stratified-conditions' 'few', and fresh), not fitted to the paper's "
-        "numbers.",
+        f"The grid: static loads {', '.join(f'{x:,}' for x in r['loads'])}; values per load "
+        f"{', '.join(rest_label(x) for x in r['rests'])}. Each property's values are chosen "
+        "from the property (loads: from a tail exhausted early in the run to one not "
+        "exhausted by its end; values: from none to the 6 of stratified-conditions' 'few'), "
+        "not fitted to the paper's numbers.",
         "",
         "## The mechanism, per setting",
         "",
@@ -890,8 +892,9 @@ def program_section(r: dict) -> list[str]:
     v0 = next(iter(have.values()))["stratified_values"]
     L += [f"Their R_256 and H[P_256]_2048 5 % points, from stratified-values' record "
           f"({v0['events']:,} events, {v0['checkpoints']} geometric checkpoints from "
-          f"{_ev(v0['first'])}, prefix reading; the same seeds), with the verdicts of this "
-          "page:", "",
+          f"{_ev(v0['first'])}, prefix reading; the same seeds; its traces: "
+          + ", ".join(t for x in have.values() for t in x["stratified_values"].get("traces", []))
+          + "), with the verdicts of this page:", "",
           "| program | R_256 reach | H[P] reach | reach R/H[P] per seed | reach | R_256 stay | "
           "H[P] stay | stay R/H[P] per seed | stay |",
           "| --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |"]  # fmt: skip
