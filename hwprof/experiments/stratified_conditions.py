@@ -13,8 +13,9 @@ programs' streams.
 The generator: ``loads`` static loads with Zipf(``skew``) execution shares; each
 load has an invariant value with share ``I ~ U(0.4, 1)`` of its executions, a
 second value with half the rest, and for the remainder (``rest``) either fresh
-random values (``fresh``: pointers, data that rarely repeat) or one of 6 other
-values of that load (``few``). The
+random values (``fresh``: pointers, data that rarely repeat) or one of
+``rest_values`` other values of that load (``few``; 6 unless given; 0: the remainder
+goes to the second value, so the load has only its two top values). The
 ``order`` of the events: ``iid`` (every event drawn independently: the paper's
 Monte Carlo assumption, sec. 3.1), ``loop`` (a loop body of 61 loads drawn once
 from the shares, repeated; each load's values follow a fixed pattern of 8
@@ -48,6 +49,8 @@ NAME = "stratified-conditions"
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "tagged")
 ORDERS = ("iid", "loop", "loop64")
 RESTS = ("fresh", "few")
+#: the other values per load of ``rest="few"``
+REST_VALUES = 6
 #: the full sweep: (loads, order, rest)
 GRID = ((100, "iid", "few"), (1_000, "iid", "fresh"), (100, "loop", "few"), (100, "loop64", "few"))
 SKEW = 1.0
@@ -94,14 +97,23 @@ PAPER = {
 
 
 def value_stream(
-    seed: int, events: int, loads: int, skew: float, order: str, rest: str = "fresh"
+    seed: int,
+    events: int,
+    loads: int,
+    skew: float,
+    order: str,
+    rest: str = "fresh",
+    rest_values: int = REST_VALUES,
 ) -> np.ndarray:
-    """Seeded keys ``pc << 32 | value`` (module docstring)."""
+    """Seeded keys ``pc << 32 | value`` (module docstring; ``rest_values``: the other
+    values per load of ``rest="few"``, 0 for none)."""
     if order not in ORDERS or rest not in RESTS:
         raise ValueError(
             f"order must be one of {', '.join(ORDERS)} and rest one of "
             f"{', '.join(RESTS)}, not {order!r}, {rest!r}"
         )
+    if isinstance(rest_values, bool) or not isinstance(rest_values, int) or rest_values < 0:
+        raise ValueError(f"rest_values must be a whole number >= 0, not {rest_values!r}")
     rng = np.random.default_rng(seed)
     pcs = (0x400000 + 4 * rng.choice(1 << 20, loads, replace=False)).astype(np.uint64)
     share = 1.0 / np.arange(1, loads + 1) ** skew
@@ -131,9 +143,11 @@ def value_stream(
         kind = patterns[which, nth % PATTERN]
     if rest == "fresh":
         fresh = rng.integers(0, 1 << 32, events, dtype=np.uint64)
+    elif rest_values == 0:
+        fresh = top[which, 1]
     else:
-        others = rng.integers(0, 1 << 32, (loads, 6), dtype=np.uint64)
-        fresh = others[which, rng.integers(0, 6, events)]
+        others = rng.integers(0, 1 << 32, (loads, rest_values), dtype=np.uint64)
+        fresh = others[which, rng.integers(0, rest_values, events)]
     value = np.where(kind == 0, top[which, 0], np.where(kind == 1, top[which, 1], fresh))
     return (pcs[which] << np.uint64(32)) | value
 
