@@ -414,8 +414,8 @@ def _selected_sentence(result: dict) -> list[str]:
         return []
     return [f"Standard programs: {', '.join(standard)}. {', '.join(selected)} (marked "
             f"*selected*) {'was' if len(selected) == 1 else 'were'} {SELECTED}, a test of "
-            "its rules, not one more sample of programs (as brr-resonance's programs were "
-            f"written to have the property): shown in {'its' if len(selected) == 1 else 'their'} "
+            "its rules, not one more sample of programs (like brr-resonance's programs "
+            f"written to have a property): shown in {'its' if len(selected) == 1 else 'their'} "
             "own columns and rows, in no mean, not in \"one configuration for all programs\" "
             "and not compared with the paper.", ""]  # fmt: skip
 
