@@ -17,7 +17,11 @@ writes them:
   one-line argument from the mutated netlist). Its ``verilog_sha256`` is the
   sha256 of the Verilog the mutants were made from (null: not recorded; the table
   shows its first 12 digits); :func:`stale_mutation_records` names the records
-  whose top's Verilog is no longer that.
+  whose top's Verilog is no longer that;
+* ``results``: the headline of an experiment's results, read from
+  ``DOCS/results/STEM.json`` (``hwprof experiment STEM`` writes it, and its page
+  ``DOCS/results/STEM.md``); the region names the one ``STEM``, and the stems with
+  a headline are the keys of :data:`RESULTS`.
 
 The ``BLOCK`` names select records (all of them without names), in the records'
 order. ``hwprof report --docs`` copies nothing: it fills every region of every
@@ -36,7 +40,7 @@ from .fpga_report import format_fpga_table
 from .report import format_area_table
 from .synth import write_atomically
 
-__all__ = ["KINDS", "fill_page", "fill_docs", "stale_regions", "stale_mutation_records",
+__all__ = ["KINDS", "RESULTS", "fill_page", "fill_docs", "stale_regions", "stale_mutation_records",
            "DocsError"]  # fmt: skip
 
 _REGION = re.compile(r"(<!-- table: ([a-z]+)([^>]*?) -->\n)(.*?)(<!-- end table -->)", re.S)
@@ -46,6 +50,7 @@ KINDS = {
     "area": ("hwprof report", "build/area.json"),
     "fpga": ("hwprof report --fpga", "build/fpga.json"),
     "mutation": ("hwprof mutate TOP -n 100 --json", "one record per top"),
+    "results": ("hwprof experiment STEM", "docs/results/STEM.json"),
 }
 
 
@@ -85,9 +90,49 @@ def _mutation_table(records: list[dict]) -> list[str]:
 _TABLES = {"area": _area_table, "fpga": _fpga_table, "mutation": _mutation_table}
 
 
+def _multihash_values_headline(record: dict) -> list[str]:
+    """Per preset: 4 tables C1-R0 (the RTL's default) against the paper's claims, and
+    the one configuration with the lowest mean over the programs."""
+    lines = ["| preset | programs | 4 tables C1-R0, mean % | its highest program % "
+             "| under 1 % (paper: average) | below the best single hash on every program "
+             "| lowest mean: configuration, mean % |",
+             "| --- | --- | ---: | ---: | --- | --- | --- |"]  # fmt: skip
+    for preset, c in record["claims"].items():
+        programs = c["programs"]
+        worst = max(programs, key=lambda p: c["c1r0_4"][p])
+        common = sum(c["common_best_error"][p] for p in programs) / len(programs)
+        lines.append(f"| {preset} | {', '.join(programs)} | {c['c1r0_4_mean']:.3f} "
+                     f"| {worst} {c['c1r0_4'][worst]:.2f} "
+                     f"| {'yes' if c['under_1pct'] else 'no'} "
+                     f"| {'yes' if c['c1r0_4_beats_bsh'] else 'no'} "
+                     f"| {c['common_best']}, {common:.3f} |")  # fmt: skip
+    return lines
+
+
+#: results stem -> its headline table (from the record ``docs/results/STEM.json``)
+RESULTS = {"multihash-values": _multihash_values_headline}
+
+
+def _results_text(stems: list[str], records_dir: Path) -> str:
+    if len(stems) != 1 or stems[0] not in RESULTS:
+        raise DocsError(f"a results table names one of {', '.join(RESULTS)}, not "
+                        f"{' '.join(stems) or 'nothing'!r}")  # fmt: skip
+    stem = stems[0]
+    path = records_dir.parent / "results" / f"{stem}.json"
+    if not path.exists():
+        raise DocsError(f"no record for the results table {stem}: {path} is missing")
+    lines = RESULTS[stem](json.loads(path.read_text()))
+    source = (f"Record: `hwprof experiment {stem}`, kept in `results/{stem}.json` (all its "
+              f"figures: [results/{stem}.md](results/{stem}.md)); this table: "
+              "`hwprof report --docs`.")  # fmt: skip
+    return "\n".join([*lines, "", source]) + "\n"
+
+
 def _region_text(kind: str, blocks: list[str], records_dir: Path) -> str:
     if kind not in KINDS:
         raise DocsError(f"unknown table kind {kind!r} (known: {', '.join(KINDS)})")
+    if kind == "results":
+        return _results_text(blocks, records_dir)
     for block in blocks:
         if block not in TOPS:
             raise DocsError(f"unknown block {block!r} in a {kind} table")

@@ -132,3 +132,60 @@ def test_stale_mutation_records_names_changed_and_unhashed_ones(tmp_path, capsys
 def test_mutation_records_are_of_todays_verilog():
     # every top elaborated (minutes): a block changed after its run is a record to redo
     assert stale_mutation_records(ROOT / "docs" / "records") == []
+
+
+RESULTS_PAGE = "# A block\n\n<!-- table: results multihash-values -->\n<!-- end table -->\n"
+
+
+def _claims(c1r0_4, common_error, under, beats):
+    """One preset's ``claims`` of a multihash-values record, made up by hand."""
+    return {"programs": list(c1r0_4), "c1r0_4": c1r0_4,
+            "c1r0_4_mean": sum(c1r0_4.values()) / len(c1r0_4), "under_1pct": under,
+            "c1r0_4_beats_bsh": beats, "common_best": "C1R1 2",
+            "common_best_error": common_error}  # fmt: skip
+
+
+def test_results_region_is_the_records_headline_and_goes_stale(docs):
+    (docs / "results").mkdir()
+    record = {"claims": {
+        "10k": _claims({"xz": 0.25, "perl": 0.05}, {"xz": 0.25, "perl": 0.05}, True, True),
+        "1m": _claims({"bzip2": 2.5, "sort": 0.1}, {"bzip2": 0.5, "sort": 0.2}, False, False),
+    }}  # fmt: skip
+    (docs / "results" / "multihash-values.json").write_text(json.dumps(record))
+    (docs / "page.md").write_text(RESULTS_PAGE)
+    assert stale_regions(docs) == ["page.md: results multihash-values"]
+    assert main(["report", "--docs", str(docs)]) == 0
+    text = (docs / "page.md").read_text()
+    # means, highest program and the common configuration's mean worked out by hand
+    assert "| 10k | xz, perl | 0.150 | xz 0.25 | yes | yes | C1R1 2, 0.150 |" in text
+    assert "| 1m | bzip2, sort | 1.300 | bzip2 2.50 | no | no | C1R1 2, 0.350 |" in text
+    assert "`hwprof experiment multihash-values`" in text
+    assert "[results/multihash-values.md](results/multihash-values.md)" in text
+    assert stale_regions(docs) == []
+    record["claims"]["1m"]["c1r0_4"]["bzip2"] = 2.4  # a rerun moved one figure
+    (docs / "results" / "multihash-values.json").write_text(json.dumps(record))
+    assert stale_regions(docs) == ["page.md: results multihash-values"]
+
+
+def test_bad_results_regions_are_errors(docs):
+    with pytest.raises(DocsError, match="results table names one of multihash-values"):
+        fill_page("<!-- table: results nosuch -->\n<!-- end table -->", docs / "records")
+    with pytest.raises(DocsError, match="not 'multihash-values multihash-values'"):
+        fill_page("<!-- table: results multihash-values multihash-values -->\n"
+                  "<!-- end table -->", docs / "records")  # fmt: skip
+    with pytest.raises(DocsError, match="multihash-values.json is missing"):
+        fill_page(RESULTS_PAGE, docs / "records")
+
+
+def test_multihash_headline_agrees_with_the_results_page():
+    """The block page's headline and the results page (another renderer of the same JSON)
+    give the same means: 4 tables C1-R0 per preset and the one configuration for all."""
+    block = (ROOT / "docs" / "multihash.md").read_text()
+    results = (ROOT / "docs" / "results" / "multihash-values.md").read_text()
+    rows = re.findall(r"^\| (\w+) \| [\w, ]+ \| ([\d.]+) \| \w+ [\d.]+ \| \w+ \| \w+ "
+                      r"\| (C\dR\d \d+), ([\d.]+) \|$", block, re.M)  # fmt: skip
+    assert [row[0] for row in rows] == ["10k", "1m"]
+    for preset, mean, common, common_mean in rows:
+        assert f"**{preset}.** 4 tables C1-R0: mean {mean} %" in results
+        assert (f"**{preset}, one configuration for all programs: {common}** "
+                f"(mean {common_mean} %") in results  # fmt: skip
