@@ -109,8 +109,69 @@ def _multihash_values_headline(record: dict) -> list[str]:
     return lines
 
 
+#: Figure 4's samplers in the table's order, with the label shown for each
+_FIG4_SAMPLERS = {
+    "R": "R",
+    "P": "P",
+    "CR": "CR (ratio estimator)",
+    "CR-gaps": "CR-gaps (paper's scoring)",
+    "H[R]": "H[R]",
+    "H[P]": "H[P]",
+    "H[CR]": "H[CR] (ratio)",
+    "H[CR]-gaps": "H[CR]-gaps (paper's scoring)",
+}
+
+
+def _sampler_montecarlo_headline(record: dict) -> list[str]:
+    """N at which each sampler's mean error reaches 4 %, per substream count n."""
+    first, last = record["lengths"][0], record["lengths"][-1]
+
+    def crossing(n: int | None) -> str:
+        return (f"> {last:,}" if n is None else f"<= {first:,}" if n <= first
+                else f"{round(n):,}")  # fmt: skip
+
+    counts = record["substreams"]
+    by_n = record["crossing_4pct_by_substreams"]
+    lines = [f"| sampler | N at 4% mean error, n = {' / '.join(map(str, counts))} | paper |",
+             "| --- | --- | --- |"]  # fmt: skip
+    for name, label in _FIG4_SAMPLERS.items():
+        if name in record["curves"]:  # no hash: the same for every n
+            cells = f"{crossing(by_n[str(counts[0])][name])} (no hash)"
+        else:
+            cells = " / ".join(crossing(by_n[str(n)][name]) for n in counts)
+        paper = record["paper_crossing_4pct"].get(name)
+        lines.append(f"| {label} | {cells} | {f'about {paper:,}' if paper else ''} |")
+    return lines
+
+
+def _selective_dispatch_headline(record: dict) -> list[str]:
+    """Per sampling fraction: profile instructions fetched and dispatched, with and without
+    the profile-flag predictor, cycles per instruction, profile and skip accuracy."""
+    rows = {(r["profiling"], r["predictor"]): r for r in record["rows"]}
+    lines = ["| profiling | PIs fetched, no predictor | with predictor | fetched PIs the "
+             "predictor saves | PIs dispatched | cycles/insn, no predictor | with predictor "
+             "| profile accuracy | predictor skips correct |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for fraction in sorted({r["profiling"] for r in record["rows"]}):
+        off, on = rows[(fraction, False)], rows[(fraction, True)]
+        accuracy = on["profile_accuracy"]
+        skips = on["skip_accuracy"]
+        lines.append(f"| {100 * fraction:g}% | {off['pi_fetched']:.3f} | {on['pi_fetched']:.3f} "
+                     f"| {100 * (1 - on['pi_fetched'] / off['pi_fetched']):.0f}% "
+                     f"| {on['pi_dispatched']:.3f} "
+                     f"| {off['cycles'] / off['instructions']:.3f} "
+                     f"| {on['cycles'] / on['instructions']:.3f} "
+                     f"| {'-' if accuracy is None else f'{accuracy:.2f}%'} "
+                     f"| {'-' if skips is None else f'{100 * skips:.1f}%'} |")  # fmt: skip
+    return lines
+
+
 #: results stem -> its headline table (from the record ``docs/results/STEM.json``)
-RESULTS = {"multihash-values": _multihash_values_headline}
+RESULTS = {
+    "multihash-values": _multihash_values_headline,
+    "sampler-montecarlo": _sampler_montecarlo_headline,
+    "selective-dispatch": _selective_dispatch_headline,
+}
 
 
 def _results_text(stems: list[str], records_dir: Path) -> str:

@@ -189,3 +189,40 @@ def test_multihash_headline_agrees_with_the_results_page():
         assert f"**{preset}.** 4 tables C1-R0: mean {mean} %" in results
         assert (f"**{preset}, one configuration for all programs: {common}** "
                 f"(mean {common_mean} %") in results  # fmt: skip
+
+
+def _page_with(docs, stem, record):
+    (docs / "results").mkdir(exist_ok=True)
+    (docs / "results" / f"{stem}.json").write_text(json.dumps(record))
+    return fill_page(f"<!-- table: results {stem} -->\n<!-- end table -->\n", docs / "records")
+
+
+def test_sampler_montecarlo_region_reads_the_crossings(docs):
+    cross = {"R": 12057.9, "P": 999.0, "CR": None, "CR-gaps": 17112.7, "H[R]": 11692.6,
+             "H[P]": 6562.6, "H[CR]": 6540.1, "H[CR]-gaps": 12812.6}  # fmt: skip
+    record = {"lengths": [1000, 2000, 20000], "substreams": [2, 16], "curves": {
+        "R": [], "P": [], "CR": [], "CR-gaps": []},
+        "crossing_4pct_by_substreams": {"2": cross, "16": {**cross, "H[P]": 1500.4}},
+        "paper_crossing_4pct": {"R": 12000, "H[P]": 4600}}  # fmt: skip
+    text = _page_with(docs, "sampler-montecarlo", record)
+    assert "| sampler | N at 4% mean error, n = 2 / 16 | paper |" in text
+    assert "| R | 12,058 (no hash) | about 12,000 |" in text
+    assert "| P | <= 1,000 (no hash) |  |" in text  # crossed before the first length
+    assert "| CR (ratio estimator) | > 20,000 (no hash) |  |" in text  # never crossed
+    assert "| H[P] | 6,563 / 1,500 | about 4,600 |" in text
+
+
+def test_selective_dispatch_region_reads_the_rows(docs):
+    def row(profiling, predictor, fetched, cycles, accuracy, skips):
+        return {"profiling": profiling, "predictor": predictor, "pi_fetched": fetched,
+                "pi_dispatched": profiling * 1.05, "cycles": cycles, "instructions": 200000,
+                "profile_accuracy": accuracy, "skip_accuracy": skips}  # fmt: skip
+
+    record = {"rows": [row(0.0, False, 1.0, 60000, None, None),
+                       row(0.0, True, 0.25, 50000, None, 1.0),
+                       row(0.5, False, 1.0, 60000, 97.5, None),
+                       row(0.5, True, 0.6, 55000, 97.5, 0.98)]}  # fmt: skip
+    text = _page_with(docs, "selective-dispatch", record)
+    # 1 - 0.25 / 1.0 = 75 % saved; 60000 / 200000 = 0.300 cycles per instruction
+    assert "| 0% | 1.000 | 0.250 | 75% | 0.000 | 0.300 | 0.250 | - | 100.0% |" in text
+    assert "| 50% | 1.000 | 0.600 | 40% | 0.525 | 0.300 | 0.275 | 97.50% | 98.0% |" in text
