@@ -444,7 +444,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --fpga/--asic: only TOP, replacing its record")  # fmt: skip
     rep.add_argument("--docs", nargs="?", const="docs", default=None, metavar="DIR",
                      help="instead: fill the generated tables of DIR/*.md (default docs) "
-                          "and write DIR/asic.md from the records in DIR/records/")  # fmt: skip
+                          "and write DIR/asic.md from the records in DIR/records/ (the "
+                          "results headlines from DIR/results/*.json)")  # fmt: skip
     add_run_arguments(rep)
     rep.set_defaults(func=cmd_report)
     fpga = with_tops(sub.add_parser("fpga", help="FPGA place and route (yosys + nextpnr)"))
