@@ -20,6 +20,8 @@ Monte Carlo assumption, sec. 3.1), ``loop`` (a loop body of 61 loads drawn once
 from the shares, repeated; each load's values follow a fixed pattern of 8
 executions, so the stream is periodic with a period prime to 256) or ``loop64``
 (a body of 64 loads: its period divides the sampling period 256).
+:func:`turnover_stream` cuts the ``iid`` stream into phases and renews a fraction of
+its loads at each phase change (a working set that turns over; ``stratified-long``).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from .stratified_values import (
     reach_and_stay,
 )
 
-__all__ = ["EXPERIMENTS", "run", "value_stream", "stream_properties"]
+__all__ = ["EXPERIMENTS", "run", "value_stream", "turnover_stream", "stream_properties"]
 
 NAME = "stratified-conditions"
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "tagged")

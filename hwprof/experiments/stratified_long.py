@@ -18,6 +18,11 @@ are scored under each reading of the sec. 5.3.1 selection
 geometric checkpoints and on a linear grid, with each compressor's own stay point
 over its reach point (docs/notes/stratified-stay-below.md).
 
+A working set that turns over (:mod:`~hwprof.experiments.stratified_turnover`, over
+16M events): the stationary generator's stream cut into phases, a fraction of its loads
+renewed at each phase change; ``R_256`` and ``H[P_256]_2048`` under the default reading
+and ``both``, and the turnover measure of each stream and of the programs' load traces.
+
 A full run beside an earlier record with the same sizes keeps that record's settings
 (:func:`kept_settings`): only the settings it lacks are run.
 """
