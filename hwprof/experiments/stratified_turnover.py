@@ -49,13 +49,12 @@ READINGS = ("prefix", "both")
 #: a third or all of the loads renewed per phase, their values or the loads themselves,
 #: at the main table's large working set (1000 loads: gcc's is the largest of the
 #: paper's programs); few values per load (values that repeat, which the strata can count)
+FRACTIONS = (0.1, 0.3, 1.0)
 GRID = tuple(
     [(1_000, "few", "loads", 1_000_000, 0.0)]
-    + [(1_000, "few", renew, phase, q)
-       for phase in (1_000_000, 100_000)
-       for renew in ("loads", "values")
-       for q in (0.1, 0.3, 1.0)]
+    + [(1_000, "few", renew, 1_000_000, q) for renew in ("loads", "values") for q in FRACTIONS]
     + [(100, "few", "loads", 1_000_000, 0.0)]
+    + [(1_000, "few", renew, 100_000, q) for renew in ("loads", "values") for q in FRACTIONS]
 )  # fmt: skip
 FULL = {"events": 16_000_000, "checkpoints": 22, "grid": GRID}
 QUICK = {"events": 150_000, "checkpoints": 8,
