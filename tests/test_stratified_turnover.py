@@ -209,6 +209,16 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
             "x0.3 (`both`); with the reach ratio as well in 1000 loads 1M x0.3 (`prefix`), "
             "1000 loads 1M x0.3 (`both`).") in md  # fmt: skip
     assert "| xz | 0.050 | 0.95 | 3, 4 | 1.00, 0.50 |" in md
+    assert ("- `prefix`: R_256 is above 5 % at the last event in some seed in no setting; "
+            "H[P_256]_2048 stays below 5 % after 100K events in every setting and seed.") in md
+    # a seed whose R_256 never settles, and one whose H[P] never does
+    moving["points"]["both"] = {"R_256": {"reach": [1, 1], "stay": [None, 2_000_000]},
+                                "H[P_256]_2048": {"reach": [1, 1], "stay": [100_000, None]}}
+    md = "\n".join(st.turnover_markdown(r, "x"))
+    assert ("- `both`: R_256 is above 5 % at the last event in some seed in 1000 loads 1M "
+            "x0.3; H[P_256]_2048 stays below 5 % after 100K events (1 of 4 seed runs "
+            "never).") in md
+    moving["points"]["both"] = moving["points"]["prefix"]
     assert "growth 0.40-0.40 there); the stationary streams' growth is 0.95-0.95" in md
     assert "our programs' growth: xz 0.95." in md
     # one seed's R_256 stays below 5 % sooner: stay ratios 10 and 30 still straddle 23;

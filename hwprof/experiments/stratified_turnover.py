@@ -427,6 +427,19 @@ def turnover_markdown(r: dict, stem: str) -> list[str]:
             f"- The largest stay ratio measured by every seed: {best[1]} (`{best[2]}`), "
             f"{_spread(x['stay_seeds'])}, its reach ratio {_spread(x['reach_seeds'])}."
         )
+    for v in READINGS:
+        never = [setting_name(c["setting"]) for c in t["cells"]
+                 if any(x is None for x in c["points"][v]["R_256"]["stay"])]  # fmt: skip
+        hp = [x for c in t["cells"] for x in c["points"][v]["H[P_256]_2048"]["stay"]]
+        known = [x for x in hp if x is not None]
+        L.append(
+            f"- `{v}`: R_256 is above 5 % at the last event in some seed in "
+            + (", ".join(never) or "no setting")
+            + "; H[P_256]_2048 stays below 5 % after "
+            + (f"{_points(known)} events" if known else "-")
+            + (f" ({len(hp) - len(known)} of {len(hp)} seed runs never)" if None in hp else
+               " in every setting and seed") + "."
+        )  # fmt: skip
     stationary = [c for c in t["cells"] if c["setting"][4] == 0]
     for c in stationary:
         name = setting_name(c["setting"])
