@@ -151,6 +151,15 @@ def test_measure_follows_the_generator():
     assert all(0.45 < x < 0.55 for x in moving["new_share"][1:])
 
 
+def test_setting_names_and_unit_keys():
+    g = (1_000, "few", "loads", 100_000, 0.3)
+    assert st.setting_name(g) == "1000 loads 100K x0.3"
+    assert st.setting_name((*g, 1.0)) == "1000 loads 100K x0.3"  # the default skew
+    assert st.setting_name((*g, 1.5)) == "1000 loads 100K x0.3 z1.5"
+    assert st.setting_name((100, "few", "values", 1_000_000, 0.0, 1.5)) == "100 stationary z1.5"
+    assert st._key(g, 2) == st._key((*g, 1.0), 2) != st._key((*g, 1.5), 2)
+
+
 def test_doubling():
     assert st.doubling(16_000_000) == [250_000 * 2**k for k in range(6)] + [16_000_000]
     assert st.doubling(160) == [10, 20, 40, 80, 160]
@@ -209,15 +218,21 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
             "x0.3 (`both`); with the reach ratio as well in 1000 loads 1M x0.3 (`prefix`), "
             "1000 loads 1M x0.3 (`both`).") in md  # fmt: skip
     assert "| xz | 0.050 | 0.95 | 3, 4 | 1.00, 0.50 |" in md
-    assert ("- `prefix`: R_256 is above 5 % at the last event in some seed in no setting; "
-            "H[P_256]_2048 stays below 5 % after 100K events in every setting and seed.") in md
+    assert (
+        "- `prefix`: R_256 is above 5 % at the last event in some seed in no setting; "
+        "H[P_256]_2048 stays below 5 % after 100K events in every setting and seed."
+    ) in md
     # a seed whose R_256 never settles, and one whose H[P] never does
-    moving["points"]["both"] = {"R_256": {"reach": [1, 1], "stay": [None, 2_000_000]},
-                                "H[P_256]_2048": {"reach": [1, 1], "stay": [100_000, None]}}
+    moving["points"]["both"] = {
+        "R_256": {"reach": [1, 1], "stay": [None, 2_000_000]},
+        "H[P_256]_2048": {"reach": [1, 1], "stay": [100_000, None]},
+    }
     md = "\n".join(st.turnover_markdown(r, "x"))
-    assert ("- `both`: R_256 is above 5 % at the last event in some seed in 1000 loads 1M "
-            "x0.3; H[P_256]_2048 stays below 5 % after 100K events (1 of 4 seed runs "
-            "never).") in md
+    assert (
+        "- `both`: R_256 is above 5 % at the last event in some seed in 1000 loads 1M "
+        "x0.3; H[P_256]_2048 stays below 5 % after 100K events (1 of 4 seed runs "
+        "never)."
+    ) in md
     moving["points"]["both"] = moving["points"]["prefix"]
     assert "growth 0.40-0.40 there); the stationary streams' growth is 0.95-0.95" in md
     assert "our programs' growth: xz 0.95." in md

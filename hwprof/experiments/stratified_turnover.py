@@ -42,19 +42,25 @@ __all__ = [
 
 PAIR = ("R_256", "H[P_256]_2048")
 READINGS = ("prefix", "both")
-#: the sweep: (loads, rest, renew, phase, turnover), in the order the units run. At
-#: turnover 0 the stream is
-#: stratified-long's iid setting of that many loads (phase and renew have no effect).
+#: the sweep: (loads, rest, renew, phase, turnover[, skew]), in the order the units run.
+#: At turnover 0 the stream is stratified-long's iid setting of that many loads (phase
+#: and renew have no effect).
 #: Phases of 100K and 1M events (a function's compilation to a pass over many), a tenth,
 #: a third or all of the loads renewed per phase, their values or the loads themselves,
 #: at the main table's large working set (1000 loads: gcc's is the largest of the
 #: paper's programs); few values per load (values that repeat, which the strata can count)
 FRACTIONS = (0.1, 0.3, 1.0)
+#: last, a more concentrated profile (Zipf exponent 1.5, a sixth element): H[P_256]'s
+#: strata count hot tuples sooner, and the hot loads gain R_256 samples sooner, so the
+#: fastest turnovers: stationary, every load renewed per 1M events, a third or every
+#: load renewed per 100K
 GRID = tuple(
     [(1_000, "few", "loads", 1_000_000, 0.0)]
     + [(1_000, "few", renew, 1_000_000, q) for renew in ("loads", "values") for q in FRACTIONS]
     + [(100, "few", "loads", 1_000_000, 0.0)]
     + [(1_000, "few", renew, 100_000, q) for renew in ("loads", "values") for q in FRACTIONS]
+    + [(1_000, "few", "loads", phase, q, 1.5)
+       for phase, q in ((1_000_000, 0.0), (1_000_000, 1.0), (100_000, 0.3), (100_000, 1.0))]
 )  # fmt: skip
 FULL = {"events": 16_000_000, "checkpoints": 22, "grid": GRID}
 QUICK = {"events": 150_000, "checkpoints": 8,
@@ -168,11 +174,12 @@ def trace_turnover(path, events: int = REAL_EVENTS) -> dict:
 
 
 def turnover_run(loads: int, rest: str, renew: str, phase: int, turnover: float, events: int,
-                 checkpoints: int, seed: int) -> dict:  # fmt: skip
-    """A unit: one seed's turnover stream (generator and compressor seed ``seed``), its
+                 checkpoints: int, seed: int, skew: float = SKEW) -> dict:  # fmt: skip
+    """A unit: one seed's turnover stream (generator and compressor seed ``seed``; Zipf
+    exponent ``skew`` of the loads' shares), its
     turnover properties, and ``R_256`` and ``H[P_256]_2048`` scored under each reading of
     :data:`READINGS` at the geometric checkpoints: errors, reach and stay points."""
-    keys = turnover_stream(seed, events, loads, SKEW, rest, phase, turnover, renew)
+    keys = turnover_stream(seed, events, loads, skew, rest, phase, turnover, renew)
     cps = checkpoints_for(events, checkpoints)
     # one ideal profile at the error's and the turnover measure's checkpoints
     every = sorted(set(cps) | set(doubling(events)))
@@ -193,11 +200,13 @@ def turnover_run(loads: int, rest: str, renew: str, phase: int, turnover: float,
 
 
 def setting_name(g) -> str:
-    """``"1000 loads 1M x0.3"``: loads, what turns over, phase and fraction (0: none)."""
-    loads, _rest, renew, phase, q = g
+    """``"1000 loads 1M x0.3"``: loads, what turns over, phase and fraction (0: none),
+    and `` z1.5`` where the Zipf exponent (a sixth element) is not :data:`SKEW`."""
+    loads, _rest, renew, phase, q = g[:5]
+    skew = f" z{g[5]:g}" if len(g) > 5 and g[5] != SKEW else ""
     if q == 0:
-        return f"{loads} stationary"
-    return f"{loads} {renew} {_events(phase)} x{q:g}"
+        return f"{loads} stationary{skew}"
+    return f"{loads} {renew} {_events(phase)} x{q:g}{skew}"
 
 
 def _events(n: int) -> str:
@@ -205,8 +214,9 @@ def _events(n: int) -> str:
 
 
 def _key(g, seed: int) -> str:
-    loads, rest, renew, phase, q = g
-    return f"T{loads}-{rest}-{renew}-{phase}-{q:g}-seed{seed}"
+    loads, rest, renew, phase, q = g[:5]
+    skew = f"-z{g[5]:g}" if len(g) > 5 and g[5] != SKEW else ""
+    return f"T{loads}-{rest}-{renew}-{phase}-{q:g}{skew}-seed{seed}"
 
 
 def run_turnover(stem: str, seed: int, seeds: int, quick: bool, old: dict | None,
@@ -227,6 +237,7 @@ def run_turnover(stem: str, seed: int, seeds: int, quick: bool, old: dict | None
             log(f"turnover settings {', '.join(kept)} kept from the earlier record")
     todo = {_key(g, seed + s): {"loads": g[0], "rest": g[1], "renew": g[2], "phase": g[3],
                                 "turnover": g[4], "events": size["events"],
+                                **({"skew": g[5]} if len(g) > 5 else {}),
                                 "checkpoints": size["checkpoints"], "seed": seed + s}
             for g in grid if setting_name(g) not in kept for s in range(seeds)}  # fmt: skip
     done = sweep_cells("stratified-long", f"{stem}-turnover", sizes, turnover_run, todo,
@@ -365,9 +376,11 @@ def turnover_markdown(r: dict, stem: str) -> list[str]:
          f"{len(t['cells'])} settings, {z['seeds']} seeds each, {z['events']:,} events, "
          f"{z['checkpoints']} geometric checkpoints; R_256 and H[P_256]_2048 under the "
          "default reading (`prefix`) and `both` (the model variants above). No parameter is "
-         "set from the paper's numbers: the grid crosses two phase lengths, three fractions, "
-         "both kinds of renewal and the main table's two working sets, and every cell is "
-         "reported.", "",
+         "set from the paper's numbers: at 1000 loads with Zipf(1) shares the grid crosses "
+         "two phase lengths, three fractions and both kinds of renewal, beside the "
+         "stationary streams of 100 and 1000 loads; a last row ('z1.5') makes the loads' "
+         "shares more concentrated (Zipf exponent 1.5: H[P_256]'s strata count the hot "
+         "tuples sooner) at the fastest turnovers. Every cell is reported.", "",
          "The turnover measure (`turnover_properties`, any stream; `trace_turnover`, any "
          "load trace): at checkpoints doubling from "
          f"{t['cells'][0]['turnover_checkpoints'][0]:,} events, *new share* is the "
