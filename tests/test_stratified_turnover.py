@@ -218,6 +218,11 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
             "x0.3 (`both`); with the reach ratio as well in 1000 loads 1M x0.3 (`prefix`), "
             "1000 loads 1M x0.3 (`both`).") in md  # fmt: skip
     assert "| xz | 0.050 | 0.95 | 3, 4 | 1.00, 0.50 |" in md
+    # a step of 11.7: R_256 at 2M-3M is near the paper's 7M, at 200K it is not
+    assert ("- `prefix`, the two halves apart: some seed's R_256 stays below 5 % within a "
+            "checkpoint step of the paper's 7M in 1000 loads 1M x0.3; some seed's "
+            "H[P_256]_2048 by the paper's 300K (or a step later) in 1000 stationary, 1000 "
+            "loads 1M x0.3.") in md  # fmt: skip
     assert (
         "- `prefix`: R_256 is above 5 % at the last event in some seed in no setting; "
         "H[P_256]_2048 stays below 5 % after 100K events in every setting and seed."

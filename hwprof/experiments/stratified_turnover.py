@@ -210,7 +210,8 @@ def setting_name(g) -> str:
 
 
 def _events(n: int) -> str:
-    return f"{n / 1e6:g}M" if n >= 1_000_000 else f"{n / 1e3:g}K"
+    """Events to 3 significant digits: ``1.94M``, ``678K``, ``10K``."""
+    return f"{n / 1e6:.3g}M" if n >= 1_000_000 else f"{n / 1e3:.3g}K"
 
 
 def _key(g, seed: int) -> str:
@@ -453,6 +454,22 @@ def turnover_markdown(r: dict, stem: str) -> list[str]:
             + (f" ({len(hp) - len(known)} of {len(hp)} seed runs never)" if None in hp else
                " in every setting and seed") + "."
         )  # fmt: skip
+    r_paper = VALUES_PAPER["gcc_stay_5pct"]["R_256"]
+    h_paper = VALUES_PAPER["gcc_stay_5pct"]["H[P_256]_2048"]
+    for v in READINGS:
+        near_r = [setting_name(c["setting"]) for c in t["cells"]
+                  if any(x is not None and r_paper / step <= x <= r_paper * step
+                         for x in c["points"][v]["R_256"]["stay"])]  # fmt: skip
+        near_h = [setting_name(c["setting"]) for c in t["cells"]
+                  if any(x is not None and x <= h_paper * step
+                         for x in c["points"][v]["H[P_256]_2048"]["stay"])]  # fmt: skip
+        L.append(
+            f"- `{v}`, the two halves apart: some seed's R_256 stays below 5 % within a "
+            f"checkpoint step of the paper's {_events(r_paper)} in "
+            + (", ".join(near_r) or "no setting")
+            + f"; some seed's H[P_256]_2048 by the paper's {_events(h_paper)} (or a step "
+            "later) in " + (", ".join(near_h) or "no setting") + "."
+        )
     stationary = [c for c in t["cells"] if c["setting"][4] == 0]
     for c in stationary:
         name = setting_name(c["setting"])
