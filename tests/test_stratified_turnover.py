@@ -214,15 +214,23 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
     assert ("| 1000 loads 1M x0.3 | 0.200 | 0.40 | 4.50 / 4.00 | prefix | 300K-400K | 2M-3M | "
             "100K | 100K | 3.50 [3.00-4.00] | reproduced | 25.00 [20.00-30.00] | reproduced "
             "| 2/2 |") in md  # fmt: skip
-    assert ("- The stay ratio is reproduced in 1000 loads 1M x0.3 (`prefix`), 1000 loads 1M "
-            "x0.3 (`both`); with the reach ratio as well in 1000 loads 1M x0.3 (`prefix`), "
-            "1000 loads 1M x0.3 (`both`).") in md  # fmt: skip
+    # a step of 11.7: both seeds' stay ratios (20 and 30) are near 23
+    assert ("- The paper's stay ratio lies inside our seed spread in 1000 loads 1M x0.3 "
+            "(`prefix`: 2 of 2 seeds near it), 1000 loads 1M x0.3 (`both`: 2 of 2 seeds near "
+            "it); with the reach ratio as well in 1000 loads 1M x0.3 (`prefix`), 1000 loads "
+            "1M x0.3 (`both`).") in md  # fmt: skip
+    # the stationary cell's ratio 2 is near too: 23 / 11.7 = 1.97
+    assert ("Verdict: a seed's measured stay ratio lies near the paper's in 1000 stationary "
+            "(`prefix`), 1000 stationary (`both`), 1000 loads 1M x0.3 (`prefix`), 1000 loads "
+            "1M x0.3 (`both`); the paper's two halves (R_256 "
+            "settling near 7M, H[P_256] by 300K) appear in the same setting in 1000 loads 1M "
+            "x0.3;") in md  # fmt: skip
     assert "| xz | 0.050 | 0.95 | 3, 4 | 1.00, 0.50 |" in md
     # a step of 11.7: R_256 at 2M-3M is near the paper's 7M, at 200K it is not
     assert ("- `prefix`, the two halves apart: some seed's R_256 stays below 5 % within a "
             "checkpoint step of the paper's 7M in 1000 loads 1M x0.3; some seed's "
             "H[P_256]_2048 by the paper's 300K (or a step later) in 1000 stationary, 1000 "
-            "loads 1M x0.3.") in md  # fmt: skip
+            "loads 1M x0.3; both in the same setting: 1000 loads 1M x0.3.") in md  # fmt: skip
     assert (
         "- `prefix`: R_256 is above 5 % at the last event in some seed in no setting; "
         "H[P_256]_2048 stays below 5 % after 100K events in every setting and seed."
@@ -239,7 +247,7 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
         "never)."
     ) in md
     moving["points"]["both"] = moving["points"]["prefix"]
-    assert "growth 0.40-0.40 there); the stationary streams' growth is 0.95-0.95" in md
+    assert "the stationary streams' growth is 0.95-0.95" in md
     assert "our programs' growth: xz 0.95." in md
     # one seed's R_256 stays below 5 % sooner: stay ratios 10 and 30 still straddle 23;
     # both at 10: the paper's stay ratio lies outside
@@ -247,6 +255,19 @@ def test_turnover_section_is_computed_from_the_record(tmp_path):
     moving["points"]["prefix"]["R_256"]["stay"] = [1_000_000, 1_000_000]
     md = "\n".join(st.turnover_markdown(r, "x"))
     assert "| 10.00 [10.00-10.00] | differs | 2/2 |" in md  # a step of 11.7: near
-    assert "- The stay ratio is reproduced in 1000 loads 1M x0.3 (`both`);" in md
+    assert "seed spread in 1000 loads 1M x0.3 (`both`: 2 of 2 seeds near it);" in md
+    # one seed's R_256 above 5 % at the end (a ratio > 160), one settled at 18x: near
+    moving["points"]["both"] = {
+        "R_256": {"reach": [300_000, 400_000], "stay": [None, 1_800_000]},
+        "H[P_256]_2048": {"reach": [100_000] * 2, "stay": [100_000] * 2}}  # fmt: skip
+    md = "\n".join(st.turnover_markdown(r, "x"))
+    assert "1000 loads 1M x0.3 (`both`: 1 of 2 seeds near it)" in md  # 18 is near 23
+    moving["points"]["both"]["R_256"] = {"reach": [300_000, 100_000], "stay": [None, 100_000]}
+    # ratios > 160 and 1: inside the spread, neither near
+    md = "\n".join(st.turnover_markdown(r, "x"))
+    assert (
+        "lies inside the seed spread in 1000 loads 1M x0.3 (`both`) only through seeds "
+        "whose R_256 is still above 5 % at the last event (growth 0.40)"
+    ) in md
     st.plot_turnover(r, tmp_path, "x")
     assert (tmp_path / "x-turnover.png").stat().st_size > 0
