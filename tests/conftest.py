@@ -29,6 +29,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _journals_in_tmp_path(tmp_path, monkeypatch):
+    """A run a test starts keeps its journal under the test's ``tmp_path`` (as
+    ``build/runs`` there), never in the checkout's ``build/runs``, where it would
+    overwrite the journal of a run the user may resume."""
+    monkeypatch.setenv("HWPROF_RUNS_DIR", str(tmp_path / "build" / "runs"))
+
+
 @pytest.fixture
 def seed(request) -> int:
     """A seed for one test: --seed, else HWPROF_TEST_SEED, else fresh. Shown on failure."""

@@ -272,6 +272,8 @@ def test_multihash_full_run_keeps_the_earlier_cells_and_runs_the_low_skew_ones(
     """Beside a full record of the grid without the low-skew settings, a full run runs only
     those settings; the verdict names each setting where 4 tables C1-R0 wins with its seeds."""
     monkeypatch.chdir(tmp_path)
+    # the hand-made cells' seeds tie (all undecided): more seeds for them are tested apart
+    monkeypatch.setattr(mc, "UNDECIDED_SEEDS", 0)
     old_grid = [g for g in mc.GRID if g not in mc.LOW_SKEW]
     assert len(old_grid) == 27 and len(mc.LOW_SKEW) == 5
     # in the earlier record 4 tables C1-R0 wins only at D=10,000 s=0.8 churn=0
@@ -378,6 +380,59 @@ def test_extra_plan_takes_the_skew_0_8_cells():
                             [100_000, 0.8, 0.0], [300_000, 0.8, 0.0], [10_000, 0.8, 1.0],
                             [100_000, 0.8, 1.0]]  # fmt: skip
     assert mc.extra_plan(True) == {"first": 5, "seeds": 0, "grid": []}
+
+
+def test_extra_plan_adds_seeds_to_the_undecided_cells():
+    """Cells outside the skew-0.8 grid whose first five seeds leave 4 tables C1-R0's outcome
+    undecided get UNDECIDED_SEEDS more; decided ones and the skew-0.8 cells do not."""
+
+    def cell(d, s, c, c1r0_4, rival):
+        out = _mh_cell(d, s, c, "C1R1 2", 0, 0.5)
+        out["errors"]["C1R0 4"]["seeds"] = c1r0_4
+        out["errors"]["C1R1 2"]["seeds"] = rival
+        for k in ("C1R0 4", "C1R1 2"):
+            out["errors"][k]["total"] = sum(out["errors"][k]["seeds"]) / mc.SEEDS
+        return out
+
+    # paired differences C1R0 4 - C1R1 2: -0.5 +- 0.1 (decided: t interval 0.5 +- 0.2 on 5
+    # seeds); -0.1, +0.3, -0.4, +0.2, -0.3 (undecided); the others 1.0 (not the rival)
+    decided = cell(3_000, 1.0, 0.0, [0.4, 0.5, 0.6, 0.5, 0.5], [1.0, 0.9, 1.0, 1.1, 0.9])
+    loose = cell(10_000, 1.0, 0.0, [0.5, 0.9, 0.4, 0.8, 0.3], [0.6, 0.6, 0.8, 0.6, 0.6])
+    skewed = cell(3_000, 0.8, 0.0, [0.5, 0.9, 0.4, 0.8, 0.3], [0.6, 0.6, 0.8, 0.6, 0.6])
+    plan = mc.extra_plan(False, [decided, loose, skewed])
+    assert plan["undecided"] == {"seeds": mc.UNDECIDED_SEEDS, "grid": [[10_000, 1.0, 0.0]]}
+    assert mc.UNDECIDED_SEEDS == 5 and plan["seeds"] == 15 and [3_000, 0.8, 0.0] in plan["grid"]
+    assert "undecided" not in mc.extra_plan(False, [decided, skewed])
+    assert mc.extra_plan(True, [loose]) == {"first": 5, "seeds": 0, "grid": []}
+
+
+def test_cells_take_their_own_count_of_extra_seeds(monkeypatch):
+    plan = {"first": 5, "seeds": 15, "grid": [[10_000, 0.8, 0.0]],
+            "undecided": {"seeds": 5, "grid": [[3_000, 1.0, 0.0]]}}  # fmt: skip
+    settings = {"preset": "1m", "intervals": 4, "seed": 1}
+    cells = [_mh_cell(10_000, 0.8, 0.0, "C1R1 2", 0, 0.5),
+             _mh_cell(3_000, 1.0, 0.0, "C1R1 2", 0, 0.5),
+             _mh_cell(30_000, 1.0, 0.0, "C1R1 2", 0, 0.5)]  # fmt: skip
+    ran = {}
+
+    def fake_sweep(name, stem, identity, unit, todo, run_options):
+        ran.update(todo)
+        return {key: {**_extra([0.2] * kw["seeds"], [1.0] * kw["seeds"], 0.3, 0.7),
+                      "seeds": kw["seeds"]} for key, kw in todo.items()}  # fmt: skip
+
+    monkeypatch.setattr(mc, "sweep_cells", fake_sweep)
+    got = mc._with_extra_seeds(cells, plan, settings, "s", None, lambda text: None)
+    assert {k: v["seeds"] for k, v in ran.items()} == {"D10000-s0.8-c0.0-extra": 15,
+                                                       "D3000-s1.0-c0.0-extra": 5}  # fmt: skip
+    assert [c.get("extra_seeds", {}).get("seeds") for c in got] == [15, 5, None]
+    # a second pass keeps both
+    ran.clear()
+    again = mc._with_extra_seeds(got, plan, settings, "s", None, lambda text: None)
+    assert ran == {} and [c.get("extra_seeds") for c in again] == [c.get("extra_seeds")
+                                                                  for c in got]  # fmt: skip
+    line = mc._extra_line({"cells": got, "seeds": 5})
+    assert line.startswith(" 1 cells have 15 seeds more and 1 cells have 5 seeds more (seed "
+                           "indexes from 5 on)")  # fmt: skip
 
 
 def _extra(c1r0_4, rival, share, skew):
@@ -498,3 +553,23 @@ def test_real_programs_name_their_trace(tmp_path, monkeypatch):
     digest = hashlib.sha256(Path(shipped).read_bytes()).hexdigest()
     assert got["xz"]["trace"] == {"file": workloads.shipped_trace("xz").name, "path": shipped,
                                   "sha256": digest}  # fmt: skip
+
+
+def test_verdict_says_where_a_program_ties():
+    """A program whose seeds do not decide 4 tables C1-R0 against its rival counts as right
+    for a rule, and the verdict says that this is no evidence; a decided one is not named."""
+    import copy
+
+    path = Path(__file__).resolve().parent.parent / "docs/results/multihash-conditions.json"
+    record = json.loads(path.read_text())
+    k = record["separation"]
+    lead = k["single"][k["lead"]["rule"]]
+    for p in k["real"].values():
+        p["decided"] = True
+    assert "no evidence" not in mc._separation_verdict(record)
+    tied = copy.deepcopy(record)
+    right = [n for n, p in lead["real"].items() if p == tied["separation"]["real"][n]["won"]]
+    tied["separation"]["real"][right[0]]["decided"] = False
+    text = mc._separation_verdict(tied)
+    assert (f"; on {right[0]} the seeds do not tell 4 tables C1-R0 from its rival (a tie "
+            "within their spread), so being right there is no evidence") in text  # fmt: skip

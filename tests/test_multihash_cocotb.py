@@ -96,4 +96,5 @@ def test_mutant_is_caught(mutant, reference, seed):
                         env={"params": params, "stream": "collide", "tuples": 3000,
                              "ready": 0.7}, seed=seed)  # fmt: skip
     assert result.tests == 1 and result.failed == 1, describe(result)
-    assert "golden model says" in result.log.read_text(), "failed, but not on a mismatch"
+    log = result.log.read_text()  # (a mutant may first change when the input stalls)
+    assert "golden model says" in log or "the stall rule says" in log, "not on a mismatch"

@@ -175,11 +175,11 @@ def test_full_rate_with_a_ready_consumer(kind, seed):
 
 @pytest.mark.parametrize("kind", SIM_KINDS)
 def test_set_associative_full_rate_with_a_ready_consumer(kind, seed):
-    """Block RAM design: threshold >= accumulator + 7, interval >= accumulator + 7: no stall.
+    """Block RAM design, threshold 15 in intervals of 60 (at most 4 candidates): no stall.
 
     (A promotion can overwrite a tag only after ``T - 1`` tuples of the interval;
-    the readout of ``k <= accumulator`` records is done ``k + 6`` cycles after the
-    interval's last tuple was accepted.)
+    the readout of ``k`` records is complete at the end of cycle ``c + k + 7``, the
+    last tuple accepted in ``c``: no stall while ``T >= k + 8``.)
     """
     rng = np.random.default_rng(seed)
     params = SMALL_SA | {"interval_length": 60, "threshold": 15}

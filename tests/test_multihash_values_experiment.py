@@ -153,3 +153,56 @@ def test_page_reads_the_papers_numbers_from_the_record():
     assert "about 12% (absolute)" in page and "(the paper: about 12 on go at 1M)" in page
     assert "add about 6 % of false negatives" in page
     assert "gcc 5 %" not in page and "about 10" not in page and "about 4 %" not in page
+
+
+def test_added_programs_are_merged_and_the_others_kept(tmp_path, monkeypatch, capsys):
+    """``add_programs`` profiles one program alone and puts it into the record beside the
+    others, unchanged; its errors are those of one pass over all seeds (``run_program``).
+    The 10K preset stands in for 1M, on 3 intervals of the shipped xz and sort traces."""
+    import pytest
+
+    from hwprof.experiments import multihash_values as mv
+    from hwprof.traces.keys import DEFAULT_VALUE_MAP
+    from hwprof.traces.tracefile import open_trace
+
+    monkeypatch.chdir(tmp_path)  # the run's journal goes under build/runs of the cwd
+    shipped = {n: str(workloads.shipped_trace(n)) for n in ("xz", "sort")}
+    monkeypatch.setattr(mv, "_program_sources",
+                        lambda names, seed, log: [(n, {"path": shipped[n]}) for n in names])
+    monkeypatch.setattr(mv, "INTERVALS_10K", 3)
+    monkeypatch.setattr(mv, "INTERVALS_1M", 3)
+    monkeypatch.setitem(mv.PRESETS, "1m", mv.PRESETS["10k"])
+    out = tmp_path / "results"
+    out.mkdir()
+    base = {"seed": 1, "seeds": 2, "quick": False, "complete": True, "presets": {},
+            "collisions": {}, "budget": {}, "paper": mv.PAPER, "value_map": DEFAULT_VALUE_MAP,
+            "timing": {"date": "-", "seconds": 10.0, "cpu_seconds": {}}}  # fmt: skip
+    (out / "multihash-values.json").write_text(json.dumps(base))
+    first = mv.add_programs(out, ["xz"])
+    second = mv.add_programs(out, ["sort"])
+    assert json.loads(json.dumps(second)) == json.loads((out / "multihash-values.json").read_text())
+    for preset in ("10k", "1m"):
+        assert list(second["presets"][preset]) == ["xz", "sort"]
+        assert second["presets"][preset]["xz"] == first["presets"][preset]["xz"]
+    direct = mv.run_program(open_trace(shipped["sort"]), mv.PRESETS["10k"], 2, 3)
+    assert second["presets"]["1m"]["sort"]["errors"] == direct["errors"]
+    assert second["presets"]["1m"]["sort"]["intervals"] == 3
+    assert second["traces"]["sort"] == {
+        "file": Path(shipped["sort"]).name, "path": shipped["sort"],
+        "sha256": hashlib.sha256(Path(shipped["sort"]).read_bytes()).hexdigest()}  # fmt: skip
+    assert [a["programs"] for a in second["timing"]["added"]] == [["xz"], ["sort"]]
+    assert {"1m sort", "10k sort", "1m xz"} <= set(second["timing"]["cpu_seconds"])
+    page = (out / "multihash-values.md").read_text()
+    assert "sort were profiled alone afterwards" in page
+    assert "| 1m | sort |" in page
+    # bad input: one line, nothing written
+    stamp = (out / "multihash-values.json").stat().st_mtime_ns
+    with pytest.raises(ValueError, match="unknown program 'gcc'"):
+        mv.add_programs(out, ["gcc"])
+    with pytest.raises(ValueError, match="no full multihash-values record"):
+        mv.add_programs(tmp_path / "none", ["xz"])
+    capsys.readouterr()
+    assert mv.main(["--add", "gcc", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown program 'gcc'" in err
+    assert (out / "multihash-values.json").stat().st_mtime_ns == stamp

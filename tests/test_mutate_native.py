@@ -41,7 +41,7 @@ SMALL_BENCH = {"tuples": 3020, "writes": ((50, 60, 3), (1530, 40, 2)), "opt": "-
                "dense_intervals": 4, "dense_length": 50, "lead": 20, "fwd_below": 50,
                "rom_groups": False, "set_groups": False, "threshold_bits": (),
                "boundary_pairs": False, "stop_short_threshold": 0,
-               "long_count_bit": 0}
+               "long_count_bit": 0, "hold_thresholds": ()}
 
 
 def _small_bench(**changes) -> MultihashBench:
@@ -49,14 +49,14 @@ def _small_bench(**changes) -> MultihashBench:
     return native_bench(top, top.resolve(SMALL), **{**SMALL_BENCH, **changes})
 
 
-def _small_mutants_runner(count: int, tmp_path):
+def _small_mutants_runner(count: int, tmp_path, **changes):
     """``count`` mutants (seed 1) of the small profiler built into one design, and the
-    native runner of that design on the small bench."""
+    native runner of that design on the small bench (``changes``: to its fields)."""
     component = get_top("multihash").construct(SMALL)
     verilog = to_verilog(component, "multihash")
     mutants = list_mutants(verilog, "multihash", count, 1, tmp_path)
     text = build_mutant_design(verilog, "multihash", mutants, tmp_path)
-    return mutants, NativeRunner(_small_bench(), component, text, tmp_path,
+    return mutants, NativeRunner(_small_bench(**changes), component, text, tmp_path,
                                  extra_args=_BUILD_ARGS)  # fmt: skip
 
 
@@ -374,18 +374,29 @@ def test_bench_help_says_what_the_option_does(capsys):
 
 @pytest.mark.soak
 def test_native_bench_kills_a_mutant(tmp_path):
-    """Six mutants of the small profiler in one build: the original passes both runs (the
-    back-pressured one with the writes, the always-ready one), at least one mutant is
-    killed, and the check fails against other configuration writes."""
-    mutants, runner = _small_mutants_runner(6, tmp_path)
+    """Six mutants of the small profiler in one build, with hold intervals at thresholds
+    3, 4, 257 and 258: the original passes both runs (the back-pressured one with the
+    writes, its records and its stalls cycle by cycle, the always-ready one), at least one
+    mutant is killed, the check fails against other configuration writes, and against
+    the stall rule's runs of stalls each one cycle late."""
+    mutants, runner = _small_mutants_runner(6, tmp_path, hold_thresholds=(3, 4, 257, 258))
     verdict, detail, _ = runner.run(0, 120)
     assert verdict == "pass", detail
-    assert re.fullmatch(r"native: \d+ records and markers match; always ready: \d+ records "
-                        r"and markers match, no stall", detail)  # fmt: skip
+    assert re.fullmatch(r"native: \d+ records and markers match; \d+ runs of stalls match the "
+                        r"stall rule \(\d+ cycles\); always ready: \d+ records and markers "
+                        r"match, no stall", detail)  # fmt: skip
+    held = [tuple(map(int, r)) for r in runner.stalls_want if r[2] >= 16]
+    assert len(held) >= 4, held  # the hold intervals' stalls at T - 1
+    stalls = runner.stalls_want
+    runner.stalls_want = stalls + np.array([1, 0, 0], dtype=np.uint64)  # one cycle late
+    verdict, detail, _ = runner.run(0, 120)
+    assert verdict == "fail" and "runs of stalls differ from the stall rule" in detail
+    runner.stalls_want = stalls
     verdicts = [runner.run(m.index, 120)[:2] for m in mutants]
     assert any(v == "fail" and "records differ" in d for v, d in verdicts), verdicts
     # the original against a golden model with the second write's threshold changed
-    runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3))).expected(
+    runner.want = _small_bench(writes=((50, 60, 3), (1530, 40, 3)),
+                               hold_thresholds=(3, 4, 257, 258)).expected(
         runner.bench.keys())
     verdict, detail, _ = runner.run(0, 120)
     assert verdict == "fail" and "records differ" in detail
@@ -540,7 +551,7 @@ def test_threshold_intervals_errors():
 def test_threshold_intervals_at_the_defaults():
     """Bits 4 to 21 (thresholds up to 2**21 + 2), the colliders up to bit 15, every way
     climbing at bit 20; every test interval fits the 24-bit counters; the whole part
-    follows the set intervals (the stop-short and long-count intervals follow it)."""
+    follows the set intervals (the stop-short, long-count and hold intervals follow it)."""
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
     parts = bench._threshold_intervals
@@ -548,7 +559,8 @@ def test_threshold_intervals_at_the_defaults():
     assert all(len(k) == 64 and t == 2 for k, t in parts[1::3])
     assert all(len(k) == 8 and t == 8 for k, t in parts[::3])
     assert max(len(k) for k, _ in parts) < 2**24 and len(parts[-1][0]) > 2**22
-    assert bench._directed_parts()[-3][1:] == (len(parts[-1][0]), 2**21 + 2)
+    held = 2 * len(bench.hold_thresholds)  # the hold intervals' parts come last
+    assert bench._directed_parts()[-3 - held][1:] == (len(parts[-1][0]), 2**21 + 2)
     # bit 20's test interval: the climber (way 0) and U, then ways 1-3 in turn to T - 1
     at20 = parts[3 * (20 - 4) + 2][0]
     assert len(at20) > 5 * 2**20 and len(set(at20[-3 * (2**20 - 256):].tolist())) == 3
@@ -667,7 +679,8 @@ def test_stop_short_interval_stops_one_hit_short():
     top = get_top("multihash")
     bench = native_bench(top, top.resolve({}))
     t = bench.stop_short_threshold
-    assert (t, bench._directed_parts()[-2][1:]) == (5, (96, 5))
+    held = 2 * len(bench.hold_thresholds)  # the hold intervals' parts come last
+    assert (t, bench._directed_parts()[-2 - held][1:]) == (5, (96, 5))
     records, reads = _stop_short_run(bench, t)
     assert records == []
     climbers = [k for k, hits in reads.items() if len(hits) == t - 1 and
@@ -749,7 +762,8 @@ def test_long_count_interval_reaches_bit_17_of_a_pair_compare():
     p = bench.long_count_bit
     t = (1 << p) + 2
     keys, x, ys = bench._long_count
-    assert (p, bench._directed_parts()[-1][1:]) == (17, (len(keys), t))
+    held = 2 * len(bench.hold_thresholds)  # the hold intervals' parts come last
+    assert (p, bench._directed_parts()[-1 - held][1:]) == (17, (len(keys), t))
     assert len(keys) == 4 * (1 << 16) + 10
     config = MultiHashConfig(**bench.params)
     ix = [h(x) for h in config.hashes()]
@@ -777,7 +791,7 @@ class _StandIn:
     def __init__(self, script):
         self.script = script
 
-    def run(self, keys, work, drain, ready, seed, plusargs=(), cpu_limit=None):
+    def run(self, keys, work, drain, ready, seed, plusargs=(), cpu_limit=None, stalls=False):
         import sys
 
         from hwprof.sim.native import run_harness
@@ -801,8 +815,8 @@ def test_native_run_limits_cpu_not_wall(tmp_path):
     from hwprof.verify.mutate_native import run_native
 
     slow = "import json, time; time.sleep(2.5); print(json.dumps({}))"
-    verdict, detail, cpu = run_native(_Bench, _StandIn(slow), tmp_path, 2, 1, (None, None))
+    verdict, detail, cpu = run_native(_Bench, _StandIn(slow), tmp_path, 2, 1, (None, None, None))
     assert (verdict, detail) == ("pass", "native: 1 records and markers match") and cpu < 1
     verdict, detail, cpu = run_native(_Bench, _StandIn("while True: pass"), tmp_path, 1, 1,
-                                      (None, None))  # fmt: skip
+                                      (None, None, None))  # fmt: skip
     assert (verdict, detail) == ("timeout", "native: no verdict in 1 CPU-s") and cpu >= 0.9

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,21 @@ def test_unreachable_scheduler(monkeypatch):
                                        f"tcp://127.0.0.1:{free_port}"):  # fmt: skip
         run_units([Unit("a", ru.square, {"x": 1})],
                   RunOptions(scheduler=f"tcp://127.0.0.1:{free_port}"))  # fmt: skip
+
+
+def test_journal_path_is_under_build_runs_unless_the_variable_names_a_directory(monkeypatch):
+    """docs/run.md: journals go to build/runs/ of the working directory, or to the
+    directory HWPROF_RUNS_DIR names."""
+    from hwprof.run import journal_path
+
+    monkeypatch.delenv("HWPROF_RUNS_DIR")
+    assert journal_path("mutate-brr") == Path("build/runs/mutate-brr.jsonl")
+    monkeypatch.setenv("HWPROF_RUNS_DIR", "/elsewhere/runs")
+    assert journal_path("experiment-x") == Path("/elsewhere/runs/experiment-x.jsonl")
+
+
+def test_the_suite_keeps_journals_out_of_the_checkout(tmp_path):
+    """conftest.py: a test's runs write their journals under its tmp_path."""
+    from hwprof.run import journal_path
+
+    assert journal_path("mutate-brr").parent == tmp_path / "build" / "runs"

@@ -19,19 +19,24 @@ from pathlib import Path
 import pytest
 
 from hwprof.cli import main
-from hwprof.run import executor
+from hwprof.run import RUNS_ENV, executor
 from tests.run_units import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DASK = Path(sys.executable).parent / "dask"
 STEM = "stratified-values-quick"
+#: the quick run's units: 5 seeds of the compressors, the stream's properties, and 5 seeds
+#: each of the readings and the long readings (one shipped trace)
+UNITS = 16
 JOURNAL = Path("build/runs") / f"experiment-{STEM}.jsonl"
 #: seconds any one step here may take on a loaded 2-core machine before the test gives up
 LIMIT = 240
 
 
 def env():
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    """The children's environment: journals under their working directory (``build/runs``),
+    whatever the suite's ``HWPROF_RUNS_DIR``."""
+    return {**{k: v for k, v in os.environ.items() if k != RUNS_ENV}, "PYTHONPATH": str(ROOT)}
 
 
 def as_from_a_terminal() -> None:
@@ -63,7 +68,7 @@ def results(folder: Path) -> dict:
     """The run's files, the JSON without its ``timing`` field, the Markdown without its
     ``This run:`` line."""
     data = json.loads((folder / f"{STEM}.json").read_text())
-    assert set(data.pop("timing")) == {"date", "seconds", "unit_seconds"}
+    assert set(data.pop("timing")) == {"date", "seconds", "unit_seconds", "kept", "program_runs"}
     md = [line for line in (folder / f"{STEM}.md").read_text().splitlines()
           if not line.startswith("This run: ")]  # fmt: skip
     return {"json": data, "md": md, "png": (folder / f"{STEM}.png").read_bytes()}
@@ -92,7 +97,7 @@ def test_two_local_workers_same_results(reference, tmp_path):
     assert results(tmp_path / "out") == reference[0]
     records = journal(tmp_path)
     assert without_timing(records) == without_timing(reference[1])
-    assert len(records) == 5 and {r["timing"]["worker"] for r in records.values()} != {
+    assert len(records) == UNITS and {r["timing"]["worker"] for r in records.values()} != {
         "in-process"}
 
 
@@ -154,7 +159,7 @@ def test_scheduler_two_workers_then_one_killed(reference, cluster, tmp_path):
     recorded = len(journal(again))
     stdout, stderr = proc.communicate(timeout=LIMIT)
     assert proc.returncode == 0, stderr
-    assert recorded < 5, "the run ended before the worker was killed"
+    assert recorded < UNITS, "the run ended before the worker was killed"
     assert results(again / "out") == reference[0]
     assert without_timing(journal(again)) == without_timing(reference[1])
 
@@ -196,7 +201,7 @@ def test_resume_after_ctrl_c_runs_no_finished_unit_again(reference, cluster, tmp
                                     signal.pthread_sigmask(signal.SIG_BLOCK, []))  # fmt: skip
     assert "interrupted" in stderr and "--resume" in stderr and "Traceback" not in stderr
     before = journal(tmp_path)
-    assert 1 <= len(before) < 5 and not (tmp_path / "out").exists()
+    assert 1 <= len(before) < UNITS and not (tmp_path / "out").exists()
     experiment(tmp_path, "out", "--scheduler", address, "--resume")
     after = journal(tmp_path)
     assert results(tmp_path / "out") == reference[0]
@@ -231,18 +236,19 @@ def test_unreachable_scheduler(tmp_path, monkeypatch, capsys):
 def test_mutation_run_same_records_in_process_and_on_two_workers(tmp_path):
     """Two mutants of brr (a short regression: --cycles 300), each a unit: the records of
     --jobs 1 and --jobs 2 are the same but for their timing. (Run in the repository, whose
-    build/ caches the Verilator build of the mutants.)"""
+    build/ caches the Verilator build of the mutants; the journal goes to a temporary
+    directory.)"""
     got = {}
     for jobs in ("1", "2"):
         proc = subprocess.run([sys.executable, "-m", "hwprof.cli", "mutate", "brr", "-n", "2",
                                "--cycles", "300", "--jobs", jobs, "--records",
                                str(tmp_path / f"m{jobs}.json")],
-                              cwd=ROOT, env=env(), capture_output=True, text=True,
-                              timeout=2 * LIMIT)  # fmt: skip
+                              cwd=ROOT, env={**env(), RUNS_ENV: str(tmp_path / "runs")},
+                              capture_output=True, text=True, timeout=2 * LIMIT)  # fmt: skip
         assert proc.returncode == 0, proc.stdout + proc.stderr
         data = json.loads((tmp_path / f"m{jobs}.json").read_text())
         assert set(data.pop("timing")) == {"seconds"}
-        lines = (ROOT / "build/runs/mutate-brr.jsonl").read_text().splitlines()
+        lines = (tmp_path / "runs/mutate-brr.jsonl").read_text().splitlines()
         got[jobs] = data, without_timing({r["unit"]: r for r in map(json.loads, lines[1:])})
     assert got["1"] == got["2"]
     data, records = got["1"]

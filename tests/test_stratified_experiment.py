@@ -442,3 +442,125 @@ def test_the_whole_reading_scores_a_load_before_it_reaches_1000():
         assert ideal.errors(silent, variant)[-1] == pytest.approx(both_at_end, rel=1e-12)
     with pytest.raises(ValueError, match="variant must be one of prefix, both, whole"):
         ideal.errors(silent, "ideal")
+
+
+def test_readings_on_the_geometric_grid_are_the_main_tables_points(seed):
+    """reading_points scores on the union of both grids: at the geometric checkpoints its
+    ``prefix`` points must be those of the main run (seed_runs), which scores on them alone."""
+    keys = stream(SPEC | {0x10 + i: [(i, 900), (None, 300)] for i in range(6)},
+                  np.random.default_rng(seed))  # fmt: skip
+    main_run = sv.seed_runs(keys, keys[:0], None, seed, 10)
+    got = sv.reading_points(keys, seed, 10, 1000)
+    assert set(got["points"]) == {f"{v}/{g}" for v in sv.METRIC_VARIANTS
+                                  for g in ("geometric", "linear")}  # fmt: skip
+    for name in sv.READING_PAIR:
+        run = main_run["compressors"][name]
+        assert got["points"]["prefix/geometric"][name] == {"reach": run["reach"],
+                                                           "stay": run["stay"]}  # fmt: skip
+    assert got["linear"] == list(range(1000, len(keys) + 1, 1000))
+    assert all(len(c) == len(got["linear"]) for v in got["curves"].values() for c in v.values())
+    # the linear curves are the errors at those events
+    ideal = sv.IdealProfile(keys, got["linear"])
+    counts = sv.compressor_counts("R_256", keys, seed)
+    assert got["curves"]["both"]["R_256"] == ideal.errors(counts, "both")
+
+
+def test_crossings_count_each_change_of_side():
+    assert sv._crossings([6.0, 4.0, 4.5, 6.0, None, 3.0, 5.0]) == 3  # 5.0 is not above
+    assert sv._crossings([9.0, 8.0]) == 0 and sv._crossings([]) == 0
+
+
+def test_combined_readings_keep_every_seeds_points():
+    def one(reach, curve):
+        return {"linear": [10, 20, 30],
+                "points": {"prefix/linear": {n: {"reach": reach, "stay": reach + 10}
+                                             for n in sv.READING_PAIR}},
+                "curves": {"prefix": dict.fromkeys(sv.READING_PAIR, curve)}}  # fmt: skip
+
+    got = sv.combine_readings([one(10, [6.0, 4.0, 2.0]), one(20, [8.0, None, 6.0])], step=10)
+    assert got["points"]["prefix/linear"]["R_256"] == {"reach": [10, 20], "stay": [20, 30]}
+    assert got["mean_curves"]["prefix"]["R_256"] == [7.0, None, 4.0]
+    assert got["crossings"]["prefix"]["R_256"] == [1, 0]  # 8, -, 6: above throughout
+    assert got["step"] == 10
+
+
+def _record(tmp_path, seeds=(1, 2), events=100, checkpoints=3, sizes=True, value_map=None):
+    entry = {"events": events, "checkpoints": list(range(1, checkpoints + 1)), "x": 1}
+    record = {"seeds": list(seeds), "quick": False, "value_map": value_map or sv.DEFAULT_VALUE_MAP,
+              "traces": ["build/traces/a.trace", "build/traces/b.trace"],
+              "programs": {"a": entry, "b": {**entry, "events": events - 1}}}  # fmt: skip
+    if sizes:
+        record["sizes"] = {"events": events, "checkpoints": checkpoints}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_kept_programs_are_those_of_a_record_with_the_same_sizes(tmp_path):
+    size = {"events": 100, "checkpoints": 3}
+    kept = sv.kept_programs(_record(tmp_path), [1, 2], size, False)
+    assert {k: v[0] for k, v in kept.items()} == {"a.trace": "a", "b.trace": "b"}
+    assert kept["a.trace"][1]["x"] == 1
+    # a record without its sizes: only the programs profiled over all the events
+    kept = sv.kept_programs(_record(tmp_path, sizes=False), [1, 2], size, False)
+    assert list(kept) == ["a.trace"]
+    for changed in ({"seeds": (1, 3)}, {"events": 99}, {"checkpoints": 4},
+                    {"value_map": "low"}):  # fmt: skip
+        assert sv.kept_programs(_record(tmp_path, **changed), [1, 2], size, False) == {}
+    assert sv.kept_programs(_record(tmp_path), [1, 2], size, True) == {}
+    assert sv.kept_programs(tmp_path / "missing.json", [1, 2], size, False) == {}
+
+
+def test_a_run_keeps_the_programs_of_the_record_and_adds_the_new(tmp_path, monkeypatch):
+    """Two traces, then a third beside them: only the third's units run, and the first
+    two programs' entries are the record's."""
+    traces = [sv.synthetic_trace(tmp_path / f"s{i}.trace", 20_000, seed=i) for i in (1, 2, 3)]
+    out = tmp_path / "out"
+    args = ["experiment", "stratified-values", "--quick", "--jobs", "1", "-o", str(out)]
+    assert main([*args, "--trace", str(traces[0]), "--trace", str(traces[1])]) == 0
+    first = json.loads((out / "stratified-values-quick.json").read_text())
+    ran = []
+    real = sv.program_seed
+    monkeypatch.setattr(sv, "program_seed", lambda path, **kw: ran.append(path) or real(
+        path, **kw))  # fmt: skip
+    assert main([*args, *(x for t in traces for x in ("--trace", str(t)))]) == 0
+    second = json.loads((out / "stratified-values-quick.json").read_text())
+    assert set(ran) == {str(traces[2].absolute())}
+    names = list(second["programs"])
+    assert len(names) == 3 and names[:2] == list(first["programs"])
+    for name in names[:2]:
+        assert second["programs"][name] == first["programs"][name]
+    assert second["timing"]["kept"] == names[:2]
+    # each program names the run that made it: the first two the first run's
+    runs = second["timing"]["program_runs"]
+    assert runs[names[0]] == runs[names[1]] == {"date": first["timing"]["date"],
+                                                "seconds": first["timing"]["seconds"]}  # fmt: skip
+    assert runs[names[2]] == {"date": second["timing"]["date"],
+                              "seconds": second["timing"]["seconds"]}  # fmt: skip
+    assert (f"{names[0]} and {names[1]} from the run of {first['timing']['date']}"
+            in (out / "stratified-values-quick.md").read_text())  # fmt: skip
+    # the first program is scored under every reading in the quick run, once
+    for key in ("readings", "readings_long"):
+        assert key in second["programs"][names[0]]
+        assert key not in second["programs"][names[2]]
+    long = second["programs"][names[0]]["readings_long"]
+    assert long["events"] == min(sv.QUICK_LONG_READINGS["events"], 20_000)  # the whole trace
+    assert all("properties" in p for p in second["programs"].values())
+
+
+def test_a_stay_never_reached_is_reported_as_a_bound():
+    """R_256 above 5 % at the last event in two of three seeds: the stay ratio is bounded by
+    the last event over H[P]'s stay point (16,000 / 1,000 and / 4,000), not left out."""
+
+    def program(events, second=3000):
+        runs = {"R_256": [{"stay": None}, {"stay": second}, {"stay": None}],
+                "H[P_256]_2048": [{"stay": 1000}, {"stay": 1000}, {"stay": 4000}]}  # fmt: skip
+        return {"events": events, "compressors": {n: {"runs": r} for n, r in runs.items()}}
+
+    programs = {"a": program(16_000), "b": program(200_000, None)}
+    text = sv._open_stays(programs, ["a", "b"], 5.0, 23.0)
+    assert "on a in 2 of 3 seeds (stay ratios > 16.00, 3.00, > 4.00; the paper's 23 may lie " \
+        "inside: undecided)" in text  # fmt: skip
+    assert "on b in 3 of 3 seeds (stay ratios > 200.00, > 200.00, > 50.00; above the paper's 23 " \
+        "in every seed)" in text  # fmt: skip
+    assert sv._open_stays({"a": program(16_000)}, [], 5.0, 23.0) == ""

@@ -70,9 +70,15 @@ def test_stream_ports_follow_the_signature():
 def test_wrapper_drives_the_streams_and_ties_other_inputs():
     with unelaborated():  # only its signature is read
         verilog, macros = stream_wrapper(get_top("multihash").construct({}), "multihash")
-    assert ".tuples__valid(in_valid_q)" in verilog and ".records__ready(out_ready_q)" in verilog
+    assert ".tuples__valid(in_valid_q)" in verilog and ".records__ready(out_ready)" in verilog
+    assert "wire out_ready = out_ready_q & !(1'b0);" in verilog  # no hold
+    assert "in_ready, out_valid, out_ready, out_payload," in verilog  # the harness sees it
     assert ".cfg_we(1'd0)" in verilog and ".cfg_interval(24'd0)" in verilog
     assert macros["HWPROF_PAYLOAD_BITS"] == 89 and macros["HWPROF_KEY_BITS"] == 64
+    with unelaborated():
+        verilog, _ = stream_wrapper(get_top("multihash").construct({}), "multihash",
+                                    hold="held != 0")  # fmt: skip
+    assert "wire out_ready = out_ready_q & !(held != 0);" in verilog
 
 
 def test_payload_fields_across_words(seed):
@@ -93,6 +99,18 @@ def test_ready_pattern_fraction(seed):
     # 20,000 draws at p = 0.7: 6 sigma is 389
     assert abs(pattern.sum() - 14_000) < 389
     assert ready_pattern(100, 1.0, seed).all()
+
+
+def test_ready_pattern_is_the_harness_xorshift(seed):
+    """stream.cpp's pattern: xorshift64 (13, 7, 17) from ``seed | 1``, a cycle ready when
+    ``(x >> 11) % 10**6`` is below the parts per million (harness.h, stream.cpp)."""
+    x, mask, want = seed | 1, 2**64 - 1, []
+    for _ in range(3000):
+        x ^= x << 13 & mask
+        x ^= x >> 7
+        x ^= x << 17 & mask
+        want.append((x >> 11) % 10**6 < 300_000)
+    assert ready_pattern(3000, 0.3, seed).tolist() == want, f"seed {seed}"
 
 
 def test_unknown_top_bad_ready_and_bad_trace_are_usage_errors(capsys, tmp_path):

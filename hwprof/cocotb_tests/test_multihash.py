@@ -3,6 +3,8 @@
 Environment (JSON, see harness.py): ``params`` (the top's parameters), ``stream``
 (random, zipf, collide, at_threshold, repeated, mixed), ``tuples`` (count),
 ``ready`` (probability that the consumer accepts a record in a cycle). The
+block RAM design's (``ways > 0``) ``tuples.ready`` is checked every cycle against the
+stall rule's cycle model (:class:`hwprof.golden.multihash_stall.ReadoutStall`). The
 throughput (accepted tuples / cycles while tuples are offered) is logged as
 ``THROUGHPUT tuples=.. cycles=.. stalls=..``.
 """
@@ -22,6 +24,7 @@ from multihash_streams import (
 )
 
 from hwprof.golden.multihash import MultiHashConfig, MultiHashProfiler
+from hwprof.golden.multihash_stall import ReadoutStall
 
 
 def make_stream(kind, config, rng, n):
@@ -59,8 +62,10 @@ async def multihash_matches_golden(dut):
             expected.append(profile)
 
     await start_in_reset(dut, {"tuples__valid": 0, "records__ready": 0, "cfg_we": 0})
+    # the stall rule of the block RAM design (the CAM's differs), cycle by cycle
+    rule = ReadoutStall(config.interval_length, config.threshold) if config.ways else None
     got, current = [], []
-    i = cycles = stalls = 0
+    i = cycles = stalls = ended = 0
     drain = 0
     while i < len(keys) or drain < 4 * config.accumulator + 20:
         offer = i < len(keys)
@@ -90,9 +95,19 @@ async def multihash_matches_golden(dut):
                 current = []
             else:
                 current.append((key, count))
+        ready = int(dut.tuples__ready.value)
+        if rule is not None and ready != rule.ready:
+            raise Mismatch(f"cycle {cycles}: tuples.ready = {ready}, the stall rule says "
+                           f"{int(rule.ready)} (position {rule.position}, threshold "
+                           f"{rule.threshold}); reproduce with seed {seed()}")  # fmt: skip
+        if rule is not None:
+            ends = offer and ready and rule.last
+            rule.clock(bool(offer and ready), bool(dut.records__ready.value),
+                       len(expected[ended]) if ends else None)  # fmt: skip
+            ended += ends
         if offer:
             cycles += 1
-            if int(dut.tuples__ready.value):
+            if ready:
                 i += 1
             else:
                 stalls += 1

@@ -109,6 +109,9 @@ REAL_INTERVALS = 15
 #: :data:`SEEDS` on), kept in the cell as ``extra_seeds``
 EXTRA_SEEDS = 15
 EXTRA_SKEWS = (0.8,)
+#: more seeds for every other cell of the full sweep whose first :data:`SEEDS` seeds leave
+#: the outcome undecided (:func:`paper_best_outcome`), to 10 in all
+UNDECIDED_SEEDS = 5
 #: bump when the generator or the cell's measurements change (an earlier sweep is then rerun)
 SWEEP_VERSION = 1
 #: bump when :func:`input_shape` changes (the cells' shapes are then measured again)
@@ -617,29 +620,41 @@ def _setting(c: dict) -> str:
     return f"D={c['distinct_setting']:,} s={c['skew']} churn={c['churn_setting']}"
 
 
-def extra_plan(quick: bool) -> dict:
+def extra_plan(quick: bool, cells=()) -> dict:
     """The extra seeds of the sweep: ``{"first": seed index, "seeds": how many, "grid":
-    [[distinct, skew, churn], ...]}`` (:data:`EXTRA_SEEDS`; none in the quick form)."""
-    cells = [] if quick else [list(g) for g in grid(quick) if g[1] in EXTRA_SKEWS]
-    return {"first": SEEDS, "seeds": EXTRA_SEEDS if cells else 0, "grid": cells}
+    [[distinct, skew, churn], ...]}`` (:data:`EXTRA_SEEDS`; none in the quick form), and
+    ``"undecided": {"seeds", "grid"}`` when some of ``cells`` (the sweep's, their first
+    :data:`SEEDS` seeds) outside that grid leave 4 tables C1-R0's outcome undecided: those
+    get :data:`UNDECIDED_SEEDS` more."""
+    more = [] if quick else [list(g) for g in grid(quick) if g[1] in EXTRA_SKEWS]
+    plan = {"first": SEEDS, "seeds": EXTRA_SEEDS if more else 0, "grid": more}
+    undecided = [] if quick or not UNDECIDED_SEEDS else [
+        [c["distinct_setting"], c["skew"], c["churn_setting"]] for c in cells
+        if [c["distinct_setting"], c["skew"], c["churn_setting"]] not in more
+        and not paper_best_outcome(c["errors"])["decided"]]  # fmt: skip
+    if undecided:
+        plan["undecided"] = {"seeds": UNDECIDED_SEEDS, "grid": undecided}
+    return plan
 
 
 def _with_extra_seeds(cells, plan, settings, stem, run_options, log) -> list[dict]:
     """``cells`` with the ``extra_seeds`` of ``plan`` (:func:`extra_plan`): kept where a
     cell already has them with the same first seed and count, else run
     (:func:`run_extra`); any other cell without ``extra_seeds``."""
-    want = {tuple(g) for g in plan["grid"]}
+    want = {tuple(g): plan["seeds"] for g in plan["grid"]}
+    if "undecided" in plan:
+        want |= {tuple(g): plan["undecided"]["seeds"] for g in plan["undecided"]["grid"]}
 
     def key(c):
         return (c["distinct_setting"], c["skew"], c["churn_setting"])
 
     def kept(c):
         old = c.get("extra_seeds")
-        return old if old and (old["first"], old["seeds"]) == (plan["first"], plan["seeds"]) \
+        return old if old and (old["first"], old["seeds"]) == (plan["first"], want[key(c)]) \
             else None  # fmt: skip
 
     todo = {f"D{d}-s{s}-c{c}-extra": {"preset": settings["preset"], "distinct": d, "skew": s,
-                                      "churn": c, "first": plan["first"], "seeds": plan["seeds"],
+                                      "churn": c, "first": plan["first"], "seeds": want[key(c0)],
                                       "intervals": settings["intervals"], "seed": settings["seed"]}
             for c0 in cells if key(c0) in want and not kept(c0)
             for d, s, c in [key(c0)]}  # fmt: skip
@@ -653,7 +668,7 @@ def _with_extra_seeds(cells, plan, settings, stem, run_options, log) -> list[dic
             base["extra_seeds"] = kept(c) or done[f"D{d}-s{s}-c{ch}-extra"]
             log(
                 f"D={d} s={s} churn={ch}: C1R0 4 best in {base['extra_seeds']['paper_best_seeds']}"
-                f" of {plan['seeds']} extra seeds"
+                f" of {want[key(c)]} extra seeds"
             )
         out.append(base)
     return out
@@ -742,7 +757,7 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
             f"(C1R0 4 {c['errors']['C1R0 4']['total']:.2f}, "
             f"C1R1 2 {c['errors']['C1R1 2']['total']:.2f})"
         )
-    cells = _with_extra_seeds(cells, extra_plan(quick), settings, stem, run_options, log)
+    cells = _with_extra_seeds(cells, extra_plan(quick, cells), settings, stem, run_options, log)
     old_shapes = _kept_shapes(Path(output_dir) / f"{stem}.json", settings, log)
     shapes = [old_shapes.get((d, s, c)) or cell_shape(preset, d, s, c, seeds, intervals, seed)
               for d, s, c in grid(quick)]  # fmt: skip
@@ -858,9 +873,14 @@ def _extra_line(r: dict) -> str:
     extra = [c for c in r["cells"] if c.get("extra_seeds")]
     if not extra:
         return ""
-    more = sorted({c["extra_seeds"]["seeds"] for c in extra})
+    by: dict = {}
+    for c in extra:
+        by[c["extra_seeds"]["seeds"]] = by.get(c["extra_seeds"]["seeds"], 0) + 1
+    groups = " and ".join(
+        f"{n} cells have {m} seeds more" for m, n in sorted(by.items(), reverse=True)
+    )
     return (
-        f" {len(extra)} cells have {_names(more)} seeds more (seed indexes from "
+        f" {groups} (seed indexes from "
         f"{extra[0]['extra_seeds']['first']} on); the sweep's tables and \"Where the "
         f'paper\'s result appears" use the first {r["seeds"]} seeds of every cell; "Which '
         "property decides\" and the verdict's sentences on its rules use all of a cell's "
@@ -1142,8 +1162,12 @@ def _separation_verdict(r: dict) -> str:
         if not programs:
             return ""
         wrong = _wrong_programs(rule, k)
+        loose = [n for n, p in k["real"].items() if not p["decided"] and n not in wrong]
         return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
-                "programs" + (f" (not on {', '.join(wrong)})" if wrong else ""))  # fmt: skip
+                "programs" + (f" (not on {', '.join(wrong)})" if wrong else "")
+                + (f"; on {', '.join(loose)} the seeds do not tell 4 tables C1-R0 from its "
+                   "rival (a tie within their spread), so being right there is no evidence"
+                   if loose else ""))  # fmt: skip
 
     text = (f" The property that leads the ranked rules: {names[k['lead']['rule']]}; the rule "
             f"{_rule_text(lead)} (margin {cell(lead['margin'], '.3f')}) misclassifies "

@@ -31,16 +31,21 @@ from . import Experiment, cell, file_identity
 from .baselines import baselines_for, budget_bytes
 from .moved import before_key_change, moved_lines
 
-__all__ = ["EXPERIMENTS", "run", "configurations"]
+__all__ = ["EXPERIMENTS", "run", "configurations", "add_programs"]
 
 PROGRAMS = ("xz", "bzip2", "perl", "python", "sort")
+#: programs profiled beside :data:`PROGRAMS` but not looped over by the experiments that
+#: borrow that list: sha256sum, whose load values are spread thin (few tuples repeat; the
+#: favourable side of multihash-conditions' rules)
+MORE_PROGRAMS = ("sha256sum",)
 #: loads captured per program (after its skip, at the input scale of
 #: ``workloads.LARGE_SCALE``): 100 intervals of 1M
 LIMIT = 100_000_000
 #: intervals of 10K used per program (the first ones); of 1M: all 100
 INTERVALS_10K = 100
+INTERVALS_1M = None
 #: the order of the 1M runs (the slow part; a run cut short keeps the programs done)
-ORDER_1M = ("bzip2", "perl", "python", "sort", "xz")
+ORDER_1M = ("bzip2", "perl", "python", "sort", "xz", "sha256sum")
 #: threads for the profilers (the numba kernels release the GIL)
 WORKERS = 4
 SEEDS = 5
@@ -94,7 +99,6 @@ def _sources(quick: bool, traces, seed: int, log):
     """``[(name, source)]``: --trace files, shipped traces (quick) or captured ones; a
     source is ``{"path": absolute path}`` or ``{"synthetic": [seed, n]}``
     (:func:`_open_source`)."""
-    from ..traces.tracefile import TraceError
 
     if traces:
         return [(Path(p).name, {"path": str(Path(p).absolute())}) for p in traces]
@@ -106,8 +110,17 @@ def _sources(quick: bool, traces, seed: int, log):
         return [(f"synthetic-{i}", {"synthetic": [seed + i, n]}) for i in range(2)]
     if quick:
         return [("xz (shipped)", {"path": str(Path(workloads.shipped_trace("xz")).absolute())})]
+    return _program_sources(PROGRAMS + MORE_PROGRAMS, seed, log)
+
+
+def _program_sources(names, seed: int, log):
+    """``[(name, {"path": ...})]`` of the captured traces of the programs ``names`` (a
+    program's shipped trace where it cannot be captured)."""
+    from ..traces import workloads
+    from ..traces.tracefile import TraceError
+
     out = []
-    for name in PROGRAMS:
+    for name in names:
         try:
             path = workloads.trace_for(name, kinds="loads", limit=LIMIT, seed=seed,
                                        scale=workloads.LARGE_SCALE[name])  # fmt: skip
@@ -334,10 +347,14 @@ def _fmt(cell) -> str:
 def _timing_line(timing: dict) -> str:
     """The summary's one line that depends on when and where the run went."""
     cpu = ", ".join(f"{k} {v:.0f}" for k, v in timing.get("cpu_seconds", {}).items())
+    added = "".join(f" {', '.join(a['programs'])} were profiled alone afterwards and merged "
+                    f"in (`python -m hwprof.experiments.multihash_values --add "
+                    f"{' '.join(a['programs'])}`, the same seeds): {a['seconds']:.0f} s wall."
+                    for a in timing.get("added", []))  # fmt: skip
     return (f"This run: {timing['seconds']:.0f} s wall"
             + (f"; CPU seconds of the units per preset and program ({WORKERS} threads each, "
                f"reading the trace, exact counts and formula (1) included): {cpu}." if cpu
-               else "."))
+               else ".") + added)
 
 
 def _markdown(result: dict, stem: str) -> str:
@@ -444,8 +461,27 @@ def _markdown(result: dict, stem: str) -> str:
               f"{', '.join(f'{p} {t}' for p, t in c['best_tables'].items())}.", ""]  # fmt: skip
     L += _best_against_best(result)
     L += ["## The paper's numbers beside ours", "", result["comparison"], ""]
-    L += moved_lines(result, headline, MOVED, metric=moved_metric)
+    L += _moved(result)
     return "\n".join(L)
+
+
+def _moved(result: dict) -> list[str]:
+    """:func:`moved_lines` over the programs the record before the key change had (a
+    program added since would move every mean of the headline)."""
+    base = result.get("before_key_change")
+    if not base:
+        return []
+    had = {p.split("/")[2] for p in base["numbers"]}
+    added = [n for n in dict.fromkeys(n for v in result["presets"].values() for n in v)
+             if n not in had]  # fmt: skip
+    if not added:
+        return moved_lines(result, headline, MOVED, metric=moved_metric)
+    same = {**result, "presets": {preset: {n: r for n, r in programs.items() if n in had}
+                                  for preset, programs in result["presets"].items()}}  # fmt: skip
+    same["claims"] = _claims(same)
+    lines = moved_lines(same, headline, MOVED, metric=moved_metric)
+    return [lines[0], "", f"Over the programs both records have ({', '.join(sorted(had))}); "
+            f"{', '.join(added)} came later.", *lines[1:]]
 
 
 def _paper_pairs(paper: dict) -> str:
@@ -705,7 +741,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     """Run the experiment, one unit per preset x program x hash seed (:mod:`hwprof.run`;
     ``run_options``: where they run); write .md/.json/.png into ``output_dir``; return
     the headline."""
-    from ..run import Journal, RunOptions, Unit, journal_path, run_units
+    from ..run import Journal, RunOptions, journal_path, run_units
     from ..traces.tracefile import TraceError
 
     start = time.perf_counter()
@@ -723,7 +759,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
         order = [names.index(n) for n in ORDER_1M if n in names]
         order += [i for i in range(len(sources)) if i not in order]
         plan = ([("10k", i, INTERVALS_10K) for i in range(len(sources))]
-                + [("1m", i, None) for i in order])  # fmt: skip
+                + [("1m", i, INTERVALS_1M) for i in order])  # fmt: skip
     result = {"seed": seed, "quick": quick, "seeds": seeds, "presets": {}, "collisions": {},
               "budget": {k: budget_bytes(MultiHashConfig(**PRESETS[k]))
                          for k in dict.fromkeys(p for p, _, _ in plan)},
@@ -734,14 +770,7 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     stem = "multihash-values-quick" if quick else "multihash-values"
     result["before_key_change"] = before_key_change(
         output_dir / f"{stem}.json", DEFAULT_VALUE_MAP, EARLIER_VALUE_MAP, headline, MOVED)
-    # traces travel by path (absolute) and are read where each unit runs
-    units = [Unit(f"collisions-{i}", _collisions,
-                  {"source": source, "n": 100_000 if quick else 1_000_000})
-             for i, (_, source) in enumerate(sources)]  # fmt: skip
-    units += [Unit(f"{preset}-{index}-seed{s}", program_seed,
-                   {"source": sources[index][1], "preset": preset, "s": s,
-                    "max_intervals": max_intervals, "workers": WORKERS})
-              for preset, index, max_intervals in plan for s in range(seeds)]  # fmt: skip
+    units = _units(sources, plan, seeds, quick)
     identity = {"experiment": "multihash-values", "seed": seed, "quick": quick,
                 "sources": [source for _, source in sources]}  # fmt: skip
     got: dict = {}
@@ -781,6 +810,112 @@ def run(output_dir: Path, seed: int, quick: bool, traces=(), run_options=None) -
     _write(result, output_dir, stem, _timing(start, cpu))
     return {p: {k: c[k] for k in ("c1r0_4_mean", "under_1pct", "gain", "c1r0_4_beats_bsh")}
             for p, c in result["claims"].items()}  # fmt: skip
+
+
+def _units(sources, plan, seeds: int, quick: bool) -> list:
+    """The units of a run: the key collisions of each source, then one unit per preset x
+    program x hash seed of ``plan``; traces travel by path (absolute) and are read where
+    each unit runs."""
+    from ..run import Unit
+
+    units = [Unit(f"collisions-{i}", _collisions,
+                  {"source": source, "n": 100_000 if quick else 1_000_000})
+             for i, (_, source) in enumerate(sources)]  # fmt: skip
+    return units + [Unit(f"{preset}-{index}-seed{s}", program_seed,
+                         {"source": sources[index][1], "preset": preset, "s": s,
+                          "max_intervals": max_intervals, "workers": WORKERS})
+                    for preset, index, max_intervals in plan for s in range(seeds)]  # fmt: skip
+
+
+def add_programs(output_dir: Path, names, run_options=None) -> dict:
+    """Profile the programs ``names`` alone and merge them into the full run's record.
+
+    The record ``output_dir/multihash-values.json`` keeps every other program's results as
+    they are; the named programs' units (both presets, the record's seed and hash seeds)
+    run as in :func:`run`, their results, key collisions, traces (by SHA-256) and CPU
+    seconds go into the record, the run's wall time into ``timing["added"]``, and the page
+    and plots are written again. Raises ValueError (one line) on a missing or quick
+    record or an unknown program.
+    """
+    from ..run import Journal, RunOptions, journal_path, run_units
+    from ..traces.tracefile import TraceError
+
+    start = time.perf_counter()
+    output_dir = Path(output_dir)
+    path = output_dir / "multihash-values.json"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: no full multihash-values record to add to ({exc})") from None
+    if record.get("quick") or not record.get("complete"):
+        raise ValueError(f"{path}: a quick or partial record; add programs to a full run")
+    names = list(dict.fromkeys(names))
+    unknown = [n for n in names if n not in PROGRAMS + MORE_PROGRAMS]
+    if not names or unknown:
+        raise ValueError(f"unknown program {unknown[0] if unknown else ''!r} (known: "
+                         f"{', '.join(PROGRAMS + MORE_PROGRAMS)})")  # fmt: skip
+
+    def log(text):
+        print(f"multihash-values: {text}", file=sys.stderr, flush=True)
+
+    seed, seeds = record["seed"], record["seeds"]
+    sources = _program_sources(names, seed, log)
+    plan = ([("10k", i, INTERVALS_10K) for i in range(len(sources))]
+            + [("1m", i, INTERVALS_1M) for i in range(len(sources))])  # fmt: skip
+    identity = {"experiment": "multihash-values", "seed": seed, "quick": False,
+                "added": [source for _, source in sources]}  # fmt: skip
+    outcomes = run_units(_units(sources, plan, seeds, False), run_options or RunOptions(jobs=1),
+                         name="multihash-values", on_done=None,
+                         journal=Journal(journal_path("experiment-multihash-values-add"),
+                                         identity))  # fmt: skip
+    failed = [o for o in outcomes.values() if not o.ok]
+    if failed:
+        raise TraceError(failed[0].error)
+    got = {k: o.value for k, o in outcomes.items()}
+    added: dict = {"presets": {}, "collisions": {}}
+    _fill(added, got, sources, plan, seeds)
+    for preset, programs in added["presets"].items():
+        record["presets"].setdefault(preset, {}).update(programs)
+    record["collisions"].update(added["collisions"])
+    record.setdefault("traces", {}).update(
+        {name: file_identity(source["path"]) for name, source in sources})
+    timing = _old_timing(record)
+    for key, outcome in outcomes.items():
+        if "-seed" in key:
+            preset, index = key.rsplit("-seed", 1)[0].rsplit("-", 1)
+            label = f"{preset} {sources[int(index)][0]}"
+            timing["cpu_seconds"][label] = round(timing["cpu_seconds"].get(label, 0.0)
+                                                 + outcome.timing.get("cpu_seconds", 0.0), 1)
+    timing.setdefault("added", []).append(
+        {"programs": names, "seconds": time.perf_counter() - start,
+         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")})
+    _write(record, output_dir, "multihash-values", timing)
+    return record
+
+
+def main(argv=None) -> int:
+    """``python -m hwprof.experiments.multihash_values --add NAME [..]``: profile programs
+    alone and merge them into docs/results/multihash-values.json (:func:`add_programs`)."""
+    import argparse
+
+    from ..run import RunError, RunOptions
+    from ..traces.tracefile import TraceError
+
+    parser = argparse.ArgumentParser(prog="python -m hwprof.experiments.multihash_values")
+    parser.add_argument("--add", nargs="+", required=True, metavar="NAME",
+                        help=f"programs to profile ({', '.join(PROGRAMS + MORE_PROGRAMS)})")
+    parser.add_argument("-o", "--output", default="docs/results", help="results directory")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (1: in-process)")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip the units an interrupted run finished")  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        options = RunOptions(jobs=args.jobs, resume=args.resume)
+        add_programs(Path(args.output), args.add, options)
+    except (ValueError, TraceError, RunError) as exc:
+        print(f"multihash-values: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _fill(result: dict, got: dict, sources, plan, seeds: int) -> None:
@@ -828,3 +963,7 @@ EXPERIMENTS = [Experiment("multihash-values",
                           "multi-hash profiler vs single hash and sketches on <load pc, value> "
                           "streams of real programs (Figs 4-5, 10-13)",
                           run, takes_traces=True, units=True, headline=headline)]  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

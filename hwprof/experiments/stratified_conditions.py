@@ -13,8 +13,9 @@ programs' streams.
 The generator: ``loads`` static loads with Zipf(``skew``) execution shares; each
 load has an invariant value with share ``I ~ U(0.4, 1)`` of its executions, a
 second value with half the rest, and for the remainder (``rest``) either fresh
-random values (``fresh``: pointers, data that rarely repeat) or one of 6 other
-values of that load (``few``). The
+random values (``fresh``: pointers, data that rarely repeat) or one of
+``rest_values`` other values of that load (``few``; 6 unless given; 0: the remainder
+goes to the second value, so the load has only its two top values). The
 ``order`` of the events: ``iid`` (every event drawn independently: the paper's
 Monte Carlo assumption, sec. 3.1), ``loop`` (a loop body of 61 loads drawn once
 from the shares, repeated; each load's values follow a fixed pattern of 8
@@ -50,6 +51,8 @@ NAME = "stratified-conditions"
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "tagged")
 ORDERS = ("iid", "loop", "loop64")
 RESTS = ("fresh", "few")
+#: the other values per load of ``rest="few"``
+REST_VALUES = 6
 #: the full sweep: (loads, order, rest)
 GRID = ((100, "iid", "few"), (1_000, "iid", "fresh"), (100, "loop", "few"), (100, "loop64", "few"))
 SKEW = 1.0
@@ -96,22 +99,32 @@ PAPER = {
 
 
 def value_stream(
-    seed: int, events: int, loads: int, skew: float, order: str, rest: str = "fresh"
+    seed: int,
+    events: int,
+    loads: int,
+    skew: float,
+    order: str,
+    rest: str = "fresh",
+    rest_values: int = REST_VALUES,
 ) -> np.ndarray:
-    """Seeded keys ``pc << 32 | value`` (module docstring)."""
-    d = _draws(seed, events, loads, skew, order, rest)
+    """Seeded keys ``pc << 32 | value`` (module docstring; ``rest_values``: the other
+    values per load of ``rest="few"``, 0 for none)."""
+    d = _draws(seed, events, loads, skew, order, rest, rest_values)
     return _compose(d, d["which"], d["pcs"], d["top"], d.get("others"))
 
 
-def _draws(seed: int, events: int, loads: int, skew: float, order: str, rest: str) -> dict:
+def _draws(seed: int, events: int, loads: int, skew: float, order: str, rest: str,
+           rest_values: int = REST_VALUES) -> dict:  # fmt: skip
     """The generator's draws: per load its pc, top values (and ``others`` for ``few``);
     per event its load ``which``, value ``kind`` (0, 1: the top values; 2: the rest)
-    and rest value (``fresh``) or rest slot (``slot``, for ``few``)."""
+    and rest value (``fresh``) or rest slot (``slot``, for ``few`` with rest values)."""
     if order not in ORDERS or rest not in RESTS:
         raise ValueError(
             f"order must be one of {', '.join(ORDERS)} and rest one of "
             f"{', '.join(RESTS)}, not {order!r}, {rest!r}"
         )
+    if isinstance(rest_values, bool) or not isinstance(rest_values, int) or rest_values < 0:
+        raise ValueError(f"rest_values must be a whole number >= 0, not {rest_values!r}")
     rng = np.random.default_rng(seed)
     pcs = (0x400000 + 4 * rng.choice(1 << 20, loads, replace=False)).astype(np.uint64)
     share = 1.0 / np.arange(1, loads + 1) ** skew
@@ -142,16 +155,19 @@ def _draws(seed: int, events: int, loads: int, skew: float, order: str, rest: st
     out = {"pcs": pcs, "top": top, "which": which, "kind": kind}
     if rest == "fresh":
         out["fresh"] = rng.integers(0, 1 << 32, events, dtype=np.uint64)
-    else:
-        out["others"] = rng.integers(0, 1 << 32, (loads, 6), dtype=np.uint64)
-        out["slot"] = rng.integers(0, 6, events)
+    elif rest_values > 0:
+        out["others"] = rng.integers(0, 1 << 32, (loads, rest_values), dtype=np.uint64)
+        out["slot"] = rng.integers(0, rest_values, events)
     return out
 
 
 def _compose(d: dict, i: np.ndarray, pcs, top, others) -> np.ndarray:
     """The keys of draws ``d`` where event ``t``'s load is identity ``i[t]`` (an index
     into ``pcs``, ``top`` and ``others``; the plain stream: ``i = d["which"]``)."""
-    fresh = d["fresh"] if "fresh" in d else others[i, d["slot"]]
+    if "fresh" in d:
+        fresh = d["fresh"]
+    else:  # few: one of the load's other values, or (none) its second top value
+        fresh = others[i, d["slot"]] if "slot" in d else top[i, 1]
     kind = d["kind"]
     value = np.where(kind == 0, top[i, 0], np.where(kind == 1, top[i, 1], fresh))
     return (pcs[i] << np.uint64(32)) | value
@@ -224,7 +240,9 @@ def turnover_stream(
     pcs = np.concatenate([d["pcs"], np.asarray(fresh_pcs, np.uint64)])
     top = np.concatenate([d["top"], rng.integers(0, 1 << 32, (new, 2), dtype=np.uint64)])
     if others is not None:
-        others = np.concatenate([others, rng.integers(0, 1 << 32, (new, 6), dtype=np.uint64)])
+        others = np.concatenate(
+            [others, rng.integers(0, 1 << 32, (new, others.shape[1]), dtype=np.uint64)]
+        )
     per_event = ident[np.arange(events) // phase, d["which"]]
     return _compose(d, per_event, pcs, top, others)
 

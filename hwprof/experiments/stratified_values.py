@@ -33,8 +33,19 @@ s + 1``); ``P_256`` has no random state, so its spread is 0. Every point is the
 mean over the seeds with the min-max spread.
 
 Without ``--trace``, the traces come from :mod:`hwprof.traces.workloads` when that
-module is present, else from a synthetic program written in the trace format and
-read back through the same reader (the summary says which).
+module is present (the five programs and, in the full run, :data:`EXTRA_PROGRAMS`:
+gcc's compiler proper on a preprocessed file), else from a synthetic program written
+in the trace format and read back through the same reader (the summary says which).
+
+Beside the compressors, each program's stream properties (those ``stratified-conditions``
+sweeps) are measured, and the programs of :data:`READING_PROGRAMS` have ``R_256`` and
+``H[P_256]_2048`` scored under every reading of the selection on a geometric and a
+linear grid (:func:`reading_points`), with ``stratified-long``'s verdicts.
+
+A full run beside an earlier record made with the same seeds, key, events and
+checkpoints keeps that record's programs whose trace file is the same (its name says
+what was captured: :func:`kept_programs`) and runs only the rest; remove the record to
+run every program again.
 """
 
 from __future__ import annotations
@@ -80,6 +91,27 @@ FULL = {"events": 16_000_000, "checkpoints": 32, "seeds": 5, "synthetic_events":
         "programs": 5, "capture_limit": 40_000_000, "scaled": True}  # fmt: skip
 QUICK = {"events": 120_000, "checkpoints": 8, "seeds": 5, "synthetic_events": 120_000,
          "programs": 1, "capture_limit": None, "scaled": False}  # fmt: skip
+#: Programs beyond the five that the full run profiles (``workloads.MORE_WORKLOADS``): gcc,
+#: the paper's own kind of program (its compiler proper on a preprocessed file; sec. 5.4
+#: profiles SpecInt95 gcc compiling cccp.i)
+EXTRA_PROGRAMS = ("gcc",)
+#: The programs whose R_256 and H[P_256]_2048 are also scored under every reading of the
+#: sec. 5.3.1 selection on a geometric and a linear grid (:func:`reading_points`): gcc,
+#: whose points the paper gives; in the quick run, the first program
+READING_PROGRAMS = ("gcc",)
+#: the linear grid's step in events (the paper's gcc points lie 100K apart: 200K, 300K,
+#: 600K-700K)
+READING_STEP = {"full": 50_000, "quick": 10_000}
+#: the two compressors of the paper's gcc points
+READING_PAIR = ("R_256", "H[P_256]_2048")
+#: the same readings past the paper's 16M events, where the curves settle: events, the
+#: linear grid's step and the geometric checkpoints (as dense as the main run's), and the
+#: loads-only capture they read (40M loads after the same skip; the quick run reads the
+#: shipped trace)
+LONG_READINGS = {"events": 32_000_000, "step": 200_000, "checkpoints": 35,
+                 "capture_limit": 40_000_000}  # fmt: skip
+QUICK_LONG_READINGS = {"events": 240_000, "step": 20_000, "checkpoints": 10,
+                       "capture_limit": None}  # fmt: skip
 
 #: The paper's statements (sec. 3.4, 5.4, 5.6, 5.7), for the summary. Sec. 5.4, gcc:
 #: H[P_256]_2048 "reaches this error threshold after 200K events whereas R_256 reaches this
@@ -367,7 +399,8 @@ def moved_metric(path: str) -> str:
 
 def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
     """The workloads' traces (hwprof.traces.workloads: the shipped ones for ``--quick``,
-    captured ones otherwise) when that module is present, else a synthetic program
+    captured ones otherwise, then those of :data:`EXTRA_PROGRAMS`) when that module is
+    present, else a synthetic program
     (written into ``scratch`` for ``--quick``, into ``cache`` otherwise)."""
     try:
         from ..traces import workloads
@@ -375,12 +408,15 @@ def default_traces(size, cache: Path, scratch: Path) -> tuple[list[Path], str]:
         workloads = None
     if workloads is not None:
         paths = []
-        for name in list(workloads.WORKLOADS)[: size["programs"]]:
+        names = list(workloads.WORKLOADS)[: size["programs"]]
+        if size is not QUICK:  # the extra programs ship no trace
+            names += list(EXTRA_PROGRAMS)
+        for name in names:
             try:
                 paths.append(workloads.shipped_trace(name) if size is QUICK else
                              workloads.trace_for(name, kinds="loads,branches",
                                                  limit=size["capture_limit"], cache=cache,
-                                                 scale=workloads.LARGE_SCALE[name]
+                                                 scale=workloads.LARGE_SCALE.get(name, 1)
                                                  if size["scaled"] else 1,
                                                  progress=True))  # fmt: skip
             except TraceError as exc:
@@ -474,6 +510,98 @@ def program_seed(path: str, events: int, seed: int, checkpoints: int) -> dict:
         seed_runs(loads, edges, per_load, seed, checkpoints) if len(loads) >= 10_000 else None
     )
     return out
+
+
+def reading_points(keys: np.ndarray, seed: int, checkpoints: int, step: int) -> dict:
+    """``R_256`` and ``H[P_256]_2048`` on ``keys`` (seed ``seed``) scored under every reading
+    of the selection (:data:`METRIC_VARIANTS`) on two grids: ``geometric``, the main run's
+    :func:`checkpoints_for` points, and ``linear``, every ``step`` events. Per
+    ``"reading/grid"`` each compressor's reach and stay points, per reading its error
+    curve on the linear grid (as ``stratified-long``'s model variants score generated
+    streams)."""
+    events = len(keys)
+    grids = {"geometric": checkpoints_for(events, checkpoints),
+             "linear": list(range(step, events + 1, step))}  # fmt: skip
+    cps = sorted(set(grids["geometric"]) | set(grids["linear"]))
+    ideal, cache = IdealProfile(keys, cps), {}
+    points = {f"{v}/{g}": {} for v in METRIC_VARIANTS for g in grids}
+    out = {"events": events}
+    curves = {v: {} for v in METRIC_VARIANTS}
+    for name in READING_PAIR:
+        counts = compressor_counts(name, keys, seed, cache)
+        for v in METRIC_VARIANTS:
+            at = dict(zip(cps, ideal.errors(counts, v), strict=True))
+            for g, grid in grids.items():
+                reach, stay = reach_and_stay(grid, [at[c] for c in grid])
+                points[f"{v}/{g}"][name] = {"reach": reach, "stay": stay}
+            curves[v][name] = [at[c] for c in grids["linear"]]
+    return {**out, "points": points, "curves": curves, "linear": grids["linear"]}
+
+
+def program_readings(path: str, events: int, seed: int, checkpoints: int, step: int) -> dict:
+    """A unit: :func:`reading_points` of one program's load stream (its trace, read by path
+    where the unit runs) and one seed."""
+    loads = read_streams(Path(path), events)[0]
+    return reading_points(loads, seed, checkpoints, step)
+
+
+def program_properties(path: str, events: int) -> dict:
+    """A unit: the properties of one program's load stream that ``stratified-conditions``
+    sweeps (:func:`~hwprof.experiments.stratified_conditions.stream_properties`: distinct
+    tuples, loads and tuples passing the filters, top-16 share, lag-256 repeats)."""
+    from .stratified_conditions import stream_properties  # it imports this module
+
+    return stream_properties(read_streams(Path(path), events)[0])
+
+
+def combine_readings(per_seed: list[dict], step: int) -> dict:
+    """The runs of :func:`reading_points`, one per seed: per ``"reading/grid"``,
+    compressor and point the seeds' values (lists in seed order); per reading and
+    compressor the mean curve over the seeds on the linear grid (None where a seed has no
+    value)."""
+    first = per_seed[0]
+    return {"step": step, "linear": first["linear"], "events": first.get("events"),
+            "points": {k: {n: {w: [p["points"][k][n][w] for p in per_seed]
+                               for w in ("reach", "stay")} for n in READING_PAIR}
+                       for k in first["points"]},
+            "mean_curves": {v: {n: [None if any(p["curves"][v][n][i] is None for p in per_seed)
+                                    else float(np.mean([p["curves"][v][n][i]
+                                                        for p in per_seed]))
+                                    for i in range(len(first["linear"]))]
+                                for n in READING_PAIR} for v in first["curves"]},
+            "crossings": {v: {n: [_crossings(p["curves"][v][n]) for p in per_seed]
+                              for n in READING_PAIR} for v in first["curves"]}}  # fmt: skip
+
+
+def _crossings(curve, target=TARGET) -> int:
+    """How often an error curve crosses the target (from at most to above it, or back)."""
+    side = [e > target for e in curve if e is not None]
+    return sum(a != b for a, b in zip(side, side[1:], strict=False))
+
+
+def kept_programs(path: Path, seeds: list[int], size: dict, quick: bool) -> dict[str, tuple]:
+    """The programs of an earlier record at ``path`` profiled with the same seeds, key,
+    events and checkpoints: trace file name -> (program name, its entry). The trace's
+    file name says what was captured (workload, seed, skip, limit, kinds, and a tag of
+    the tool's source, the input and the environment)."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    if (old.get("seeds") != seeds or old.get("quick") != quick
+            or old.get("value_map", EARLIER_VALUE_MAP) != DEFAULT_VALUE_MAP
+            or len(old.get("traces", [])) != len(old.get("programs", {}))):  # fmt: skip
+        return {}
+    sizes = {k: size[k] for k in ("events", "checkpoints")}
+    if old.get("sizes", sizes) != sizes:
+        return {}
+    kept = {}
+    for trace, (name, entry) in zip(old["traces"], old["programs"].items(), strict=True):
+        # a record without its sizes: the programs profiled over all the events
+        if "sizes" in old or (len(entry["checkpoints"]) == size["checkpoints"]
+                              and entry["events"] == size["events"]):  # fmt: skip
+            kept[Path(trace).name] = (name, entry)
+    return kept
 
 
 def _aggregate(runs):
@@ -624,11 +752,32 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
         else:
             paths, source = default_traces(size, cache, Path(scratch))
         seeds = [seed + i for i in range(size["seeds"])]
+        kept = kept_programs(output_dir / f"{stem}.json", seeds, size, quick)
+        step = READING_STEP["quick" if quick else "full"]
+        long = QUICK_LONG_READINGS if quick else LONG_READINGS
         # traces travel by path: absolute, for workers whose working directory differs
-        units = [Unit(f"{i}-seed{s}", program_seed,
-                      {"path": str(Path(p).absolute()), "events": size["events"], "seed": s,
-                       "checkpoints": size["checkpoints"]})
-                 for i, p in enumerate(paths) for s in seeds]  # fmt: skip
+        units = []
+        for i, p in enumerate(paths):
+            where = {"path": str(Path(p).absolute()), "events": size["events"]}
+            entry = kept.get(Path(p).name, (None, {}))[1]
+            if not entry:
+                units += [Unit(f"{i}-seed{s}", program_seed,
+                               {**where, "seed": s, "checkpoints": size["checkpoints"]})
+                          for s in seeds]  # fmt: skip
+            if "properties" not in entry:
+                units.append(Unit(f"{i}-properties", program_properties, where))
+            if not _readings_wanted(p, i, quick):
+                continue
+            if "readings" not in entry:
+                units += [Unit(f"{i}-readings-seed{s}", program_readings,
+                               {**where, "seed": s, "checkpoints": size["checkpoints"],
+                                "step": step}) for s in seeds]  # fmt: skip
+            if "readings_long" not in entry:
+                path = long_trace(p, long, cache, traces is not None or quick)
+                units += [Unit(f"{i}-long-seed{s}", program_readings,
+                               {"path": str(Path(path).absolute()), "events": long["events"],
+                                "seed": s, "checkpoints": long["checkpoints"],
+                                "step": long["step"]}) for s in seeds]  # fmt: skip
         identity = {"experiment": "stratified-values", "seed": seed, "quick": quick,
                     "traces": [str(Path(p).absolute()) for p in paths]}  # fmt: skip
         outcomes = run_units(
@@ -641,32 +790,104 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     if failed:  # a trace that a worker cannot read: nothing is written
         where = failed[0].timing.get("worker", "in-process")
         raise TraceError(failed[0].error + ("" if where == "in-process" else f" (on {where})"))
-    programs, unit_seconds = {}, 0.0
-    for i in range(len(paths)):
-        parts = [outcomes[f"{i}-seed{s}"].value for s in seeds]
-        unit_seconds += sum(outcomes[f"{i}-seed{s}"].timing.get("seconds", 0) for s in seeds)
-        if parts[0]["runs"] is None:
-            continue
-        program = parts[0]["program"]
-        name = program if program not in programs else f"{program}-{len(programs)}"
-        programs[name] = combine_seeds([p["runs"] for p in parts])
-        programs[name]["instructions_per_load"] = parts[0]["instructions_per_load"]
-    if not programs:
-        raise TraceError("no trace with at least 10,000 loads")
+    programs, unit_seconds, kept_names = {}, 0.0, []
+    unit_seconds = sum(o.timing.get("seconds", 0) for o in outcomes.values())
+    for i, p in enumerate(paths):
+        old_name, entry = kept.get(Path(p).name, (None, None))
+        if entry is not None:
+            program, kept_names = old_name, [*kept_names, old_name]
+            programs[program] = dict(entry)
+        else:
+            parts = [outcomes[f"{i}-seed{s}"].value for s in seeds]
+            if parts[0]["runs"] is None:
+                continue
+            program = parts[0]["program"]
+            program = program if program not in programs else f"{program}-{len(programs)}"
+            programs[program] = combine_seeds([part["runs"] for part in parts])
+            programs[program]["instructions_per_load"] = parts[0]["instructions_per_load"]
+        if f"{i}-properties" in outcomes:
+            programs[program]["properties"] = outcomes[f"{i}-properties"].value
+        if f"{i}-readings-seed{seeds[0]}" in outcomes:
+            programs[program]["readings"] = combine_readings(
+                [outcomes[f"{i}-readings-seed{s}"].value for s in seeds], step
+            )
+        if f"{i}-long-seed{seeds[0]}" in outcomes:
+            programs[program]["readings_long"] = combine_readings(
+                [outcomes[f"{i}-long-seed{s}"].value for s in seeds], long["step"]
+            )
     output_dir.mkdir(parents=True, exist_ok=True)
     checked = claims(programs)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    runs = program_runs(output_dir / f"{stem}.json", kept_names, list(programs), now)
     result = {"seed": seed, "seeds": seeds, "source": source,
               "traces": [str(p) for p in paths], "inputs": _inputs(source, size, programs),
               "programs": programs, "claims": checked,
               "paper": PAPER, "quick": quick, "value_map": DEFAULT_VALUE_MAP,
               "before_key_change": before,
+              "sizes": {k: size[k] for k in ("events", "checkpoints")},
               "timing": {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                          "seconds": time.perf_counter() - start,
-                         "unit_seconds": unit_seconds}}  # fmt: skip
+                         "unit_seconds": unit_seconds, "kept": kept_names,
+                         "program_runs": runs}}  # fmt: skip
+    for name in programs:  # this run's programs: its wall time
+        if name not in kept_names:
+            runs[name]["seconds"] = result["timing"]["seconds"]
     _plot(output_dir / f"{stem}.png", programs, PAPER)
+    _plot_readings(output_dir, stem, programs)
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
     (output_dir / f"{stem}.md").write_text(_summary(result, stem))
     return {"source": source, "claims": checked}
+
+
+def _readings_wanted(path, index: int, quick: bool) -> bool:
+    """Whether the program of trace ``path`` (the ``index``-th) is scored under every
+    reading (:data:`READING_PROGRAMS`; in the quick run, the first program)."""
+    if quick:
+        return index == 0
+    try:
+        with open_trace(path) as reader:
+            header = reader.header or {}
+    except TraceError:
+        return False
+    return header.get("workload") in READING_PROGRAMS
+
+
+def long_trace(path, long: dict, cache: Path, given: bool) -> Path:
+    """The trace of :data:`LONG_READINGS`' run for the program of trace ``path``: a
+    loads-only capture of its workload (same seed and skip, ``long["capture_limit"]``
+    loads) into ``cache``; ``path`` itself for a trace given with ``--trace`` or the quick
+    run."""
+    if given:
+        return Path(path)
+    from ..traces import workloads
+
+    with open_trace(path) as reader:
+        header = reader.header or {}
+    return workloads.trace_for(header["workload"], kinds="loads", seed=header.get("seed", 1),
+                               limit=long["capture_limit"], cache=cache, progress=True,
+                               scale=header.get("scale", 1))  # fmt: skip
+
+
+def program_runs(path: Path, kept: list[str], programs: list[str], now: str) -> dict:
+    """Per program, the run whose compressor units made its entry: ``{"date", "seconds"}``
+    of that run (``now`` and no seconds yet for this run's); a kept program's from the earlier
+    record at ``path`` (its ``program_runs``, else that record's own run, or the run before
+    it for the programs that record had kept)."""
+    try:
+        old = json.loads(Path(path).read_text()).get("timing") or {}
+    except (OSError, ValueError):
+        old = {}
+    earlier = old.get("program_runs") or {}
+    out = {}
+    for name in programs:
+        if name not in kept:
+            out[name] = {"date": now}
+        elif name in earlier:
+            out[name] = earlier[name]
+        else:
+            before = old.get("earlier") if name in (old.get("kept") or []) else old
+            out[name] = {k: (before or {}).get(k) for k in ("date", "seconds")}
+    return out
 
 
 def _inputs(source: str, size: dict, programs) -> dict | None:
@@ -976,6 +1197,32 @@ def _claims_lines(r) -> list[str]:
     return lines
 
 
+def _open_stays(programs: dict, names, target: float, claim: float) -> str:
+    """The programs on which some seed's R_256 does not stay below the target by the last
+    event (left out of the span and the means), with each seed's bound on the stay ratio
+    (:func:`~hwprof.experiments.stratified_long.ratio_bounds`) against the paper's ratio
+    ``claim``."""
+    from .stratified_long import ratio_bounds  # it imports this module
+
+    parts = []
+    for p in names:
+        runs = {n: programs[p]["compressors"][n]["runs"] for n in ("R_256", "H[P_256]_2048")}
+        missing = sum(run["stay"] is None for run in runs["R_256"])
+        if not missing:
+            continue
+        bounds = [ratio_bounds(r["stay"], h["stay"], programs[p]["events"])
+                  for r, h in zip(runs["R_256"], runs["H[P_256]_2048"], strict=True)]  # fmt: skip
+        side = ("above the paper's {:g} in every seed" if all(b[0] > claim for b in bounds)
+                else "the paper's {:g} may lie inside: undecided").format(claim)  # fmt: skip
+        parts.append(f"on {p} in {missing} of {len(bounds)} seeds (stay ratios "
+                     f"{', '.join(_bound_text(b) for b in bounds)}; {side})")  # fmt: skip
+    if not parts:
+        return ""
+    return (f"; R_256 is still above {target:g}% at the last event " + "; ".join(parts)
+            + ", left out of that span and those means: there the ratio is bounded by the "
+            "last event over H[P_256]_2048's stay point")  # fmt: skip
+
+
 def _verdict_lines(r) -> list[str]:
     """One generated sentence (or two) per claim: the paper's number, ours, the verdict,
     and what the difference comes from where the record or the paper shows it."""
@@ -1017,7 +1264,9 @@ def _verdict_lines(r) -> list[str]:
         f"{_verdict(inside, names)}; ours span {_span(ps[p][key] for p in names)}. gcc's "
         f"R_256 stayed below {target:g}% only after {_events(paper['gcc_stay_5pct']['R_256'])} "
         f"events, ours after {means(c[p]['stay_below_5pct']['R_256'] for p in names)} (means "
-        "by program); how the ratio grows with the run and the stream is measured in "
+        "by program)"
+        + _open_stays(programs, names, target, paper["stay_ratio_claim"])
+        + "; how the ratio grows with the run and the stream is measured in "
         "[stratified-long](stratified-long.md)."
     )
     key, one = "P_over_R_mean_error", paper["p_over_r_error_ratio"]
@@ -1181,6 +1430,7 @@ def _summary(r, stem):
         lines += _program_lines(r, prog, p)
     lines += _claims_lines(r)
     lines += ["", *_verdict_lines(r)]
+    lines += _streams_lines(r) + _readings_lines(r, stem)
     target = paper["target_error_pct"]
     last = max(p["events"] for p in r["programs"].values())
     lines += ["What decides each claim, swept with a controlled generator beside these "
@@ -1191,6 +1441,11 @@ def _summary(r, stem):
               "is hard depends on its working set of invariant loads, so the event counts "
               f"at which each compressor reaches {target:g}% differ from gcc's; the claims are "
               "checked as ratios.",
+              *(["* gcc: ours is this machine's GCC compiler proper (cc1, -O2) compiling a "
+                 "preprocessed file of three of our C programs (docs/traces.md), after its "
+                 "start-up; the paper's is SpecInt95's gcc compiling cccp.i, another input "
+                 "and an older compiler, so the working sets differ."]
+                if "gcc" in r["programs"] else []),
               f"* Overhead: the paper divides {paper['cycles_per_message']} cycles per message "
               f"by simulated cycles of a {paper['machine_width']}-way machine; we divide by the "
               "instruction count (one cycle per instruction), so our percentages are "
@@ -1210,6 +1465,198 @@ def _summary(r, stem):
     return "\n".join(lines + moved_lines(r, headline, MOVED, metric=moved_metric))
 
 
+def _streams_lines(r: dict) -> list[str]:
+    """The stream properties of the programs that have them (the table of
+    ``stratified-conditions``' generator settings, measured on our programs)."""
+    have = {p: v["properties"] for p, v in r["programs"].items() if "properties" in v}
+    if not have:
+        return []
+    lines = ["## The streams", "",
+             "The properties that [stratified-conditions](stratified-conditions.md) and "
+             "[stratified-long](stratified-long.md) report for their generated streams, "
+             "measured on each program's load stream over the events profiled: distinct "
+             "`<pc, value>` tuples, static loads, the loads and tuples that pass the sec. "
+             "5.3.1 filters over the whole stream, the share of the events that the 16 most "
+             "frequent tuples make, and lag-256 repeats (the share of events whose tuple "
+             "equals the one 256 events earlier, over what independent draws with the same "
+             "frequencies give: 1 = no periodicity at the sampling period).", "",
+             "| program | events | distinct tuples | static loads | loads passing | tuples "
+             "passing | top-16 share | lag-256 repeats |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for prog, q in have.items():
+        lines.append(f"| {prog} | {q['events']:,} | {q['distinct']:,} | {q['loads']:,} | "
+                     f"{q['selected_loads']:,} | {q['selected_tuples']:,} | "
+                     f"{q['top16_share']:.3f} | {q['lag_repeat']:.2f} |")  # fmt: skip
+    return lines + [""]
+
+
+def _bound_text(b) -> str:
+    """A seed's ratio from :func:`~hwprof.experiments.stratified_long.ratio_bounds`: the
+    value, ``> low``, ``< high`` or '?'."""
+    lo, hi = b
+    if lo == hi:
+        return f"{lo:.2f}"
+    if hi == float("inf"):
+        return f"> {lo:.2f}" if lo > 0 else "?"
+    return f"< {hi:.2f}"
+
+
+def _bounds_text(bounds) -> str:
+    """Mean [min-max] of per-seed ratios, or the seeds' bounds where some are open."""
+    exact = [b[0] for b in bounds if b[0] == b[1]]
+    if len(exact) == len(bounds):
+        return f"{np.mean(exact):.2f} [{min(exact):.2f}-{max(exact):.2f}]"
+    return ", ".join(_bound_text(b) for b in bounds)
+
+
+def _points_text(values) -> str:
+    """Mean [min-max] of per-seed event counts, or how many seeds have none."""
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
+        return f"not in {len(values) - len(known)} of {len(values)} seeds"
+    return f"{np.mean(known):,.0f} [{min(known):,}-{max(known):,}]"
+
+
+def readings_verdicts(entry: dict, events: int) -> dict:
+    """Per ``"reading/grid"`` of a program's readings (``entry``, :func:`combine_readings`)
+    the verdicts of ``stratified-long`` on its points (:func:`~hwprof.experiments.
+    stratified_long.verdict`: the paper's ratio inside our seed spread or not)."""
+    from .stratified_long import verdict  # it imports this module
+
+    return {k: verdict({"points": pts}, events) for k, pts in entry["points"].items()}
+
+
+def _reading_rows(g: dict, events: int, paper: dict) -> list[str]:
+    """The table of a readings entry (:func:`combine_readings`) over ``events``: per reading
+    and grid the 5 % points, ratios and verdicts; then how R_256 hovers at 5 %."""
+    from .stratified_long import self_ratios  # it imports this module
+
+    lo, hi = paper["reach_ratio_claim"]
+    verdicts = readings_verdicts(g, events)
+    out = ["| reading | grid | R_256 reach | H[P] reach | reach R/H[P] (paper "
+           f"{lo:g}-{hi:g}) | verdict | R_256 stay | H[P] stay | stay R/H[P] (paper "
+           f"about {paper['stay_ratio_claim']:g}) | verdict | R self |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for key, pts in g["points"].items():
+        reading, grid = key.split("/")
+        v = verdicts[key]
+        selfs = [x for x in self_ratios(pts["R_256"]) if x is not None]
+        out.append(
+            f"| {reading} | {grid} | {_points_text(pts['R_256']['reach'])} | "
+            f"{_points_text(pts['H[P_256]_2048']['reach'])} | "
+            f"{_bounds_text(v['reach_seeds'])} | {v['reach']} | "
+            f"{_points_text(pts['R_256']['stay'])} | "
+            f"{_points_text(pts['H[P_256]_2048']['stay'])} | "
+            f"{_bounds_text(v['stay_seeds'])} | {v['stay']} | "
+            + (f"{np.mean(selfs):.2f} [{min(selfs):.2f}-{max(selfs):.2f}]" if selfs
+               else "-") + " |")  # fmt: skip
+    linear = g["linear"]
+    marks = [x for x in (1_000_000, 4_000_000, 16_000_000, 32_000_000) if x in linear]
+    marks = marks or [linear[-1]]
+    out += ["", f"How R_256 hovers at 5 % (linear grid, every {g['step']:,} events):", ""]
+    for reading, curves in g["mean_curves"].items():
+        at = {x: curves["R_256"][linear.index(x)] for x in marks}
+        cross = g["crossings"][reading]["R_256"]
+        above = [x for x, e in zip(linear, curves["R_256"], strict=True)
+                 if e is not None and e > TARGET]  # fmt: skip
+        late = 1_000_000 if linear[-1] > 1_000_000 else linear[len(linear) // 2]
+        tail = [e for x, e in zip(linear, curves["R_256"], strict=True)
+                if x >= late and e is not None]  # fmt: skip
+        out.append(
+            f"- `{reading}`: R_256's error, mean over the seeds, "
+            + ", ".join(f"{_f(e)} % at {_events(x)}" for x, e in at.items())
+            + (f"; the mean curve is last above 5 % at {above[-1]:,} events"
+               if above else "; the mean curve is never above 5 %")
+            + (f"; from {_events(late)} on it lies between {min(tail):.2f} and "
+               f"{max(tail):.2f} %" if tail else "")
+            + "; each seed's curve crosses 5 % "
+            + (f"{min(cross)}" if min(cross) == max(cross) else f"{min(cross)}-{max(cross)}")
+            + " times. "
+            "H[P_256]_2048's mean: "
+            + ", ".join(f"{_f(curves['H[P_256]_2048'][linear.index(x)])} % at {_events(x)}"
+                        for x in marks) + ".")  # fmt: skip
+    return out
+
+
+def _readings_lines(r: dict, stem: str) -> list[str]:
+    """Per program scored under every reading: R_256's and H[P_256]_2048's 5 % points and
+    their ratios per reading and grid with the verdicts, and how R_256 hovers at 5 %."""
+    from .stratified_long import READINGS  # it imports this module
+
+    paper, out = r["paper"], []
+    reach, stay = paper["gcc_reach_5pct"], paper["gcc_stay_5pct"]
+    lo, hi = paper["reach_ratio_claim"]
+    for prog, p in r["programs"].items():
+        g = p.get("readings")
+        if not g:
+            continue
+        n_seeds = len(next(iter(g["points"].values()))["R_256"]["reach"])
+        out += [f"## {prog}: R_256 against H[P_256]_2048 under each reading", "",
+                f"The paper's gcc (sec. 5.4, Fig. 7): H[P_256]_2048 first reaches 5 % after "
+                f"{_events(reach['H[P_256]_2048'])} events and R_256 after "
+                f"{'-'.join(map(_events, reach['R_256']))} (a ratio of {lo:g}-{hi:g}); R_256 "
+                f"stays below 5 % after {_events(stay['R_256'])} events, about "
+                f"{paper['stay_ratio_claim']:g}x H[P_256]_2048's {_events(stay['H[P_256]_2048'])}. "
+                f"Here the same two compressors on {prog}'s {p['events']:,} load events, "
+                f"{n_seeds} seeds, scored under each reading of the sec. 5.3.1 selection ("
+                + "; ".join(f"`{k}`: {t}" for k, t in READINGS.items())
+                + f") on two grids: `geometric`, the {len(p['checkpoints'])} checkpoints of the "
+                f"table above, and `linear`, every {g['step']:,} events. A verdict is "
+                "'reproduced' where the paper's ratio lies inside our seed spread, 'differs' "
+                "where every seed lies on one side, 'undecided' where a seed without a 5 % "
+                "point by the last event could fall on either side. 'R self': R_256's stay "
+                "point over its reach point (the paper's: "
+                f"{stay['R_256'] / reach['R_256'][1]:.1f}-{stay['R_256'] / reach['R_256'][0]:.1f}"
+                ").", "",
+                *_reading_rows(g, g.get("events") or p["events"], paper)]  # fmt: skip
+        out += ["", f"![{prog} under each reading]({stem}-{prog}-readings.png)", ""]
+        gl = p.get("readings_long")
+        if gl:
+            out += [f"### {prog} over {gl['events']:,} events", "",
+                    f"The same two compressors, readings and seeds over {gl['events']:,} "
+                    f"load events of {prog} (the full run reads a capture of its loads alone, "
+                    "after the same skip; the paper's graphs stop at "
+                    f"{_events(paper['graph_events'][-1])}), "
+                    "on geometric checkpoints as dense as the table's and a linear grid every "
+                    f"{gl['step']:,} events: where the curves settle, and how the stay points "
+                    "move when the run is longer.", "",
+                    *_reading_rows(gl, gl["events"], paper), "",
+                    f"![{prog} over {gl['events']:,} events]({stem}-{prog}-readings-long.png)",
+                    ""]  # fmt: skip
+    return out
+
+
+def _plot_readings(output_dir: Path, stem: str, programs: dict) -> None:
+    """Per program with readings, R_256's and H[P_256]_2048's mean error on the linear grid
+    under each reading, on linear axes (as the paper's graphs) and from 0 to 2M events."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    entries = [(prog, p, p.get(k), s) for prog, p in programs.items()
+               for k, s in (("readings", ""), ("readings_long", "-long"))]  # fmt: skip
+    for prog, p, g, suffix in entries:
+        if not g:
+            continue
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+        xs = np.array(g["linear"]) / 1e6
+        for ax, right in zip(axes, (xs[-1], min(2.0, xs[-1])), strict=True):
+            for n, color in zip(READING_PAIR, ("tab:blue", "tab:green"), strict=True):
+                for reading, style in zip(g["mean_curves"], ("-", "--", ":"), strict=False):
+                    ys = [np.nan if y is None else y for y in g["mean_curves"][reading][n]]
+                    ax.plot(xs, ys, color=color, linestyle=style, lw=1, label=f"{n} {reading}")
+            ax.axhline(TARGET, color="red", lw=0.6)
+            ax.set(xlim=(0, right), ylim=(0, 20), xlabel="load events (M)",
+                   ylabel=f"error % (mean of {len(p['compressors']['R_256']['runs'])} seeds)",
+                   title=f"{prog}: each reading of sec. 5.3.1")  # fmt: skip
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(output_dir / f"{stem}-{prog}-readings{suffix}.png", dpi=100)
+        plt.close(fig)
+
+
 def _timing_line(r: dict) -> str:
     """The summary's one line that depends on when and where the run went."""
     t = r.get("timing") or {k: r[k] for k in ("date", "seconds", "cpu_seconds") if k in r}
@@ -1220,7 +1667,19 @@ def _timing_line(r: dict) -> str:
         if "unit_seconds" in t
         else f"{t.get('cpu_seconds', 0):.0f} s CPU (all threads)"
     )
-    return f"This run: {t['seconds']:.0f} s wall, {spent}."
+    line = f"This run: {t['seconds']:.0f} s wall, {spent}."
+    if t.get("kept"):
+        runs = t.get("program_runs") or {}
+        by_run = {}
+        for name in t["kept"]:
+            run = runs.get(name) or t.get("earlier") or {}
+            by_run.setdefault((run.get("date"), run.get("seconds")), []).append(name)
+        line += (f" The compressor runs of {_names(t['kept'])} were kept from earlier records "
+                 "(same traces, seeds, key, events and checkpoints; not rerun): "
+                 + "; ".join(f"{_names(names)} from the run of {date}"
+                             + (f" ({seconds:.0f} s wall)" if seconds else "")
+                             for (date, seconds), names in by_run.items()) + ".")  # fmt: skip
+    return line
 
 
 def headline(r: dict) -> list[tuple[str, str, str]]:

@@ -97,7 +97,7 @@ def MultiHash(tables=4, counters=2048, counter_bits=24, accumulator=100,
     interval is valid the cycle after the interval's last tuple leaves S1.
     ``ways > 0``: accepted in cycle c, tables and accumulator written at the end
     of c + 4; the first record of an interval (through a 4-entry FIFO) is valid
-    at c + 7 after its last tuple was accepted in c, one record per cycle after.
+    in c + 8 when its last tuple was accepted in c, one record per cycle after.
     The golden model compares interval readouts, which latency does not change.
 
     Raises

@@ -86,9 +86,10 @@ readout is incomplete and the tuple's position in its interval is at least
 ``T - 1`` (only such a tuple can be promoted: the counters start at 0, so no
 allocation can overwrite the tag of an entry not yet read out); both facts are
 flags registered with the position (``at_last``, ``past_thr``). With an
-always-ready consumer there is no stall when ``threshold >= candidates + 7``
-(the readout of ``k`` candidates is done ``k + 6`` cycles after the last tuple
-was accepted) and ``interval_length >= accumulator + 7``.
+always-ready consumer there is no stall when ``threshold >= candidates + 8``
+(the readout of ``k > 0`` candidates is complete at the end of cycle ``c + k + 7``
+when the last tuple was accepted in cycle ``c``; the cycle-by-cycle rule is
+docs/multihash.md's and :mod:`hwprof.golden.multihash_stall`'s).
 """
 
 from __future__ import annotations
@@ -332,7 +333,7 @@ class MultiHashBram(wiring.Component):
         As :func:`hwprof.rtl.multihash.MultiHash`.
 
     Latency: accepted in cycle c, tables and accumulator written at the end of
-    c + :data:`LATENCY`; the first record of an interval is valid at c + 7 after its
+    c + :data:`LATENCY`; the first record of an interval is valid in c + 8 when its
     last tuple was accepted in c, one record per cycle after.
     """
 

@@ -19,10 +19,13 @@ from .executor import (
 )
 
 __all__ = ["Unit", "Outcome", "RunOptions", "RunError", "Journal", "run_units", "machine_jobs",
-           "add_run_arguments", "options_from_args", "journal_path", "RUNS_DIR"]  # fmt: skip
+           "add_run_arguments", "options_from_args", "journal_path", "RUNS_DIR",
+           "RUNS_ENV"]  # fmt: skip
 
 #: where the journals of runs go (relative to the working directory)
 RUNS_DIR = Path("build/runs")
+#: the environment variable that puts the journals elsewhere
+RUNS_ENV = "HWPROF_RUNS_DIR"
 
 
 def add_run_arguments(parser) -> None:
@@ -35,7 +38,8 @@ def add_run_arguments(parser) -> None:
                        help=f"run on the Dask cluster of this scheduler (tcp://host:8786; "
                        f"default ${SCHEDULER_ENV} if set and --jobs is not given)")
     group.add_argument("--resume", action="store_true",
-                       help="skip the units the journal of the same run holds (build/runs/)")
+                       help=f"skip the units the journal of the same run holds (build/runs/, or "
+                       f"${RUNS_ENV} if set)")
 
 
 def options_from_args(args) -> RunOptions:
@@ -51,5 +55,7 @@ def options_from_args(args) -> RunOptions:
 
 
 def journal_path(name: str) -> Path:
-    """The journal of the run called ``name`` (``mutate-brr``, ``experiment-...``)."""
-    return RUNS_DIR / f"{name}.jsonl"
+    """The journal of the run called ``name`` (``mutate-brr``, ``experiment-...``): in the
+    directory ``$HWPROF_RUNS_DIR`` names, else in :data:`RUNS_DIR` of the working
+    directory."""
+    return Path(os.environ.get(RUNS_ENV) or RUNS_DIR) / f"{name}.jsonl"

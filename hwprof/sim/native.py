@@ -27,6 +27,7 @@ import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -206,6 +207,9 @@ class StreamRun:
     fields: dict = field(default_factory=dict)
     #: CPU seconds of the harness process, start to end (``cpu_seconds``: its run loop)
     process_cpu_seconds: float = 0.0
+    #: every run of input stalls, rows ``(first cycle, index of the tuple waiting,
+    #: cycles)`` (``run(..., stalls=True)``; else None)
+    stall_runs: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.cycle)
@@ -230,7 +234,7 @@ WRAPPER = "hwprof_stream"
 
 
 def stream_wrapper(component, top: str, drive: dict | None = None,
-                   decls: str = "") -> tuple[str, dict]:  # fmt: skip
+                   decls: str = "", hold: str = "1'b0") -> tuple[str, dict]:  # fmt: skip
     """Verilog of the ``stream.cpp`` wrapper around module ``top``, and its macros.
 
     Flops of the wrapper drive the block's input stream and its output's ready;
@@ -240,8 +244,10 @@ def stream_wrapper(component, top: str, drive: dict | None = None,
     write after a number of tuples), which may read ``accepted`` (64 bits: tuples
     accepted before this cycle), ``in_valid_q`` and ``in_ready`` (the input
     stream's handshake in this cycle), or what ``decls`` declares (Verilog put in
-    the wrapper's body); every other output is left open. Ports are the
-    component's signature members.
+    the wrapper's body); every other output is left open. ``hold``: a Verilog
+    expression (of the same names) that holds the output's ready low in the cycles where
+    it is true, whatever ``stream.cpp`` asks (the block and the harness both see the
+    held ready). Ports are the component's signature members.
     """
     from amaranth.hdl import Shape
 
@@ -255,7 +261,7 @@ def stream_wrapper(component, top: str, drive: dict | None = None,
         raise ValueError(f"{top}: input payload of {k} bits; the harness reads 64-bit keys")
     wired = {f"{source}__valid": "in_valid_q", f"{source}__payload": "key_q",
              f"{source}__ready": "in_ready", f"{sink}__valid": "out_valid",
-             f"{sink}__payload": "out_payload", f"{sink}__ready": "out_ready_q"}  # fmt: skip
+             f"{sink}__payload": "out_payload", f"{sink}__ready": "out_ready"}  # fmt: skip
     from amaranth.lib import wiring
 
     drive = dict(drive or {})
@@ -295,11 +301,12 @@ module {WRAPPER}(clk, rst);
   bit ready_d;
   reg [63:0] accepted = 64'd0;
   {decls}
+  wire out_ready = out_ready_q & !({hold});
   {top} dut(
     {joined}
   );
   always @(posedge clk) begin
-    hwprof_step(rst, in_valid_q, in_ready, out_valid, out_ready_q, out_payload,
+    hwprof_step(rst, in_valid_q, in_ready, out_valid, out_ready, out_payload,
                 valid_d, key_d, ready_d);
     in_valid_q <= valid_d;
     key_q <= key_d;
@@ -318,7 +325,8 @@ class StreamHarness:
 
     The input and output streams are found in the component's signature
     (:func:`stream_ports`) and wired to a generated wrapper (:func:`stream_wrapper`);
-    any other input stays at 0, or is driven by ``drive`` (:func:`stream_wrapper`).
+    any other input stays at 0, or is driven by ``drive``, and ``hold`` holds the output's
+    ready low (:func:`stream_wrapper`).
     ``extra_args``: more Verilator options; ``name``: of the build directory
     (default ``top``).
     """
@@ -326,17 +334,17 @@ class StreamHarness:
     def __init__(self, component, verilog: str, top: str,
                  build_root: Path = DEFAULT_BUILD_ROOT, opt: str = OPT,
                  drive: dict | None = None, extra_args: tuple[str, ...] = (),
-                 name: str | None = None, decls: str = ""):  # fmt: skip
+                 name: str | None = None, decls: str = "", hold: str = "1'b0"):  # fmt: skip
         self.source_name, self.sink_name, self.layout = stream_ports(component)
         self.top = top
-        wrapper, macros = stream_wrapper(component, top, drive, decls)
+        wrapper, macros = stream_wrapper(component, top, drive, decls, hold)
         self.exe = build_native(verilog + wrapper, WRAPPER, HARNESSES / "stream.cpp", build_root,
                                 macros, opt, name=name or top,
                                 extra_args=tuple(extra_args))  # fmt: skip
 
     def run(self, keys, work: Path, drain: int, ready: float = 1.0, seed: int = 1,
             plusargs: tuple[str, ...] = (), timeout: float | None = None,
-            cpu_limit: float | None = None) -> StreamRun:  # fmt: skip
+            cpu_limit: float | None = None, stalls: bool = False) -> StreamRun:  # fmt: skip
         """Stream ``keys`` (an array, or a path to a file of uint64 keys) through the block.
 
         ``drain``: cycles run after the last key is accepted (the block's latency,
@@ -345,6 +353,7 @@ class StreamHarness:
         ``+name=value`` arguments for the Verilog's ``$value$plusargs``;
         ``timeout``: wall-clock seconds, ``cpu_limit``: CPU seconds of the harness
         process (:func:`run_harness`; ``subprocess.TimeoutExpired`` after either).
+        ``stalls``: also record every run of input stalls (:attr:`StreamRun.stall_runs`).
         """
         work = Path(work)
         work.mkdir(parents=True, exist_ok=True)
@@ -355,8 +364,9 @@ class StreamHarness:
             write_keys(np.asarray(keys, dtype=np.uint64), path)
         out = work / "out.bin"
         ppm = round(ready * READY_PPM)
-        report = run_harness([self.exe, path, out, drain, ppm, seed, *plusargs], timeout,
-                             cpu_limit)  # fmt: skip
+        stall_path = [work / "stalls.bin"] if stalls else []
+        report = run_harness([self.exe, path, out, drain, ppm, seed, *stall_path, *plusargs],
+                             timeout, cpu_limit)  # fmt: skip
         words = report["words"]
         raw = np.fromfile(out, dtype="<u8")
         if raw.size != report["transfers"] * (1 + words):
@@ -371,7 +381,9 @@ class StreamHarness:
                          cpu_seconds=report["cpu_seconds"],
                          cpu_cycles_per_second=report["cpu_cycles_per_second"],
                          cycle=raw[:, 0].copy(), fields=fields,
-                         process_cpu_seconds=report["process_cpu_seconds"])  # fmt: skip
+                         process_cpu_seconds=report["process_cpu_seconds"],
+                         stall_runs=(np.fromfile(stall_path[0], dtype="<u8").reshape(-1, 3)
+                                     if stalls else None))  # fmt: skip
 
 
 def _readies(ready: float, seed: int):
@@ -389,9 +401,30 @@ def _readies(ready: float, seed: int):
 
 
 def ready_pattern(cycles: int, ready: float, seed: int) -> np.ndarray:
-    """The output ready of ``stream.cpp``'s first ``cycles`` cycles."""
-    readies = _readies(ready, seed)
-    return np.array([next(readies) for _ in range(cycles)], dtype=bool)
+    """The output ready of ``stream.cpp``'s first ``cycles`` cycles (compiled: the same
+    sequence as :func:`_readies`, tested equal)."""
+    ppm = round(ready * READY_PPM)
+    if ppm >= READY_PPM:
+        return np.ones(cycles, dtype=bool)
+    return _ready_kernel()(np.uint64(seed | 1), np.uint64(ppm), cycles)
+
+
+@cache
+def _ready_kernel():
+    """stream.cpp's xorshift64 ready pattern, compiled (numba)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def kernel(x, ppm, cycles):
+        out = np.empty(cycles, dtype=np.bool_)
+        for t in range(cycles):
+            x ^= x << np.uint64(13)
+            x ^= x >> np.uint64(7)
+            x ^= x << np.uint64(17)
+            out[t] = (x >> np.uint64(11)) % np.uint64(1_000_000) < ppm
+        return out
+
+    return kernel
 
 
 def golden_transfers(model, keys, drain: int, ready: float = 1.0, seed: int = 1) -> dict:

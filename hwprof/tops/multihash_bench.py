@@ -13,15 +13,19 @@ interval would end 26 times in 260,000 tuples). Every record and every end
 marker (its ``end`` flag) read out is compared, in order, with the golden model
 (:class:`hwprof.golden.multihash.MultiHashProfiler` stepped over the same tuples,
 :meth:`~hwprof.golden.multihash.MultiHashProfiler.configure` called at the same
-tuples), and nothing may follow the last marker. The golden model has no timing
-(cycles are not compared with it). The keys are relabelled per block
+tuples), and nothing may follow the last marker. The golden model has no timing;
+the cycles in which the input stalls are compared, every run of stalls, with the
+stall rule's cycle model (:meth:`MultihashBench.expected_stalls`,
+:mod:`hwprof.golden.multihash_stall`). The keys are relabelled per block
 (:attr:`MultihashBench.relabel`); a directed interval, a forwarding and a
 requalifying interval, dense intervals, table-entry groups, set intervals,
-boundary and threshold intervals follow the trace's tuples
-(:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
+boundary, threshold, stop-short, long-count and hold intervals follow the trace's
+tuples (:attr:`MultihashBench.counts_interval`, :attr:`MultihashBench.fwd_interval`,
 :attr:`MultihashBench.fwd_below`, :attr:`MultihashBench.dense_intervals`,
 :attr:`MultihashBench.rom_groups`, :attr:`MultihashBench.set_groups`,
-:attr:`MultihashBench.boundary_pairs`, :attr:`MultihashBench.threshold_bits`); a
+:attr:`MultihashBench.boundary_pairs`, :attr:`MultihashBench.threshold_bits`,
+:attr:`MultihashBench.stop_short_threshold`, :attr:`MultihashBench.long_count_bit`,
+:attr:`MultihashBench.hold_thresholds`); a
 second run per mutant, always ready at the reset values, must match and must not stall
 (:attr:`MultihashBench.free_tuples`).
 """
@@ -38,10 +42,11 @@ from ..sim.native import OPT, StreamHarness
 from ..sim.runner import DEFAULT_BUILD_ROOT
 from ..traces.workloads import SHIPPED_DIR
 
-__all__ = ["MultihashBench", "config_drive", "CONFIG_DECLS"]
+__all__ = ["MultihashBench", "config_drive", "hold_drive", "CONFIG_DECLS"]
 
 
-#: wrapper declarations of :func:`config_drive`: the plusarg ``+nocfg`` turns the writes off
+#: wrapper declarations of :func:`config_drive`: the plusarg ``+nocfg`` turns the writes
+#: (and the holds of :func:`hold_drive`) off
 CONFIG_DECLS = "reg cfg_off = 1'b0;\n  initial cfg_off = $test$plusargs(\"nocfg\");"
 
 
@@ -62,6 +67,23 @@ def config_drive(writes, width: int) -> dict:
 
     return {"cfg_we": f"!cfg_off && in_valid_q && in_ready && ({we})",
             "cfg_interval": value(0), "cfg_threshold": value(1)}  # fmt: skip
+
+
+def hold_drive(holds) -> tuple[str, str]:
+    """``(decls, hold)`` of :func:`hwprof.sim.native.stream_wrapper`: the output's ready
+    held low for ``cycles`` cycles after the cycle that accepts tuple ``n`` (0-based), for
+    each ``(n, cycles)`` of ``holds``; none with the plusarg ``+nocfg`` (its ``cfg_off``,
+    :data:`CONFIG_DECLS`, declared before)."""
+    holds = sorted(holds)
+    start = " || ".join(f"accepted == 64'd{n}" for n, _ in holds) or "1'b0"
+    load = "32'd0"
+    for n, cycles in reversed(holds):
+        load = f"(accepted == 64'd{n} ? 32'd{cycles} : {load})"
+    decls = ("reg [31:0] hold_left = 32'd0;\n"
+             "  always @(posedge clk)\n"
+             f"    if (!cfg_off && in_valid_q && in_ready && ({start})) hold_left <= {load};\n"
+             "    else if (hold_left != 32'd0) hold_left <= hold_left - 32'd1;")  # fmt: skip
+    return decls, "hold_left != 32'd0"
 
 
 @dataclass
@@ -243,6 +265,23 @@ class MultihashBench:
     #: count. The other parts' counts stay below ``2**16``. ``4 H + 10`` tuples: 262,154 at
     #: bit 17.
     long_count_bit: int = 17
+    #: the hold intervals after the long-count interval (``hold_thresholds`` empty: none):
+    #: for each ``T`` here, a setup interval of :attr:`hold_setup` tuples at threshold 2
+    #: (:attr:`hold_records` keys of different sets twice each, then fresh keys: that many
+    #: records) and a test interval of ``T + 8`` fresh keys at threshold ``T`` (no record).
+    #: The consumer holds ``records.ready`` low for ``T +`` :attr:`hold_margin` cycles
+    #: after the cycle that accepts the setup interval's last tuple (:meth:`holds`), so
+    #: that readout is still incomplete when the test interval reaches position ``T - 1``:
+    #: the input must stall exactly there (the stall rule of docs/multihash.md, checked
+    #: cycle by cycle against :func:`hwprof.golden.multihash_stall.stall_runs`), until the
+    #: hold ends and the readout completes. The thresholds ``2**p + 1`` and ``2**p + 2``
+    #: make ``T - 2`` (the position before which the input may not stall, computed from the
+    #: written threshold) ``2**p - 1`` (a borrow through bits 0 to ``p - 1``) and ``2**p``
+    #: (bit ``p`` set): a wrong bit of it moves the stall. 66,000 tuples for ``p`` 1 to 14.
+    hold_thresholds: tuple = tuple(t for p in range(1, 15) for t in ((1 << p) + 1, (1 << p) + 2))
+    hold_setup: int = 24
+    hold_records: int = 8
+    hold_margin: int = 16
     #: the directed, forwarding and dense intervals' configuration writes come this many tuples
     #: before the interval ahead of them ends (in that interval: less than its length)
     lead: int = 50
@@ -255,8 +294,8 @@ class MultihashBench:
     #: 10,000-tuple interval, perl's almost none) at the reset values (no configuration
     #: write: ``+nocfg``) with the output always ready. Its records are compared as
     #: well, and it must not stall: the design's stated throughput (docs/multihash.md),
-    #: one tuple per cycle while ``threshold >= candidates + 7`` and ``interval_length
-    #: >= accumulator + 7`` (checked on the golden model's candidates). 0: no second run.
+    #: one tuple per cycle while ``threshold >= candidates + 8`` (``>= 7`` without
+    #: candidates; checked on the golden model's candidates). 0: no second run.
     free_tuples: int = 40_000
     free_trace: Path = SHIPPED_DIR / "sort.trace"
 
@@ -314,6 +353,10 @@ class MultihashBench:
             n = len(self.long_count())
             parts.append((start, n, (1 << self.long_count_bit) + 2))
             start += n
+        for t in self.hold_thresholds:
+            parts.append((start, self.hold_setup, 2))
+            parts.append((start + self.hold_setup, t + 8, t))
+            start += self.hold_setup + t + 8
         return parts
 
     def schedule(self) -> tuple:
@@ -772,14 +815,52 @@ class MultihashBench:
         """The keys of the long-count interval (see :attr:`long_count_bit`)."""
         return self._long_count[0]
 
+    def hold_keys(self) -> np.ndarray:
+        """The keys of the hold intervals (see :attr:`hold_thresholds`); ValueError if
+        :attr:`hold_setup` is too short for :attr:`hold_records` keys twice."""
+        if not self.hold_thresholds:
+            return np.zeros(0, np.uint64)
+        if self.hold_setup < 2 * self.hold_records + 1:
+            raise ValueError(f"hold_setup {self.hold_setup} is too short for "
+                             f"{self.hold_records} keys twice")  # fmt: skip
+        config, key, set_of = self._key_source(47)
+        seen: set = set()
+
+        def fresh(avoid=()):
+            while True:
+                k = key()
+                if k not in seen and set_of(k) not in avoid:
+                    seen.add(k)
+                    return k
+
+        keys = []
+        for t in self.hold_thresholds:
+            twice: list = []  # in different sets while there are sets left
+            for _ in range(self.hold_records):
+                sets = {set_of(k) for k in twice} if len(twice) < config.sets else ()
+                twice.append(fresh(sets))
+            keys += twice + twice
+            keys += [fresh() for _ in range(self.hold_setup - 2 * self.hold_records)]
+            keys += [fresh() for _ in range(t + 8)]
+        return np.array(keys, dtype=np.uint64)
+
+    def holds(self) -> tuple:
+        """``(tuple, cycles)``: ``records.ready`` held low for ``cycles`` cycles after the
+        cycle that accepts that tuple, the last of each hold interval's setup (see
+        :attr:`hold_thresholds`)."""
+        parts = self._directed_parts()
+        tests = parts[len(parts) - 2 * len(self.hold_thresholds) :][1::2]
+        return tuple((start - 1, t + self.hold_margin) for start, _, t in tests)
+
     def keys(self) -> np.ndarray:
         """The first :attr:`tuples` load tuples of :attr:`trace`, relabelled
         (:attr:`relabel`), then the directed interval (:meth:`directed`), the
         forwarding interval (:meth:`forwarding`), the dense intervals
         (:meth:`dense`), the table-entry groups (:meth:`rom`), the set intervals
         (:meth:`set_keys`), the boundary intervals (:meth:`boundary`), the threshold
-        intervals (:meth:`thresholds`), the stop-short interval (:meth:`stop_short`) and the
-        long-count interval (:meth:`long_count`)."""
+        intervals (:meth:`thresholds`), the stop-short interval (:meth:`stop_short`), the
+        long-count interval (:meth:`long_count`) and the hold intervals
+        (:meth:`hold_keys`)."""
         keys = self._load(self.trace, self.tuples)
         if self.relabel:
             block = (np.arange(len(keys), dtype=np.uint64) + np.uint64(self.relabel // 2)) \
@@ -791,7 +872,7 @@ class MultihashBench:
         return np.concatenate([keys, self.directed(), self.forwarding(), self.dense(),
                                self.rom(), self.set_keys(), self.boundary(),
                                self.thresholds(), self.stop_short(),
-                               self.long_count()])  # fmt: skip
+                               self.long_count(), self.hold_keys()])  # fmt: skip
 
     def expected(self, keys, writes=None) -> np.ndarray:
         """Rows ``(key, count, end)`` the golden model reads out (markers: ``(0, 0, 1)``),
@@ -825,6 +906,55 @@ class MultihashBench:
                 rows += [(k, c, 0) for k, c in profile] + [(0, 0, 1)]
         return np.array(rows, dtype=np.uint64).reshape(-1, 3)
 
+    def expected_stalls(self, keys, want: np.ndarray) -> np.ndarray:
+        """The runs of input stalls of the back-pressured run (rows ``(first cycle, tuple
+        waiting, cycles)``, as :attr:`hwprof.sim.native.StreamRun.stall_runs`) by the stall
+        rule's cycle model (:func:`hwprof.golden.multihash_stall.stall_runs`), from the
+        interval lengths and thresholds (the reset values and :meth:`schedule`), the
+        record count of each interval (``want``: :meth:`expected`'s rows), the consumer's
+        ready (:attr:`ready`, :attr:`seed`: ``stream.cpp``'s pattern) and :meth:`holds`."""
+        from ..golden.multihash_stall import stall_runs
+        from ..sim.native import ready_pattern
+
+        ends = np.flatnonzero(want[:, 2] == 1)
+        records = np.diff(np.concatenate([[-1], ends])) - 1
+        cycles = len(keys) + len(keys) // 8 + 100_000
+        while True:
+            try:
+                return stall_runs(len(keys), self.params["interval_length"],
+                                  self.params["threshold"], records,
+                                  ready_pattern(cycles, self.ready, self.seed),
+                                  writes=self.schedule(), holds=self.holds())["runs"]  # fmt: skip
+            except ValueError as exc:
+                if "out_ready has" not in str(exc):
+                    raise
+                cycles *= 2
+
+    @staticmethod
+    def compare_stalls(run, want: np.ndarray) -> tuple[int, str]:
+        """``(mismatches, what)`` of a run's input stalls (``run.stall_runs``) against
+        :meth:`expected_stalls`: runs that differ in their first cycle, tuple or length, or
+        that only one side has."""
+        got = np.asarray(run.stall_runs, dtype=np.uint64).reshape(-1, 3)
+        want = np.asarray(want, dtype=np.uint64).reshape(-1, 3)
+        common = min(len(got), len(want))
+        differ = np.flatnonzero((got[:common] != want[:common]).any(axis=1))
+        mismatches = int(differ.size) + abs(len(got) - len(want))
+        if mismatches == 0:
+            return 0, (f"{len(want)} runs of stalls match the stall rule "
+                       f"({int(want[:, 2].sum())} cycles)")  # fmt: skip
+        first = int(differ[0]) if differ.size else common
+
+        def side(rows):
+            if first >= len(rows):
+                return "none"
+            cycle, tuple_, length = (int(v) for v in rows[first])
+            return f"cycle {cycle}, tuple {tuple_}, {length} cycles"
+
+        return mismatches, (f"{mismatches} runs of stalls differ from the stall rule "
+                            f"(first: run {first}: {side(got)}; the rule: {side(want)}; "
+                            f"{len(got)} runs, the rule {len(want)})")  # fmt: skip
+
     def free_expected(self, keys) -> np.ndarray:
         """:meth:`expected` of the always-ready run (no writes); ValueError unless the
         parameters and every interval's candidates allow it no stall."""
@@ -832,7 +962,7 @@ class MultihashBench:
         want = self.expected(keys, writes=())
         ends = np.flatnonzero(want[:, 2] == 1)
         candidates = int(np.diff(np.concatenate([[-1], ends])).max() - 1) if len(ends) else 0
-        if p["threshold"] < candidates + 7 or p["interval_length"] < p["accumulator"] + 7:
+        if p["threshold"] < (candidates + 8 if candidates else 7):
             raise ValueError(f"the always-ready run may stall: threshold {p['threshold']}, "
                              f"{candidates} candidates, interval {p['interval_length']}, "
                              f"accumulator {p['accumulator']}")  # fmt: skip
@@ -842,9 +972,10 @@ class MultihashBench:
               extra_args: tuple[str, ...] = (), name: str | None = None) -> StreamHarness:
         """The harness on ``verilog`` (module ``multihash``; ``component``: its ports)."""
         drive = config_drive(self.schedule(), self.params["counter_bits"])
+        decls, hold = hold_drive(self.holds())
         return StreamHarness(component, verilog, "multihash", build_root, self.opt,
                              drive=drive, extra_args=extra_args, name=name,
-                             decls=CONFIG_DECLS)  # fmt: skip
+                             decls=f"{CONFIG_DECLS}\n  {decls}", hold=hold)  # fmt: skip
 
     @staticmethod
     def compare(run, want: np.ndarray) -> tuple[int, str]:

@@ -3,7 +3,11 @@
 Each workload runs a standard program of this machine on an input generated
 from a seed (text from a Zipf vocabulary, so that values repeat the way real
 data does): ``xz`` and ``bzip2`` compressing text, ``sort`` sorting lines,
-``perl`` and ``python`` counting word frequencies. ``skip`` is the number of
+``perl`` and ``python`` counting word frequencies; beyond them (``MORE_WORKLOADS``) gzip,
+``sha256sum`` hashing the text, two small C programs of ours, and ``gcc``: gcc's compiler
+proper ``cc1`` compiling a preprocessed file of three C programs of this tree, in an order
+drawn from the seed.
+``skip`` is the number of
 guest instructions of initialisation (dynamic loader, interpreter start-up,
 compressor set-up) that the capture skips, measured with the tool on an empty
 input and rounded up.
@@ -103,6 +107,9 @@ class Workload:
     source : str
         A C program of :data:`PROGRAMS_DIR` that the command compiles and runs
         (empty: a program of this machine); its text tags the capture cache.
+    inputs : tuple of str
+        C sources (relative to the hwprof package) that the command reads as its
+        input; their text tags the capture cache too.
     """
 
     name: str
@@ -111,6 +118,7 @@ class Workload:
     argv: Callable[[Path, int, int], list[str]]
     env: dict = field(default_factory=dict)
     source: str = ""
+    inputs: tuple[str, ...] = ()
 
 
 def _xz(work: Path, seed: int, scale: int = 1) -> list[str]:
@@ -126,6 +134,19 @@ def _bzip2(work: Path, seed: int, scale: int = 1) -> list[str]:
 def _gzip(work: Path, seed: int, scale: int = 1) -> list[str]:
     return ["gzip", "-9", "-c", _text(work / "input.txt", np.random.default_rng(seed),
                                       60_000 * scale)]  # fmt: skip
+
+
+def _tool(name: str, package: str) -> str:
+    """``name`` (a program of this machine) when it is on PATH, else a TraceError naming it."""
+    if shutil.which(name) is None:
+        raise TraceError(f"workload {name} needs {name} on PATH (Debian: apt-get install "
+                         f"{package})")  # fmt: skip
+    return name
+
+
+def _sha256sum(work: Path, seed: int, scale: int = 1) -> list[str]:
+    program = _tool("sha256sum", "coreutils")  # before the input is written
+    return [program, _text(work / "input.txt", np.random.default_rng(seed), 60_000 * scale)]
 
 
 def _compile(work: Path, source: str) -> str:
@@ -147,6 +168,66 @@ def _interp(work: Path, seed: int, scale: int = 1) -> list[str]:
 
 def _kernel(work: Path, seed: int, scale: int = 1) -> list[str]:
     return [_compile(work, "kernel.c"), str(1000), str(40 * scale)]
+
+
+#: The hwprof package: where the gcc workload's input programs live.
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: The programs the gcc workload compiles, as one translation unit (relative to the
+#: package): real C of this tree that needs only the C library's headers (compress.c:
+#: an LZ77 coder with hash chains, CRC-32 and a quicksort, built for the host).
+GCC_SOURCES = ("traces/programs/kernel.c", "traces/programs/interp.c",
+               "system/workloads/compress.c")  # fmt: skip
+#: cc1's options: the compiler proper at -O2; a fixed random seed (gcc draws one from
+#: the time and the pid where it needs one)
+CC1_OPTIONS = ("-quiet", "-O2", "-frandom-seed=0")
+GCC_HINT = "apt-get install gcc"
+
+
+def cc1_path() -> str:
+    """gcc's compiler proper (``gcc -print-prog-name=cc1``); :class:`TraceError` naming the
+    package when gcc or its cc1 is missing."""
+    gcc = shutil.which("gcc")
+    found = ""
+    if gcc is not None:
+        done = subprocess.run([gcc, "-print-prog-name=cc1"], capture_output=True, text=True,
+                              check=False)  # fmt: skip
+        found = done.stdout.strip()
+    if not (os.path.isabs(found) and os.access(found, os.X_OK)):
+        raise TraceError(f"workload 'gcc' needs gcc's compiler proper cc1 ("
+                         f"{'gcc not on PATH' if gcc is None else 'gcc has no cc1'}; "
+                         f"{GCC_HINT})")  # fmt: skip
+    return found
+
+
+def gcc_input(work: Path, seed: int) -> str:
+    """Write the gcc workload's input into ``work``: the programs of :data:`GCC_SOURCES`
+    copied there, in an order drawn from ``seed``, each included with its ``main`` renamed
+    by one file ``input.c``, preprocessed by ``gcc -E`` into ``input.i`` (with line
+    markers, as a compiler run's .i file); the name of the .i file."""
+    cc1_path()
+    order = np.random.default_rng(seed).permutation(len(GCC_SOURCES))
+    lines = ["/* the programs of the gcc workload, in an order drawn from the seed */",
+             "#define HWPROF_HOST 1"]  # fmt: skip
+    for i in order:
+        source = PACKAGE_DIR / GCC_SOURCES[i]
+        name = source.name
+        shutil.copyfile(source, work / name)
+        lines += [f"#define main {source.stem}_main", f'#include "{name}"', "#undef main"]
+    (work / "input.c").write_text("\n".join(lines) + "\n")
+    done = subprocess.run(["gcc", "-E", "-o", "input.i", "input.c"], cwd=work,
+                          capture_output=True, text=True, env=os.environ | WORKLOAD_ENV,
+                          check=False)  # fmt: skip
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or ["?"])[0]
+        raise TraceError(f"workload 'gcc': preprocessing its input failed: {first}")
+    return "input.i"
+
+
+def _gcc(work: Path, seed: int, scale: int = 1) -> list[str]:
+    if scale != 1:
+        raise TraceError(f"workload 'gcc' has one input size (scale 1), not {scale!r}")
+    name = gcc_input(work, seed)
+    return [cc1_path(), *CC1_OPTIONS, name, "-o", "input.s"]
 
 
 def _sort(work: Path, seed: int, scale: int = 1) -> list[str]:
@@ -189,23 +270,30 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 #: Programs beyond the five, for the experiments that name them (captured on demand
 #: with :func:`trace_for`; not among the programs other experiments loop over; interp
 #: and kernel ship a trace of control transfers). Skips measured as above: gzip 0.25M
-#: instructions, interp 0.13M (argument 0); kernel 1.54M with its matrix filled
-#: (1000 rows, 0 passes), so its skip starts in the kernel's loop.
+#: instructions, sha256sum 0.18M, interp 0.13M (argument 0); kernel 1.54M with its matrix
+#: filled (1000 rows, 0 passes), so its skip starts in the kernel's loop; gcc 15.4M (cc1
+#: with its options on an empty .i file). sha256sum is the one whose load values are
+#: spread thin: most of its loads read the message schedule (words of the input and words
+#: mixed from them), few values repeat (multihash-values).
 MORE_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("gzip", "gzip -9 compressing 60K words of Zipf text", 1_000_000, _gzip),
+    Workload("sha256sum", "sha256sum of 60K words of Zipf text", 1_000_000, _sha256sum),
     Workload("interp", "a bytecode interpreter calling one handler per instruction, running "
              "a 6-instruction sum-of-squares loop (100K iterations, 8 times)", 200_000, _interp,
              source="interp.c"),
     Workload("kernel", "a kernel whose 64-iteration inner loop calls two leaf functions "
              "(load, store) on each element of 1000 rows, 40 passes", 2_000_000, _kernel,
              source="kernel.c"),
+    Workload("gcc", "cc1 (gcc's compiler proper, -O2) compiling a preprocessed file of three "
+             "C programs (kernel.c, interp.c, compress.c) in a seeded order", 20_000_000, _gcc,
+             inputs=GCC_SOURCES),
 )}  # fmt: skip
 
 #: Input scale per workload that gives at least 100M loads after the skip (the
 #: default inputs give xz 458M guest instructions and more than 100M loads, bzip2
-#: 36.4M loads, perl 34.4M, python 31.2M, sort 14.7M): multihash-values' 100
-#: intervals of 1M loads. Measured: docs/traces.md.
-LARGE_SCALE = {"xz": 1, "bzip2": 4, "perl": 5, "python": 4, "sort": 8}
+#: 36.4M loads, perl 34.4M, python 31.2M, sort 14.7M, sha256sum 1.3M): multihash-values'
+#: 100 intervals of 1M loads. Measured: docs/traces.md.
+LARGE_SCALE = {"xz": 1, "bzip2": 4, "perl": 5, "python": 4, "sort": 8, "sha256sum": 100}
 
 #: the environment of every workload (locale-independent behaviour)
 WORKLOAD_ENV = {"LC_ALL": "C"}
@@ -273,6 +361,8 @@ def cached_trace_path(name: str, *, kinds: str, skip: int, limit: int | None, se
     program = _workload(name).source
     if program:  # the workload's own C program
         source += (PROGRAMS_DIR / program).read_bytes()
+    for path in _workload(name).inputs:  # the C sources it reads
+        source += (PACKAGE_DIR / path).read_bytes()
     # scale 1 keeps the tag and name of the traces cached before scales existed
     tag = hashlib.sha256(source + repr((workload_description(name, scale), kinds,
                                         workload_env(name))).encode()).hexdigest()[:10]

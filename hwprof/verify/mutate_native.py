@@ -61,19 +61,23 @@ class NativeRunner:
         # the golden model first: a schedule it refuses stops the run before the build
         started = time.monotonic()
         self.want = bench.expected(keys)
+        #: the runs of input stalls the stall rule gives the back-pressured run
+        self.stalls_want = bench.expected_stalls(keys, self.want)
         free = bench.free_keys() if bench.free_tuples else np.zeros(0, np.uint64)
         self.free_want = bench.free_expected(free) if bench.free_tuples else None
         self.golden_seconds = time.monotonic() - started
         self.harness = bench.build(component, verilog, build_root, extra_args,
                                    name=f"{bench.top}-mutants")  # fmt: skip
         arrays = {"keys": keys.astype("<u8"), "want": self.want.astype("<u8"),
+                  "stalls-want": self.stalls_want.astype("<u8"),
                   "free-keys": free.astype("<u8")}  # fmt: skip
         if self.free_want is not None:
             arrays["free-want"] = self.free_want.astype("<u8")
         digest = hashlib.sha256()
         for name, array in arrays.items():
             digest.update(f"{name}:{array.shape}".encode() + array.tobytes())
-        #: sha256 (hex) of the keys and the golden model's output: the stimulus's identity
+        #: sha256 (hex) of the keys, the golden model's output and the stall rule's stalls:
+        #: the stimulus's identity
         self.digest = digest.hexdigest()
         self.data = Path(self.harness.exe).parent.resolve() / f"bench-{self.digest[:16]}"
         self.data.mkdir(parents=True, exist_ok=True)
@@ -93,7 +97,7 @@ class NativeRunner:
     def run(self, index: int, cpu_limit: float) -> tuple[str, str, float]:
         """Mutant ``index`` (0: the original) in this process: :func:`run_native`."""
         return run_native(self.bench, self.harness, self.data, index, cpu_limit,
-                          (self.want, self.free_want))  # fmt: skip
+                          (self.want, self.free_want, self.stalls_want))  # fmt: skip
 
 
 def _load(data: Path, name: str):
@@ -106,35 +110,47 @@ def run_native(bench, harness, data: Path, index: int, cpu_limit: float,
     """Mutant ``index`` (0: the original) on the native bench: ("pass" | "fail" |
     "timeout", detail, the harness runs' CPU seconds).
 
-    The back-pressured run with the configuration writes, then (if it passes) the
+    The back-pressured run with the configuration writes (its records against the golden
+    model's, then its input stalls, cycle by cycle, against the stall rule's), then (if
+    it passes) the
     always-ready run at the reset values (the bench's ``free_tuples``), the two within
     ``cpu_limit`` CPU seconds of the harness process, each with a wall backstop
-    (:func:`hwprof.sim.native.run_harness`). ``data``: the directory of the keys and
-    the golden model's output (:class:`NativeRunner`); ``wants``: that output already
-    in memory, else read from ``data``. Each run writes its output in a directory of
-    its own under ``data``, removed after.
+    (:func:`hwprof.sim.native.run_harness`). ``data``: the directory of the keys,
+    the golden model's output and the stall rule's stalls (:class:`NativeRunner`);
+    ``wants``: those already in memory, else read from ``data``. Each run writes its
+    output in a directory of its own under ``data``, removed after.
     """
     data = Path(data)
-    want, free_want = wants if wants is not None else (_load(data, "want"),
-                                                       _load(data, "free-want"))  # fmt: skip
+    want, free_want, stalls_want = (
+        wants
+        if wants is not None
+        else (_load(data, "want"), _load(data, "free-want"), _load(data, "stalls-want"))
+    )
     b = bench
     used = 0.0
 
-    def once(keys, ready, plusargs, limit):
+    def once(keys, ready, plusargs, limit, stalls=False):
         work = data / f"native-{index}-{uuid.uuid4().hex[:8]}"
         try:
             return harness.run(keys, work, b.drain, ready, b.seed,
                                plusargs=(f"+mutsel={index}", *plusargs),
-                               cpu_limit=limit)  # fmt: skip
+                               cpu_limit=limit, stalls=stalls)  # fmt: skip
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
     try:
-        run = once(data / "keys.bin", b.ready, (), cpu_limit)
+        run = once(data / "keys.bin", b.ready, (), cpu_limit, stalls=stalls_want is not None)
         used += run.process_cpu_seconds
         mismatches, what = b.compare(run, want)
-        if mismatches or free_want is None:
-            return ("fail" if mismatches else "pass"), f"native: {what}", used
+        if mismatches:
+            return "fail", f"native: {what}", used
+        if stalls_want is not None:
+            mismatches, stall_what = b.compare_stalls(run, stalls_want)
+            if mismatches:
+                return "fail", f"native: {what}; {stall_what}", used
+            what = f"{what}; {stall_what}"
+        if free_want is None:
+            return "pass", f"native: {what}", used
         free = once(data / "free-keys.bin", 1.0, ("+nocfg",), max(1.0, cpu_limit - used))
         used += free.process_cpu_seconds
     except RunLimitExceeded as exc:
@@ -149,7 +165,7 @@ def run_native(bench, harness, data: Path, index: int, cpu_limit: float,
         return "fail", f"native, always ready: {free_what}", used
     if free.stalls:
         return "fail", (f"native, always ready: {free.stalls} stalls (the design's "
-                        "throughput: none while threshold >= candidates + 7)"), used  # fmt: skip
+                        "throughput: none while threshold >= candidates + 8)"), used  # fmt: skip
     return "pass", f"native: {what}; always ready: {free_what}, no stall", used
 
 

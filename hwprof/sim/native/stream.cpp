@@ -16,14 +16,19 @@
 //
 // Writes every transfer on the output stream as 1 + W little-endian uint64 words: the
 // cycle (0 = the first after reset; tuple t is offered first in cycle t), then the
-// payload in W = ceil(bits / 64) words, least significant first. Prints one JSON
-// line (harness.h report): cycles, times, accepted tuples, input stalls (cycles a
-// key was offered and not accepted), output transfers and W.
+// payload in W = ceil(bits / 64) words, least significant first. With STALLS.bin,
+// writes there every run of input stalls (consecutive cycles a key was offered and not
+// accepted) as 3 little-endian uint64 words: its first cycle, the index of the key
+// waiting, its cycles. Prints one JSON line (harness.h report): cycles, times,
+// accepted tuples, input stalls (cycles a key was offered and not accepted), output
+// transfers and W.
 //
-// usage: stream KEYS.bin OUT.bin DRAIN [READY_PPM SEED] [+NAME=VALUE..]
+// usage: stream KEYS.bin OUT.bin DRAIN [READY_PPM SEED [STALLS.bin]] [+NAME=VALUE..]
 // (the +plusargs go to the model's $value$plusargs, e.g. hwprof mutate's +mutsel=i)
 // -DHWPROF_PAYLOAD_BITS=<output payload width> -DHWPROF_KEY_BITS=<input payload width>
 // -DHWPROF_DPI_HEADER="V<wrapper>__Dpi.h"
+#include <memory>
+
 #include "harness.h"
 #include HWPROF_TOP_HEADER
 #include "svdpi.h"
@@ -38,6 +43,8 @@ static_assert(HWPROF_KEY_BITS <= 64, "keys are read as uint64");
 struct State {
     const hwprof::Keys* keys = nullptr;
     hwprof::Writer* out = nullptr;
+    hwprof::Writer* stall_out = nullptr;  // runs of stalls (STALLS.bin), or none
+    uint64_t run_start = 0, run_cycles = 0;  // the run of stalls under way
     uint64_t drain = 0, ready_ppm = 1000000, x = 1;
     uint64_t next = 0;  // next key to offer
     uint64_t key = 0;   // the key offered (held while not accepted)
@@ -67,8 +74,20 @@ extern "C" void hwprof_step(svBit rst, svBit in_valid, svBit in_ready, svBit out
             ++s.transfers;
         }
         if (in_valid) {
-            if (in_ready) ++s.accepted;
-            else { ++s.stalls; advance = false; }
+            if (in_ready) {
+                if (s.run_cycles && s.stall_out) {
+                    s.stall_out->put(s.run_start);
+                    s.stall_out->put(s.accepted);
+                    s.stall_out->put(s.run_cycles);
+                }
+                s.run_cycles = 0;
+                ++s.accepted;
+            } else {
+                if (!s.run_cycles) s.run_start = s.cycle;
+                ++s.run_cycles;
+                ++s.stalls;
+                advance = false;
+            }
         } else {
             ++s.idle;
         }
@@ -94,14 +113,19 @@ int main(int argc_all, char** argv_all) {
         if (i == 0 || argv_all[i][0] != '+') args.push_back(argv_all[i]);
     const int argc = static_cast<int>(args.size());
     char** argv = args.data();
-    usage_if(argc != 4 && argc != 6, argv[0],
-             "KEYS.bin OUT.bin DRAIN [READY_PPM SEED] [+NAME=VALUE..]");
+    usage_if(argc != 4 && argc != 6 && argc != 7, argv[0],
+             "KEYS.bin OUT.bin DRAIN [READY_PPM SEED [STALLS.bin]] [+NAME=VALUE..]");
     const Keys keys(argv[1]);
     Writer out(argv[2]);
     S.keys = &keys;
     S.out = &out;
     S.drain = parse_u64(argv[3]);
-    if (argc == 6) {
+    std::unique_ptr<Writer> stall_out;
+    if (argc == 7) {
+        stall_out = std::make_unique<Writer>(argv[6]);
+        S.stall_out = stall_out.get();
+    }
+    if (argc >= 6) {
         S.ready_ppm = parse_u64(argv[4]);
         S.x = parse_u64(argv[5]) | 1;
         if (S.ready_ppm > 1000000) die("READY_PPM must be at most 1000000", argv[4]);
@@ -117,6 +141,7 @@ int main(int argc_all, char** argv_all) {
     }
     timer.stop();
     out.close();
+    if (stall_out) stall_out->close();
     char extra[160];
     std::snprintf(extra, sizeof extra,
                   ", \"tuples\": %llu, \"stalls\": %llu, \"transfers\": %llu, \"words\": %d",
