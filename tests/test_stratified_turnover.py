@@ -78,6 +78,22 @@ def test_new_values_at_the_same_pcs():
     assert renewed_per_phase(maps) == [round(q * loads)] * (events // phase - 1), seed
 
 
+def test_a_core_that_never_turns_over():
+    seed, loads, core, phase, q, events = 3, 20, 5, 20_000, 0.5, 80_000
+    t = turnover_stream(seed, events, loads, 0.5, "few", phase, q, "loads", core)
+    base = value_stream(seed, events, loads, 0.5, "iid", "few")
+    maps = slot_map(t, base, phase, "pc")
+    # the core: the slots of the largest shares, the most frequent pcs of the base stream
+    pcs, counts = np.unique(base >> PC, return_counts=True)
+    hot = set(pcs[np.argsort(counts)[::-1][:core]].tolist())
+    for m in maps:
+        for s in hot:
+            assert m[s] == {s}, seed  # never renewed: the base stream's pc
+    assert renewed_per_phase(maps) == [round(q * (loads - core))] * (events // phase - 1)
+    with pytest.raises(ValueError, match="core"):
+        turnover_stream(seed, 100, loads, 0.5, "few", 10, q, "loads", loads + 1)
+
+
 def test_the_renewal_checker_sees_one_slot_too_many():
     """The checker of the two tests above, on a stream where one more slot changes its pc
     at the second phase change than the definition says."""
@@ -158,6 +174,8 @@ def test_setting_names_and_unit_keys():
     assert st.setting_name((*g, 1.5)) == "1000 loads 100K x0.3 z1.5"
     assert st.setting_name((100, "few", "values", 1_000_000, 0.0, 1.5)) == "100 stationary z1.5"
     assert st._key(g, 2) == st._key((*g, 1.0), 2) != st._key((*g, 1.5), 2)
+    assert st.setting_name((*g, 1.5, 10)) == "1000 loads 100K x0.3 z1.5 core10"
+    assert st._key((*g, 1.5, 0), 2) == st._key((*g, 1.5), 2) != st._key((*g, 1.5, 10), 2)
 
 
 def test_doubling():

@@ -188,6 +188,7 @@ def turnover_stream(
     phase: int,
     turnover: float,
     renew: str = "loads",
+    core: int = 0,
 ) -> np.ndarray:
     """Seeded keys ``pc << 32 | value`` of a stream whose working set turns over.
 
@@ -198,8 +199,11 @@ def turnover_stream(
     for the rest of the stream (until they turn over again): with ``renew="values"``
     new top values and rest values at the same pc, with ``"loads"`` a new pc as well (a
     pc never used before). A renewed slot keeps its execution share and its values'
-    shares (invariance). ``turnover=0`` gives ``value_stream``'s keys exactly; the
-    renewals draw from their own generator (seeded by ``seed``).
+    shares (invariance). With ``core`` > 0 the ``core`` slots of the largest shares
+    are never renewed and ``round(turnover * (loads - core))`` of the others are (a
+    stable hot core beside a tail that turns over). ``turnover=0`` gives
+    ``value_stream``'s keys exactly; the renewals draw from their own generator (seeded
+    by ``seed``).
 
     Parameters
     ----------
@@ -211,13 +215,16 @@ def turnover_stream(
         The fraction of the load slots renewed at each phase change, 0 to 1.
     renew : str
         ``"values"`` or ``"loads"`` (:data:`RENEW`).
+    core : int
+        The hottest slots never renewed, 0 to ``loads``.
     """
-    if renew not in RENEW or phase < 1 or not 0 <= turnover <= 1:
-        raise ValueError(f"renew must be one of {', '.join(RENEW)}, phase >= 1 and turnover "
-                         f"in [0, 1], not {renew!r}, {phase}, {turnover}")  # fmt: skip
+    if renew not in RENEW or phase < 1 or not 0 <= turnover <= 1 or not 0 <= core <= loads:
+        raise ValueError(f"renew must be one of {', '.join(RENEW)}, phase >= 1, turnover "
+                         f"in [0, 1] and core in [0, loads], not {renew!r}, {phase}, "
+                         f"{turnover}, {core}")  # fmt: skip
     d = _draws(seed, events, loads, skew, "iid", rest)
     others = d.get("others")
-    m = int(round(turnover * loads))
+    m = int(round(turnover * (loads - core)))
     phases = -(-events // phase)
     if m == 0 or phases == 1:
         return _compose(d, d["which"], d["pcs"], d["top"], others)
@@ -226,7 +233,8 @@ def turnover_stream(
     ident[0] = np.arange(loads)
     for k in range(1, phases):
         ident[k] = ident[k - 1]
-        ident[k, rng.choice(loads, m, replace=False)] = loads + (k - 1) * m + np.arange(m)
+        chosen = core + rng.choice(loads - core, m, replace=False)
+        ident[k, chosen] = loads + (k - 1) * m + np.arange(m)
     new = (phases - 1) * m
     if renew == "loads":
         # new pcs above the first ones' range (2**20 words), never repeated

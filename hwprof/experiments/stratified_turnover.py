@@ -53,7 +53,9 @@ FRACTIONS = (0.1, 0.3, 1.0)
 #: last, a more concentrated profile (Zipf exponent 1.5, a sixth element): H[P_256]'s
 #: strata count hot tuples sooner, and the hot loads gain R_256 samples sooner, so the
 #: fastest turnovers: stationary, every load renewed per 1M events, a third or every
-#: load renewed per 100K
+#: load renewed per 100K. Then a stable hot core beside a tail that turns over (a seventh
+#: element: the 10 hottest loads, 1 % of them, never renewed; every other load renewed
+#: per 1M or per 100K events)
 GRID = tuple(
     [(1_000, "few", "loads", 1_000_000, 0.0)]
     + [(1_000, "few", renew, 1_000_000, q) for renew in ("loads", "values") for q in FRACTIONS]
@@ -61,6 +63,7 @@ GRID = tuple(
     + [(1_000, "few", renew, 100_000, q) for renew in ("loads", "values") for q in FRACTIONS]
     + [(1_000, "few", "loads", phase, q, 1.5)
        for phase, q in ((1_000_000, 0.0), (1_000_000, 1.0), (100_000, 0.3), (100_000, 1.0))]
+    + [(1_000, "few", "loads", phase, 1.0, 1.5, 10) for phase in (1_000_000, 100_000)]
 )  # fmt: skip
 FULL = {"events": 16_000_000, "checkpoints": 22, "grid": GRID}
 QUICK = {"events": 150_000, "checkpoints": 8,
@@ -174,12 +177,13 @@ def trace_turnover(path, events: int = REAL_EVENTS) -> dict:
 
 
 def turnover_run(loads: int, rest: str, renew: str, phase: int, turnover: float, events: int,
-                 checkpoints: int, seed: int, skew: float = SKEW) -> dict:  # fmt: skip
+                 checkpoints: int, seed: int, skew: float = SKEW,
+                 core: int = 0) -> dict:  # fmt: skip
     """A unit: one seed's turnover stream (generator and compressor seed ``seed``; Zipf
     exponent ``skew`` of the loads' shares), its
     turnover properties, and ``R_256`` and ``H[P_256]_2048`` scored under each reading of
     :data:`READINGS` at the geometric checkpoints: errors, reach and stay points."""
-    keys = turnover_stream(seed, events, loads, skew, rest, phase, turnover, renew)
+    keys = turnover_stream(seed, events, loads, skew, rest, phase, turnover, renew, core)
     cps = checkpoints_for(events, checkpoints)
     # one ideal profile at the error's and the turnover measure's checkpoints
     every = sorted(set(cps) | set(doubling(events)))
@@ -204,9 +208,10 @@ def setting_name(g) -> str:
     and `` z1.5`` where the Zipf exponent (a sixth element) is not :data:`SKEW`."""
     loads, _rest, renew, phase, q = g[:5]
     skew = f" z{g[5]:g}" if len(g) > 5 and g[5] != SKEW else ""
+    core = f" core{g[6]}" if len(g) > 6 and g[6] else ""
     if q == 0:
         return f"{loads} stationary{skew}"
-    return f"{loads} {renew} {_events(phase)} x{q:g}{skew}"
+    return f"{loads} {renew} {_events(phase)} x{q:g}{skew}{core}"
 
 
 def _events(n: int) -> str:
@@ -217,7 +222,8 @@ def _events(n: int) -> str:
 def _key(g, seed: int) -> str:
     loads, rest, renew, phase, q = g[:5]
     skew = f"-z{g[5]:g}" if len(g) > 5 and g[5] != SKEW else ""
-    return f"T{loads}-{rest}-{renew}-{phase}-{q:g}{skew}-seed{seed}"
+    core = f"-c{g[6]}" if len(g) > 6 and g[6] else ""
+    return f"T{loads}-{rest}-{renew}-{phase}-{q:g}{skew}{core}-seed{seed}"
 
 
 def run_turnover(stem: str, seed: int, seeds: int, quick: bool, old: dict | None,
@@ -239,6 +245,7 @@ def run_turnover(stem: str, seed: int, seeds: int, quick: bool, old: dict | None
     todo = {_key(g, seed + s): {"loads": g[0], "rest": g[1], "renew": g[2], "phase": g[3],
                                 "turnover": g[4], "events": size["events"],
                                 **({"skew": g[5]} if len(g) > 5 else {}),
+                                **({"core": g[6]} if len(g) > 6 else {}),
                                 "checkpoints": size["checkpoints"], "seed": seed + s}
             for g in grid if setting_name(g) not in kept for s in range(seeds)}  # fmt: skip
     done = sweep_cells("stratified-long", f"{stem}-turnover", sizes, turnover_run, todo,
