@@ -422,7 +422,9 @@ def turnover_markdown(r: dict, stem: str) -> list[str]:
          "two phase lengths, three fractions and both kinds of renewal, beside the "
          "stationary streams of 100 and 1000 loads; a last row ('z1.5') makes the loads' "
          "shares more concentrated (Zipf exponent 1.5: H[P_256]'s strata count the hot "
-         "tuples sooner) at the fastest turnovers. Every cell is reported.", "",
+         "tuples sooner) at the fastest turnovers, and the same with its 10 hottest loads "
+         "never renewed ('core10': a stable hot core beside a tail that turns over). Every "
+         "cell is reported.", "",
          "The turnover measure (`turnover_properties`, any stream; `trace_turnover`, any "
          "load trace): at checkpoints doubling from "
          f"{t['cells'][0]['turnover_checkpoints'][0]:,} events, *new share* is the "
