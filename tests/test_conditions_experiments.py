@@ -555,21 +555,56 @@ def test_real_programs_name_their_trace(tmp_path, monkeypatch):
                                   "sha256": digest}  # fmt: skip
 
 
-def test_verdict_says_where_a_program_ties():
-    """A program whose seeds do not decide 4 tables C1-R0 against its rival counts as right
-    for a rule, and the verdict says that this is no evidence; a decided one is not named."""
+def test_a_tie_is_not_counted_as_right():
+    """``on_programs`` counts a rule right only on the programs the seeds decide: on four
+    hand-made programs and the rule x < 0.5, a right prediction on an undecided program
+    (a tie) and a wrong one on another undecided program count neither way."""
+    rule = {"properties": ["x"], "directions": ["<"], "thresholds": [0.5]}
+    k = {"real": {"a": {"won": True, "decided": True, "values": {"x": 0.1}},
+                  "b": {"won": False, "decided": True, "values": {"x": 0.9}},
+                  "c": {"won": True, "decided": False, "values": {"x": 0.2}},
+                  "d": {"won": False, "decided": False, "values": {"x": 0.3}},
+                  "e": {"won": True, "decided": True, "values": {"x": 0.7}}}}  # fmt: skip
+    got = mc.on_programs(rule, k)
+    # a right, b right, e wrong; c (right) and d (wrong) are ties
+    assert got == {"decided": ["a", "b", "e"], "undecided": ["c", "d"], "right": 2,
+                   "wrong": ["e"]}  # fmt: skip
+    assert mc._right_cell(rule, k) == "2 of 3"
+    # the check fails when the tie counts: c decided makes it right on 3 of 4
+    k["real"]["c"]["decided"] = True
+    assert mc._right_cell(rule, k) == "3 of 4"
+
+
+def test_verdict_and_tables_count_only_decided_programs():
+    """On the committed record: the verdict and the rule tables count a rule right only on
+    the programs the seeds decide and name the undecided ones as not counted; deciding
+    one that the leading rule gets right adds one to both counts."""
     import copy
 
     path = Path(__file__).resolve().parent.parent / "docs/results/multihash-conditions.json"
     record = json.loads(path.read_text())
     k = record["separation"]
     lead = k["single"][k["lead"]["rule"]]
-    for p in k["real"].values():
+    undecided = [n for n, p in k["real"].items() if not p["decided"]]
+    assert undecided  # the committed record has ties (sort, sha256sum)
+    got = mc.on_programs(lead, k)
+    assert got["undecided"] == undecided
+    assert len(got["decided"]) == len(k["real"]) - len(undecided)
+    # the stored predictions agree with the rule applied to the stored values
+    assert got["wrong"] == [n for n in got["decided"] if lead["real"][n] != k["real"][n]["won"]]
+    text = mc._separation_verdict(record)
+    assert (f"is right on {got['right']} of the {len(got['decided'])} of our {len(k['real'])} "
+            "programs the seeds decide") in text  # fmt: skip
+    assert f"not counted: {', '.join(undecided)}, where the seeds do not tell" in text
+    page = mc._separation_section(record)
+    assert "| right of decided programs |" in page and "programs right" not in page
+    assert f"| {got['right']} of {len(got['decided'])} |" in page
+    right_tie = next(n for n in undecided if lead["real"][n] == k["real"][n]["won"])
+    decided = copy.deepcopy(record)
+    decided["separation"]["real"][right_tie]["decided"] = True
+    text = mc._separation_verdict(decided)
+    assert (f"is right on {got['right'] + 1} of the {len(got['decided']) + 1} of our "
+            f"{len(k['real'])} programs the seeds decide") in text  # fmt: skip
+    for p in decided["separation"]["real"].values():
         p["decided"] = True
-    assert "no evidence" not in mc._separation_verdict(record)
-    tied = copy.deepcopy(record)
-    right = [n for n, p in lead["real"].items() if p == tied["separation"]["real"][n]["won"]]
-    tied["separation"]["real"][right[0]]["decided"] = False
-    text = mc._separation_verdict(tied)
-    assert (f"; on {right[0]} the seeds do not tell 4 tables C1-R0 from its rival (a tie "
-            "within their spread), so being right there is no evidence") in text  # fmt: skip
+    assert "not counted" not in mc._separation_verdict(decided)

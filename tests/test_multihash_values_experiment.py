@@ -40,8 +40,14 @@ def test_quick_run(tmp_path, capsys):
         "file": shipped.name, "path": str(Path(shipped).absolute()),
         "sha256": hashlib.sha256(Path(shipped).read_bytes()).hexdigest()}}  # fmt: skip
     assert r["intervals"] == 30 and r["distinct"] > r["candidates"] > 0
-    for label in ("C1R0 4", "C1R0 4 4-way", "C1R0 4 10-way", "count-min", "frequent-items",
-                  "hotlist"):
+    for label in (
+        "C1R0 4",
+        "C1R0 4 4-way",
+        "C1R0 4 10-way",
+        "count-min",
+        "frequent-items",
+        "hotlist",
+    ):
         assert len(r["errors"][label]["seeds"]) == data["seeds"]
     out = capsys.readouterr().out  # the paper beside ours, values from the record
     beats = "yes" if data["claims"]["10k"]["c1r0_4_beats_bsh"] else "no"
@@ -117,8 +123,12 @@ def test_claims_verdicts_the_other_way():
     """The verdicts of the case above reversed, at their boundaries: C1R0 4 equal to the
     best single hash does not beat it, equal to C0R0 4 counts as C1 at least as good, a
     mean under 1 % is under 1 %, and a mean of exactly 1 % is not."""
-    c = _claims_of({"a": {"C1R0 1": 3.0, "C1R1 1": 2.0, "C1R0 4": 0.5, "C0R0 4": 0.5},
-                    "b": {"C1R0 1": 1.0, "C1R1 1": 1.0, "C1R0 4": 1.0, "C0R0 4": 1.5}})
+    c = _claims_of(
+        {
+            "a": {"C1R0 1": 3.0, "C1R1 1": 2.0, "C1R0 4": 0.5, "C0R0 4": 0.5},
+            "b": {"C1R0 1": 1.0, "C1R1 1": 1.0, "C1R0 4": 1.0, "C0R0 4": 1.5},
+        }
+    )
     assert c["c1r0_4_beats_bsh"] is False  # b: 1.0, not below 1.0
     assert c["gain"] == {"a": 1.5, "b": 0.0}
     assert c["under_1pct"] is True and c["c1r0_4_mean"] == 0.75
@@ -167,8 +177,9 @@ def test_added_programs_are_merged_and_the_others_kept(tmp_path, monkeypatch, ca
 
     monkeypatch.chdir(tmp_path)  # the run's journal goes under build/runs of the cwd
     shipped = {n: str(workloads.shipped_trace(n)) for n in ("xz", "sort")}
-    monkeypatch.setattr(mv, "_program_sources",
-                        lambda names, seed, log: [(n, {"path": shipped[n]}) for n in names])
+    monkeypatch.setattr(
+        mv, "_program_sources", lambda names, seed, log: [(n, {"path": shipped[n]}) for n in names]
+    )
     monkeypatch.setattr(mv, "INTERVALS_10K", 3)
     monkeypatch.setattr(mv, "INTERVALS_1M", 3)
     monkeypatch.setitem(mv.PRESETS, "1m", mv.PRESETS["10k"])
@@ -206,3 +217,113 @@ def test_added_programs_are_merged_and_the_others_kept(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown program 'gcc'" in err
     assert (out / "multihash-values.json").stat().st_mtime_ns == stamp
+
+
+def _hand_record(selected_error: float, no_candidate: bool = False) -> dict:
+    """A whole record of hand-made cells at 10k: xz and bzip2 (standard programs) and
+    sha256sum (of ``MORE_PROGRAMS``) with every error ``selected_error``. Standard programs:
+    every configuration 9.0 except C1R0 4 (xz 0.5, bzip2 1.0), C1R1 2 (xz 2.0, bzip2 0.25)
+    and the best single hash C1R1 1 (xz 4.0, bzip2 3.0). ``no_candidate``: sha256sum has
+    no true candidate in any of its 4 intervals and only the hotlist reports anything."""
+    from hwprof.experiments import multihash_values as mv
+
+    labels = (
+        [c[0] for c in mv.configurations()]
+        + [mv.organisation_label(w) for w in mv.ORGANISATIONS[1:]]
+        + list(mv.BASELINES)
+    )
+    given = {"xz": {"C1R0 4": 0.5, "C1R1 2": 2.0, "C1R1 1": 4.0},
+             "bzip2": {"C1R0 4": 1.0, "C1R1 2": 0.25, "C1R1 1": 3.0}}  # fmt: skip
+
+    def cell(total, program):
+        empty = no_candidate and program == "sha256sum"
+        return {"total": total, "min": total, "max": total, "seeds": [total, total],
+                "false_positive": total, "false_negative": 0.0, "neutral_positive": 0.0,
+                "neutral_negative": 0.0, "intervals": 4, "no_candidate": 4 if empty else 0,
+                "no_candidate_reported": [0, 0],
+                "undefined": [4, 4] if empty and total == 0.0 else [0, 0]}  # fmt: skip
+
+    programs = {}
+    for name in ("xz", "bzip2", "sha256sum"):
+        errors = {}
+        for label in labels:
+            total = (
+                given[name].get(label, 9.0)
+                if name in given
+                else 5.0
+                if no_candidate and label == "hotlist"
+                else selected_error
+            )
+            errors[label] = cell(total, name)
+        programs[name] = {"tuples": 40_000, "intervals": 4, "distinct": 100.0,
+                          "candidates": 0.0 if name == "sha256sum" and no_candidate else 2.0,
+                          "candidates_max": 2, "errors": errors}  # fmt: skip
+    record = {"seed": 1, "quick": False, "complete": True, "seeds": 2, "paper": mv.PAPER,
+              "value_map": "mix-fold", "presets": {"10k": programs},
+              "collisions": {n: {"tuples": 1, "pairs": 1, "keys": 1} for n in programs},
+              "timing": {"seconds": 1.0, "cpu_seconds": {}}}  # fmt: skip
+    record["claims"] = mv._claims(record)
+    record["comparison"] = mv._comparison(record)
+    return record
+
+
+def test_means_leave_out_a_selected_program():
+    """A program of MORE_PROGRAMS (sha256sum, chosen for a property) moves no mean, no
+    "one configuration for all programs" and no verdict: a record where its errors are
+    extreme gives the same claims, comparison and headline as one where they are 0; its
+    own numbers are still on the page, in its own column and rows."""
+    from hwprof.experiments import multihash_values as mv
+
+    calm, wild = _hand_record(0.0), _hand_record(1e6)
+    for record in (calm, wild):
+        c = record["claims"]["10k"]
+        assert c["programs"] == ["xz", "bzip2"]
+        assert c["c1r0_4_mean"] == 0.75 and c["under_1pct"] is True  # (0.5 + 1.0) / 2
+        assert c["c1r0_4_beats_bsh"] is True
+        # C1R0 4 (mean 0.75) beats C1R1 2 (mean 1.125) over xz and bzip2
+        assert c["common_best"] == "C1R0 4"
+        assert set(c["c1r0_4"]) == set(c["bsh"]) == set(c["common_best_error"]) == {"xz", "bzip2"}
+        assert c["selected"]["c1r0_4"] == {"sha256sum": record["presets"]["10k"]["sha256sum"]
+                                           ["errors"]["C1R0 4"]["total"]}  # fmt: skip
+    assert {k: v for k, v in calm["claims"]["10k"].items() if k != "selected"} == {
+        k: v for k, v in wild["claims"]["10k"].items() if k != "selected"
+    }
+    assert calm["comparison"] == wild["comparison"]
+    assert mv.headline(calm) == mv.headline(wild)
+    page = mv._markdown(wild, "mv")
+    assert "mean 0.750 % over the standard programs" in page
+    assert "| configuration | xz | bzip2 | mean of 2 | sha256sum (selected) |" in page
+    # the C1R0 4 row: the mean of xz and bzip2, then sha256sum's own cell
+    assert ("| C1R0 4 | 0.50 [0.50-0.50] | 1.00 [1.00-1.00] | 0.75 | "
+            "1000000.00 [1000000.00-1000000.00] |") in page  # fmt: skip
+    assert "| 10k | sha256sum (selected) | 1000000.00" in page
+    assert "chosen for its low concentration (multihash-conditions)" in page
+    # the check fails when the selected program counts as a standard one
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mv, "MORE_PROGRAMS", ())
+        assert mv._claims(wild)["10k"]["c1r0_4_mean"] != 0.75
+
+
+def test_page_says_where_a_program_has_no_true_candidate():
+    """A program with no true candidate in any interval: the page says so beside its
+    numbers, with the count of profilers that reported nothing (0/0) taken from the cells;
+    a program with candidates gets no such note."""
+    from hwprof.experiments import multihash_values as mv
+
+    page = mv._markdown(_hand_record(0.0, no_candidate=True), "mv")
+    # 15 configurations, 2 set-associative accumulators and 3 baselines; only the hotlist
+    # reported a tuple
+    assert (
+        "sha256sum has no true candidate in any of its 4 10k intervals: an error there is "
+        "over the intervals where a profiler reported a tuple (false positives only); 19 "
+        "of the 20 profilers reported none in any interval and seed"
+    ) in page
+    assert "the others: hotlist." in page
+    assert (
+        "sha256sum (selected, not in the pick): 0.00 %, gain +0.00 (no true candidate in "
+        "any of its 4 intervals" in page
+    )
+    assert "xz has no true candidate" not in page
+    assert "no true candidate in any" not in mv._markdown(_hand_record(0.0), "mv")

@@ -25,6 +25,7 @@ PAGES = [
     ("selective_dispatch", "selective-dispatch", "_summary", True),
     ("stratified_conditions", "stratified-conditions", "markdown", True),
     ("stratified_long", "stratified-long", "markdown", True),
+    ("stratified_stay", "stratified-stay", "markdown", True),
     ("stratified_values", "stratified-values", "_summary", True),
     ("system_dispatch", "system-dispatch", "markdown", False),
     ("system_overhead", "system-overhead", "markdown", False),

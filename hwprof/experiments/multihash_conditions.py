@@ -952,8 +952,40 @@ def _rule_text(rule: dict) -> str:
                                            rule["thresholds"], strict=True))  # fmt: skip
 
 
-def _right(c: dict) -> int:
-    return c["both"] + c["neither"]
+def on_programs(rule: dict, k: dict) -> dict:
+    """The rule applied to the real programs of ``k`` (``r["separation"]``), counted only
+    where the seeds decide: ``{"decided": [names], "undecided": [names], "right": count of
+    decided programs it gets right, "wrong": [decided names it gets wrong or cannot
+    predict]}``. An undecided program (4 tables C1-R0 and its rival a tie within their
+    spread) has no known label, so a rule is neither right nor wrong there."""
+    real = k["real"]
+    decided_ = [n for n, p in real.items() if p["decided"]]
+    wrong = []
+    for n in decided_:
+        predicted = apply_rule(rule, real[n]["values"])
+        if predicted is None or predicted != real[n]["won"]:
+            wrong.append(n)
+    return {"decided": decided_, "undecided": [n for n, p in real.items() if not p["decided"]],
+            "right": len(decided_) - len(wrong), "wrong": wrong}  # fmt: skip
+
+
+def _right_cell(rule: dict, k: dict) -> str:
+    """The table's "right of decided programs" cell: "k of n"."""
+    got = on_programs(rule, k)
+    return f"{got['right']} of {len(got['decided'])}"
+
+
+def _undecided_text(k: dict) -> str:
+    """Which programs the seeds leave undecided, and what that means for a rule ("" when
+    none)."""
+    undecided = [n for n, p in k["real"].items() if not p["decided"]]
+    if not undecided:
+        return ""
+    return (
+        f"not counted: {', '.join(undecided)}, where the seeds do not tell 4 tables C1-R0 "
+        "from its rival (a tie within their spread), so a rule is neither right nor wrong "
+        "there"
+    )
 
 
 def _seeds_text(k: dict) -> str:
@@ -1054,6 +1086,7 @@ def _separation_section(r: dict) -> str:
     where 4 tables C1-R0 is best (every number from ``r["separation"]``)."""
     k = r["separation"]
     n, programs = len(k["cells"]), len(k["real"])
+    decided_programs = sum(p["decided"] for p in k["real"].values())
     L = [
         "## Which property decides",
         "",
@@ -1091,11 +1124,12 @@ def _separation_section(r: dict) -> str:
           "(not a ranking criterion). "
           "Leave-one-out: cells misclassified when each is predicted by the rule fitted to "
           f"the others; programs: the rule applied to our {programs} programs, which it was "
-          "not fitted to (right of them).", "",
+          f"not fitted to, right of the {decided_programs} the seeds decide"
+          + (f"; {_undecided_text(k)}" if decided_programs < programs else "") + ".", "",
           _lead_sentence(k, k["single"], k["single_rank"], k["lead"], "single rules"), "",
           "| rank | property | rule | margin | margin between decided cells | gap | "
           "decided cells misclassified | cells misclassified (undecided among them) | "
-          "leave-one-out | programs right |",
+          "leave-one-out | right of decided programs |",
           "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     names = {kk: nm for kk, nm, _ in SEPARATORS}
     for i, key in enumerate(k["single_rank"], 1):
@@ -1105,7 +1139,7 @@ def _separation_section(r: dict) -> str:
             f"{cell(rule['decided_margin'], '.3f')} | {cell(rule['gap'], '.3g')} | "
             f"{rule['errors'] - rule['misclassified_undecided']} | "
             f"{rule['errors']} ({rule['misclassified_undecided']}) | "
-            f"{rule['leave_one_out']} | {_right(rule['real_confusion'])} of {programs} |"
+            f"{rule['leave_one_out']} | {_right_cell(rule, k)} |"
         )
     shown = len(k["ranked_pairs"])
     L += [
@@ -1123,7 +1157,7 @@ def _separation_section(r: dict) -> str:
         "",
         "| rank | pair rule | margin | margin between decided cells | gap | decided cells "
         "misclassified | cells misclassified (undecided among them) | leave-one-out | "
-        "programs right |",
+        "right of decided programs |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for i, p in enumerate(k["ranked_pairs"], 1):
@@ -1132,7 +1166,7 @@ def _separation_section(r: dict) -> str:
             f"{cell(p['decided_margin'], '.3f')} | {cell(p['gap'], '.3g')} | "
             f"{p['errors'] - p['misclassified_undecided']} | {p['errors']} "
             f"({p['misclassified_undecided']}) | {p['leave_one_out']} | "
-            f"{_right(p['real_confusion'])} of {programs} |"
+            f"{_right_cell(p, k)} |"
         )
     return "\n".join(L)
 
@@ -1146,10 +1180,6 @@ def _pair_ties(pairs: list[dict]) -> str:
     return f" (the first {tied} tie on every criterion)" if tied > 1 else ""
 
 
-def _wrong_programs(rule: dict, k: dict) -> list[str]:
-    return [n for n, p in rule["real"].items() if p is None or p != k["real"][n]["won"]]
-
-
 def _separation_verdict(r: dict) -> str:
     """The verdict's sentences on which property separates (``r["separation"]``)."""
     k = r["separation"]
@@ -1158,16 +1188,15 @@ def _separation_verdict(r: dict) -> str:
     lead = k["single"][k["lead"]["rule"]]
     c = lead["confusion"]
 
-    def on_programs(rule):
+    def on_real(rule):
         if not programs:
             return ""
-        wrong = _wrong_programs(rule, k)
-        loose = [n for n, p in k["real"].items() if not p["decided"] and n not in wrong]
-        return (f", and is right on {_right(rule['real_confusion'])} of our {programs} "
-                "programs" + (f" (not on {', '.join(wrong)})" if wrong else "")
-                + (f"; on {', '.join(loose)} the seeds do not tell 4 tables C1-R0 from its "
-                   "rival (a tie within their spread), so being right there is no evidence"
-                   if loose else ""))  # fmt: skip
+        got = on_programs(rule, k)
+        undecided = _undecided_text(k)
+        return (f", and is right on {got['right']} of the {len(got['decided'])} of our "
+                f"{programs} programs the seeds decide"
+                + (f" (not on {', '.join(got['wrong'])})" if got["wrong"] else "")
+                + (f"; {undecided}" if undecided else ""))  # fmt: skip
 
     text = (f" The property that leads the ranked rules: {names[k['lead']['rule']]}; the rule "
             f"{_rule_text(lead)} (margin {cell(lead['margin'], '.3f')}) misclassifies "
@@ -1178,7 +1207,7 @@ def _separation_verdict(r: dict) -> str:
                f"{lead['misclassified_undecided']} of them undecided by the seeds"
                if lead["misclassified"] else "")
             + f"), {lead['leave_one_out']} when each cell is left out of the fit"
-            + on_programs(lead) + ".")  # fmt: skip
+            + on_real(lead) + ".")  # fmt: skip
     single = k["single"]
     clean = [names[key] for key in k["single_rank"]
              if single[key]["errors"] == single[key]["misclassified_undecided"]]  # fmt: skip
@@ -1193,7 +1222,7 @@ def _separation_verdict(r: dict) -> str:
     return (text + " No single property separates all cells without error. The leading pair "
             f"rule, {_rule_text(pair)} (margin {cell(pair['margin'], '.3f')}), misclassifies "
             f"{pair['errors']} of {n} cells ({pair['misclassified_undecided']} of them "
-            f"undecided), {pair['leave_one_out']} when each is left out" + on_programs(pair)
+            f"undecided), {pair['leave_one_out']} when each is left out" + on_real(pair)
             + ".")  # fmt: skip
 
 
