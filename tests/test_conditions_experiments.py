@@ -69,6 +69,15 @@ def test_value_stream_orders():
         sc.value_stream(2, 10, 10, 1.0, "sorted")
 
 
+@pytest.mark.parametrize("order", ["loop", "loop64"])
+def test_loop_orders_draw_the_rest_values_asked_for(order):
+    """The rest values of a loop-ordered stream: 'few' draws one of 6 per load (at most 8
+    distinct values a load), 'fresh' new random values (thousands)."""
+    few = sc.value_stream(4, 50_000, 20, 1.0, order, "few")
+    fresh = sc.value_stream(4, 50_000, 20, 1.0, order, "fresh")
+    assert len(np.unique(few)) <= 8 * 20 < 1_000 < len(np.unique(fresh))
+
+
 def test_stratified_conditions_checks_the_spread():
     def cell_with(reach):
         return {"loads_setting": 1, "order": "iid", "rest": "few",

@@ -11,6 +11,7 @@ import pytest
 
 from hwprof.cli import main
 from hwprof.experiments import stratified_long as sl
+from hwprof.experiments import stratified_turnover as st
 
 EVENTS = 16_000_000
 NAMES = ("R_256", "P_256", "H[P_256]_2048", "tagged")
@@ -45,9 +46,19 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     rows = len(grid) * (2 + sl.QUICK["seeds"]) + 2 + len(grid)
     # and the variants over the full length: header, rule, a row per setting, reading, grid
     long_grid = [list(g) for g in sl.QUICK_VARIANTS_LONG["grid"]]
+    # and the turnover section: header, rule, a row per setting and reading
+    turnover = [list(g) for g in st.QUICK["grid"]]
     assert md.count("\n| ") == rows + 2 + len(grid) * len(keys) + 2 + len(grid) * len(
         readings
-    ) + 2 + len(long_grid) * len(keys)
+    ) + 2 + len(long_grid) * len(keys) + 2 + len(turnover) * len(st.READINGS)
+    assert "## A working set that turns over" in md
+    assert [c["setting"] for c in data["turnover"]["cells"]] == turnover
+    assert data["turnover"]["real"] == {}  # the quick form measures no program
+    for c in data["turnover"]["cells"]:
+        assert c["checkpoints"][-1] == sl.QUICK["events"]
+        for v in st.READINGS:
+            assert len(c["points"][v]["R_256"]["stay"]) == sl.QUICK["seeds"]
+    assert (tmp_path / "stratified-long-quick-turnover.png").stat().st_size > 0
     assert "### The model variants over the full length" in md
     assert [c["setting"] for c in data["variants_long"]["cells"]] == long_grid
     assert data["variants_long"]["linear"][-1] == sl.QUICK_VARIANTS_LONG["events"]
@@ -71,6 +82,7 @@ def test_quick_run_and_a_second_run_keeps_its_settings(tmp_path, capsys, monkeyp
     assert all(c["kept"] for c in again["cells"])
     assert again["variants"]["kept"] == [sl.setting_name(g) for g in grid]
     assert again["variants_long"]["kept"] == [sl.setting_name(g) for g in long_grid]
+    assert again["turnover"]["kept"] == [st.setting_name(g) for g in turnover]
     strip = ("kept",)
     assert [{k: v for k, v in c.items() if k not in strip} for c in again["cells"]] == [
         {k: v for k, v in c.items() if k not in strip} for c in data["cells"]

@@ -21,6 +21,8 @@ Monte Carlo assumption, sec. 3.1), ``loop`` (a loop body of 61 loads drawn once
 from the shares, repeated; each load's values follow a fixed pattern of 8
 executions, so the stream is periodic with a period prime to 256) or ``loop64``
 (a body of 64 loads: its period divides the sampling period 256).
+:func:`turnover_stream` cuts the ``iid`` stream into phases and renews a fraction of
+its loads at each phase change (a working set that turns over; ``stratified-long``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from .stratified_values import (
     reach_and_stay,
 )
 
-__all__ = ["EXPERIMENTS", "run", "value_stream", "stream_properties"]
+__all__ = ["EXPERIMENTS", "run", "value_stream", "turnover_stream", "stream_properties"]
 
 NAME = "stratified-conditions"
 COMPRESSORS = ("R_256", "P_256", "H[P_256]_2048", "tagged")
@@ -107,6 +109,15 @@ def value_stream(
 ) -> np.ndarray:
     """Seeded keys ``pc << 32 | value`` (module docstring; ``rest_values``: the other
     values per load of ``rest="few"``, 0 for none)."""
+    d = _draws(seed, events, loads, skew, order, rest, rest_values)
+    return _compose(d, d["which"], d["pcs"], d["top"], d.get("others"))
+
+
+def _draws(seed: int, events: int, loads: int, skew: float, order: str, rest: str,
+           rest_values: int = REST_VALUES) -> dict:  # fmt: skip
+    """The generator's draws: per load its pc, top values (and ``others`` for ``few``);
+    per event its load ``which``, value ``kind`` (0, 1: the top values; 2: the rest)
+    and rest value (``fresh``) or rest slot (``slot``, for ``few`` with rest values)."""
     if order not in ORDERS or rest not in RESTS:
         raise ValueError(
             f"order must be one of {', '.join(ORDERS)} and rest one of "
@@ -137,19 +148,111 @@ def value_stream(
         slots = np.round(invariant * PATTERN).astype(np.int64)
         patterns = np.zeros((loads, PATTERN), np.int64)
         for load in range(loads):
-            rest = PATTERN - slots[load]
-            patterns[load] = [0] * slots[load] + [1] * ((rest + 1) // 2) + [2] * (rest // 2)
+            left = PATTERN - slots[load]
+            patterns[load] = [0] * slots[load] + [1] * ((left + 1) // 2) + [2] * (left // 2)
             rng.shuffle(patterns[load])
         kind = patterns[which, nth % PATTERN]
+    out = {"pcs": pcs, "top": top, "which": which, "kind": kind}
     if rest == "fresh":
-        fresh = rng.integers(0, 1 << 32, events, dtype=np.uint64)
-    elif rest_values == 0:
-        fresh = top[which, 1]
+        out["fresh"] = rng.integers(0, 1 << 32, events, dtype=np.uint64)
+    elif rest_values > 0:
+        out["others"] = rng.integers(0, 1 << 32, (loads, rest_values), dtype=np.uint64)
+        out["slot"] = rng.integers(0, rest_values, events)
+    return out
+
+
+def _compose(d: dict, i: np.ndarray, pcs, top, others) -> np.ndarray:
+    """The keys of draws ``d`` where event ``t``'s load is identity ``i[t]`` (an index
+    into ``pcs``, ``top`` and ``others``; the plain stream: ``i = d["which"]``)."""
+    if "fresh" in d:
+        fresh = d["fresh"]
+    else:  # few: one of the load's other values, or (none) its second top value
+        fresh = others[i, d["slot"]] if "slot" in d else top[i, 1]
+    kind = d["kind"]
+    value = np.where(kind == 0, top[i, 0], np.where(kind == 1, top[i, 1], fresh))
+    return (pcs[i] << np.uint64(32)) | value
+
+
+#: what a load that turns over takes new (:func:`turnover_stream`): ``values``: new top
+#: and rest values at its pc (the same code meeting new data); ``loads``: a new pc as well
+#: (code not run before enters the working set, the old load leaves it)
+RENEW = ("values", "loads")
+
+
+def turnover_stream(
+    seed: int,
+    events: int,
+    loads: int,
+    skew: float,
+    rest: str,
+    phase: int,
+    turnover: float,
+    renew: str = "loads",
+    core: int = 0,
+) -> np.ndarray:
+    """Seeded keys ``pc << 32 | value`` of a stream whose working set turns over.
+
+    The events are those of ``value_stream(seed, events, loads, skew, "iid", rest)``
+    (the same loads' shares, values' kinds and draws), cut into phases of ``phase``
+    events. At the start of each phase after the first, ``round(turnover * loads)`` of
+    the ``loads`` load slots, chosen uniformly without replacement, take a new identity
+    for the rest of the stream (until they turn over again): with ``renew="values"``
+    new top values and rest values at the same pc, with ``"loads"`` a new pc as well (a
+    pc never used before). A renewed slot keeps its execution share and its values'
+    shares (invariance). With ``core`` > 0 the ``core`` slots of the largest shares
+    are never renewed and ``round(turnover * (loads - core))`` of the others are (a
+    stable hot core beside a tail that turns over). ``turnover=0`` gives
+    ``value_stream``'s keys exactly; the renewals draw from their own generator (seeded
+    by ``seed``).
+
+    Parameters
+    ----------
+    seed, events, loads, skew, rest
+        As :func:`value_stream` (order ``iid``).
+    phase : int
+        Events per phase (>= 1).
+    turnover : float
+        The fraction of the load slots renewed at each phase change, 0 to 1.
+    renew : str
+        ``"values"`` or ``"loads"`` (:data:`RENEW`).
+    core : int
+        The hottest slots never renewed, 0 to ``loads``.
+    """
+    if renew not in RENEW or phase < 1 or not 0 <= turnover <= 1 or not 0 <= core <= loads:
+        raise ValueError(f"renew must be one of {', '.join(RENEW)}, phase >= 1, turnover "
+                         f"in [0, 1] and core in [0, loads], not {renew!r}, {phase}, "
+                         f"{turnover}, {core}")  # fmt: skip
+    d = _draws(seed, events, loads, skew, "iid", rest)
+    others = d.get("others")
+    m = int(round(turnover * (loads - core)))
+    phases = -(-events // phase)
+    if m == 0 or phases == 1:
+        return _compose(d, d["which"], d["pcs"], d["top"], others)
+    rng = np.random.default_rng([seed, 0x7475726E])
+    ident = np.zeros((phases, loads), np.int64)
+    ident[0] = np.arange(loads)
+    for k in range(1, phases):
+        ident[k] = ident[k - 1]
+        chosen = core + rng.choice(loads - core, m, replace=False)
+        ident[k, chosen] = loads + (k - 1) * m + np.arange(m)
+    new = (phases - 1) * m
+    if renew == "loads":
+        # new pcs above the first ones' range (2**20 words), never repeated
+        fresh_pcs = 0x400000 + 4 * ((1 << 20) + rng.choice(1 << 23, new, replace=False))
     else:
-        others = rng.integers(0, 1 << 32, (loads, rest_values), dtype=np.uint64)
-        fresh = others[which, rng.integers(0, rest_values, events)]
-    value = np.where(kind == 0, top[which, 0], np.where(kind == 1, top[which, 1], fresh))
-    return (pcs[which] << np.uint64(32)) | value
+        owner = np.zeros(new, np.int64)  # the slot of each new identity: its pc
+        for k in range(1, phases):
+            renewed = ident[k] >= loads + (k - 1) * m
+            owner[ident[k, renewed] - loads] = np.flatnonzero(renewed)
+        fresh_pcs = d["pcs"][owner]
+    pcs = np.concatenate([d["pcs"], np.asarray(fresh_pcs, np.uint64)])
+    top = np.concatenate([d["top"], rng.integers(0, 1 << 32, (new, 2), dtype=np.uint64)])
+    if others is not None:
+        others = np.concatenate(
+            [others, rng.integers(0, 1 << 32, (new, others.shape[1]), dtype=np.uint64)]
+        )
+    per_event = ident[np.arange(events) // phase, d["which"]]
+    return _compose(d, per_event, pcs, top, others)
 
 
 def stream_properties(keys: np.ndarray) -> dict:

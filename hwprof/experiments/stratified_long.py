@@ -18,6 +18,11 @@ are scored under each reading of the sec. 5.3.1 selection
 geometric checkpoints and on a linear grid, with each compressor's own stay point
 over its reach point (docs/notes/stratified-stay-below.md).
 
+A working set that turns over (:mod:`~hwprof.experiments.stratified_turnover`, over
+16M events): the stationary generator's stream cut into phases, a fraction of its loads
+renewed at each phase change; ``R_256`` and ``H[P_256]_2048`` under the default reading
+and ``both``, and the turnover measure of each stream and of the programs' load traces.
+
 A full run beside an earlier record with the same sizes keeps that record's settings
 (:func:`kept_settings`): only the settings it lacks are run.
 """
@@ -44,6 +49,7 @@ from .stratified_conditions import (
     value_stream,
 )
 from .stratified_conditions import GRID as SWEEP_GRID
+from .stratified_turnover import plot_turnover, real_turnover, run_turnover, turnover_markdown
 from .stratified_values import (
     METRIC_VARIANTS,
     IdealProfile,
@@ -260,17 +266,21 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     variants_long = run_variants(stem, "variants-long", seed, vlong,
                                  [list(g) for g in vlong["grid"]], size["seeds"],
                                  old.get("variants_long"), run_options, log)  # fmt: skip
+    turnover = run_turnover(stem, seed, size["seeds"], quick, old.get("turnover"), run_options,
+                            log)  # fmt: skip
+    turnover["real"] = real_turnover(quick, log)
     record = {"seed": seed, "quick": quick, "seeds": size["seeds"], "events": size["events"],
               "settings": {**sizes, "grid": grid}, "paper": PAPER, "cells": cells,
               "not_run": [setting_name(g) for g in SWEEP_GRID
                           if setting_name(g) not in {setting_name(c["setting"]) for c in cells}],
-              "variants": variants, "variants_long": variants_long,
+              "variants": variants, "variants_long": variants_long, "turnover": turnover,
               "seconds": time.perf_counter() - start}  # fmt: skip
     record["verdicts"] = {setting_name(c["setting"]): verdict(c, record["events"])
                           for c in cells}  # fmt: skip
     write_results(output_dir, NAME, quick, record, markdown(record, stem))
     plot(record, Path(output_dir), stem)
     plot_variants(record, Path(output_dir), stem)
+    plot_turnover(record, Path(output_dir), stem)
     for name, v in record["verdicts"].items():
         log(f"{name}: reach {v['reach']}, stay {v['stay']}")
     return record["verdicts"]
@@ -427,6 +437,8 @@ def markdown(r: dict, stem: str) -> str:
     L += ["", _summary(names, verdicts), ""]
     if r.get("variants"):
         L += variants_markdown(r, stem)
+    if r.get("turnover"):
+        L += turnover_markdown(r, stem)
     L += [
           f"Command: `{cmd}` (this file); `--quick` in the test suite. This run: "
           f"{r['seconds']:.0f} s wall"
