@@ -833,7 +833,7 @@ def markdown(r: dict, stem: str) -> str:
           "over 16M events, and the model variants), "
           "[stratified-conditions](stratified-conditions.md), "
           "[stratified-values](stratified-values.md), and the note "
-          "[why the stay ratio did not appear](../notes/stratified-stay-below.md).", "",
+          "[what the stay ratio needs](../notes/stratified-stay-below.md).", "",
           f"Command: `{cmd}`" + ("" if r["quick"] else
                                  " (with `--trace FILE ...` for other programs' traces)")
           + ".", "", _timing(r), ""]  # fmt: skip
