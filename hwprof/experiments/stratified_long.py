@@ -52,10 +52,8 @@ from .stratified_conditions import GRID as SWEEP_GRID
 from .stratified_turnover import plot_turnover, real_turnover, run_turnover, turnover_markdown
 from .stratified_values import (
     METRIC_VARIANTS,
-    IdealProfile,
-    checkpoints_for,
-    compressor_counts,
     reach_and_stay,
+    reading_points,
 )
 from .stratified_values import PAPER as VALUES_PAPER
 
@@ -114,23 +112,10 @@ def variant_run(loads: int, order: str, rest: str, events: int, checkpoints: int
     """A unit of the model variants: one seed's stream (as :func:`seed_run`), ``R_256`` and
     ``H[P_256]_2048`` scored with every reading of :data:`METRIC_VARIANTS`; per reading
     and grid of :data:`GRIDS` each compressor's 5 % points, and the error curves on the
-    linear grid."""
+    linear grid (:func:`~.stratified_values.reading_points`)."""
     keys = value_stream(seed, events, loads, SKEW, order, rest)
-    grids = {"geometric": checkpoints_for(events, checkpoints),
-             "linear": list(range(step, events + 1, step))}  # fmt: skip
-    cps = sorted(set(grids["geometric"]) | set(grids["linear"]))
-    ideal, cache = IdealProfile(keys, cps), {}
-    points = {f"{v}/{g}": {} for v in METRIC_VARIANTS for g in GRIDS}
-    curves = {v: {} for v in METRIC_VARIANTS}
-    for name in PAIR:
-        counts = compressor_counts(name, keys, seed, cache)
-        for v in METRIC_VARIANTS:
-            at = dict(zip(cps, ideal.errors(counts, v), strict=True))
-            for g, grid in grids.items():
-                reach, stay = reach_and_stay(grid, [at[c] for c in grid])
-                points[f"{v}/{g}"][name] = {"reach": reach, "stay": stay}
-            curves[v][name] = [at[c] for c in grids["linear"]]
-    return {"points": points, "curves": curves, "linear": grids["linear"]}
+    scored = reading_points(keys, seed, checkpoints, step)
+    return {k: scored[k] for k in ("points", "curves", "linear")}
 
 
 def run_variants(stem: str, part: str, seed: int, size: dict, grid, seeds: int,
