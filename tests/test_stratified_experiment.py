@@ -564,3 +564,12 @@ def test_a_stay_never_reached_is_reported_as_a_bound():
     assert "on b in 3 of 3 seeds (stay ratios > 200.00, > 200.00, > 50.00; above the paper's 23 " \
         "in every seed)" in text  # fmt: skip
     assert sv._open_stays({"a": program(16_000)}, [], 5.0, 23.0) == ""
+
+
+def test_a_program_whose_r256_never_settles_is_undecided_not_differing():
+    """The stay verdict: 'not reproduced' only on the programs where it is decided."""
+    names = ["xz", "sort", "gcc"]
+    assert sv._stay_verdict([], ["gcc"], names) == "not reproduced on xz and sort, undecided on gcc"
+    assert sv._stay_verdict([], ["xz", "sort", "gcc"], names) == "undecided on xz, sort and gcc"
+    assert sv._stay_verdict([], [], names) == "not reproduced on any program"
+    assert sv._stay_verdict(["gcc"], ["gcc"], names) == "confirmed on gcc only"
