@@ -21,7 +21,7 @@ writes them:
 * ``results``: the headline of an experiment's results, read from
   ``DOCS/results/STEM.json`` (``hwprof experiment STEM`` writes it, and its page
   ``DOCS/results/STEM.md``); the region names the one ``STEM``, and the stems with
-  a headline are the keys of :data:`RESULTS`.
+  a table are the experiments with a ``docs_table`` (:class:`hwprof.experiments.Experiment`).
 
 The ``BLOCK`` names select records (all of them without names), in the records'
 order. ``hwprof report --docs`` copies nothing: it fills every region of every
@@ -40,7 +40,7 @@ from .fpga_report import format_fpga_table
 from .report import format_area_table
 from .synth import write_atomically
 
-__all__ = ["KINDS", "RESULTS", "fill_page", "fill_docs", "stale_regions", "stale_mutation_records",
+__all__ = ["KINDS", "fill_page", "fill_docs", "stale_regions", "stale_mutation_records",
            "DocsError"]  # fmt: skip
 
 _REGION = re.compile(r"(<!-- table: ([a-z]+)([^>]*?) -->\n)(.*?)(<!-- end table -->)", re.S)
@@ -90,99 +90,23 @@ def _mutation_table(records: list[dict]) -> list[str]:
 _TABLES = {"area": _area_table, "fpga": _fpga_table, "mutation": _mutation_table}
 
 
-def _multihash_values_headline(record: dict) -> list[str]:
-    """Per preset: 4 tables C1-R0 (the RTL's default) against the paper's claims, and
-    the one configuration with the lowest mean over the programs."""
-    lines = ["| preset | programs | 4 tables C1-R0, mean % | its highest program % "
-             "| under 1 % (paper: average) | below the best single hash on every program "
-             "| one configuration for all programs (lowest mean), mean % |",
-             "| --- | --- | ---: | ---: | --- | --- | --- |"]  # fmt: skip
-    for preset, c in record["claims"].items():
-        programs = c["programs"]
-        worst = max(programs, key=lambda p: c["c1r0_4"][p])
-        common = sum(c["common_best_error"][p] for p in programs) / len(programs)
-        lines.append(f"| {preset} | {', '.join(programs)} | {c['c1r0_4_mean']:.3f} "
-                     f"| {worst} {c['c1r0_4'][worst]:.2f} "
-                     f"| {'yes' if c['under_1pct'] else 'no'} "
-                     f"| {'yes' if c['c1r0_4_beats_bsh'] else 'no'} "
-                     f"| {c['common_best']}, {common:.3f} |")  # fmt: skip
-    return lines
+def _results_tables() -> dict:
+    """Experiment name -> its block-page table (:attr:`Experiment.docs_table`)."""
+    from .experiments import all_experiments
 
-
-#: Figure 4's samplers in the table's order, with the label shown for each
-_FIG4_SAMPLERS = {
-    "R": "R",
-    "P": "P",
-    "CR": "CR (ratio estimator)",
-    "CR-gaps": "CR-gaps (paper's scoring)",
-    "H[R]": "H[R]",
-    "H[P]": "H[P]",
-    "H[CR]": "H[CR] (ratio)",
-    "H[CR]-gaps": "H[CR]-gaps (paper's scoring)",
-}
-
-
-def _sampler_montecarlo_headline(record: dict) -> list[str]:
-    """N at which each sampler's mean error reaches 4 %, per substream count n."""
-    first, last = record["lengths"][0], record["lengths"][-1]
-
-    def crossing(n: int | None) -> str:
-        return (f"> {last:,}" if n is None else f"<= {first:,}" if n <= first
-                else f"{round(n):,}")  # fmt: skip
-
-    counts = record["substreams"]
-    by_n = record["crossing_4pct_by_substreams"]
-    lines = [f"| sampler | N at 4% mean error, n = {' / '.join(map(str, counts))} | paper |",
-             "| --- | --- | --- |"]  # fmt: skip
-    for name, label in _FIG4_SAMPLERS.items():
-        if name in record["curves"]:  # no hash: the same for every n
-            cells = f"{crossing(by_n[str(counts[0])][name])} (no hash)"
-        else:
-            cells = " / ".join(crossing(by_n[str(n)][name]) for n in counts)
-        paper = record["paper_crossing_4pct"].get(name)
-        lines.append(f"| {label} | {cells} | {f'about {paper:,}' if paper else ''} |")
-    return lines
-
-
-def _selective_dispatch_headline(record: dict) -> list[str]:
-    """Per sampling fraction: profile instructions fetched and dispatched, with and without
-    the profile-flag predictor, cycles per instruction, profile and skip accuracy."""
-    rows = {(r["profiling"], r["predictor"]): r for r in record["rows"]}
-    lines = ["| profiling | PIs fetched, no predictor | with predictor | fetched PIs the "
-             "predictor saves | PIs dispatched | cycles/insn, no predictor | with predictor "
-             "| profile accuracy | predictor skips correct |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
-    for fraction in sorted({r["profiling"] for r in record["rows"]}):
-        off, on = rows[(fraction, False)], rows[(fraction, True)]
-        accuracy = on["profile_accuracy"]
-        skips = on["skip_accuracy"]
-        lines.append(f"| {100 * fraction:g}% | {off['pi_fetched']:.3f} | {on['pi_fetched']:.3f} "
-                     f"| {100 * (1 - on['pi_fetched'] / off['pi_fetched']):.0f}% "
-                     f"| {on['pi_dispatched']:.3f} "
-                     f"| {off['cycles'] / off['instructions']:.3f} "
-                     f"| {on['cycles'] / on['instructions']:.3f} "
-                     f"| {'-' if accuracy is None else f'{accuracy:.2f}%'} "
-                     f"| {'-' if skips is None else f'{100 * skips:.1f}%'} |")  # fmt: skip
-    return lines
-
-
-#: results stem -> its headline table (from the record ``docs/results/STEM.json``)
-RESULTS = {
-    "multihash-values": _multihash_values_headline,
-    "sampler-montecarlo": _sampler_montecarlo_headline,
-    "selective-dispatch": _selective_dispatch_headline,
-}
+    return {name: e.docs_table for name, e in all_experiments().items() if e.docs_table}
 
 
 def _results_text(stems: list[str], records_dir: Path) -> str:
-    if len(stems) != 1 or stems[0] not in RESULTS:
-        raise DocsError(f"a results table names one of {', '.join(RESULTS)}, not "
+    tables = _results_tables()
+    if len(stems) != 1 or stems[0] not in tables:
+        raise DocsError(f"a results table names one of {', '.join(sorted(tables))}, not "
                         f"{' '.join(stems) or 'nothing'!r}")  # fmt: skip
     stem = stems[0]
     path = records_dir.parent / "results" / f"{stem}.json"
     if not path.exists():
         raise DocsError(f"no record for the results table {stem}: {path} is missing")
-    lines = RESULTS[stem](json.loads(path.read_text()))
+    lines = tables[stem](json.loads(path.read_text()))
     source = (f"Record: `hwprof experiment {stem}`, kept in `results/{stem}.json` (all its "
               f"figures: [results/{stem}.md](results/{stem}.md)); this table: "
               "`hwprof report --docs`.")  # fmt: skip

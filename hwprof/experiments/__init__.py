@@ -34,6 +34,10 @@ class Experiment:
     ``hwprof experiment NAME`` prints at the end of a run, read from the JSON
     record the run wrote (``<name>[-quick].json``) and rounded as in its Markdown
     summary; ``paper`` is "-" where the paper gives no figure.
+
+    ``docs_table(record) -> [line, ...]``: the Markdown table a block page's
+    ``<!-- table: results NAME -->`` region shows (:mod:`hwprof.docs_tables`), read from
+    the committed record ``docs/results/NAME.json``.
     """
 
     name: str
@@ -42,6 +46,7 @@ class Experiment:
     takes_traces: bool = False
     units: bool = False
     headline: Callable[[dict], list[tuple[str, str, str]]] | None = None
+    docs_table: Callable[[dict], list[str]] | None = None
 
 
 def all_experiments() -> dict[str, Experiment]:

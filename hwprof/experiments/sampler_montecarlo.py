@@ -280,12 +280,47 @@ def headline(r: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
+#: Figure 4's samplers in the table's order, with the label shown for each
+_FIG4_SAMPLERS = {
+    "R": "R",
+    "P": "P",
+    "CR": "CR (ratio estimator)",
+    "CR-gaps": "CR-gaps (paper's scoring)",
+    "H[R]": "H[R]",
+    "H[P]": "H[P]",
+    "H[CR]": "H[CR] (ratio)",
+    "H[CR]-gaps": "H[CR]-gaps (paper's scoring)",
+}
+
+
+def docs_table(record: dict) -> list[str]:
+    """N at which each sampler's mean error reaches 4 %, per substream count n."""
+    first, last = record["lengths"][0], record["lengths"][-1]
+
+    def crossing(n: int | None) -> str:
+        return (f"> {last:,}" if n is None else f"<= {first:,}" if n <= first
+                else f"{round(n):,}")  # fmt: skip
+
+    counts = record["substreams"]
+    by_n = record["crossing_4pct_by_substreams"]
+    lines = [f"| sampler | N at 4% mean error, n = {' / '.join(map(str, counts))} | paper |",
+             "| --- | --- | --- |"]  # fmt: skip
+    for name, label in _FIG4_SAMPLERS.items():
+        if name in record["curves"]:  # no hash: the same for every n
+            cells = f"{crossing(by_n[str(counts[0])][name])} (no hash)"
+        else:
+            cells = " / ".join(crossing(by_n[str(n)][name]) for n in counts)
+        paper = record["paper_crossing_4pct"].get(name)
+        lines.append(f"| {label} | {cells} | {f'about {paper:,}' if paper else ''} |")
+    return lines
+
+
 EXPERIMENTS = [
     Experiment(
         name="sampler-montecarlo",
         description="Sastry et al. Fig. 4: error vs stream length for R, P, CR, H[R], H[P], "
         "H[CR] (r=10, t=0.3N, 2500 runs; substreams n swept 2-64)",
         run=run,
-        headline=headline,
+        headline=headline, docs_table=docs_table,
     )
 ]
