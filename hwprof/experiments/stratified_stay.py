@@ -435,11 +435,13 @@ def run(output_dir: Path, seed: int, quick: bool, traces=None, run_options=None)
     size = QUICK if quick else FULL
     stem = f"{NAME}-quick" if quick else NAME
     paths = [Path(t) for t in traces] if traces else default_traces(size)
-    for p in paths:  # every trace is read before anything is written
-        if not Path(p).is_file():
-            from ..traces.tracefile import TraceError
+    from ..traces.tracefile import TraceError, open_trace
 
+    for p in paths:  # every trace's header is read before anything runs or is written
+        if not Path(p).is_file():
             raise TraceError(f"{p}: no such trace file")
+        with open_trace(p):  # a malformed or legacy trace: one line, before any unit
+            pass
     seeds = [seed + s for s in range(size["seeds"])]
     cps = checkpoint_grid(size["grid"])
     settings = {"version": VERSION, "seed": seed, "seeds": size["seeds"],
