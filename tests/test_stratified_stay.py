@@ -10,6 +10,7 @@ import pytest
 
 from hwprof.cli import main
 from hwprof.experiments import stratified_conditions as sc
+from hwprof.experiments import stratified_long as sl
 from hwprof.experiments import stratified_stay as st
 from hwprof.experiments.stratified_values import IdealProfile
 from hwprof.golden import compressors_fast as cf
@@ -144,22 +145,22 @@ def test_strata_occupancy_by_hand():
 
 def test_ratio_bounds():
     events, first = 1000, 10
-    assert st.ratio_bounds(300, 100, events, first) == (3.0, 3.0)
-    assert st.ratio_bounds(300, 10, events, first) == (30.0, math.inf)  # H at the first
-    assert st.ratio_bounds(10, 100, events, first) == (0.0, 0.1)  # R at the first
-    assert st.ratio_bounds(None, 100, events, first) == (10.0, math.inf)
-    assert st.ratio_bounds(300, None, events, first) == (0.0, 0.3)
-    assert st.ratio_bounds(None, None, events, first) == (0.0, math.inf)
+    assert sl.ratio_bounds(300, 100, events, first) == (3.0, 3.0)
+    assert sl.ratio_bounds(300, 10, events, first) == (30.0, math.inf)  # H at the first
+    assert sl.ratio_bounds(10, 100, events, first) == (0.0, 0.1)  # R at the first
+    assert sl.ratio_bounds(None, 100, events, first) == (10.0, math.inf)
+    assert sl.ratio_bounds(300, None, events, first) == (0.0, 0.3)
+    assert sl.ratio_bounds(None, None, events, first) == (0.0, math.inf)
 
 
 def test_verdict_on_hand_made_bounds():
     stay, reach = (23.0, 23.0), (3.0, 3.5)
-    assert st.verdict([(20, 20), (26, 26)], stay) == st.REPRODUCED
-    assert st.verdict([(2, 2), (4, 4), (12, 12)], stay) == st.DIFFERS
-    assert st.verdict([(30, 30), (40, math.inf)], stay) == st.DIFFERS
-    assert st.verdict([(10, 10), (5, math.inf)], stay) == st.UNDECIDED
-    assert st.verdict([(2.9, 2.9), (3.6, 3.6)], reach) == st.REPRODUCED
-    assert st.verdict([(1, 1), (2.9, 2.9)], reach) == st.DIFFERS
+    assert sl.spread_verdict([(20, 20), (26, 26)], stay) == sl.REPRODUCED
+    assert sl.spread_verdict([(2, 2), (4, 4), (12, 12)], stay) == sl.DIFFERS
+    assert sl.spread_verdict([(30, 30), (40, math.inf)], stay) == sl.DIFFERS
+    assert sl.spread_verdict([(10, 10), (5, math.inf)], stay) == sl.UNDECIDED
+    assert sl.spread_verdict([(2.9, 2.9), (3.6, 3.6)], reach) == sl.REPRODUCED
+    assert sl.spread_verdict([(1, 1), (2.9, 2.9)], reach) == sl.DIFFERS
 
 
 def seed_record(reach_r, reach_h, stay_r, stay_h, selected=(1, 2, 2)):
@@ -208,21 +209,21 @@ def test_verdicts_of_a_hand_made_record():
     a, b = r["cells"]
     # A: the points are exact (none is the first checkpoint, 100, or missing)
     assert a["judged"]["prefix"]["stay"]["bounds"] == [[20.0, 20.0], [30.0, 30.0]]
-    assert a["judged"]["prefix"]["stay"]["verdict"] == st.REPRODUCED
-    assert b["judged"]["prefix"]["stay"]["verdict"] == st.DIFFERS
-    assert b["judged"]["prefix"]["reach"]["verdict"] == st.DIFFERS
-    assert a["judged"]["prefix"]["reach"]["verdict"] == st.REPRODUCED  # 1.0 and 3.2
+    assert a["judged"]["prefix"]["stay"]["verdict"] == sl.REPRODUCED
+    assert b["judged"]["prefix"]["stay"]["verdict"] == sl.DIFFERS
+    assert b["judged"]["prefix"]["reach"]["verdict"] == sl.DIFFERS
+    assert a["judged"]["prefix"]["reach"]["verdict"] == sl.REPRODUCED  # 1.0 and 3.2
     assert a["judged"]["prefix"]["seeds_both"] == 1  # seed 1: reach 3.2, stay 20
     c = r["conditions"]["prefix"]
     assert c["stay"] == ["A"] and c["both"] == ["A"]
     # the paper's own points against the seeds' (hand-made: none of the paper's size)
-    assert c["points"]["A"]["R_256 stay"] == st.DIFFERS  # 200 and 300 against 7M
+    assert c["points"]["A"]["R_256 stay"] == sl.DIFFERS  # 200 and 300 against 7M
     assert st.paper_points({"stay": {"R_256": [6_000_000, None], "H[P_256]_2048": [10, 10]},
                             "reach": {"R_256": [650_000, 650_000],
                                       "H[P_256]_2048": [10, 10]}},
                            events=16_000_000, first=10) == {
-        "R_256 reach": st.REPRODUCED, "H[P_256]_2048 reach": st.DIFFERS,
-        "R_256 stay": st.REPRODUCED, "H[P_256]_2048 stay": st.DIFFERS}  # fmt: skip
+        "R_256 reach": sl.REPRODUCED, "H[P_256]_2048 reach": sl.DIFFERS,
+        "R_256 stay": sl.REPRODUCED, "H[P_256]_2048 stay": sl.DIFFERS}  # fmt: skip
     text = "\n".join(st.verdict_lines(r))
     assert "the stay ratio 23 lies inside our seed spread in A;" in text
     assert "prog (stay differs, reach differs; inside" in text
@@ -234,7 +235,7 @@ def test_verdicts_of_a_hand_made_record():
     first = [seed_record(200, 150, 200, 100), seed_record(300, 150, 300, 100)]
     judged = st.judge(first, [100, 200, 300], 300)["prefix"]["stay"]
     assert judged["bounds"] == [[2.0, math.inf], [3.0, math.inf]]
-    assert judged["first_checkpoint_seeds"] == 2 and judged["verdict"] == st.UNDECIDED
+    assert judged["first_checkpoint_seeds"] == 2 and judged["verdict"] == sl.UNDECIDED
 
 
 def test_quick_run(tmp_path, capsys):
@@ -254,7 +255,7 @@ def test_quick_run(tmp_path, capsys):
         for reading in st.READINGS:
             for what in ("reach", "stay"):
                 j = c["judged"][reading][what]
-                assert j["verdict"] in (st.REPRODUCED, st.DIFFERS, st.UNDECIDED)
+                assert j["verdict"] in (sl.REPRODUCED, sl.DIFFERS, sl.UNDECIDED)
                 assert len(j["bounds"]) == 2
     # 100 loads with no rest value: a stratum holds about one tuple (two per load)
     assert r["cells"][0]["strata"]["selected_effective"]["mean"] < 1.5

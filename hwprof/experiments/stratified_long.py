@@ -271,18 +271,39 @@ def run(output_dir: Path, seed: int, quick: bool, run_options=None) -> dict:
     return record["verdicts"]
 
 
-def ratio_bounds(r, h, events: int) -> tuple[float, float]:
-    """One seed's ratio R/H[P] of two 5 % points (``None``: not by the last event) as
-    ``(low, high)``: the ratio itself where both have a point; where only H[P] has one,
-    R's point lies past ``events`` (``events / h`` to infinity); where only R has one,
-    H[P]'s does (0 to ``r / events``); neither: 0 to infinity."""
-    if r is not None and h is not None:
-        return (r / h, r / h)
-    if h is not None:
-        return (events / h, math.inf)
-    if r is not None:
-        return (0.0, r / events)
-    return (0.0, math.inf)
+def ratio_bounds(r, h, events: int, first: int | None = None) -> tuple[float, float]:
+    """One seed's ratio R/H[P] of two 5 % points as ``(low, high)``.
+
+    ``None``: no point by the last event (``events``), so the point lies past it. With
+    ``first`` (the grid's first checkpoint), a point there is a bound too: the curve may
+    have crossed anywhere before it. Both measured (and neither at ``first``): the ratio
+    itself; neither measured: 0 to infinity.
+    """
+    if r is None and h is None:
+        return (0.0, math.inf)
+
+    def span(point):
+        if point is None:
+            return (events, math.inf)
+        return (0.0, first) if point == first else (point, point)
+
+    (r_lo, r_hi), (h_lo, h_hi) = span(r), span(h)
+    low = r_lo / h_hi if h_hi != math.inf else 0.0
+    high = r_hi / h_lo if h_lo > 0 else math.inf
+    return (float(low), float(high))
+
+
+def spread_verdict(bounds, claim) -> str:
+    """:data:`REPRODUCED` where the paper's range ``claim = (lo, hi)`` lies inside the seed
+    spread of ``bounds`` (each seed's ``(low, high)``: some seed at most ``hi`` and some
+    seed at least ``lo`` for every value a bounded seed may take), :data:`DIFFERS` where
+    every seed lies below ``lo`` or every seed above ``hi``, else :data:`UNDECIDED`."""
+    lo, hi = claim
+    if any(b[1] <= hi for b in bounds) and any(b[0] >= lo for b in bounds):
+        return REPRODUCED
+    if all(b[1] < lo for b in bounds) or all(b[0] > hi for b in bounds):
+        return DIFFERS
+    return UNDECIDED
 
 
 def verdict(entry: dict, events: int) -> dict:
@@ -291,19 +312,14 @@ def verdict(entry: dict, events: int) -> dict:
     seed spread (some seed at most its top and some seed at least its bottom, for every
     value the unmeasured seeds may take), :data:`DIFFERS` where every seed lies below
     it or every seed above it, else :data:`UNDECIDED`; and each seed's ``(low, high)``
-    (:func:`ratio_bounds`)."""
+    (:func:`ratio_bounds`, :func:`spread_verdict`)."""
     pts = entry["points"]
     out = {}
-    for what, (lo, hi) in CLAIMS.items():
+    for what, claim in CLAIMS.items():
         bounds = [ratio_bounds(r, h, events)
                   for r, h in zip(pts["R_256"][what], pts["H[P_256]_2048"][what],
                                   strict=True)]  # fmt: skip
-        if any(b[1] <= hi for b in bounds) and any(b[0] >= lo for b in bounds):
-            out[what] = REPRODUCED
-        elif all(b[1] < lo for b in bounds) or all(b[0] > hi for b in bounds):
-            out[what] = DIFFERS
-        else:
-            out[what] = UNDECIDED
+        out[what] = spread_verdict(bounds, claim)
         out[f"{what}_seeds"] = [list(b) for b in bounds]
     return out
 

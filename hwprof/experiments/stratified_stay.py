@@ -43,6 +43,7 @@ import numpy as np
 from ..golden import compressors_fast as cf
 from . import Experiment, panel_grid, sweep_cells, write_results
 from .stratified_conditions import PAPER, SKEW, value_stream
+from .stratified_long import DIFFERS, REPRODUCED, UNDECIDED, ratio_bounds, spread_verdict
 from .stratified_values import (
     IdealProfile,
     compressor_counts,
@@ -52,7 +53,7 @@ from .stratified_values import (
 
 __all__ = ["EXPERIMENTS", "run", "seed_run", "trace_run", "selected_loads", "growth",
            "strata_occupancy", "occupancy_of", "entering_after", "mechanism",
-           "trace_mechanism", "plateau", "ratio_bounds", "verdict", "checkpoint_grid"]  # fmt: skip
+           "trace_mechanism", "plateau", "checkpoint_grid"]  # fmt: skip
 
 NAME = "stratified-stay"
 #: static loads: the 1000-execution filter exhausts a Zipf(1) tail of L loads after
@@ -91,7 +92,6 @@ VERSION = 1
 GCC = {"reach": {"H[P_256]_2048": 200_000, "R_256": (600_000, 700_000)},
        "stay": {"H[P_256]_2048": 300_000, "R_256": 7_000_000}}  # fmt: skip
 CLAIMS = {"reach": tuple(PAPER["reach_ratio"]), "stay": (PAPER["stay_ratio"],) * 2}
-REPRODUCED, DIFFERS, UNDECIDED = "reproduced", "differs", "undecided"
 
 
 def checkpoint_grid(pieces) -> list[int]:
@@ -299,35 +299,6 @@ def trace_mechanism(path: str, events: int, grid, seeds) -> dict:
 # --- ratios and verdicts ------------------------------------------------------------------
 
 
-def ratio_bounds(r, h, events: int, first: int) -> tuple[float, float]:
-    """One seed's ratio R/H[P] of two 5 % points as ``(low, high)``.
-
-    ``None``: no point by the last checkpoint (``events``), so the point lies beyond it. A
-    point at the grid's ``first`` checkpoint is a bound too: the curve may have crossed
-    anywhere before it. Both measured, neither first: the ratio itself.
-    """
-    r_lo, r_hi = (events, math.inf) if r is None else ((0.0, first) if r == first else (r, r))
-    h_lo, h_hi = (events, math.inf) if h is None else ((0.0, first) if h == first else (h, h))
-    low = r_lo / h_hi if h_hi != math.inf else 0.0
-    high = r_hi / h_lo if h_lo > 0 else math.inf
-    if r is None and h is None:
-        return (0.0, math.inf)
-    return (float(low), float(high))
-
-
-def verdict(bounds, claim) -> str:
-    """:data:`REPRODUCED` where the paper's range ``claim = (lo, hi)`` lies inside the seed
-    spread of ``bounds`` (each seed's ``(low, high)``: some seed at most ``hi`` and some
-    seed at least ``lo`` for every value a bounded seed may take), :data:`DIFFERS` where
-    every seed lies below ``lo`` or every seed above ``hi``, else :data:`UNDECIDED`."""
-    lo, hi = claim
-    if any(b[1] <= hi for b in bounds) and any(b[0] >= lo for b in bounds):
-        return REPRODUCED
-    if all(b[1] < lo for b in bounds) or all(b[0] > hi for b in bounds):
-        return DIFFERS
-    return UNDECIDED
-
-
 def judge(per_seed: list[dict], checkpoints, events: int) -> dict:
     """Per reading and claim: each seed's 5 % points and ratio bounds, the seeds whose H[P]
     or R point is the grid's first checkpoint, and the verdict."""
@@ -344,7 +315,7 @@ def judge(per_seed: list[dict], checkpoints, events: int) -> dict:
                                   "first_checkpoint_seeds": sum(a == first or b == first
                                                                 for a, b in zip(r, h,
                                                                                 strict=True)),
-                                  "verdict": verdict(bounds, claim)}  # fmt: skip
+                                  "verdict": spread_verdict(bounds, claim)}  # fmt: skip
         inside = {"reach": [_in_reach(b) for b in out[reading]["reach"]["bounds"]],
                   "stay": [_near_stay(b) for b in out[reading]["stay"]["bounds"]]}  # fmt: skip
         for what in ("reach", "stay"):
@@ -513,7 +484,7 @@ def program_verdicts(p: dict, reading: str) -> dict:
         bounds = [ratio_bounds(a, b, v["events"], v["first"])
                   for a, b in zip(pts["R_256"][what], pts["H[P_256]_2048"][what],
                                   strict=True)]  # fmt: skip
-        out[what] = verdict(bounds, claim)
+        out[what] = spread_verdict(bounds, claim)
         out[f"{what}_bounds"] = [list(b) for b in bounds]
     return out
 
@@ -605,7 +576,7 @@ def paper_points(judged: dict, events: int, first: int) -> dict:
             paper = GCC[what][name]
             claim = tuple(paper) if isinstance(paper, tuple | list) else (paper, paper)
             bounds = [point_bounds(x, events, first) for x in judged[what][name]]
-            out[f"{name} {what}"] = verdict(bounds, claim)
+            out[f"{name} {what}"] = spread_verdict(bounds, claim)
     return out
 
 
