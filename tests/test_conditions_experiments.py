@@ -608,3 +608,17 @@ def test_verdict_and_tables_count_only_decided_programs():
     for p in decided["separation"]["real"].values():
         p["decided"] = True
     assert "not counted" not in mc._separation_verdict(decided)
+
+
+def test_headline_counts_a_program_chosen_for_its_shape_apart():
+    """The run's headline: sha256sum (chosen for its low concentration) is not one of "our
+    programs" in the count set beside the paper's "all"; it has a row of its own."""
+    record = {"conditions": {"paper_best_cells": 3, "cells": 8},
+              "real": {"xz": {"best": ["C1R1 2"]}, "perl": {"best": ["C1R0 4"]},
+                       "sha256sum": {"best": ["C1R0 4"]}}}  # fmt: skip
+    rows = {what: ours for what, _, ours in mc.headline(record)}
+    assert rows["our programs where 4 tables C1-R0 is best"] == "1 of 2"
+    assert rows["programs chosen for low concentration where 4 tables C1-R0 is best"] == "1 of 1"
+    del record["real"]["sha256sum"]
+    assert "programs chosen for low concentration where 4 tables C1-R0 is best" not in {
+        what for what, _, _ in mc.headline(record)}
